@@ -1,0 +1,1 @@
+"""Adapters over AWS services. Handlers call these; the core never does."""

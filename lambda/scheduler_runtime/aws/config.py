@@ -1,0 +1,90 @@
+"""Runtime configuration, read from the environment that the construct sets.
+
+| variable | meaning | default |
+|---|---|---|
+| ``TABLE_NAME`` | the Schedules table | required |
+| ``DELAYER_QUEUE_URL`` | the delayer queue | required by enqueuer, dispatcher |
+| ``DEAD_LETTER_QUEUE_URL`` | where exhausted deliveries go, with the reason | required by dispatcher |
+| ``TARGETS`` | JSON ``{name: {"type": "lambda"|"sqs", ...}}`` | required by api, dispatcher |
+| ``DEFAULT_TARGET`` | the target used when a schedule names none | ``default`` |
+| ``SHARD_COUNT`` | timer partitions | ``16`` |
+| ``CLAIM_WINDOW_SECONDS`` | claim timers due within this many seconds | ``870`` |
+| ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``86400`` |
+| ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``5`` |
+| ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``DelayedScheduler`` |
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+ENV_KEYS = (
+    "TABLE_NAME",
+    "DELAYER_QUEUE_URL",
+    "DEAD_LETTER_QUEUE_URL",
+    "TARGETS",
+    "DEFAULT_TARGET",
+    "SHARD_COUNT",
+    "CLAIM_WINDOW_SECONDS",
+    "HISTORY_RETENTION_SECONDS",
+    "MAX_RECEIVE_COUNT",
+    "METRICS_NAMESPACE",
+)
+
+
+class ConfigError(RuntimeError):
+    """The function's environment is incomplete or malformed (a deployment bug)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    table_name: str
+    delayer_queue_url: str = ""
+    dead_letter_queue_url: str = ""
+    targets: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    default_target: str = "default"
+    shard_count: int = 16
+    claim_window_seconds: int = 870
+    history_retention_seconds: int = 86_400
+    max_receive_count: int = 5
+    metrics_namespace: str = "DelayedScheduler"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
+        env = os.environ if env is None else env
+        if not env.get("TABLE_NAME"):
+            raise ConfigError("TABLE_NAME is not set")
+        try:
+            targets = json.loads(env.get("TARGETS") or "{}")
+        except ValueError as exc:
+            raise ConfigError(f"TARGETS is not valid JSON: {exc}") from None
+        if not isinstance(targets, dict):
+            raise ConfigError("TARGETS must be a JSON object of name -> target")
+        return cls(
+            table_name=env["TABLE_NAME"],
+            delayer_queue_url=env.get("DELAYER_QUEUE_URL", ""),
+            dead_letter_queue_url=env.get("DEAD_LETTER_QUEUE_URL", ""),
+            targets=targets,
+            default_target=env.get("DEFAULT_TARGET") or "default",
+            shard_count=_positive_int(env, "SHARD_COUNT", 16),
+            claim_window_seconds=_positive_int(env, "CLAIM_WINDOW_SECONDS", 870),
+            history_retention_seconds=_positive_int(env, "HISTORY_RETENTION_SECONDS", 86_400),
+            max_receive_count=_positive_int(env, "MAX_RECEIVE_COUNT", 5),
+            metrics_namespace=env.get("METRICS_NAMESPACE") or "DelayedScheduler",
+        )
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if value < 1:
+        raise ConfigError(f"{name} must be >= 1, got {value}")
+    return value

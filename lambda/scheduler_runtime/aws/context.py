@@ -1,0 +1,61 @@
+"""One set of boto3 clients and config per process environment.
+
+Lambda reuses a process across invocations, so clients are built once and
+cached (the Powertools pattern of module-level clients). The cache is keyed
+by the configuration-bearing environment, so the local engine can point the
+same, unchanged handlers at another endpoint by changing the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config as BotoConfig
+
+from .config import ENV_KEYS, Config
+
+_ENDPOINT_KEYS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA", "AWS_REGION", "AWS_DEFAULT_REGION")
+_BOTO_CONFIG = BotoConfig(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=50)
+_lock = threading.Lock()
+_contexts: dict = {}
+
+
+@dataclass
+class Context:
+    config: Config
+    session: Any
+    _clients: dict = field(default_factory=dict)
+
+    def client(self, service: str) -> Any:
+        """The client for ``service``, built once per context."""
+        client = self._clients.get(service)
+        if client is None:
+            with _lock:
+                client = self._clients.get(service)
+                if client is None:
+                    client = self._clients[service] = self.session.client(service, config=_BOTO_CONFIG)
+        return client
+
+    @property
+    def dynamodb(self) -> Any:
+        return self.client("dynamodb")
+
+    @property
+    def sqs(self) -> Any:
+        return self.client("sqs")
+
+
+def current() -> Context:
+    """The context for the current environment, built on first use."""
+    key = tuple(os.environ.get(k) for k in ENV_KEYS + _ENDPOINT_KEYS)
+    ctx = _contexts.get(key)
+    if ctx is None:
+        with _lock:
+            ctx = _contexts.get(key)
+            if ctx is None:
+                ctx = _contexts[key] = Context(config=Config.from_env(), session=boto3.session.Session())
+    return ctx

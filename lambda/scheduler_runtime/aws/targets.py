@@ -1,0 +1,65 @@
+"""Delivery to targets. A target is a JSON description in ``TARGETS``.
+
+- ``{"type": "lambda", "functionArn": ...}``: a synchronous invoke; a function
+  error counts as a failed delivery, so it is retried and, at the end, parked
+  in the dead-letter queue with the error.
+- ``{"type": "sqs", "queueUrl": ..., "fifo": bool, "messageGroupId": str?}``:
+  a FIFO queue gets a ``MessageGroupId`` (the configured one, else the
+  schedule id) and a deduplication id derived from the ``dedupeKey``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable, Mapping
+
+Deliverer = Callable[[Any, Mapping[str, Any], dict], None]
+
+
+class DeliveryError(Exception):
+    """The target refused or failed the delivery; the message says why."""
+
+
+def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+    response = ctx.client("lambda").invoke(
+        FunctionName=target["functionArn"],
+        InvocationType="RequestResponse",
+        Payload=json.dumps(envelope, ensure_ascii=False).encode("utf-8"),
+    )
+    if response.get("FunctionError"):
+        detail = response["Payload"].read().decode("utf-8", "replace")[:500]
+        raise DeliveryError(f"lambda {target['functionArn']} failed: {response['FunctionError']}: {detail}")
+
+
+def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+    params: dict = {
+        "QueueUrl": target["queueUrl"],
+        "MessageBody": json.dumps(envelope, ensure_ascii=False),
+        "MessageAttributes": {"dedupeKey": {"DataType": "String", "StringValue": envelope["dedupeKey"]}},
+    }
+    if target.get("fifo"):
+        params["MessageGroupId"] = target.get("messageGroupId") or envelope["id"]
+        params["MessageDeduplicationId"] = fifo_deduplication_id(envelope["dedupeKey"])
+    ctx.client("sqs").send_message(**params)
+
+
+def fifo_deduplication_id(dedupe_key: str) -> str:
+    """SQS allows 128 characters here; a SHA-256 hex digest is 64 and stable."""
+    return hashlib.sha256(dedupe_key.encode("utf-8")).hexdigest()
+
+
+DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs}
+
+
+def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+    """Deliver ``envelope`` to ``target``; raise :class:`DeliveryError` when it fails."""
+    deliverer = DELIVERERS.get(str(target.get("type")))
+    if deliverer is None:
+        raise DeliveryError(f"target type {target.get('type')!r} is not supported")
+    try:
+        deliverer(ctx, target, envelope)
+    except DeliveryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every failure is a failed delivery with its reason
+        raise DeliveryError(f"{type(exc).__name__}: {exc}") from exc

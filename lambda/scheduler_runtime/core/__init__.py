@@ -1,0 +1,1 @@
+"""Pure scheduler logic: no I/O, no AWS, no clocks read implicitly."""

@@ -1,0 +1,45 @@
+"""The delivery envelope and the delayer-queue message: their shapes live here only."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .keys import dedupe_key
+from .timeparse import format_rfc3339_ms
+
+
+@dataclass(frozen=True)
+class TimerRef:
+    """What travels through the delayer queue: a reference, never the payload.
+
+    The dispatcher reads the payload when it claims the delivery, so the queue
+    message stays small whatever the payload size, and a cancel is always seen.
+    """
+
+    schedule_id: str
+    due_ms: int
+    target: str
+
+    def to_message_body(self) -> str:
+        return json.dumps({"id": self.schedule_id, "dueMs": self.due_ms, "target": self.target}, separators=(",", ":"))
+
+    @classmethod
+    def from_message_body(cls, body: str) -> "TimerRef":
+        data = json.loads(body)
+        return cls(schedule_id=str(data["id"]), due_ms=int(data["dueMs"]), target=str(data["target"]))
+
+
+def build_envelope(
+    schedule_id: str, due_ms: int, fired_ms: int, attempt: int, payload_json: str, target: str
+) -> dict:
+    """``{"id", "dueAt", "firedAt", "attempt", "dedupeKey", "payload", "target"}``."""
+    return {
+        "id": schedule_id,
+        "dueAt": format_rfc3339_ms(due_ms),
+        "firedAt": format_rfc3339_ms(fired_ms),
+        "attempt": attempt,
+        "dedupeKey": dedupe_key(schedule_id, due_ms),
+        "payload": json.loads(payload_json),
+        "target": target,
+    }

@@ -1,0 +1,128 @@
+"""Validation of API input into a normalized create request.
+
+Every rule produces an :class:`ApiError` naming the field and the rule, so the
+api handler answers 4xx with ``{"message", "field"}`` and never a 5xx.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .keys import ID_PATTERN
+from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
+
+MAX_PAYLOAD_BYTES = 256 * 1024
+ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target")
+
+
+class ApiError(Exception):
+    """A client error: HTTP ``status``, a ``message`` stating the rule, the ``field``."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+
+    def body(self) -> dict:
+        return {"message": self.message, "field": self.field}
+
+
+@dataclass(frozen=True)
+class CreateRequest:
+    """A validated ``POST /schedules`` body."""
+
+    schedule_id: str
+    due_ms: int
+    payload_json: str
+    target: str
+    request_hash: str
+    id_generated: bool
+
+
+def canonical_json(value: Any) -> str:
+    """Compact, key-sorted JSON: the stored form of a payload and the hash input."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def parse_json_body(raw: str | None) -> dict:
+    if raw is None or raw.strip() == "":
+        raise ApiError(400, "request body is required and must be a JSON object", "body")
+    try:
+        body = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, f"request body is not valid JSON ({_short(exc)})", "body") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "request body must be a JSON object", "body")
+    return body
+
+
+def validate_schedule_id(value: Any, field: str = "id") -> str:
+    if not isinstance(value, str):
+        raise ApiError(400, f"{field} must be a string of 1-128 characters from A-Za-z0-9._:-", field)
+    if not ID_PATTERN.match(value):
+        raise ApiError(400, f"{field} must be 1-128 characters from A-Za-z0-9._:- (got {len(value)} characters)", field)
+    return value
+
+
+def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_target: str) -> CreateRequest:
+    """Validate a create body against the API contract; raise :class:`ApiError` on the first rule broken."""
+    unknown = sorted(set(body) - set(ALLOWED_FIELDS))
+    if unknown:
+        raise ApiError(400, f"unknown field '{unknown[0]}'; allowed fields are {', '.join(ALLOWED_FIELDS)}", unknown[0])
+
+    id_generated = "id" not in body
+    schedule_id = str(uuid.uuid4()) if id_generated else validate_schedule_id(body["id"])
+
+    has_due, has_delay = "dueAt" in body, "delaySeconds" in body
+    if has_due == has_delay:
+        raise ApiError(400, "exactly one of dueAt or delaySeconds is required", "dueAt")
+    if has_due:
+        try:
+            due_ms = parse_instant(body["dueAt"])
+        except InvalidInstant as exc:
+            raise ApiError(400, f"dueAt {exc}", "dueAt") from None
+        timing = {"dueAt": due_ms}
+    else:
+        delay = body["delaySeconds"]
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
+            raise ApiError(400, "delaySeconds must be a number of seconds >= 0", "delaySeconds")
+        if delay < 0:
+            raise ApiError(400, "delaySeconds must be >= 0", "delaySeconds")
+        due_ms = now_ms + math.ceil(round(delay * 1000, 6))
+        if due_ms > MAX_EPOCH_MS:
+            raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
+        timing = {"delaySeconds": delay}
+
+    if "payload" not in body:
+        raise ApiError(400, "payload is required (any JSON value, at most 256 KiB serialized)", "payload")
+    try:
+        payload_json = canonical_json(body["payload"])
+        size = len(payload_json.encode("utf-8"))
+    except (UnicodeEncodeError, RecursionError, ValueError):
+        raise ApiError(400, "payload must be JSON that encodes as UTF-8 (no lone surrogates, bounded nesting)", "payload") from None
+    if size > MAX_PAYLOAD_BYTES:
+        raise ApiError(413, f"payload is {size} bytes serialized; the limit is {MAX_PAYLOAD_BYTES} bytes (256 KiB)", "payload")
+
+    registered = list(targets)
+    target = body.get("target", default_target)
+    if not isinstance(target, str) or target not in registered:
+        raise ApiError(400, f"target must be a registered target name: {', '.join(sorted(registered))}", "target")
+
+    request_hash = hashlib.sha256(
+        canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
+    ).hexdigest()
+    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).split("\n", 1)[0][:120]

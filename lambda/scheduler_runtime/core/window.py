@@ -1,0 +1,54 @@
+"""Window and never-early arithmetic.
+
+SQS delays have whole-second resolution and a 900 s ceiling. A timer is
+claimed once it is due within the claim window; its message is delayed by the
+whole seconds left (rounded down, so it surfaces at most a second early) and
+the dispatcher waits out the sub-second rest, or puts the message back when it
+surfaced more than ``EARLY_TOLERANCE_MS`` early.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SQS_MAX_DELAY_SECONDS = 900
+EARLY_TOLERANCE_MS = 1000
+
+
+def claim_cutoff_ms(now_ms: int, window_seconds: int) -> int:
+    """Timers due at or before this instant are ready to be claimed."""
+    return now_ms + window_seconds * 1000
+
+
+def is_within_window(due_ms: int, now_ms: int, window_seconds: int) -> bool:
+    return due_ms <= claim_cutoff_ms(now_ms, window_seconds)
+
+
+def enqueue_delay_seconds(due_ms: int, now_ms: int) -> int:
+    """The SQS ``DelaySeconds`` for a timer: whole seconds left, floored, capped at 900."""
+    remaining_ms = due_ms - now_ms
+    if remaining_ms <= 0:
+        return 0
+    return min(remaining_ms // 1000, SQS_MAX_DELAY_SECONDS)
+
+
+@dataclass(frozen=True)
+class DispatchTiming:
+    """What the dispatcher does with a message: deliver after ``wait_ms``, or put it back."""
+
+    wait_ms: int
+    put_back_seconds: int
+
+    @property
+    def put_back(self) -> bool:
+        return self.put_back_seconds > 0
+
+
+def dispatch_timing(due_ms: int, now_ms: int) -> DispatchTiming:
+    """Never early: wait a small remainder, put back a message that is early by more."""
+    remaining_ms = due_ms - now_ms
+    if remaining_ms <= 0:
+        return DispatchTiming(wait_ms=0, put_back_seconds=0)
+    if remaining_ms <= EARLY_TOLERANCE_MS:
+        return DispatchTiming(wait_ms=remaining_ms, put_back_seconds=0)
+    return DispatchTiming(wait_ms=0, put_back_seconds=enqueue_delay_seconds(due_ms, now_ms))

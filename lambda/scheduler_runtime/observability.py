@@ -1,0 +1,50 @@
+"""Structured logs and CloudWatch Embedded Metric Format (EMF) metrics.
+
+Logs go through :mod:`logging` under the ``scheduler_runtime`` logger, one
+JSON object per event. Metrics are EMF JSON lines written to the metric sink,
+stdout by default, which is where Lambda's log extraction reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import Callable
+
+logger = logging.getLogger("scheduler_runtime")
+logger.setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
+
+_metric_sink: Callable[[str], None] = lambda line: print(line, file=sys.stdout, flush=True)  # noqa: E731
+
+
+def set_metric_sink(sink: Callable[[str], None]) -> None:
+    """Send EMF lines elsewhere (the local engine keeps stdout for deliveries)."""
+    global _metric_sink
+    _metric_sink = sink
+
+
+def log_event(event: str, level: int = logging.INFO, **fields: object) -> None:
+    """Log one structured event, e.g. ``log_event("claimed", id=..., by="sweeper")``."""
+    if logger.isEnabledFor(level):
+        logger.log(level, json.dumps({"event": event, **fields}, default=str), extra={"event": event, "fields": fields})
+
+
+def emit_metrics(namespace: str, dimensions: dict, metrics: dict, unit: str = "Milliseconds", timestamp_ms: int = 0) -> None:
+    """One EMF record with the given metric values under ``namespace`` and ``dimensions``."""
+    record = {
+        "_aws": {
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": namespace,
+                    "Dimensions": [sorted(dimensions)],
+                    "Metrics": [{"Name": name, "Unit": unit} for name in metrics],
+                }
+            ],
+        },
+        **dimensions,
+        **metrics,
+    }
+    _metric_sink(json.dumps(record, separators=(",", ":")))

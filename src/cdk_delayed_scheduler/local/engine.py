@@ -1,0 +1,244 @@
+"""The local engine: moto, the runtime's handlers in-process, pollers, and the HTTP API."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import json
+import logging
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .._runtime_asset import event_filters, runtime_asset_path
+from .checkpoints import CheckpointStore
+from .pollers import FunctionSpec, QueuePoller, ScheduleRule, StreamPoller
+from .servers import ApiServer, LambdaEndpoint
+from .targets import Delivery, stdout_target
+
+REGION = "us-east-1"
+LOCAL_TARGET_FUNCTION = "local-target"
+logger = logging.getLogger("cdk_delayed_scheduler.local")
+
+
+@dataclass
+class EngineOptions:
+    """How the engine runs. Every field has a default that mirrors the deployed construct."""
+
+    port: int = 0
+    """HTTP API port on 127.0.0.1 (0 picks a free one)."""
+    target: Delivery | None = None
+    """Where deliveries go; default: one JSON line per delivery on stdout."""
+    max_delay: int = 900
+    """The claim window in seconds (the construct's delay window)."""
+    sweep_interval: float = 60.0
+    shards: int = 16
+    endpoint_url: str | None = None
+    """An already running AWS-compatible endpoint; default: start moto on 127.0.0.1."""
+    state_dir: Path | None = None
+    """Where stream checkpoints persist, so a restarted engine resumes; default: memory only."""
+    name_prefix: str = "delayed-scheduler"
+    dispatcher_workers: int = 4
+    visibility_timeout: int = 30
+    max_receive_count: int = 5
+    history_retention: int = 86_400
+    stream_max_retries: int = 3
+
+
+@dataclass
+class EngineStats:
+    """What the runtime reported through its structured logs, counted per event and id."""
+
+    events: collections.Counter = field(default_factory=collections.Counter)
+    claims: collections.Counter = field(default_factory=collections.Counter)
+    lateness_ms: list = field(default_factory=list)
+    stream_failures: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, event: str, fields: dict) -> None:
+        with self.lock:
+            self.events[event] += 1
+            if event == "claimed":
+                self.claims[fields["id"]] += 1
+            elif event == "delivered":
+                self.lateness_ms.append(fields["lateMs"])
+
+
+class _StatsHandler(logging.Handler):
+    def __init__(self, stats: EngineStats) -> None:
+        super().__init__(logging.INFO)
+        self._stats = stats
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "event", None)
+        if event:
+            self._stats.record(event, getattr(record, "fields", {}))
+
+
+class Engine:
+    """Run the scheduler locally. Use as a context manager, or call start() and stop()."""
+
+    def __init__(self, options: EngineOptions | None = None) -> None:
+        self.options = options or EngineOptions()
+        self.stats = EngineStats()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._moto: Any = None
+        self._api: ApiServer | None = None
+        self._lambda: LambdaEndpoint | None = None
+        self._stats_handler = _StatsHandler(self.stats)
+        self.endpoint_url = ""
+        self.table_name = f"{self.options.name_prefix}-schedules"
+        self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
+
+    # --- lifecycle -----------------------------------------------------------
+    def __enter__(self) -> "Engine":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def api_url(self) -> str:
+        assert self._api is not None, "the engine is not started"
+        return self._api.url
+
+    def start(self) -> "Engine":
+        opts = self.options
+        self.endpoint_url = opts.endpoint_url or self._start_moto()
+        self._lambda = LambdaEndpoint({LOCAL_TARGET_FUNCTION: opts.target or stdout_target()})
+        self._lambda.start()
+        self._configure_environment()
+        session = self._session()
+        self._provision(session)
+        self._set_function_environment()
+        handlers = self._load_handlers()
+
+        streams = session.client("dynamodbstreams")
+        sqs = session.client("sqs")
+        checkpoints = CheckpointStore(opts.state_dir / "checkpoints.json" if opts.state_dir else None)
+        if opts.state_dir:
+            opts.state_dir.mkdir(parents=True, exist_ok=True)
+        filters = event_filters()
+        for name, filter_name in (("fast_track", "fastTrack"), ("enqueuer", "enqueuer")):
+            self._threads.append(
+                StreamPoller(
+                    FunctionSpec(name, handlers[name]), streams, self.stream_arn, filters[filter_name], checkpoints,
+                    self._stop, max_retries=opts.stream_max_retries, on_failure=self._on_stream_failure, region=REGION,
+                )
+            )
+        queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], timeout_seconds=opts.visibility_timeout / 6)
+        for worker in range(opts.dispatcher_workers):
+            self._threads.append(
+                QueuePoller(dispatcher, sqs, self.queue_url, queue_arn, self._stop, worker=worker,
+                            visibility_timeout=opts.visibility_timeout, region=REGION)
+            )
+        self._threads.append(ScheduleRule(FunctionSpec("sweeper", handlers["sweeper"], 60), opts.sweep_interval, self._stop))
+
+        self._api = ApiServer(handlers["api"], opts.port)
+        self._api.start()
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        for server in (self._api, self._lambda):
+            if server is not None:
+                server.stop()
+        if self._moto is not None:
+            self._moto.stop()
+        logging.getLogger("scheduler_runtime").removeHandler(self._stats_handler)
+
+    # --- set-up --------------------------------------------------------------
+    def _start_moto(self) -> str:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto.start()
+        host, port = self._moto.get_host_and_port()
+        return f"http://{host}:{port}"
+
+    def _configure_environment(self) -> None:
+        """Point boto3 at the endpoints; moto accepts any credentials."""
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+        os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = REGION
+        os.environ["AWS_ACCOUNT_ID_ENDPOINT_MODE"] = "disabled"
+        os.environ["AWS_ENDPOINT_URL"] = self.endpoint_url
+        assert self._lambda is not None
+        os.environ["AWS_ENDPOINT_URL_LAMBDA"] = self._lambda.url
+
+    def _session(self) -> Any:
+        import boto3
+
+        return boto3.session.Session()
+
+    def _provision(self, session: Any) -> None:
+        """Create the table and queues, as the construct would, unless they exist."""
+        ddb = session.client("dynamodb")
+        try:
+            table = ddb.describe_table(TableName=self.table_name)["Table"]
+        except ddb.exceptions.ResourceNotFoundException:
+            table = ddb.create_table(
+                TableName=self.table_name,
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+                StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+            )["TableDescription"]
+        self.stream_arn = table["LatestStreamArn"]
+        sqs = session.client("sqs")
+        self.dead_letter_queue_url = sqs.create_queue(QueueName=f"{self.options.name_prefix}-dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=self.dead_letter_queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": self.options.max_receive_count})
+        self.queue_url = sqs.create_queue(
+            QueueName=f"{self.options.name_prefix}-delayer",
+            Attributes={"VisibilityTimeout": str(self.options.visibility_timeout), "RedrivePolicy": redrive},
+        )["QueueUrl"]
+
+    def _set_function_environment(self) -> None:
+        """The variables the construct sets on every function, shared here by all of them."""
+        opts = self.options
+        os.environ.update(
+            TABLE_NAME=self.table_name,
+            DELAYER_QUEUE_URL=self.queue_url,
+            DEAD_LETTER_QUEUE_URL=self.dead_letter_queue_url,
+            TARGETS=json.dumps({"default": {"type": "lambda", "functionArn": _function_arn(LOCAL_TARGET_FUNCTION)}}),
+            DEFAULT_TARGET="default",
+            SHARD_COUNT=str(opts.shards),
+            CLAIM_WINDOW_SECONDS=str(opts.max_delay),
+            HISTORY_RETENTION_SECONDS=str(opts.history_retention),
+            MAX_RECEIVE_COUNT=str(opts.max_receive_count),
+        )
+
+    def _load_handlers(self) -> dict[str, Callable]:
+        path = str(runtime_asset_path())
+        if path not in sys.path:
+            sys.path.insert(0, path)
+        from scheduler_runtime import observability  # noqa: PLC0415 - importable only once the path is set
+
+        observability.set_metric_sink(lambda line: logger.debug("metric %s", line))
+        runtime_logger = logging.getLogger("scheduler_runtime")
+        runtime_logger.addHandler(self._stats_handler)
+        runtime_logger.setLevel(logging.INFO)
+        return {
+            name: importlib.import_module(f"scheduler_runtime.handlers.{name}").handler
+            for name in ("api", "fast_track", "sweeper", "enqueuer", "dispatcher")
+        }
+
+    def _on_stream_failure(self, function: str, records: list) -> None:
+        with self.stats.lock:
+            self.stats.stream_failures.extend((function, r["dynamodb"]["SequenceNumber"]) for r in records)
+
+
+def _function_arn(name: str) -> str:
+    return f"arn:aws:lambda:{REGION}:123456789012:function:{name}"

@@ -1,0 +1,269 @@
+"""Stand-ins for Lambda's event source mappings and the EventBridge schedule rule."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .checkpoints import CheckpointStore
+from .event_filter import matches
+
+Handler = Callable[[dict, Any], Any]
+logger = logging.getLogger("cdk_delayed_scheduler.local")
+
+
+class LambdaContext:
+    """The parts of Lambda's context object the runtime reads."""
+
+    def __init__(self, function_name: str, timeout_seconds: float) -> None:
+        self.function_name = function_name
+        self.aws_request_id = str(uuid.uuid4())
+        self._deadline = time.monotonic() + timeout_seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """A handler with the limits its deployed function would have."""
+
+    name: str
+    handler: Handler
+    timeout_seconds: float = 60.0
+
+    def invoke(self, event: dict) -> Any:
+        return self.handler(event, LambdaContext(self.name, self.timeout_seconds))
+
+
+class _PollerThread(threading.Thread):
+    def __init__(self, name: str, stop: threading.Event) -> None:
+        super().__init__(name=name, daemon=True)
+        self._stop_event = stop
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            try:
+                busy = self.poll_once()
+            except Exception:  # noqa: BLE001 - a poller survives its endpoint's hiccups
+                logger.exception("%s: poll failed", self.name)
+                busy = False
+            if not busy:
+                self._stop_event.wait(self.idle_seconds)
+
+    idle_seconds = 0.02
+
+    def poll_once(self) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class StreamPoller(_PollerThread):
+    """A DynamoDB stream event source mapping: filter, batch, partial failures, retries, checkpoints.
+
+    Records are read from every shard of the stream in order. Records that do
+    not match ``filter_pattern`` are skipped. A batch item failure retries the
+    batch from the first failed record, with backoff, up to ``max_retries``;
+    then the rest goes to ``on_failure`` (the mapping's on-failure destination)
+    and the poller moves on. Positions are checkpointed after every batch.
+    """
+
+    def __init__(
+        self,
+        function: FunctionSpec,
+        streams: Any,
+        stream_arn: str,
+        filter_pattern: dict,
+        checkpoints: CheckpointStore,
+        stop: threading.Event,
+        *,
+        batch_size: int = 100,
+        max_retries: int = 3,
+        retry_backoff_seconds: float = 0.2,
+        on_failure: Callable[[str, list], None] | None = None,
+        region: str = "us-east-1",
+    ) -> None:
+        super().__init__(f"stream:{function.name}", stop)
+        self._function = function
+        self._streams = streams
+        self._stream_arn = stream_arn
+        self._pattern = filter_pattern
+        self._checkpoints = checkpoints
+        self._batch_size = batch_size
+        self._max_retries = max_retries
+        self._backoff = retry_backoff_seconds
+        self._on_failure = on_failure or (lambda name, records: None)
+        self._region = region
+        self._iterators: dict[str, str | None] = {}  # shard id -> iterator (None: from checkpoint)
+        self._shards_listed_at = 0.0
+
+    def poll_once(self) -> bool:
+        if time.monotonic() - self._shards_listed_at > 5:
+            self._refresh_shards()
+        busy = False
+        for shard_id in list(self._iterators):
+            iterator = self._iterators[shard_id] or self._iterator_from_checkpoint(shard_id)
+            response = self._streams.get_records(ShardIterator=iterator, Limit=self._batch_size)
+            records = response.get("Records", [])
+            # An empty read re-derives its iterator from the checkpoint next time:
+            # moto's iterator returned by an empty read can miss later records.
+            self._iterators[shard_id] = response.get("NextShardIterator") if records else None
+            if records:
+                busy = True
+                self._deliver([self._to_lambda_record(r) for r in records])
+                self._checkpoints.put(self._function.name, self._shard_key(shard_id), records[-1]["dynamodb"]["SequenceNumber"])
+        return busy
+
+    def _refresh_shards(self) -> None:
+        self._shards_listed_at = time.monotonic()
+        description = self._streams.describe_stream(StreamArn=self._stream_arn)["StreamDescription"]
+        for shard in description.get("Shards", []):
+            self._iterators.setdefault(shard["ShardId"], None)
+
+    def _iterator_from_checkpoint(self, shard_id: str) -> str:
+        """Resume after the last processed record, or start at the oldest one."""
+        position = self._checkpoints.get(self._function.name, self._shard_key(shard_id))
+        params: dict = {"StreamArn": self._stream_arn, "ShardId": shard_id}
+        if position:
+            params.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=position)
+        else:
+            params.update(ShardIteratorType="TRIM_HORIZON")
+        return self._streams.get_shard_iterator(**params)["ShardIterator"]
+
+    def _shard_key(self, shard_id: str) -> str:
+        return f"{self._stream_arn}|{shard_id}"
+
+    def _to_lambda_record(self, record: dict) -> dict:
+        """boto3's stream record in the shape Lambda hands to a function."""
+        dynamodb = dict(record["dynamodb"])
+        created = dynamodb.get("ApproximateCreationDateTime")
+        if hasattr(created, "timestamp"):
+            dynamodb["ApproximateCreationDateTime"] = created.timestamp()
+        out = {**record, "dynamodb": dynamodb, "eventSourceARN": self._stream_arn, "awsRegion": self._region}
+        out.setdefault("eventSource", "aws:dynamodb")
+        return out
+
+    def _deliver(self, records: list) -> None:
+        pending = [r for r in records if matches(self._pattern, r)]
+        retries = 0
+        while pending:
+            failed = self._invoke(pending)
+            if not failed:
+                return
+            first = next((i for i, r in enumerate(pending) if r["dynamodb"]["SequenceNumber"] in failed), 0)
+            pending = pending[first:]
+            retries += 1
+            if retries > self._max_retries:
+                logger.error("%s: %d records exhausted their retries", self._function.name, len(pending))
+                self._on_failure(self._function.name, pending)
+                return
+            self._stop_event.wait(self._backoff * retries)
+
+    def _invoke(self, records: list) -> set[str]:
+        try:
+            response = self._function.invoke({"Records": records}) or {}
+            return {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        except Exception:  # noqa: BLE001 - a crashed invocation fails its whole batch
+            logger.exception("%s: invocation failed", self._function.name)
+            return {r["dynamodb"]["SequenceNumber"] for r in records}
+
+
+class QueuePoller(_PollerThread):
+    """An SQS event source mapping worker: batches, visibility timeout, partial batch failures.
+
+    Failed messages are left alone, so they reappear after the visibility
+    timeout; the queue's redrive policy moves them to the DLQ after
+    ``maxReceiveCount`` receives. Short polling is used because moto's long
+    poll only wakes on new sends, not when a delayed message becomes visible.
+    """
+
+    def __init__(
+        self,
+        function: FunctionSpec,
+        sqs: Any,
+        queue_url: str,
+        queue_arn: str,
+        stop: threading.Event,
+        *,
+        worker: int = 0,
+        batch_size: int = 10,
+        visibility_timeout: int = 30,
+        region: str = "us-east-1",
+    ) -> None:
+        super().__init__(f"sqs:{function.name}:{worker}", stop)
+        self._function = function
+        self._sqs = sqs
+        self._url = queue_url
+        self._arn = queue_arn
+        self._batch_size = batch_size
+        self._visibility = visibility_timeout
+        self._region = region
+
+    def poll_once(self) -> bool:
+        messages = self._sqs.receive_message(
+            QueueUrl=self._url,
+            MaxNumberOfMessages=self._batch_size,
+            WaitTimeSeconds=0,
+            VisibilityTimeout=self._visibility,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        if not messages:
+            return False
+        records = [self._to_lambda_record(m) for m in messages]
+        try:
+            response = self._function.invoke({"Records": records}) or {}
+            failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        except Exception:  # noqa: BLE001 - the whole batch returns to the queue
+            logger.exception("%s: invocation failed", self._function.name)
+            failed = {m["MessageId"] for m in messages}
+        done = [m for m in messages if m["MessageId"] not in failed]
+        for start in range(0, len(done), 10):
+            chunk = done[start : start + 10]
+            self._sqs.delete_message_batch(
+                QueueUrl=self._url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+        return True
+
+    def _to_lambda_record(self, message: dict) -> dict:
+        return {
+            "messageId": message["MessageId"],
+            "receiptHandle": message["ReceiptHandle"],
+            "body": message["Body"],
+            "attributes": message.get("Attributes", {}),
+            "messageAttributes": {
+                name: {"stringValue": value.get("StringValue"), "dataType": value.get("DataType")}
+                for name, value in message.get("MessageAttributes", {}).items()
+            },
+            "md5OfBody": message.get("MD5OfBody"),
+            "eventSource": "aws:sqs",
+            "eventSourceARN": self._arn,
+            "awsRegion": self._region,
+        }
+
+
+class ScheduleRule(_PollerThread):
+    """An EventBridge ``rate()`` rule: invokes the function every ``interval_seconds``."""
+
+    def __init__(self, function: FunctionSpec, interval_seconds: float, stop: threading.Event) -> None:
+        super().__init__(f"rule:{function.name}", stop)
+        self._function = function
+        self._interval = interval_seconds
+        self._next = time.monotonic()
+
+    def poll_once(self) -> bool:
+        wait = self._next - time.monotonic()
+        if wait > 0:
+            self._stop_event.wait(min(wait, 0.5))
+            return True
+        self._next += self._interval
+        event = {"source": "aws.events", "detail-type": "Scheduled Event", "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        try:
+            self._function.invoke(event)
+        except Exception:  # noqa: BLE001 - as with EventBridge, the next tick tries again
+            logger.exception("%s: scheduled invocation failed", self._function.name)
+        return True

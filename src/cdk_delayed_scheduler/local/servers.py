@@ -1,0 +1,145 @@
+"""The two HTTP servers of the engine, both on 127.0.0.1.
+
+- :class:`ApiServer` serves the scheduler's HTTP API by turning each request
+  into an API Gateway REST proxy event for the runtime's api handler.
+- :class:`LambdaEndpoint` answers Lambda's Invoke API for local functions, so
+  the dispatcher's real Lambda target delivers to a callable of ours.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import threading
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+logger = logging.getLogger("cdk_delayed_scheduler.local")
+MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+
+
+class _QuietHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
+        logger.debug("%s %s", self.address_string(), format % args)
+
+    def _read_body(self) -> bytes | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_REQUEST_BYTES:
+            return None
+        return self.rfile.read(length) if length else b""
+
+    def _reply(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up is routine; anything else is logged, not printed raw."""
+        logger.debug("connection from %s ended with an error", client_address, exc_info=True)
+
+
+class _Server:
+    def __init__(self, handler_class: type, port: int) -> None:
+        self._httpd = _QuietServer(("127.0.0.1", port), handler_class)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=handler_class.__name__, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+class ApiServer(_Server):
+    def __init__(self, api_handler: Callable[[dict, Any], dict], port: int = 0) -> None:
+        class Handler(_QuietHandler):
+            def _serve(self) -> None:
+                raw = self._read_body()
+                if raw is None:
+                    body = json.dumps({"message": f"request body exceeds {MAX_REQUEST_BYTES} bytes", "field": "body"})
+                    self._reply(413, body.encode(), {"Content-Type": "application/json"})
+                    return
+                response = api_handler(_proxy_event(self.command, self.path, dict(self.headers), raw), None)
+                headers = dict(response.get("headers") or {})
+                self._reply(int(response["statusCode"]), str(response.get("body", "")).encode("utf-8"), headers)
+
+            do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _serve
+
+        super().__init__(Handler, port)
+
+
+def _proxy_event(method: str, raw_path: str, headers: dict, raw_body: bytes) -> dict:
+    """An API Gateway REST proxy event, as the deployed API would send it."""
+    parts = urlsplit(raw_path)
+    segments = [unquote(s) for s in parts.path.split("/") if s]
+    resource, path_parameters = parts.path, None
+    if len(segments) == 2 and segments[0] == "schedules":
+        resource, path_parameters = "/schedules/{id}", {"id": segments[1]}
+    elif segments == ["schedules"]:
+        resource = "/schedules"
+    try:
+        body, is_base64 = raw_body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        body, is_base64 = base64.b64encode(raw_body).decode("ascii"), True
+    return {
+        "resource": resource,
+        "path": "/" + "/".join(segments),
+        "httpMethod": method,
+        "headers": headers,
+        "queryStringParameters": dict(parse_qsl(parts.query)) or None,
+        "pathParameters": path_parameters,
+        "body": body if raw_body else None,
+        "isBase64Encoded": is_base64,
+        "requestContext": {"stage": "local", "httpMethod": method, "resourcePath": resource},
+    }
+
+
+_INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<name>[^/]+)/invocations$")
+
+
+class LambdaEndpoint(_Server):
+    """Lambda's ``Invoke`` for in-process functions, keyed by function name (or ARN)."""
+
+    def __init__(self, functions: dict[str, Callable[[dict], Any]], port: int = 0) -> None:
+        class Handler(_QuietHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                match = _INVOKE_PATH.match(urlsplit(self.path).path)
+                raw = self._read_body() or b""
+                if not match:
+                    self._reply(404, b'{"Message":"unknown route"}', {"Content-Type": "application/json"})
+                    return
+                name = unquote(match.group("name")).split(":function:")[-1].split(":")[0]
+                function = functions.get(name)
+                if function is None:
+                    body = json.dumps({"Type": "User", "Message": f"Function not found: {name}"}).encode()
+                    self._reply(404, body, {"Content-Type": "application/json", "x-amzn-ErrorType": "ResourceNotFoundException"})
+                    return
+                try:
+                    result = function(json.loads(raw or b"null"))
+                    self._reply(200, json.dumps(result).encode(), {"Content-Type": "application/json"})
+                except Exception as exc:  # noqa: BLE001 - reported the way Lambda reports it
+                    error = {"errorMessage": str(exc), "errorType": type(exc).__name__,
+                             "stackTrace": traceback.format_exc().splitlines()[-3:]}
+                    self._reply(200, json.dumps(error).encode(),
+                                {"Content-Type": "application/json", "X-Amz-Function-Error": "Unhandled"})
+
+        super().__init__(Handler, port)
