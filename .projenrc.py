@@ -33,6 +33,8 @@ project = PythonProject(
         "cfn-lint>=1",
         "hatchling>=1.25",
         "uv>=0.5",
+        "matplotlib>=3.8",
+        "aws-cdk.integ-tests-alpha>=2.180.0a0,<3",
     ],
     uv_options=UvOptions(
         build_system=BuildSystem(requires=["hatchling>=1.25"], build_backend="hatchling.build"),
