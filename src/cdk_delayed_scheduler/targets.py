@@ -1,0 +1,110 @@
+"""Where a due schedule is delivered, named after ``aws_cdk.aws_scheduler_targets``.
+
+A target is bound once to the scheduler's dispatcher function: it grants the
+dispatcher exactly the permission its delivery needs, and renders the JSON
+description that the runtime reads from the ``TARGETS`` environment variable::
+
+    from cdk_delayed_scheduler import DelayedScheduler, targets
+
+    DelayedScheduler(self, "Timers", target=targets.LambdaInvoke(callback_fn))
+    DelayedScheduler(self, "Jobs", target=targets.SqsSendMessage(jobs_queue))
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from aws_cdk import Token
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+
+__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage"]
+
+_MESSAGE_GROUP_ID = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
+
+
+@dataclass(frozen=True)
+class ScheduleTargetConfig:
+    """What a bound target contributes to the runtime's ``TARGETS`` JSON."""
+
+    target_json: Mapping[str, Any]
+    """The target's description, e.g. ``{"type": "lambda", "functionArn": ...}`` (may hold tokens)."""
+
+
+class IScheduleTarget(abc.ABC):
+    """A destination for due schedules. Implement :meth:`bind` to add a new kind."""
+
+    @abc.abstractmethod
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``dispatcher`` what delivery needs and describe the target for the runtime."""
+
+
+class LambdaInvoke(IScheduleTarget):
+    """Deliver each due schedule by invoking a Lambda function synchronously.
+
+    The function receives the envelope (``id``, ``dueAt``, ``firedAt``,
+    ``attempt``, ``dedupeKey``, ``payload``, ``target``) as its event. A
+    function error counts as a failed delivery: it is retried through the
+    delayer queue, and parked in the dead-letter queue with the error once the
+    retries are exhausted. The dispatcher waits for the function, so its
+    ``dispatcher_timeout`` must cover the function's run.
+
+    :param handler: the function to invoke. Only ``lambda:InvokeFunction`` on
+        exactly its ARN is granted to the dispatcher.
+    """
+
+    def __init__(self, handler: lambda_.IFunction) -> None:
+        self.handler = handler
+
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        iam.Grant.add_to_principal(
+            grantee=dispatcher,
+            actions=["lambda:InvokeFunction"],
+            resource_arns=[self.handler.function_arn],
+        )
+        return ScheduleTargetConfig({"type": "lambda", "functionArn": self.handler.function_arn})
+
+
+class SqsSendMessage(IScheduleTarget):
+    """Deliver each due schedule as a JSON message to an SQS queue (standard or FIFO).
+
+    The message body is the envelope; the ``dedupeKey`` also travels as a
+    message attribute. A FIFO queue gets a deduplication id derived from the
+    ``dedupeKey``, and the message group id below.
+
+    :param queue: the queue. The dispatcher is granted ``sqs:SendMessage`` on
+        it, plus ``kms:GenerateDataKey``/``kms:Decrypt`` when the queue is
+        encrypted with a customer managed key.
+    :param message_group_id: FIFO queues only: the message group of every
+        delivery, 1-128 characters. Default: the schedule id, so deliveries of
+        different schedules do not block each other.
+    """
+
+    def __init__(self, queue: sqs.IQueue, *, message_group_id: Optional[str] = None) -> None:
+        fifo = queue.fifo
+        if message_group_id is not None:
+            if not Token.is_unresolved(fifo) and not fifo:
+                raise ValueError("message_group_id: only a FIFO queue takes a message group id")
+            if not Token.is_unresolved(message_group_id) and not _MESSAGE_GROUP_ID.match(message_group_id):
+                raise ValueError(
+                    "message_group_id: must be 1-128 characters of letters, digits and punctuation, "
+                    f"got {message_group_id!r}"
+                )
+        self.queue = queue
+        self.message_group_id = message_group_id
+
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        # Only SendMessage: the runtime knows the queue URL, so no GetQueueUrl/GetQueueAttributes.
+        self.queue.grant(dispatcher, "sqs:SendMessage")
+        key = self.queue.encryption_master_key
+        if key is not None:
+            # What an SQS producer needs on a customer managed key (SQS developer guide, "Key management").
+            key.grant(dispatcher, "kms:GenerateDataKey", "kms:Decrypt")
+        description: dict[str, Any] = {"type": "sqs", "queueUrl": self.queue.queue_url, "fifo": bool(self.queue.fifo)}
+        if self.message_group_id is not None:
+            description["messageGroupId"] = self.message_group_id
+        return ScheduleTargetConfig(description)
