@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .._runtime_asset import event_filters, runtime_asset_path
+from . import moto_patches
 from .checkpoints import CheckpointStore
 from .pollers import FunctionSpec, QueuePoller, ScheduleRule, StreamPoller
 from .servers import ApiServer, LambdaEndpoint
@@ -133,11 +134,10 @@ class Engine:
             )
         queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], timeout_seconds=opts.visibility_timeout / 6)
-        for worker in range(opts.dispatcher_workers):
-            self._threads.append(
-                QueuePoller(dispatcher, sqs, self.queue_url, queue_arn, self._stop, worker=worker,
-                            visibility_timeout=opts.visibility_timeout, region=REGION)
-            )
+        self._threads.append(
+            QueuePoller(dispatcher, sqs, self.queue_url, queue_arn, self._stop, concurrency=opts.dispatcher_workers,
+                        visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto else 0, region=REGION)
+        )
         self._threads.append(ScheduleRule(FunctionSpec("sweeper", handlers["sweeper"], 60), opts.sweep_interval, self._stop))
 
         self._api = ApiServer(handlers["api"], opts.port)
@@ -162,6 +162,7 @@ class Engine:
         from moto.server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        moto_patches.apply()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._moto.start()
         host, port = self._moto.get_host_and_port()

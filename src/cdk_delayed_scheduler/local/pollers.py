@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -55,7 +56,7 @@ class _PollerThread(threading.Thread):
             if not busy:
                 self._stop_event.wait(self.idle_seconds)
 
-    idle_seconds = 0.02
+    idle_seconds = 0.05
 
     def poll_once(self) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -108,8 +109,9 @@ class StreamPoller(_PollerThread):
             iterator = self._iterators[shard_id] or self._iterator_from_checkpoint(shard_id)
             response = self._streams.get_records(ShardIterator=iterator, Limit=self._batch_size)
             records = response.get("Records", [])
-            # An empty read re-derives its iterator from the checkpoint next time:
-            # moto's iterator returned by an empty read can miss later records.
+            # After an empty read, the next read starts from the checkpoint: an
+            # unpatched moto swaps its stream shard when it cancels a transaction,
+            # and the iterators it handed out earlier never see new records.
             self._iterators[shard_id] = response.get("NextShardIterator") if records else None
             if records:
                 busy = True
@@ -172,12 +174,12 @@ class StreamPoller(_PollerThread):
 
 
 class QueuePoller(_PollerThread):
-    """An SQS event source mapping worker: batches, visibility timeout, partial batch failures.
+    """An SQS event source mapping: batches, concurrency, visibility timeout, partial batch failures.
 
-    Failed messages are left alone, so they reappear after the visibility
-    timeout; the queue's redrive policy moves them to the DLQ after
-    ``maxReceiveCount`` receives. Short polling is used because moto's long
-    poll only wakes on new sends, not when a delayed message becomes visible.
+    One thread long-polls the queue and hands each batch to a pool of
+    ``concurrency`` invocations, as Lambda's pollers do. Failed messages are
+    left alone, so they reappear after the visibility timeout, and the queue's
+    redrive policy moves them to the DLQ after ``maxReceiveCount`` receives.
     """
 
     def __init__(
@@ -188,46 +190,70 @@ class QueuePoller(_PollerThread):
         queue_arn: str,
         stop: threading.Event,
         *,
-        worker: int = 0,
+        concurrency: int = 4,
         batch_size: int = 10,
         visibility_timeout: int = 30,
+        wait_seconds: int = 1,
         region: str = "us-east-1",
     ) -> None:
-        super().__init__(f"sqs:{function.name}:{worker}", stop)
+        super().__init__(f"sqs:{function.name}", stop)
         self._function = function
         self._sqs = sqs
         self._url = queue_url
         self._arn = queue_arn
         self._batch_size = batch_size
         self._visibility = visibility_timeout
+        self._wait_seconds = wait_seconds
         self._region = region
+        self._slots = threading.Semaphore(concurrency)
+        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"invoke:{function.name}")
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            self._pool.shutdown(wait=True)
 
     def poll_once(self) -> bool:
-        messages = self._sqs.receive_message(
-            QueueUrl=self._url,
-            MaxNumberOfMessages=self._batch_size,
-            WaitTimeSeconds=0,
-            VisibilityTimeout=self._visibility,
-            AttributeNames=["All"],
-            MessageAttributeNames=["All"],
-        ).get("Messages", [])
-        if not messages:
-            return False
-        records = [self._to_lambda_record(m) for m in messages]
+        if not self._slots.acquire(timeout=0.5):
+            return True
         try:
-            response = self._function.invoke({"Records": records}) or {}
-            failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
-        except Exception:  # noqa: BLE001 - the whole batch returns to the queue
-            logger.exception("%s: invocation failed", self._function.name)
-            failed = {m["MessageId"] for m in messages}
-        done = [m for m in messages if m["MessageId"] not in failed]
-        for start in range(0, len(done), 10):
-            chunk = done[start : start + 10]
-            self._sqs.delete_message_batch(
+            messages = self._sqs.receive_message(
                 QueueUrl=self._url,
-                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
-            )
+                MaxNumberOfMessages=self._batch_size,
+                WaitTimeSeconds=self._wait_seconds,
+                VisibilityTimeout=self._visibility,
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            ).get("Messages", [])
+        except BaseException:
+            self._slots.release()
+            raise
+        if not messages:
+            self._slots.release()
+            return False
+        self._pool.submit(self._invoke, messages)
         return True
+
+    def _invoke(self, messages: list) -> None:
+        try:
+            records = [self._to_lambda_record(m) for m in messages]
+            try:
+                response = self._function.invoke({"Records": records}) or {}
+                failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+            except Exception:  # noqa: BLE001 - the whole batch returns to the queue
+                logger.exception("%s: invocation failed", self._function.name)
+                failed = {m["MessageId"] for m in messages}
+            done = [m for m in messages if m["MessageId"] not in failed]
+            if done:
+                self._sqs.delete_message_batch(
+                    QueueUrl=self._url,
+                    Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)],
+                )
+        except Exception:  # noqa: BLE001 - undeleted messages simply reappear
+            logger.exception("%s: completing a batch failed", self._function.name)
+        finally:
+            self._slots.release()
 
     def _to_lambda_record(self, message: dict) -> dict:
         return {

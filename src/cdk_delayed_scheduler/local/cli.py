@@ -1,0 +1,113 @@
+"""``cdk-delayed-scheduler``: run the scheduler locally (``local``) or watch it work (``demo``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Sequence
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0-65535, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdk-delayed-scheduler", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    local = commands.add_parser("local", help="run the whole scheduler on this machine (moto on 127.0.0.1)")
+    local.add_argument("--port", type=_port, default=8787, help="HTTP API port on 127.0.0.1 (default 8787; 0 = any free)")
+    where = local.add_mutually_exclusive_group()
+    where.add_argument("--target-url", help="POST each delivery envelope as JSON to this URL")
+    where.add_argument("--target-handler", metavar="MODULE:FUNCTION", help="call this Lambda-style handler in-process")
+    _add_engine_options(local)
+    local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
+    local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
+    local.add_argument("--verbose", "-v", action="store_true", help="log the runtime's events to stderr")
+
+    demo = commands.add_parser("demo", help="schedule a mix of timers through the API and report their lateness")
+    demo.add_argument("--timers", type=_positive_int, default=120, help="how many timers to schedule (default 120)")
+    return parser
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-delay", type=_positive_int, default=900, help="claim window in seconds (default 900)")
+    parser.add_argument("--sweep-interval", type=_positive_float, default=60.0, help="seconds between sweeps (default 60)")
+    parser.add_argument("--shards", type=_positive_int, default=16, help="timer shards (default 16)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from .engine import Engine, EngineOptions  # noqa: PLC0415 - keeps --help fast
+    except ImportError as exc:
+        print(f"the local engine needs the 'local' extra: pip install 'cdk-delayed-scheduler[local]' ({exc})", file=sys.stderr)
+        return 2
+    if args.command == "demo":
+        from .demo import run_demo  # noqa: PLC0415
+
+        return run_demo(args.timers)
+    return _run_local(args, Engine, EngineOptions)
+
+
+def _run_local(args: argparse.Namespace, engine_class: type, options_class: type) -> int:
+    from .targets import handler_target, stdout_target, url_target  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        if args.target_url:
+            target = url_target(args.target_url)
+        elif args.target_handler:
+            target = handler_target(args.target_handler)
+        else:
+            target = stdout_target()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    options = options_class(
+        port=args.port, target=target, max_delay=args.max_delay, sweep_interval=args.sweep_interval,
+        shards=args.shards, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        engine = engine_class(options).start()
+    except OSError as exc:
+        print(f"error: cannot start the engine: {exc}", file=sys.stderr)
+        return 1
+    print(f"cdk-delayed-scheduler local: API on {engine.api_url} (AWS endpoint {engine.endpoint_url}); Ctrl-C stops",
+          file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        engine.stop()
+        print("cdk-delayed-scheduler local: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""``cdk-delayed-scheduler demo``: a mix of timers through the local engine's HTTP API, with figures.
+
+The claim window is shrunk to 4 s and the sweep interval to 1 s, so both
+paths run in seconds: timers due within 4 s take the fast track, later ones
+wait for the sweeper. Some are overdue, some are cancelled (before and after
+they reach the delayer queue), and one id is replayed. The run fails (exit 1)
+if any timer is lost, early, delivered after its cancel, or promoted twice.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .client import ApiClient, Recorder, percentile
+from .engine import Engine, EngineOptions
+
+WINDOW_SECONDS = 4
+
+
+@dataclass(frozen=True)
+class PlannedTimer:
+    schedule_id: str
+    path: str  # fast-track | sweeper | overdue | cancel-scheduled | cancel-queued
+    offset_seconds: float
+
+    @property
+    def delivered_expected(self) -> bool:
+        return not self.path.startswith("cancel")
+
+
+def plan(count: int, seed: int = 7) -> list[PlannedTimer]:
+    rng = random.Random(seed)
+    shares = [("fast-track", 0.50, (1, 5)), ("sweeper", 0.30, (8, 15)), ("overdue", 0.05, (-30, -1)),
+              ("cancel-scheduled", 0.08, (10, 15)), ("cancel-queued", 0.07, (7, 9))]
+    timers = []
+    for path, share, (low, high) in shares:
+        for n in range(max(1, round(count * share))):
+            timers.append(PlannedTimer(f"demo-{path}-{n}", path, rng.uniform(low, high)))
+    return timers
+
+
+def run_demo(count: int) -> int:
+    console = Console(stderr=True)
+    recorder = Recorder()
+    options = EngineOptions(target=recorder, max_delay=WINDOW_SECONDS, sweep_interval=1.0, shards=4)
+    timers = plan(count)
+    with Engine(options) as engine:
+        api = ApiClient(engine.api_url)
+        console.print(f"[bold]cdk-delayed-scheduler demo[/]: local engine at {engine.api_url}, "
+                      f"claim window {WINDOW_SECONDS}s, sweep every 1s, {len(timers)} timers")
+        start = time.time()
+        due: dict[str, float] = {}
+        created_ms: dict[str, int] = {}
+
+        def create(timer: PlannedTimer) -> int:
+            due[timer.schedule_id] = round(time.time() + timer.offset_seconds, 3)
+            status = api.create({"id": timer.schedule_id, "dueAt": due[timer.schedule_id],
+                                 "payload": {"path": timer.path}})[0]
+            created_ms[timer.schedule_id] = time.time_ns() // 1_000_000
+            return status
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(create, timers))
+        console.print(f"scheduled {len(timers)} timers through the API in {time.time() - start:.1f}s")
+        if any(status != 201 for status in statuses):
+            console.print(f"[red]create failed: {sorted(set(statuses))}[/]")
+            return 1
+        replay = timers[0]
+        replay_status = api.create({"id": replay.schedule_id, "dueAt": due[replay.schedule_id], "payload": {"path": replay.path}})[0]
+        conflict_status = api.create({"id": replay.schedule_id, "dueAt": due[replay.schedule_id] + 1, "payload": {}})[0]
+
+        cancels = _cancel(api, [t for t in timers if t.path.startswith("cancel")])
+        expected = {t.schedule_id for t in timers if t.delivered_expected}
+        last_due = max(due[i] for i in expected)
+        with Progress(TextColumn("delivering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=False) as progress:
+            task = progress.add_task("deliveries", total=len(expected))
+            deadline = last_due + 15
+            while time.time() < deadline:
+                delivered = expected & set(recorder.by_id())
+                progress.update(task, completed=len(delivered))
+                if len(delivered) == len(expected):
+                    break
+                time.sleep(0.1)
+        time.sleep(1.5)  # let any wrongful delivery of a cancelled timer show up
+        claims = dict(engine.stats.claims)
+
+    return _report(console, timers, recorder, cancels, claims, created_ms, replay_status, conflict_status)
+
+
+def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, int]]:
+    """Cancel each timer: waiting ones at once, queued ones as soon as GET shows them QUEUED.
+
+    Returns id -> (the status GET showed just before the cancel, the cancel's HTTP code).
+    """
+    outcome = {}
+    queued = [t for t in timers if t.path == "cancel-queued"]
+    for timer in timers:
+        if timer.path == "cancel-scheduled":
+            outcome[timer.schedule_id] = (api.get(timer.schedule_id)[1].get("status", "?"), api.cancel(timer.schedule_id)[0])
+    deadline = time.time() + 10
+    while queued and time.time() < deadline:
+        for timer in list(queued):
+            seen = api.get(timer.schedule_id)[1].get("status", "?")
+            if seen == "QUEUED" or time.time() > deadline - 0.5:
+                outcome[timer.schedule_id] = (seen, api.cancel(timer.schedule_id)[0])
+                queued.remove(timer)
+        time.sleep(0.05)
+    return outcome
+
+
+def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, cancels: dict, claims: dict,
+            created_ms: dict, replay_status: int, conflict_status: int) -> int:
+    by_id = recorder.by_id()
+    expected = [t for t in timers if t.delivered_expected]
+    lost = [t.schedule_id for t in expected if t.schedule_id not in by_id]
+    wrongly_delivered = [i for i in cancels if i in by_id]
+    first = [by_id[t.schedule_id][0] for t in expected if t.schedule_id in by_id]
+    early = [d for d in first if d.lateness_ms < 0]
+    double_promoted = [i for i, n in claims.items() if n != 1]
+
+    table = Table(title="lateness at the target (ms)")
+    for column in ("path", "delivered", "early", "p50", "p99", "max"):
+        table.add_column(column, justify="right")
+    for path in ("fast-track", "sweeper", "all on time"):
+        rows = [by_id[t.schedule_id][0].lateness_ms for t in expected
+                if t.schedule_id in by_id and t.path != "overdue" and path in (t.path, "all on time")]
+        table.add_row(path, str(len(rows)), str(sum(1 for r in rows if r < 0)),
+                      *(f"{percentile(rows, f):.0f}" if rows else "-" for f in (0.5, 0.99, 1.0)))
+    console.print(table)
+    overdue = [by_id[t.schedule_id][0].received_ms - created_ms[t.schedule_id] for t in expected
+               if t.path == "overdue" and t.schedule_id in by_id]
+    if overdue:
+        console.print(f"overdue timers (due in the past): {len(overdue)} delivered, at most "
+                      f"{max(overdue)} ms after they were accepted")
+    queued_cancels = sum(1 for seen, _ in cancels.values() if seen == "QUEUED")
+    console.print(
+        f"delivered {len(first)}/{len(expected)}, lost {len(lost)}, early {len(early)}, "
+        f"cancelled {sum(1 for _, code in cancels.values() if code == 200)}/{len(cancels)} "
+        f"({queued_cancels} while QUEUED), delivered despite cancel {len(wrongly_delivered)}, "
+        f"promoted other than once {len(double_promoted)}, replay {replay_status}, conflicting replay {conflict_status}"
+    )
+    failed = lost or early or wrongly_delivered or double_promoted or replay_status != 200 or conflict_status != 409
+    console.print("[red]FAILED[/]" if failed else "[green]OK: none lost, none early[/]")
+    return 1 if failed else 0
