@@ -1,0 +1,53 @@
+import json
+
+import pytest
+
+from scheduler_runtime.core import states
+from scheduler_runtime.core.envelope import TimerRef, build_envelope
+
+
+@pytest.mark.parametrize(
+    "stored, pending, visible",
+    [
+        (states.SCHEDULED, True, states.SCHEDULED),
+        (states.SCHEDULED, False, states.QUEUED),
+        (states.FIRED, False, states.FIRED),
+        (states.CANCELLED, False, states.CANCELLED),
+        (states.FAILED, False, states.FAILED),
+    ],
+)
+def test_visible_status(stored, pending, visible):
+    assert states.visible_status(stored, pending) == visible
+
+
+@pytest.mark.parametrize(
+    "stored, outcome",
+    [(states.SCHEDULED, "cancel"), (states.CANCELLED, "already"), (states.FIRED, "conflict"), (states.FAILED, "conflict")],
+)
+def test_cancel_outcome(stored, outcome):
+    assert states.cancel_outcome(stored) == outcome
+
+
+def test_only_waiting_or_started_schedules_are_deliverable():
+    assert states.DELIVERABLE_STORED == {states.SCHEDULED, states.FIRED}
+    assert not states.DELIVERABLE_STORED & {states.CANCELLED, states.FAILED}
+
+
+def test_envelope_has_exactly_the_contract_fields():
+    envelope = build_envelope("order-1", 1_795_255_200_250, 1_795_255_200_260, 2, '{"a":[1]}', "default")
+    assert envelope == {
+        "id": "order-1",
+        "dueAt": "2026-11-21T10:00:00.250Z",
+        "firedAt": "2026-11-21T10:00:00.260Z",
+        "attempt": 2,
+        "dedupeKey": "order-1@1795255200250",
+        "payload": {"a": [1]},
+        "target": "default",
+    }
+
+
+def test_timer_ref_round_trips_and_carries_no_payload():
+    ref = TimerRef("order-1", 1_795_255_200_250, "audit")
+    body = ref.to_message_body()
+    assert TimerRef.from_message_body(body) == ref
+    assert set(json.loads(body)) == {"id", "dueMs", "target"}
