@@ -41,6 +41,35 @@ class FunctionSpec:
         return self.handler(event, LambdaContext(self.name, self.timeout_seconds))
 
 
+def lambda_stream_record(record: dict, stream_arn: str, region: str) -> dict:
+    """A record from ``GetRecords`` in the shape Lambda hands to a function."""
+    dynamodb = dict(record["dynamodb"])
+    created = dynamodb.get("ApproximateCreationDateTime")
+    if hasattr(created, "timestamp"):
+        dynamodb["ApproximateCreationDateTime"] = created.timestamp()
+    out = {**record, "dynamodb": dynamodb, "eventSourceARN": stream_arn, "awsRegion": region}
+    out.setdefault("eventSource", "aws:dynamodb")
+    return out
+
+
+def lambda_sqs_record(message: dict, queue_arn: str, region: str) -> dict:
+    """A message from ``ReceiveMessage`` in the shape Lambda hands to a function."""
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes", {}),
+        "messageAttributes": {
+            name: {"stringValue": value.get("StringValue"), "dataType": value.get("DataType")}
+            for name, value in message.get("MessageAttributes", {}).items()
+        },
+        "md5OfBody": message.get("MD5OfBody"),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
 class _PollerThread(threading.Thread):
     def __init__(self, name: str, stop: threading.Event) -> None:
         super().__init__(name=name, daemon=True)
@@ -115,7 +144,7 @@ class StreamPoller(_PollerThread):
             self._iterators[shard_id] = response.get("NextShardIterator") if records else None
             if records:
                 busy = True
-                self._deliver([self._to_lambda_record(r) for r in records])
+                self._deliver([lambda_stream_record(r, self._stream_arn, self._region) for r in records])
                 self._checkpoints.put(self._function.name, self._shard_key(shard_id), records[-1]["dynamodb"]["SequenceNumber"])
         return busy
 
@@ -137,16 +166,6 @@ class StreamPoller(_PollerThread):
 
     def _shard_key(self, shard_id: str) -> str:
         return f"{self._stream_arn}|{shard_id}"
-
-    def _to_lambda_record(self, record: dict) -> dict:
-        """boto3's stream record in the shape Lambda hands to a function."""
-        dynamodb = dict(record["dynamodb"])
-        created = dynamodb.get("ApproximateCreationDateTime")
-        if hasattr(created, "timestamp"):
-            dynamodb["ApproximateCreationDateTime"] = created.timestamp()
-        out = {**record, "dynamodb": dynamodb, "eventSourceARN": self._stream_arn, "awsRegion": self._region}
-        out.setdefault("eventSource", "aws:dynamodb")
-        return out
 
     def _deliver(self, records: list) -> None:
         pending = [r for r in records if matches(self._pattern, r)]
@@ -237,7 +256,7 @@ class QueuePoller(_PollerThread):
 
     def _invoke(self, messages: list) -> None:
         try:
-            records = [self._to_lambda_record(m) for m in messages]
+            records = [lambda_sqs_record(m, self._arn, self._region) for m in messages]
             try:
                 response = self._function.invoke({"Records": records}) or {}
                 failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
@@ -254,22 +273,6 @@ class QueuePoller(_PollerThread):
             logger.exception("%s: completing a batch failed", self._function.name)
         finally:
             self._slots.release()
-
-    def _to_lambda_record(self, message: dict) -> dict:
-        return {
-            "messageId": message["MessageId"],
-            "receiptHandle": message["ReceiptHandle"],
-            "body": message["Body"],
-            "attributes": message.get("Attributes", {}),
-            "messageAttributes": {
-                name: {"stringValue": value.get("StringValue"), "dataType": value.get("DataType")}
-                for name, value in message.get("MessageAttributes", {}).items()
-            },
-            "md5OfBody": message.get("MD5OfBody"),
-            "eventSource": "aws:sqs",
-            "eventSourceARN": self._arn,
-            "awsRegion": self._region,
-        }
 
 
 class ScheduleRule(_PollerThread):

@@ -1,0 +1,115 @@
+"""In-process moto (``mock_aws``) with the resources the construct creates, and the runtime's environment."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from cdk_delayed_scheduler.local.pollers import lambda_sqs_record, lambda_stream_record
+from scheduler_runtime.aws import context
+
+REGION = "us-east-1"
+
+
+@dataclass
+class Aws:
+    """The mocked account, plus helpers that feed handlers real stream records and queue messages."""
+
+    ddb: Any
+    sqs: Any
+    streams: Any
+    table: str
+    stream_arn: str
+    delayer_url: str
+    dlq_url: str
+    target_url: str
+    fifo_target_url: str
+    _stream_position: str | None = field(default=None)
+
+    def new_stream_records(self, event_name: str | None = None) -> list[dict]:
+        """Stream records written since the last call, as Lambda would pass them."""
+        shard = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"][0]["ShardId"]
+        params: dict = {"StreamArn": self.stream_arn, "ShardId": shard}
+        if self._stream_position:
+            params.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=self._stream_position)
+        else:
+            params.update(ShardIteratorType="TRIM_HORIZON")
+        iterator = self.streams.get_shard_iterator(**params)["ShardIterator"]
+        records = self.streams.get_records(ShardIterator=iterator)["Records"]
+        if records:
+            self._stream_position = records[-1]["dynamodb"]["SequenceNumber"]
+        out = [lambda_stream_record(r, self.stream_arn, REGION) for r in records]
+        return [r for r in out if event_name is None or r["eventName"] == event_name]
+
+    def receive(self, queue_url: str, wait: int = 0, max_messages: int = 10) -> list[dict]:
+        messages = self.sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=max_messages, WaitTimeSeconds=wait,
+            AttributeNames=["All"], MessageAttributeNames=["All"],
+        ).get("Messages", [])
+        return [lambda_sqs_record(m, "arn:aws:sqs:us-east-1:123456789012:q", REGION) for m in messages]
+
+    def item(self, pk: str, sk: str) -> dict | None:
+        return self.ddb.get_item(TableName=self.table, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True).get("Item")
+
+    def count_items(self, prefix: str) -> int:
+        # Tests may scan; the runtime never does.
+        return sum(1 for i in self.ddb.scan(TableName=self.table)["Items"] if i["pk"]["S"].startswith(prefix))
+
+
+@pytest.fixture
+def aws(monkeypatch) -> Aws:
+    with mock_aws():
+        session = boto3.session.Session(region_name=REGION)
+        ddb, sqs, streams = session.client("dynamodb"), session.client("sqs"), session.client("dynamodbstreams")
+        table = ddb.create_table(
+            TableName="schedules",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )["TableDescription"]
+        dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
+        delayer = sqs.create_queue(QueueName="delayer")["QueueUrl"]
+        target = sqs.create_queue(QueueName="target")["QueueUrl"]
+        fifo = sqs.create_queue(QueueName="target.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        targets = {
+            "default": {"type": "sqs", "queueUrl": target},
+            "ordered": {"type": "sqs", "queueUrl": fifo, "fifo": True, "messageGroupId": "orders"},
+            "broken": {"type": "sqs", "queueUrl": target.replace("target", "missing")},
+        }
+        for name, value in {
+            "TABLE_NAME": "schedules", "DELAYER_QUEUE_URL": delayer, "DEAD_LETTER_QUEUE_URL": dlq,
+            "TARGETS": json.dumps(targets), "SHARD_COUNT": "4", "CLAIM_WINDOW_SECONDS": "60",
+            "MAX_RECEIVE_COUNT": "3", "AWS_DEFAULT_REGION": REGION,
+        }.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+        monkeypatch.delenv("AWS_ENDPOINT_URL_LAMBDA", raising=False)
+        context._contexts.clear()
+        yield Aws(ddb, sqs, streams, "schedules", table["LatestStreamArn"], delayer, dlq, target, fifo)
+        context._contexts.clear()
+
+
+def api_event(method: str, path: str, body: Any = None) -> dict:
+    segments = [s for s in path.split("/") if s]
+    return {
+        "httpMethod": method,
+        "path": path,
+        "resource": "/schedules/{id}" if len(segments) == 2 else path,
+        "pathParameters": {"id": segments[1]} if len(segments) == 2 else None,
+        "body": body if isinstance(body, str) or body is None else json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def call_api(method: str, path: str, body: Any = None) -> tuple[int, dict]:
+    from scheduler_runtime.handlers import api
+
+    response = api.handler(api_event(method, path, body))
+    assert response["headers"]["Content-Type"] == "application/json"
+    return response["statusCode"], json.loads(response["body"])
