@@ -67,7 +67,10 @@ pyproject.add_override(
     {
         "testpaths": ["tests"],
         "pythonpath": ["src", "lambda"],
-        "markers": ["e2e: end-to-end runs of the local engine (slow)"],
+        "markers": [
+            "e2e: end-to-end runs of the local engine (slow)",
+            "slow: construct checks that synthesize, build a wheel, run the CDK CLI or deploy into moto (still run by default)",
+        ],
         "filterwarnings": ["ignore::DeprecationWarning:jsii.*"],
     },
 )
