@@ -75,6 +75,7 @@ def test_delay_seconds_replay_keeps_its_hash_later():
         ({"delaySeconds": "10", "payload": 1}, "delaySeconds", "number"),
         ({"delaySeconds": False, "payload": 1}, "delaySeconds", "number"),
         ({"delaySeconds": 1e20, "payload": 1}, "delaySeconds", "9999"),
+        ({"delaySeconds": 1e308, "payload": 1}, "delaySeconds", "9999"),
         ({"delaySeconds": 1}, "payload", "payload is required"),
         ({"id": "", "delaySeconds": 1, "payload": 1}, "id", "1-128"),
         ({"id": "x" * 129, "delaySeconds": 1, "payload": 1}, "id", "got 129 characters"),

@@ -94,6 +94,8 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
             raise ApiError(400, "delaySeconds must be a number of seconds >= 0", "delaySeconds")
         if delay < 0:
             raise ApiError(400, "delaySeconds must be >= 0", "delaySeconds")
+        if delay * 1000 > MAX_EPOCH_MS - now_ms:
+            raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
         due_ms = now_ms + math.ceil(round(delay * 1000, 6))
         if due_ms > MAX_EPOCH_MS:
             raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")

@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import threading
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -55,6 +56,7 @@ class EngineStats:
 
     events: collections.Counter = field(default_factory=collections.Counter)
     claims: collections.Counter = field(default_factory=collections.Counter)
+    claims_by: collections.Counter = field(default_factory=collections.Counter)
     lateness_ms: list = field(default_factory=list)
     stream_failures: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -64,6 +66,7 @@ class EngineStats:
             self.events[event] += 1
             if event == "claimed":
                 self.claims[fields["id"]] += 1
+                self.claims_by[fields["by"]] += 1
             elif event == "delivered":
                 self.lateness_ms.append(fields["lateMs"])
 
@@ -80,7 +83,12 @@ class _StatsHandler(logging.Handler):
 
 
 class Engine:
-    """Run the scheduler locally. Use as a context manager, or call start() and stop()."""
+    """Run the scheduler locally. Use as a context manager, or call start() and stop().
+
+    One engine runs per process at a time: the runtime's handlers read their
+    configuration from the process environment, as they do in Lambda, and an
+    engine-started moto keeps its state per process.
+    """
 
     def __init__(self, options: EngineOptions | None = None) -> None:
         self.options = options or EngineOptions()
@@ -166,7 +174,10 @@ class Engine:
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._moto.start()
         host, port = self._moto.get_host_and_port()
-        return f"http://{host}:{port}"
+        endpoint = f"http://{host}:{port}"
+        # moto keeps its state per process, not per server: start from an empty account.
+        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10).close()
+        return endpoint
 
     def _configure_environment(self) -> None:
         """Point boto3 at the endpoints; moto accepts any credentials."""

@@ -1,0 +1,135 @@
+"""End to end through the local engine's HTTP API: both paths, cancels, replays, overdue, and invariants 1-8."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pytest
+
+from cdk_delayed_scheduler.local import Engine, EngineOptions
+from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+
+pytestmark = pytest.mark.e2e
+WINDOW = 4  # seconds: fast track when due within it, sweeper path beyond
+
+
+@dataclass
+class Run:
+    recorder: Recorder
+    claims: dict
+    claims_by: dict
+    events: dict
+    kinds: dict  # id -> fast | sweeper | overdue | cancel-waiting | cancel-queued
+    created: dict  # id -> HTTP status of the create
+    cancels: dict  # id -> (status seen by GET before the cancel, HTTP status of the cancel)
+    replay: tuple
+    conflict: tuple
+    final: dict  # id -> status answered by GET at the end
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    recorder = Recorder()
+    kinds = {**{f"fast-{n}": "fast" for n in range(30)}, **{f"sweep-{n}": "sweeper" for n in range(25)},
+             **{f"overdue-{n}": "overdue" for n in range(3)}, **{f"cancel-waiting-{n}": "cancel-waiting" for n in range(3)},
+             **{f"cancel-queued-{n}": "cancel-queued" for n in range(3)}}
+    offsets = {"fast": (1, 5), "sweeper": (8, 15), "overdue": (-20, -2), "cancel-waiting": (12, 14), "cancel-queued": (7, 9)}
+    with Engine(EngineOptions(target=recorder, max_delay=WINDOW, sweep_interval=1, shards=4)) as engine:
+        api = ApiClient(engine.api_url)
+
+        def create(item):
+            n, (schedule_id, kind) = item
+            low, high = offsets[kind]
+            due = round(time.time() + low + (high - low) * ((n * 37) % 100) / 100, 3)
+            return schedule_id, api.create({"id": schedule_id, "dueAt": due, "payload": {"kind": kind, "n": n}})
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = dict(pool.map(create, enumerate(kinds.items())))
+        replay_body = {"id": "fast-0", "dueAt": answers["fast-0"][1]["dueAt"], "payload": {"kind": "fast", "n": 0}}
+        replay = api.create(replay_body)
+        conflict = api.create({**replay_body, "payload": {"kind": "other"}})
+
+        cancels = {}
+        for schedule_id in (i for i, k in kinds.items() if k == "cancel-waiting"):
+            cancels[schedule_id] = (api.get(schedule_id)[1]["status"], api.cancel(schedule_id)[0])
+        pending = [i for i, k in kinds.items() if k == "cancel-queued"]
+        deadline = time.time() + 10
+        while pending and time.time() < deadline:
+            for schedule_id in list(pending):
+                seen = api.get(schedule_id)[1]["status"]
+                if seen == "QUEUED":
+                    cancels[schedule_id] = (seen, api.cancel(schedule_id)[0])
+                    pending.remove(schedule_id)
+            time.sleep(0.02)
+
+        expected = {i for i, k in kinds.items() if not k.startswith("cancel")}
+        recorder.wait_for(expected, timeout_seconds=40)
+        time.sleep(2)  # room for any wrongful or duplicate delivery to show up
+        final = {i: api.get(i)[1]["status"] for i in kinds}
+        return Run(recorder, dict(engine.stats.claims), dict(engine.stats.claims_by), dict(engine.stats.events), kinds,
+                   {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final)
+
+
+def expected_ids(run: Run) -> set[str]:
+    return {i for i, k in run.kinds.items() if not k.startswith("cancel")}
+
+
+def test_workload_mixes_both_paths(run):
+    assert len(expected_ids(run)) >= 50
+    assert set(run.created.values()) == {201}
+
+
+def test_nothing_lost(run):
+    assert expected_ids(run) - set(run.recorder.by_id()) == set()
+    assert all(run.final[i] == "FIRED" for i in expected_ids(run))
+
+
+def test_never_early(run):
+    deliveries = [d for ds in run.recorder.by_id().values() for d in ds]
+    assert deliveries and min(d.lateness_ms for d in deliveries) >= 0
+    assert all(parse_due_ms(d.envelope["firedAt"]) >= parse_due_ms(d.envelope["dueAt"]) for d in deliveries)
+
+
+def test_every_cancel_won_including_those_already_in_the_delayer_queue(run):
+    assert len(run.cancels) == 6
+    assert sorted(seen for seen, _ in run.cancels.values()) == ["QUEUED"] * 3 + ["SCHEDULED"] * 3
+    assert {code for _, code in run.cancels.values()} == {200}
+    assert set(run.cancels) & set(run.recorder.by_id()) == set()
+    assert all(run.final[i] == "CANCELLED" for i in run.cancels)
+
+
+def test_exactly_one_promotion_each(run):
+    promoted = {i for i, k in run.kinds.items() if k != "cancel-waiting"}
+    assert {i: run.claims.get(i, 0) for i in promoted} == {i: 1 for i in promoted}
+    assert not any(run.claims.get(i) for i, k in run.kinds.items() if k == "cancel-waiting")
+
+
+def test_both_paths_were_taken(run):
+    # Due beyond the window at creation: only the sweeper can claim them. Due within it: the
+    # fast track and the once-a-second sweeper race, and the conditional delete lets one win.
+    assert run.claims_by["fast-track"] > 0
+    assert run.claims_by["sweeper"] >= 25
+    assert run.claims_by["fast-track"] + run.claims_by["sweeper"] == len(run.claims)
+    assert run.events["enqueued"] == sum(run.claims.values())
+
+
+def test_at_least_once_with_stable_dedupe_keys_and_attempts(run):
+    for schedule_id, deliveries in run.recorder.by_id().items():
+        envelope = deliveries[0].envelope
+        assert envelope["dedupeKey"] == f"{schedule_id}@{parse_due_ms(envelope['dueAt'])}"
+        assert envelope["attempt"] == 1 and envelope["target"] == "default"
+        assert envelope["payload"]["kind"] == run.kinds[schedule_id]
+
+
+def test_overdue_is_delivered_with_its_lateness_visible(run):
+    for schedule_id in (i for i, k in run.kinds.items() if k == "overdue"):
+        envelope = run.recorder.by_id()[schedule_id][0].envelope
+        assert parse_due_ms(envelope["firedAt"]) - parse_due_ms(envelope["dueAt"]) >= 2000
+
+
+def test_idempotent_create(run):
+    assert run.replay[0] == 200 and run.replay[1]["id"] == "fast-0" and run.replay[1]["status"] == "SCHEDULED"
+    assert run.conflict[0] == 409 and run.conflict[1]["field"] == "id"
+    assert len(run.recorder.by_id()["fast-0"]) == 1
