@@ -321,10 +321,10 @@ class DelayedScheduler(Construct):
             "DEAD_LETTER_QUEUE_URL": self.dead_letter_queue.queue_url,
             "TARGETS": Lazy.string(_TargetsJson(self)),
             "DEFAULT_TARGET": DEFAULT_TARGET_NAME,
-            "SHARD_COUNT": str(shard_count),
-            "CLAIM_WINDOW_SECONDS": str(_seconds(delay_window)),
-            "HISTORY_RETENTION_SECONDS": str(_seconds(history_retention)),
-            "MAX_RECEIVE_COUNT": str(max_receive_count),
+            "SHARD_COUNT": _text(shard_count),
+            "CLAIM_WINDOW_SECONDS": _text(_seconds(delay_window)),
+            "HISTORY_RETENTION_SECONDS": _text(_seconds(history_retention)),
+            "MAX_RECEIVE_COUNT": _text(max_receive_count),
             "METRICS_NAMESPACE": metrics_namespace,
             "LOG_LEVEL": str(log_level).upper() if not Token.is_unresolved(log_level) else log_level,
         }
@@ -657,6 +657,13 @@ class DelayedScheduler(Construct):
 def _seconds(duration: Duration) -> Any:
     """Whole seconds of ``duration``, or the unresolved token."""
     return duration.to_seconds()
+
+
+def _text(value: Any) -> str:
+    """An environment variable's text: a whole number as ``"16"``, a token as a token string."""
+    if Token.is_unresolved(value):
+        return Token.as_string(value)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _seconds_or(duration: Duration, fallback: int) -> int:

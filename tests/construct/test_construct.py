@@ -1,0 +1,526 @@
+"""Template assertions for every resource and prop of DelayedScheduler.
+
+One app per module: a stack with every default, and a stack with every prop changed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Match, Template
+
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, targets
+from cdk_delayed_scheduler._runtime_asset import event_filters
+
+from construct_helpers import only, resources_of
+
+ENV = cdk.Environment(account="123456789012", region="eu-west-1")
+FUNCTION_IDS = ("ApiFunction", "FastTrackFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
+
+
+def _callback(stack: cdk.Stack, id: str = "Callback") -> lambda_.Function:
+    return lambda_.Function(stack, id, runtime=lambda_.Runtime.PYTHON_3_13, handler="index.handler",
+                            code=lambda_.Code.from_inline("def handler(event, context):\n    return None\n"))
+
+
+class Built:
+    def __init__(self, stack: cdk.Stack, scheduler: DelayedScheduler, **extra) -> None:
+        self.stack, self.scheduler = stack, scheduler
+        self.extra = extra
+        self.template: Template | None = None
+        self.json: dict = {}
+
+
+@pytest.fixture(scope="module")
+def built():
+    app = cdk.App()
+    # --- every default -------------------------------------------------------------
+    stack = cdk.Stack(app, "Defaults", env=ENV)
+    callback = _callback(stack)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback))
+    client = iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal())
+    scheduler.grant_schedule(client)
+    defaults = Built(stack, scheduler, callback=callback)
+
+    # --- every prop changed ------------------------------------------------------------
+    stack2 = cdk.Stack(app, "Custom", env=ENV)
+    key = kms.Key(stack2, "Key", enable_key_rotation=True)
+    jobs_key = kms.Key(stack2, "JobsKey", enable_key_rotation=True)
+    jobs = sqs.Queue(stack2, "Jobs", encryption=sqs.QueueEncryption.KMS, encryption_master_key=jobs_key,
+                     enforce_ssl=True)
+    ordered = sqs.Queue(stack2, "Ordered", fifo=True, enforce_ssl=True)
+    pool = cognito.UserPool(stack2, "Pool")
+    callback2 = _callback(stack2, "Other")
+    custom = DelayedScheduler(
+        stack2, "Timers",
+        target=targets.SqsSendMessage(jobs),
+        extra_targets={"ordered": targets.SqsSendMessage(ordered, message_group_id="g-1")},
+        shard_count=32,
+        delay_window=cdk.Duration.seconds(600),
+        history_retention=cdk.Duration.hours(2),
+        billing_mode=dynamodb.BillingMode.PROVISIONED,
+        read_capacity=7,
+        write_capacity=9,
+        encryption_key=key,
+        point_in_time_recovery=False,
+        removal_policy=cdk.RemovalPolicy.DESTROY,
+        api_authorization=ApiAuthorization.cognito(pool, scopes=["timers/write"]),
+        api_throttling_rate_limit=10,
+        api_throttling_burst_limit=20,
+        api_stage_name="live",
+        api_cloud_watch_role=False,
+        log_level="debug",
+        log_retention=logs.RetentionDays.ONE_WEEK,
+        architecture=lambda_.Architecture.X86_64,
+        memory_size=512,
+        dispatcher_timeout=cdk.Duration.seconds(120),
+        dispatcher_batch_size=5,
+        dispatcher_max_batching_window=cdk.Duration.seconds(2),
+        dispatcher_max_concurrency=7,
+        max_receive_count=3,
+        stream_batch_size=50,
+        stream_retry_attempts=4,
+        metrics_namespace="Acme/Timers",
+    )
+    custom.add_target("callback", targets.LambdaInvoke(callback2))
+    changed = Built(stack2, custom, key=key, jobs=jobs, jobs_key=jobs_key, ordered=ordered, pool=pool,
+                    callback=callback2)
+
+    # --- API key and no-auth variants ---------------------------------------------
+    stack3 = cdk.Stack(app, "ApiKey", env=ENV)
+    keyed = Built(stack3, DelayedScheduler(stack3, "Timers", target=targets.LambdaInvoke(_callback(stack3)),
+                                           api_authorization=ApiAuthorization.api_key()))
+    stack4 = cdk.Stack(app, "Open", env=ENV)
+    open_ = Built(stack4, DelayedScheduler(stack4, "Timers", target=targets.LambdaInvoke(_callback(stack4)),
+                                           api_authorization=ApiAuthorization.none()))
+
+    for b in (defaults, changed, keyed, open_):
+        b.template = Template.from_stack(b.stack)
+        b.json = b.template.to_json()
+    return {"defaults": defaults, "custom": changed, "api_key": keyed, "none": open_}
+
+
+def _function(b: Built, fid: str) -> dict:
+    return only(b.json, "AWS::Lambda::Function", f"Timers{fid}")[1]["Properties"]
+
+
+def _policy(b: Built, fid: str) -> list:
+    return only(b.json, "AWS::IAM::Policy", f"Timers{fid}Role")[1]["Properties"]["PolicyDocument"]["Statement"]
+
+
+def _actions(statements: list) -> set:
+    found = set()
+    for s in statements:
+        found.update([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    return found
+
+
+def _logical_id(b: Built, construct) -> str:
+    return b.stack.get_logical_id(construct.node.default_child)
+
+
+# --- table -----------------------------------------------------------------------------
+def test_table_defaults(built):
+    b = built["defaults"]
+    b.template.resource_count_is("AWS::DynamoDB::Table", 1)
+    b.template.has_resource("AWS::DynamoDB::Table", {
+        "DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain",
+        "Properties": {
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                     {"AttributeName": "sk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+            "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+            "TimeToLiveSpecification": {"AttributeName": "expiresAt", "Enabled": True},
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            "SSESpecification": {"SSEEnabled": False},  # AWS owned key
+        },
+    })
+
+
+def test_table_custom(built):
+    b = built["custom"]
+    key_id = _logical_id(b, b.extra["key"])
+    b.template.has_resource("AWS::DynamoDB::Table", {
+        "DeletionPolicy": "Delete",
+        "Properties": {
+            "ProvisionedThroughput": {"ReadCapacityUnits": 7, "WriteCapacityUnits": 9},
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": False},
+            "SSESpecification": {"SSEEnabled": True, "SSEType": "KMS",
+                                 "KMSMasterKeyId": {"Fn::GetAtt": [key_id, "Arn"]}},
+        },
+    })
+    assert "BillingMode" not in only(b.json, "AWS::DynamoDB::Table")[1]["Properties"]
+
+
+# --- queues ------------------------------------------------------------------------------
+def test_queues_defaults(built):
+    b = built["defaults"]
+    s = b.scheduler
+    dlq_id, delayer_id = _logical_id(b, s.dead_letter_queue), _logical_id(b, s.delayer_queue)
+    dlq = b.json["Resources"][dlq_id]["Properties"]
+    delayer = b.json["Resources"][delayer_id]["Properties"]
+    assert dlq == {"MessageRetentionPeriod": 14 * 86400, "SqsManagedSseEnabled": True}
+    assert delayer["SqsManagedSseEnabled"] is True
+    assert delayer["VisibilityTimeout"] == 6 * _function(b, "DispatcherFunction")["Timeout"] == 360
+    assert delayer["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 5}
+    assert "FifoQueue" not in delayer  # standard: per-message delays
+    # TLS enforced on both queues
+    for queue_id in (dlq_id, delayer_id):
+        b.template.has_resource_properties("AWS::SQS::QueuePolicy", {
+            "Queues": [{"Ref": queue_id}],
+            "PolicyDocument": {"Statement": Match.array_with([Match.object_like({
+                "Effect": "Deny", "Action": "sqs:*",
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            })])},
+        })
+
+
+def test_queues_custom(built):
+    b = built["custom"]
+    key_arn = {"Fn::GetAtt": [_logical_id(b, b.extra["key"]), "Arn"]}
+    delayer = b.json["Resources"][_logical_id(b, b.scheduler.delayer_queue)]["Properties"]
+    dlq = b.json["Resources"][_logical_id(b, b.scheduler.dead_letter_queue)]["Properties"]
+    assert delayer["VisibilityTimeout"] == 720
+    assert delayer["RedrivePolicy"]["maxReceiveCount"] == 3
+    assert delayer["KmsMasterKeyId"] == dlq["KmsMasterKeyId"] == key_arn
+    # EventBridge may encrypt failed sweep events into the dead-letter queue
+    b.template.has_resource_properties("AWS::KMS::Key", {"KeyPolicy": {"Statement": Match.array_with([
+        Match.object_like({"Principal": {"Service": "events.amazonaws.com"},
+                           "Action": ["kms:GenerateDataKey", "kms:Decrypt"]})])}})
+
+
+# --- functions ---------------------------------------------------------------------------
+def test_functions_defaults(built):
+    b = built["defaults"]
+    handlers = {}
+    for fid in FUNCTION_IDS:
+        props = _function(b, fid)
+        assert props["Runtime"] == "python3.14"
+        assert props["Architectures"] == ["arm64"]
+        assert props["MemorySize"] == 256
+        handlers[fid] = props["Handler"]
+        env = props["Environment"]["Variables"]
+        assert env["SHARD_COUNT"] == "16"
+        assert env["CLAIM_WINDOW_SECONDS"] == "870"
+        assert env["HISTORY_RETENTION_SECONDS"] == "86400"
+        assert env["MAX_RECEIVE_COUNT"] == "5"
+        assert env["DEFAULT_TARGET"] == "default"
+        assert env["METRICS_NAMESPACE"] == "DelayedScheduler"
+        assert env["LOG_LEVEL"] == "INFO"
+        assert env["TABLE_NAME"] == {"Ref": _logical_id(b, b.scheduler.table)}
+        assert env["DELAYER_QUEUE_URL"] == {"Ref": _logical_id(b, b.scheduler.delayer_queue)}
+        assert env["DEAD_LETTER_QUEUE_URL"] == {"Ref": _logical_id(b, b.scheduler.dead_letter_queue)}
+        # its own role and its own log group, with retention
+        role_id = props["Role"]["Fn::GetAtt"][0]
+        assert role_id.startswith(f"Timers{fid}Role")
+        log_group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
+        assert log_group_id.startswith(f"Timers{fid}Logs")
+        assert b.json["Resources"][log_group_id]["Properties"]["RetentionInDays"] == 30
+        role = b.json["Resources"][role_id]["Properties"]
+        assert "ManagedPolicyArns" not in role
+        assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "lambda.amazonaws.com"}
+    assert handlers == {
+        "ApiFunction": "scheduler_runtime.handlers.api.handler",
+        "FastTrackFunction": "scheduler_runtime.handlers.fast_track.handler",
+        "SweeperFunction": "scheduler_runtime.handlers.sweeper.handler",
+        "EnqueuerFunction": "scheduler_runtime.handlers.enqueuer.handler",
+        "DispatcherFunction": "scheduler_runtime.handlers.dispatcher.handler",
+    }
+    roles = {only(b.json, "AWS::Lambda::Function", f"Timers{fid}")[1]["Properties"]["Role"]["Fn::GetAtt"][0]
+             for fid in FUNCTION_IDS}
+    assert len(roles) == 5
+    assert _function(b, "DispatcherFunction")["Timeout"] == 60
+    assert len(set(json.dumps(_function(b, fid)["Code"]) for fid in FUNCTION_IDS)) == 1  # one asset
+
+
+def test_functions_custom(built):
+    b = built["custom"]
+    for fid in FUNCTION_IDS:
+        props = _function(b, fid)
+        assert props["Architectures"] == ["x86_64"]
+        assert props["MemorySize"] == 512
+        env = props["Environment"]["Variables"]
+        assert (env["SHARD_COUNT"], env["CLAIM_WINDOW_SECONDS"], env["HISTORY_RETENTION_SECONDS"]) == ("32", "600", "7200")
+        assert (env["MAX_RECEIVE_COUNT"], env["METRICS_NAMESPACE"], env["LOG_LEVEL"]) == ("3", "Acme/Timers", "DEBUG")
+        log_group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
+        assert b.json["Resources"][log_group_id]["Properties"]["RetentionInDays"] == 7
+    assert _function(b, "DispatcherFunction")["Timeout"] == 120
+
+
+def _rendered_targets(b: Built) -> dict:
+    """TARGETS with each token replaced by the logical id it points at."""
+    value = _function(b, "DispatcherFunction")["Environment"]["Variables"]["TARGETS"]
+    if isinstance(value, str):
+        return json.loads(value)
+    parts = []
+    for part in value["Fn::Join"][1]:
+        if isinstance(part, str):
+            parts.append(part)
+        elif "Ref" in part:
+            parts.append(f"<Ref {part['Ref']}>")
+        else:
+            parts.append(f"<GetAtt {part['Fn::GetAtt'][0]}.{part['Fn::GetAtt'][1]}>")
+    return json.loads("".join(parts))
+
+
+def test_targets_json_is_the_same_in_every_function(built):
+    for b in (built["defaults"], built["custom"]):
+        values = {json.dumps(_function(b, fid)["Environment"]["Variables"]["TARGETS"]) for fid in FUNCTION_IDS}
+        assert len(values) == 1
+
+
+def test_lambda_target(built):
+    b = built["defaults"]
+    callback_id = _logical_id(b, b.extra["callback"])
+    assert _rendered_targets(b) == {"default": {"type": "lambda", "functionArn": f"<GetAtt {callback_id}.Arn>"}}
+    invoke = [s for s in _policy(b, "DispatcherFunction") if s["Action"] == "lambda:InvokeFunction"]
+    assert invoke == [{"Action": "lambda:InvokeFunction", "Effect": "Allow",
+                       "Resource": {"Fn::GetAtt": [callback_id, "Arn"]}}]
+    assert b.scheduler.target_names == ["default"]
+
+
+def test_sqs_targets_extra_targets_and_add_target(built):
+    b = built["custom"]
+    jobs, ordered = _logical_id(b, b.extra["jobs"]), _logical_id(b, b.extra["ordered"])
+    other = _logical_id(b, b.extra["callback"])
+    assert _rendered_targets(b) == {
+        "default": {"type": "sqs", "queueUrl": f"<Ref {jobs}>", "fifo": False},
+        "ordered": {"type": "sqs", "queueUrl": f"<Ref {ordered}>", "fifo": True, "messageGroupId": "g-1"},
+        "callback": {"type": "lambda", "functionArn": f"<GetAtt {other}.Arn>"},
+    }
+    statements = _policy(b, "DispatcherFunction")
+    sends = [s["Resource"] for s in statements if s["Action"] == "sqs:SendMessage"]
+    assert {"Fn::GetAtt": [jobs, "Arn"]} in sends and {"Fn::GetAtt": [ordered, "Arn"]} in sends
+    # the encrypted target queue's key: only what a producer needs
+    jobs_key = _logical_id(b, b.extra["jobs_key"])
+    assert {"Action": ["kms:GenerateDataKey", "kms:Decrypt"], "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [jobs_key, "Arn"]}} in statements
+    assert b.scheduler.target_names == ["default", "ordered", "callback"]
+
+
+# --- least privilege ---------------------------------------------------------------------
+def test_each_role_has_exactly_what_its_handler_calls(built):
+    b = built["defaults"]
+    table = {"Fn::GetAtt": [_logical_id(b, b.scheduler.table), "Arn"]}
+    delayer = {"Fn::GetAtt": [_logical_id(b, b.scheduler.delayer_queue), "Arn"]}
+    dlq = {"Fn::GetAtt": [_logical_id(b, b.scheduler.dead_letter_queue), "Arn"]}
+    stream_read = {"dynamodb:ListStreams", "dynamodb:DescribeStream", "dynamodb:GetRecords",
+                   "dynamodb:GetShardIterator"}
+    logs_write = {"logs:CreateLogStream", "logs:PutLogEvents"}
+    expected = {
+        "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+        "FastTrackFunction": {"dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
+                              "sqs:GetQueueUrl"} | stream_read,
+        "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem"},
+        "EnqueuerFunction": {"dynamodb:PutItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
+                             "sqs:GetQueueUrl"} | stream_read,
+        "DispatcherFunction": {"dynamodb:UpdateItem", "sqs:SendMessage", "sqs:ReceiveMessage",
+                               "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage",
+                               "sqs:GetQueueAttributes", "lambda:InvokeFunction"},
+    }
+    for fid, actions in expected.items():
+        statements = _policy(b, fid)
+        assert _actions(statements) == actions | logs_write, fid
+        for statement in statements:
+            assert statement["Effect"] == "Allow"
+            if statement["Resource"] == "*":
+                # the one place AWS requires it: ListStreams has no resource-level permissions
+                assert statement["Action"] == "dynamodb:ListStreams", (fid, statement)
+            if any(a.startswith("dynamodb:") and a != "dynamodb:ListStreams" and "Stream" not in a
+                   and a not in ("dynamodb:GetRecords", "dynamodb:GetShardIterator")
+                   for a in _actions([statement])):
+                assert statement["Resource"] == [table], (fid, statement)
+    # the delayer and DLQ sends are scoped to exactly those queues
+    enq = _policy(b, "EnqueuerFunction")
+    assert {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": delayer} in enq
+    disp = _policy(b, "DispatcherFunction")
+    assert {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": delayer} in disp
+    assert {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": dlq} in disp
+
+
+def test_customer_managed_key_is_granted_to_table_and_queue_users(built):
+    b = built["custom"]
+    key = {"Fn::GetAtt": [_logical_id(b, b.extra["key"]), "Arn"]}
+    for fid in FUNCTION_IDS:
+        kms_actions = _actions([s for s in _policy(b, fid) if s.get("Resource") == key])
+        assert {"kms:Decrypt"} <= kms_actions, fid
+
+
+# --- event sources -------------------------------------------------------------------------
+def test_stream_mappings(built):
+    filters = event_filters()
+    for b, batch, retries in ((built["defaults"], 100, 10), (built["custom"], 50, 4)):
+        dlq = {"Fn::GetAtt": [_logical_id(b, b.scheduler.dead_letter_queue), "Arn"]}
+        stream = {"Fn::GetAtt": [_logical_id(b, b.scheduler.table), "StreamArn"]}
+        for fid, name in (("FastTrackFunction", "fastTrack"), ("EnqueuerFunction", "enqueuer")):
+            (props,) = [m["Properties"] for m in resources_of(b.json, "AWS::Lambda::EventSourceMapping").values()
+                        if m["Properties"]["FunctionName"]["Ref"].startswith(f"Timers{fid}")]
+            assert props["EventSourceArn"] == stream
+            assert props["StartingPosition"] == "TRIM_HORIZON"
+            assert props["BatchSize"] == batch
+            assert props["MaximumRetryAttempts"] == retries
+            assert props["BisectBatchOnFunctionError"] is True
+            assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+            assert props["DestinationConfig"] == {"OnFailure": {"Destination": dlq}}
+            (pattern,) = props["FilterCriteria"]["Filters"]
+            assert json.loads(pattern["Pattern"]) == filters[name]  # verbatim, the shared source of truth
+
+
+def test_queue_mapping(built):
+    for b, expected in (
+        (built["defaults"], {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"]}),
+        (built["custom"], {"BatchSize": 5, "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                           "MaximumBatchingWindowInSeconds": 2, "ScalingConfig": {"MaximumConcurrency": 7}}),
+    ):
+        (props,) = [m["Properties"] for m in resources_of(b.json, "AWS::Lambda::EventSourceMapping").values()
+                    if "Timers" + "DispatcherFunction" in m["Properties"]["FunctionName"]["Ref"]]
+        assert props["EventSourceArn"] == {"Fn::GetAtt": [_logical_id(b, b.scheduler.delayer_queue), "Arn"]}
+        assert {k: props[k] for k in expected} == expected
+        if b is built["defaults"]:
+            assert "ScalingConfig" not in props and "MaximumBatchingWindowInSeconds" not in props
+
+
+def test_sweep_rule(built):
+    b = built["defaults"]
+    sweeper = only(b.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
+    b.template.has_resource_properties("AWS::Events::Rule", {
+        "ScheduleExpression": "rate(1 minute)",
+        "State": "ENABLED",
+        "Targets": [Match.object_like({
+            "Arn": {"Fn::GetAtt": [sweeper, "Arn"]},
+            "DeadLetterConfig": {"Arn": {"Fn::GetAtt": [_logical_id(b, b.scheduler.dead_letter_queue), "Arn"]}},
+            "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 120},
+        })],
+    })
+
+
+# --- API -------------------------------------------------------------------------------------
+def _methods(b: Built) -> dict:
+    out = {}
+    for props in (m["Properties"] for m in resources_of(b.json, "AWS::ApiGateway::Method").values()):
+        resource = props["ResourceId"]["Ref"]
+        path = "/schedules/{id}" if "schedulesid" in resource else "/schedules"
+        out[(props["HttpMethod"], path)] = props
+    return out
+
+
+def test_api_routes_iam_auth_and_validation(built):
+    b = built["defaults"]
+    methods = _methods(b)
+    assert set(methods) == {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}")}
+    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
+    for props in methods.values():
+        assert props["AuthorizationType"] == "AWS_IAM"
+        assert props["Integration"]["Type"] == "AWS_PROXY"
+        assert api_fn in json.dumps(props["Integration"]["Uri"])
+        assert "RequestValidatorId" in props
+    post = methods[("POST", "/schedules")]
+    model_id = post["RequestModels"]["application/json"]["Ref"]
+    model = b.json["Resources"][model_id]["Properties"]
+    assert model["ContentType"] == "application/json"
+    schema = model["Schema"]
+    assert schema["type"] == "object" and schema["required"] == ["payload"]
+    assert set(schema["properties"]) == {"id", "dueAt", "delaySeconds", "payload", "target"}
+    assert schema["additionalProperties"] is False
+    validator = b.json["Resources"][post["RequestValidatorId"]["Ref"]]["Properties"]
+    assert validator["ValidateRequestBody"] is True
+    for verb in ("GET", "DELETE"):
+        assert methods[(verb, "/schedules/{id}")]["RequestParameters"] == {"method.request.path.id": True}
+
+
+def test_api_stage_throttling_and_logging(built):
+    b = built["defaults"]
+    b.template.has_resource_properties("AWS::ApiGateway::RestApi", {"EndpointConfiguration": {"Types": ["REGIONAL"]}})
+    stage = only(b.json, "AWS::ApiGateway::Stage")[1]["Properties"]
+    assert stage["StageName"] == "v1"
+    assert stage["AccessLogSetting"]["DestinationArn"]["Fn::GetAtt"][0].startswith("TimersApiAccessLogs")
+    assert "$context.requestId" in stage["AccessLogSetting"]["Format"]
+    assert stage["MethodSettings"] == [{"DataTraceEnabled": False, "HttpMethod": "*", "LoggingLevel": "ERROR",
+                                        "MetricsEnabled": True, "ResourcePath": "/*",
+                                        "ThrottlingBurstLimit": 200, "ThrottlingRateLimit": 100}]
+    b.template.resource_count_is("AWS::ApiGateway::Account", 1)
+    custom = built["custom"]
+    stage = only(custom.json, "AWS::ApiGateway::Stage")[1]["Properties"]
+    assert stage["StageName"] == "live"
+    assert (stage["MethodSettings"][0]["ThrottlingRateLimit"], stage["MethodSettings"][0]["ThrottlingBurstLimit"]) == (10, 20)
+    custom.template.resource_count_is("AWS::ApiGateway::Account", 0)
+
+
+def test_api_cognito_auth(built):
+    b = built["custom"]
+    pool = _logical_id(b, b.extra["pool"])
+    authorizer = only(b.json, "AWS::ApiGateway::Authorizer")
+    assert authorizer[1]["Properties"]["Type"] == "COGNITO_USER_POOLS"
+    assert authorizer[1]["Properties"]["ProviderARNs"] == [{"Fn::GetAtt": [pool, "Arn"]}]
+    for props in _methods(b).values():
+        assert props["AuthorizationType"] == "COGNITO_USER_POOLS"
+        assert props["AuthorizerId"] == {"Ref": authorizer[0]}
+        assert props["AuthorizationScopes"] == ["timers/write"]
+
+
+def test_api_key_auth(built):
+    b = built["api_key"]
+    for props in _methods(b).values():
+        assert props["AuthorizationType"] == "NONE" and props["ApiKeyRequired"] is True
+    b.template.resource_count_is("AWS::ApiGateway::ApiKey", 1)
+    b.template.resource_count_is("AWS::ApiGateway::UsagePlanKey", 1)
+    b.template.has_resource_properties("AWS::ApiGateway::UsagePlan", {
+        "Throttle": {"RateLimit": 100, "BurstLimit": 200},
+        "ApiStages": [Match.object_like({"Stage": Match.any_value()})],
+    })
+    assert b.scheduler.api_key is not None and built["defaults"].scheduler.api_key is None
+
+
+def test_api_no_auth(built):
+    for props in _methods(built["none"]).values():
+        assert props["AuthorizationType"] == "NONE" and "ApiKeyRequired" not in props
+
+
+def test_grant_schedule_is_execute_api_on_the_three_routes_only(built):
+    b = built["defaults"]
+    (statement,) = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "execute-api:Invoke"
+    rendered = [json.dumps(r) for r in statement["Resource"]]
+    assert len(rendered) == 3
+    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"'):
+        assert sum(r.endswith(suffix + "]]}") for r in rendered) == 1, (suffix, rendered)
+    stage_id = only(b.json, "AWS::ApiGateway::Stage")[0]
+    api_id = _logical_id(b, b.scheduler.api)
+    assert all(f'{{"Ref": "{api_id}"}}, "/", {{"Ref": "{stage_id}"}}' in r for r in rendered), rendered
+
+
+# --- attributes and metrics ---------------------------------------------------------------
+def test_attributes(built):
+    s = built["defaults"].scheduler
+    assert isinstance(s.table, dynamodb.Table)
+    assert isinstance(s.delayer_queue, sqs.Queue) and isinstance(s.dead_letter_queue, sqs.Queue)
+    assert s.api.node.id == "Api" and s.table.node.id == "Table"
+    assert [f.node.id for f in s.functions] == list(FUNCTION_IDS)
+    assert s.dispatcher_function.node.id == "DispatcherFunction"
+    assert s.sweep_rule.node.id == "SweepSchedule"
+    assert cdk.Token.is_unresolved(s.url)
+
+
+def test_metrics(built):
+    stack, s = built["defaults"].stack, built["defaults"].scheduler
+    lateness = s.metric_lateness()
+    assert (lateness.namespace, lateness.metric_name, lateness.statistic) == ("DelayedScheduler", "LatenessMs", "p99")
+    assert lateness.dimensions == {"Service": "DelayedScheduler"}
+    assert built["custom"].scheduler.metric_lateness(statistic="Maximum").namespace == "Acme/Timers"
+    depth = s.metric_dead_letter_queue_depth(period=cdk.Duration.minutes(1))
+    assert depth.metric_name == "ApproximateNumberOfMessagesVisible" and depth.statistic == "Maximum"
+    assert stack.resolve(depth.dimensions["QueueName"]) == {
+        "Fn::GetAtt": [stack.get_logical_id(s.dead_letter_queue.node.default_child), "QueueName"]}
+    assert depth.period.to_seconds() == 60
+    assert s.metric_delayer_queue_depth().metric_name == "ApproximateNumberOfMessagesVisible"
+    assert s.metric_dispatcher_errors().metric_name == "Errors"

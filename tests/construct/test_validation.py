@@ -1,0 +1,122 @@
+"""Eager prop validation: a wrong value raises ValueError naming the prop and the allowed range;
+unresolved tokens are left for CloudFormation."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Template
+
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, targets
+
+
+@pytest.fixture()
+def stack():
+    return cdk.Stack(cdk.App(), "S")
+
+
+@pytest.fixture()
+def target(stack):
+    return targets.SqsSendMessage(sqs.Queue(stack, "Q"))
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"shard_count": 0}, r"shard_count: must be between 1 and 256, got 0"),
+        ({"shard_count": 257}, r"shard_count: must be between 1 and 256"),
+        ({"delay_window": cdk.Duration.seconds(901)}, r"delay_window: must be between 90 and 900 seconds, got 901"),
+        ({"delay_window": cdk.Duration.seconds(60)}, r"delay_window: must be between 90 and 900 seconds"),
+        ({"history_retention": cdk.Duration.seconds(59)}, r"history_retention: must be between 60 and"),
+        ({"read_capacity": 5}, r"read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED"),
+        ({"billing_mode": dynamodb.BillingMode.PROVISIONED, "write_capacity": 0}, r"write_capacity: must be >= 1"),
+        ({"api_throttling_rate_limit": 0}, r"api_throttling_rate_limit: must be >= 1"),
+        ({"api_throttling_burst_limit": 0}, r"api_throttling_burst_limit: must be >= 1"),
+        ({"log_level": "LOUD"}, r"log_level: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ({"memory_size": 64}, r"memory_size: must be between 128 and 10240"),
+        ({"dispatcher_timeout": cdk.Duration.seconds(5)}, r"dispatcher_timeout: must be between 10 and 900 seconds"),
+        ({"dispatcher_timeout": cdk.Duration.minutes(16)}, r"dispatcher_timeout: must be between 10 and 900 seconds"),
+        ({"dispatcher_batch_size": 11}, r"dispatcher_batch_size: must be between 1 and 10"),
+        ({"dispatcher_max_batching_window": cdk.Duration.seconds(301)},
+         r"dispatcher_max_batching_window: must be between 0 and 300 seconds"),
+        ({"dispatcher_max_concurrency": 1}, r"dispatcher_max_concurrency: must be between 2 and 1000"),
+        ({"max_receive_count": 0}, r"max_receive_count: must be between 1 and 1000"),
+        ({"stream_batch_size": 1001}, r"stream_batch_size: must be between 1 and 1000"),
+        ({"stream_retry_attempts": -1}, r"stream_retry_attempts: must be between 0 and 10000"),
+        ({"metrics_namespace": ""}, r"metrics_namespace: must be a non-empty string"),
+        ({"shard_count": "16"}, r"shard_count: must be a number"),
+        ({"extra_targets": {"bad name": None}}, r"target name: must be 1-64 characters"),
+    ],
+)
+def test_invalid_props_raise_value_error_naming_the_prop(stack, target, props, message):
+    with pytest.raises(ValueError, match=message):
+        DelayedScheduler(stack, "Timers", target=target, **props)
+
+
+def test_unresolved_tokens_are_not_validated(stack, target):
+    shards = cdk.CfnParameter(stack, "Shards", type="Number").value_as_number
+    memory = cdk.CfnParameter(stack, "Memory", type="Number").value_as_number
+    level = cdk.CfnParameter(stack, "Level").value_as_string
+    window = cdk.Duration.seconds(cdk.CfnParameter(stack, "Window", type="Number").value_as_number)
+    scheduler = DelayedScheduler(stack, "Timers", target=target, shard_count=shards, memory_size=memory,
+                                 log_level=level, delay_window=window)
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    api_function = resources[stack.get_logical_id(scheduler.api_function.node.default_child)]
+    env = api_function["Properties"]["Environment"]["Variables"]
+    assert api_function["Properties"]["MemorySize"] == {"Ref": "Memory"}
+    assert env["SHARD_COUNT"] == {"Ref": "Shards"}
+    assert env["LOG_LEVEL"] == {"Ref": "Level"}
+    assert env["CLAIM_WINDOW_SECONDS"] == {"Ref": "Window"}
+
+
+def test_boundaries_are_allowed(stack, target):
+    DelayedScheduler(stack, "Timers", target=target, shard_count=256, delay_window=cdk.Duration.seconds(900),
+                     dispatcher_timeout=cdk.Duration.seconds(900), dispatcher_batch_size=1, max_receive_count=1000,
+                     dispatcher_max_concurrency=2, stream_retry_attempts=0, memory_size=128)
+
+
+def test_target_names_must_be_unique_and_valid(stack, target):
+    scheduler = DelayedScheduler(stack, "Timers", target=target)
+    with pytest.raises(ValueError, match=r"target name: 'default' is already registered"):
+        scheduler.add_target("default", target)
+    with pytest.raises(ValueError, match=r"target name: must be 1-64 characters of A-Za-z0-9._:-, got 'x/y'"):
+        scheduler.add_target("x/y", target)
+    with pytest.raises(ValueError, match=r"target 'q': must be a target from cdk_delayed_scheduler.targets"):
+        scheduler.add_target("q", sqs.Queue(stack, "Raw"))
+    scheduler.add_target("other.queue:1", target)
+    assert scheduler.target_names == ["default", "other.queue:1"]
+
+
+def test_a_target_is_required(stack):
+    with pytest.raises(ValueError, match=r"target: a target is required"):
+        DelayedScheduler(stack, "Timers", target=None)
+
+
+def test_message_group_id_needs_a_fifo_queue(stack):
+    with pytest.raises(ValueError, match=r"message_group_id: only a FIFO queue takes a message group id"):
+        targets.SqsSendMessage(sqs.Queue(stack, "Standard"), message_group_id="g")
+    fifo = sqs.Queue(stack, "Fifo", fifo=True)
+    with pytest.raises(ValueError, match=r"message_group_id: must be 1-128 characters"):
+        targets.SqsSendMessage(fifo, message_group_id="x" * 129)
+    assert targets.SqsSendMessage(fifo, message_group_id="g").message_group_id == "g"
+
+
+def test_api_authorization_factories():
+    assert ApiAuthorization.iam().kind == "IAM"
+    assert ApiAuthorization.api_key().kind == "API_KEY"
+    assert ApiAuthorization.none().kind == "NONE"
+    stack = cdk.Stack(cdk.App(), "S")
+    from aws_cdk import aws_cognito as cognito
+
+    pool = cognito.UserPool(stack, "Pool")
+    auth = ApiAuthorization.cognito(pool, scopes=["a/b"])
+    assert (auth.kind, auth.user_pools, auth.scopes) == ("COGNITO", (pool,), ("a/b",))
+
+
+def test_lambda_target_accepts_an_imported_function(stack):
+    fn = lambda_.Function.from_function_arn(stack, "Imported", "arn:aws:lambda:eu-west-1:123456789012:function:cb")
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(fn))
+    assert scheduler.target_names == ["default"]
