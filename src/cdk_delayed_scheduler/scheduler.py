@@ -444,8 +444,23 @@ class DelayedScheduler(Construct):
         """Allow ``grantee`` to call the API: ``execute-api:Invoke`` on ``POST /schedules`` and
         ``GET``/``DELETE /schedules/*`` of this API's stage, and nothing else.
 
-        Meaningful with ``ApiAuthorization.iam()`` (the default).
+        Meaningful with ``ApiAuthorization.iam()`` (the default). The ``*`` in the two
+        ``/schedules/*`` resources stands for the ``{id}`` path parameter; when ``grantee`` is a
+        construct in this stack, that cdk-nag finding (AwsSolutions-IAM5) is acknowledged on it
+        with this reason.
         """
+        stack = Stack.of(self)
+        if isinstance(grantee, Construct) and Stack.of(grantee) is stack:
+            api_id = stack.get_logical_id(self.api.node.default_child)
+            stage_id = stack.get_logical_id(self.api.deployment_stage.node.default_child)
+            for verb in ("GET", "DELETE"):
+                _acknowledge(
+                    grantee,
+                    f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+                    f"<{api_id}>/<{stage_id}>/{verb}/schedules/*]",
+                    f"grant_schedule: the * is the {{id}} path parameter of {verb} /schedules/{{id}} on this "
+                    "scheduler's own API and stage; no other route or API is granted.",
+                )
         return iam.Grant.add_to_principal(
             grantee=grantee,
             actions=["execute-api:Invoke"],
@@ -624,6 +639,16 @@ class DelayedScheduler(Construct):
                 reason="dynamodb:ListStreams, which the DynamoDB event source mapping needs, does not support "
                        "resource-level permissions; every other stream action is scoped to this table's stream.",
             )
+        if self.encryption_key is not None:
+            for function in (self.fast_track_function, self.enqueuer_function):
+                for action in ("kms:ReEncrypt*", "kms:GenerateDataKey*"):
+                    _acknowledge(
+                        function.role.node.find_child("DefaultPolicy"),
+                        f"AwsSolutions-IAM5[Action::{action}]",
+                        "The stream mapping's on-failure destination (CDK's SqsDlq) grants the dead-letter "
+                        "queue's KMS producer actions with CDK's standard wildcards; they are scoped to that "
+                        "one key and cannot be narrowed from outside aws-cdk-lib.",
+                    )
         _acknowledge(self.api,
             rule="AwsSolutions-APIG3",
             reason="A WAFv2 web ACL is an account-level choice with its own cost; the API is protected by "
