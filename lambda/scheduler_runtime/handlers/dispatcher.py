@@ -1,6 +1,6 @@
 """SQS batch from the delayer queue: deliver each due timer to its target, never early.
 
-Per message, in due order:
+Per message, each in parallel with the rest of its batch:
 1. surfaced more than a second early: put back for the rest of its delay;
 2. otherwise wait out the sub-second remainder;
 3. start the delivery with a conditional write (refused once cancelled);
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import Context, current
@@ -24,6 +25,9 @@ from ..core.window import dispatch_timing
 from ..observability import emit_metrics, log_event
 
 logger = logging.getLogger("scheduler_runtime")
+MAX_PARALLEL_DELIVERIES = 10  # the SQS batch size the construct configures
+# Reused across invocations of a warm function; threads start on first use.
+_deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_name_prefix="delivery")
 
 
 def handler(event: dict, context: Any = None) -> dict:
@@ -31,26 +35,26 @@ def handler(event: dict, context: Any = None) -> dict:
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
     queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url)
 
-    messages = []
-    for message in event.get("Records", []):
+    def process(message: dict) -> tuple[int | None, bool]:
+        """``(lateness if delivered, failed)`` for one message."""
         try:
-            messages.append((TimerRef.from_message_body(message["body"]), message))
+            ref = TimerRef.from_message_body(message["body"])
         except (ValueError, KeyError, TypeError):
             # Not ours to interpret: leave it to the redrive policy, which parks it in the DLQ.
             logger.error("malformed delayer message %s", message.get("messageId"))
-            messages.append((None, message))
-
-    failures, lateness = [], []
-    for ref, message in sorted(messages, key=lambda pair: pair[0].due_ms if pair[0] else 0):
+            return None, True
         try:
-            if ref is None:
-                raise ValueError("malformed message")
-            late_ms = _dispatch_one(ctx, store, queue, ref, int(message["attributes"]["ApproximateReceiveCount"]))
-            if late_ms is not None:
-                lateness.append(late_ms)
+            return _dispatch_one(ctx, store, queue, ref, int(message["attributes"]["ApproximateReceiveCount"])), False
         except Exception:  # noqa: BLE001 - retried through SQS, then redriven to the DLQ
             logger.exception("dispatch of message %s failed", message.get("messageId"))
-            failures.append({"itemIdentifier": message["messageId"]})
+            return None, True
+
+    # Each message waits for its own due time in parallel, so one slow target
+    # or a burst due in the same second does not make the rest of the batch late.
+    records = event.get("Records", [])
+    outcomes = list(_deliveries.map(process, records))
+    failures = [{"itemIdentifier": m["messageId"]} for m, (_, failed) in zip(records, outcomes) if failed]
+    lateness = [late for late, _ in outcomes if late is not None]
     if lateness:
         emit_metrics(ctx.config.metrics_namespace, {"Service": "DelayedScheduler"}, {"LatenessMs": lateness},
                      timestamp_ms=now_ms())

@@ -47,7 +47,7 @@ def plan(count: int, seed: int = 7) -> list[PlannedTimer]:
 
 
 def run_demo(count: int) -> int:
-    console = Console(stderr=True)
+    console = Console()
     recorder = Recorder()
     options = EngineOptions(target=recorder, max_delay=WINDOW_SECONDS, sweep_interval=1.0, shards=4)
     timers = plan(count)
@@ -141,12 +141,14 @@ def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, ca
         console.print(f"overdue timers (due in the past): {len(overdue)} delivered, at most "
                       f"{max(overdue)} ms after they were accepted")
     queued_cancels = sum(1 for seen, _ in cancels.values() if seen == "QUEUED")
-    console.print(
-        f"delivered {len(first)}/{len(expected)}, lost {len(lost)}, early {len(early)}, "
+    for line in (
+        f"delivered {len(first)}/{len(expected)}, lost {len(lost)}, early {len(early)}",
         f"cancelled {sum(1 for _, code in cancels.values() if code == 200)}/{len(cancels)} "
-        f"({queued_cancels} while QUEUED), delivered despite cancel {len(wrongly_delivered)}, "
-        f"promoted other than once {len(double_promoted)}, replay {replay_status}, conflicting replay {conflict_status}"
-    )
+        f"({queued_cancels} while QUEUED), delivered despite cancel {len(wrongly_delivered)}",
+        f"promoted other than once {len(double_promoted)}",
+        f"idempotent replay {replay_status}, conflicting replay {conflict_status}",
+    ):
+        console.print(line)
     failed = lost or early or wrongly_delivered or double_promoted or replay_status != 200 or conflict_status != 409
     console.print("[red]FAILED[/]" if failed else "[green]OK: none lost, none early[/]")
     return 1 if failed else 0

@@ -209,13 +209,13 @@ class Engine:
             )["TableDescription"]
         self.stream_arn = table["LatestStreamArn"]
         sqs = session.client("sqs")
-        self.dead_letter_queue_url = sqs.create_queue(QueueName=f"{self.options.name_prefix}-dlq")["QueueUrl"]
+        self.dead_letter_queue_url = _ensure_queue(sqs, f"{self.options.name_prefix}-dlq", {})
         dlq_arn = sqs.get_queue_attributes(QueueUrl=self.dead_letter_queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": self.options.max_receive_count})
-        self.queue_url = sqs.create_queue(
-            QueueName=f"{self.options.name_prefix}-delayer",
-            Attributes={"VisibilityTimeout": str(self.options.visibility_timeout), "RedrivePolicy": redrive},
-        )["QueueUrl"]
+        self.queue_url = _ensure_queue(
+            sqs, f"{self.options.name_prefix}-delayer",
+            {"VisibilityTimeout": str(self.options.visibility_timeout), "RedrivePolicy": redrive},
+        )
 
     def _set_function_environment(self) -> None:
         """The variables the construct sets on every function, shared here by all of them."""
@@ -250,6 +250,17 @@ class Engine:
     def _on_stream_failure(self, function: str, records: list) -> None:
         with self.stats.lock:
             self.stats.stream_failures.extend((function, r["dynamodb"]["SequenceNumber"]) for r in records)
+
+
+def _ensure_queue(sqs: Any, name: str, attributes: dict) -> str:
+    """The queue's URL; created with ``attributes`` if missing, else brought to them."""
+    try:
+        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    except sqs.exceptions.QueueDoesNotExist:
+        return sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    if attributes:
+        sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
+    return url
 
 
 def _function_arn(name: str) -> str:

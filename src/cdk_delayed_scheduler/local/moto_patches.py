@@ -1,4 +1,4 @@
-"""Two corrections to moto, applied only to the moto that the engine runs in its own process.
+"""Three corrections to moto, applied only to the moto that the engine runs in its own process.
 
 Both make moto behave like the AWS service it stands in for; neither changes
 what the runtime does.
@@ -17,13 +17,19 @@ what the runtime does.
    is all the runtime's transactions do) and keeps the one stream shard.
    Records of a cancelled transaction stay in the stream, which is harmless
    here: a claim of a timer that does not exist fails its condition.
+3. **Writes are serialized, as each DynamoDB item's writes are.** moto has no
+   locking: a cancelled transaction restores a snapshot taken before it, and
+   would undo a claim or a create that another thread wrote in between. One
+   lock around moto's DynamoDB write operations makes that impossible.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import threading
 from collections import defaultdict
-from typing import Any
+from typing import Any, Callable
 
 _applied = False
 
@@ -32,6 +38,7 @@ def apply() -> None:
     global _applied
     if _applied:
         return
+    from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.table import Table
     from moto.sqs.models import Queue
 
@@ -47,6 +54,18 @@ def apply() -> None:
             clone.items = copy.copy(self.items)
         return clone
 
+    write_lock = threading.RLock()
+
+    def serialized(operation: Callable) -> Callable:
+        @functools.wraps(operation)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with write_lock:
+                return operation(*args, **kwargs)
+
+        return locked
+
     Queue.wait_for_messages = wait_for_messages
     Table.__deepcopy__ = snapshot
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"):
+        setattr(DynamoDBBackend, name, serialized(getattr(DynamoDBBackend, name)))
     _applied = True

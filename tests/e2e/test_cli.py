@@ -1,0 +1,137 @@
+"""The console script as a user runs it: ``cdk-delayed-scheduler local`` and ``demo``."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from cdk_delayed_scheduler.local.client import ApiClient
+
+pytestmark = pytest.mark.e2e
+SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
+
+
+class Running:
+    """A started ``local`` process with its stdout lines and API URL."""
+
+    def __init__(self, *args: str, env: dict | None = None) -> None:
+        self.process = subprocess.Popen(
+            [SCRIPT, "local", "--port", "0", "--max-delay", "3", "--sweep-interval", "1", "--shards", "2", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+        )
+        self.lines: queue.Queue = queue.Queue()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
+        started: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, args=(self.process.stderr, lambda l: (self.stderr.append(l), started.put(l))), daemon=True).start()
+        line = started.get(timeout=60)
+        match = re.search(r"API on (http://127\.0\.0\.1:\d+)", line)
+        assert match, line
+        self.api = ApiClient(match.group(1))
+
+    @staticmethod
+    def _pump(stream, sink) -> None:
+        for line in stream:
+            sink(line)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+
+def schedule_soon(api: ApiClient, schedule_id: str) -> None:
+    status, _ = api.create({"id": schedule_id, "delaySeconds": 1, "payload": {"from": "cli"}})
+    assert status == 201
+
+
+def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm():
+    running = Running()
+    try:
+        schedule_soon(running.api, "cli-1")
+        envelope = json.loads(running.lines.get(timeout=20))
+    finally:
+        code = running.stop()
+    assert envelope["id"] == "cli-1" and envelope["payload"] == {"from": "cli"} and envelope["attempt"] == 1
+    assert code == 0
+    time.sleep(0.2)
+    assert any("stopped" in line for line in running.stderr)
+    assert not any("Traceback" in line for line in running.stderr)
+
+
+def test_local_posts_to_a_target_url():
+    received: queue.Queue = queue.Queue()
+
+    class Collect(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            received.put(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    running = Running("--target-url", f"http://127.0.0.1:{server.server_address[1]}/hook")
+    try:
+        schedule_soon(running.api, "cli-url")
+        envelope = received.get(timeout=20)
+    finally:
+        running.stop()
+        server.shutdown()
+    assert envelope["id"] == "cli-url" and set(envelope) >= {"dueAt", "firedAt", "dedupeKey"}
+
+
+def test_local_calls_a_target_handler(tmp_path):
+    out = tmp_path / "events.jsonl"
+    (tmp_path / "my_callback.py").write_text(
+        "import json, os\n"
+        "def handler(event, context):\n"
+        f"    open({str(out)!r}, 'a').write(json.dumps(event) + '\\n')\n"
+        "    return {'ok': True}\n"
+    )
+    running = Running("--target-handler", "my_callback:handler", env={"PYTHONPATH": str(tmp_path)})
+    try:
+        schedule_soon(running.api, "cli-handler")
+        deadline = time.time() + 20
+        while not out.exists() and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        running.stop()
+    assert json.loads(out.read_text().splitlines()[0])["id"] == "cli-handler"
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["local", "--shards", "0"], "must be >= 1"),
+        (["local", "--sweep-interval", "-1"], "must be > 0"),
+        (["local", "--port", "70000"], "0-65535"),
+        (["local", "--target-handler", "no_colon"], "module:function"),
+        (["local", "--target-handler", "no_such_module_xyz:handler"], "cannot be loaded"),
+        (["local", "--target-url", "ftp://x"], "http(s) URL"),
+        (["local", "--target-url", "http://x", "--target-handler", "a:b"], "not allowed with"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_message(args, words):
+    result = subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert words in result.stderr
+
+
+def test_demo_reports_figures_and_succeeds():
+    result = subprocess.run([SCRIPT, "demo", "--timers", "40"], capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert re.search(r"delivered (\d+)/\1, lost 0, early 0", result.stdout)
+    assert "delivered despite cancel 0" in result.stdout and "p99" in result.stdout

@@ -1,0 +1,93 @@
+"""Failures end to end: a target that fails, a flaky target, and an engine that restarts mid-stream."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import boto3
+import pytest
+
+from cdk_delayed_scheduler.local import Engine, EngineOptions
+from cdk_delayed_scheduler.local.client import ApiClient, Recorder
+
+pytestmark = pytest.mark.e2e
+
+
+class FlakyTarget(Recorder):
+    """Fails every delivery whose payload says ``fail``, and the first attempt of ``flaky`` ones."""
+
+    def __call__(self, envelope: dict) -> None:
+        mode = envelope["payload"].get("mode")
+        if mode == "fail" or (mode == "flaky" and envelope["attempt"] == 1):
+            raise RuntimeError(f"target refused attempt {envelope['attempt']}")
+        super().__call__(envelope)
+
+
+def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on_retry():
+    target = FlakyTarget()
+    options = EngineOptions(target=target, max_delay=4, sweep_interval=1, shards=2, visibility_timeout=1, max_receive_count=3)
+    with Engine(options) as engine:
+        api = ApiClient(engine.api_url)
+        due = round(time.time() + 1, 3)
+        for schedule_id, mode in (("ok", "ok"), ("flaky", "flaky"), ("doomed", "fail")):
+            assert api.create({"id": schedule_id, "dueAt": due, "payload": {"mode": mode}})[0] == 201
+        assert target.wait_for({"ok", "flaky"}, timeout_seconds=20)
+        deadline = time.time() + 20
+        while api.get("doomed")[1]["status"] != "FAILED" and time.time() < deadline:
+            time.sleep(0.2)
+        status, doomed = api.get("doomed")
+        sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url)
+        parked = sqs.receive_message(QueueUrl=engine.dead_letter_queue_url, MessageAttributeNames=["All"]).get("Messages", [])
+
+    assert [d.envelope["attempt"] for d in target.by_id()["ok"]] == [1]
+    assert [d.envelope["attempt"] for d in target.by_id()["flaky"]] == [2]
+    assert "doomed" not in target.by_id()
+    assert doomed["status"] == "FAILED" and doomed["attempts"] == 3
+    assert "target refused attempt 3" in doomed["lastError"]
+    assert len(parked) == 1
+    assert json.loads(parked[0]["Body"])["payload"] == {"mode": "fail"}
+    assert "after 3 attempts" in parked[0]["MessageAttributes"]["reason"]["StringValue"]
+
+
+def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
+    """Against an already running endpoint, a second engine resumes where the first stopped: no record twice."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
+    first, second = Recorder(), Recorder()
+    base = dict(endpoint_url=endpoint, state_dir=tmp_path, max_delay=4, sweep_interval=1, shards=2)
+    try:
+        with Engine(EngineOptions(target=first, **base)) as engine:
+            api = ApiClient(engine.api_url)
+            now = time.time()
+            api.create({"id": "before-1", "dueAt": round(now + 1, 3), "payload": 1})
+            api.create({"id": "across", "dueAt": round(now + 6, 3), "payload": 2})  # queued, fires after the restart
+            assert first.wait_for({"before-1"}, timeout_seconds=15)
+            deadline = time.time() + 10
+            while api.get("across")[1]["status"] != "QUEUED" and time.time() < deadline:
+                time.sleep(0.05)
+            assert api.get("across")[1]["status"] == "QUEUED"
+        checkpoints = json.loads((tmp_path / "checkpoints.json").read_text())
+        assert set(checkpoints) == {"fast_track", "enqueuer"}
+
+        with Engine(EngineOptions(target=second, **base)) as engine:
+            api = ApiClient(engine.api_url)
+            api.create({"id": "after", "dueAt": round(time.time() + 1, 3), "payload": 3})
+            assert second.wait_for({"across", "after"}, timeout_seconds=20)
+            time.sleep(1.5)
+            claims = dict(engine.stats.claims)
+    finally:
+        server.stop()
+
+    # The second engine processed only records written after the first one's checkpoint:
+    # the old REMOVEs were not enqueued again, so nothing was delivered twice.
+    assert set(first.by_id()) == {"before-1"}
+    assert set(second.by_id()) == {"across", "after"}
+    assert all(len(ds) == 1 for ds in second.by_id().values())
+    assert claims == {"after": 1}
