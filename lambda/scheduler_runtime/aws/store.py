@@ -251,9 +251,33 @@ class ScheduleStore:
                 return False
             raise
 
-    def write_back(self, timer: TimerItem) -> None:
-        """Put a claimed timer back after its enqueue failed, so it is claimed again."""
-        self._ddb.put_item(TableName=self._table, Item=timer.to_item())
+    def write_back(self, timers: list[TimerItem], attempts: int = 3) -> list[TimerItem]:
+        """Put claimed timers back after their enqueue failed, so they are claimed again.
+
+        Unconditional puts, so ``BatchWriteItem`` in chunks of 25; unprocessed
+        items are retried. Returns the timers that still could not be written.
+        """
+        left = list(timers)
+        for _ in range(attempts):
+            if not left:
+                break
+            failed: list[TimerItem] = []
+            for start in range(0, len(left), 25):
+                chunk = left[start : start + 25]
+                try:
+                    response = self._ddb.batch_write_item(
+                        RequestItems={self._table: [{"PutRequest": {"Item": t.to_item()}} for t in chunk]}
+                    )
+                except ClientError:
+                    failed.extend(chunk)
+                    continue
+                unprocessed = {
+                    (r["PutRequest"]["Item"]["pk"]["S"], r["PutRequest"]["Item"]["sk"]["S"])
+                    for r in response.get("UnprocessedItems", {}).get(self._table, [])
+                }
+                failed.extend(t for t in chunk if (t.key.pk, t.key.sk) in unprocessed)
+            left = failed
+        return left
 
     # --- dispatcher ----------------------------------------------------------
     def begin_delivery(self, schedule_id: str, due_ms: int, now_ms: int, retention_seconds: int) -> ScheduleRecord | None:

@@ -1,9 +1,10 @@
 """Stream REMOVE of a claimed timer: send it to the delayer queue, or write it back.
 
 The event source filter passes only REMOVEs of timers that were neither
-cancelled nor expired by TTL. A send that fails is written back to the table,
-where it is claimed again; only when that write also fails is the record
-reported as a batch item failure, so the stream retries it.
+cancelled nor expired by TTL. Sends go out in batches of ten; every entry SQS
+does not confirm is written back to the table (in batches), where it is
+claimed again. Only when that write also fails is the record reported as a
+batch item failure, so the stream retries it.
 """
 
 from __future__ import annotations
@@ -42,15 +43,16 @@ def handler(event: dict, context: Any = None) -> dict:
     ]
     unsent = queue.send(messages) if messages else set()
 
-    failures = []
-    for entry_id, (record, timer) in pending.items():
+    for entry_id, (_, timer) in pending.items():
         if entry_id not in unsent:
             log_event("enqueued", id=timer.schedule_id, dueMs=timer.due_ms)
-            continue
-        try:
-            store.write_back(timer)
-            log_event("written_back", level=logging.WARNING, id=timer.schedule_id, dueMs=timer.due_ms)
-        except Exception:  # noqa: BLE001 - the stream retries the record: still not lost
-            logger.exception("write-back of %s failed", timer.schedule_id)
+    refused = [pending[entry_id] for entry_id in sorted(unsent, key=int)]
+    not_written = store.write_back([timer for _, timer in refused]) if refused else []
+    failures = []
+    for record, timer in refused:
+        if timer in not_written:  # the stream retries the record: still not lost
+            logger.error("write-back of %s failed", timer.schedule_id)
             failures.append({"itemIdentifier": sequence_number(record)})
+        else:
+            log_event("written_back", level=logging.WARNING, id=timer.schedule_id, dueMs=timer.due_ms)
     return {"batchItemFailures": failures}
