@@ -161,24 +161,14 @@ class ScheduleStore:
 
     def cancel(self, schedule_id: str, now_ms: int, retention_seconds: int) -> tuple[ScheduleRecord | None, bool]:
         """Cancel unless delivery started. Returns ``(record, changed)``; record None if unknown."""
-        try:
-            item = self._ddb.update_item(
-                TableName=self._table,
-                Key=keys.record_key(schedule_id).as_item_key(),
-                UpdateExpression="SET #st = :cancelled, endedMs = :now, expiresAt = :exp",
-                ConditionExpression="#st = :scheduled",
-                ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues={
-                    ":cancelled": {"S": states.CANCELLED},
-                    ":scheduled": {"S": states.SCHEDULED},
-                    ":now": {"N": str(now_ms)},
-                    ":exp": {"N": str(now_ms // 1000 + retention_seconds)},
-                },
-                ReturnValues="ALL_NEW",
-            )["Attributes"]
-        except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
+        item = self._update_record(
+            schedule_id,
+            "SET #st = :cancelled, endedMs = :now, expiresAt = :exp",
+            "#st = :scheduled",
+            {":cancelled": states.CANCELLED, ":scheduled": states.SCHEDULED, ":now": now_ms,
+             ":exp": now_ms // 1000 + retention_seconds},
+        )
+        if item is None:
             return self.get(schedule_id), False
         record = ScheduleRecord.from_item(item)
         self._remove_cancelled_timer(record.timer_key)
@@ -282,20 +272,38 @@ class ScheduleStore:
     # --- dispatcher ----------------------------------------------------------
     def begin_delivery(self, schedule_id: str, due_ms: int, now_ms: int, retention_seconds: int) -> ScheduleRecord | None:
         """Mark delivery started (FIRED, attempts + 1). None when it must not be delivered."""
+        item = self._update_record(
+            schedule_id,
+            "SET #st = :fired, firedMs = :now, expiresAt = :exp ADD attempts :one",
+            "(#st = :scheduled OR #st = :fired) AND dueMs = :due",
+            {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":due": due_ms, ":now": now_ms,
+             ":exp": now_ms // 1000 + retention_seconds, ":one": 1},
+        )
+        return ScheduleRecord.from_item(item) if item is not None else None
+
+    def mark_failed(self, schedule_id: str, reason: str, now_ms: int, retention_seconds: int) -> None:
+        self._update_record(
+            schedule_id,
+            "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp",
+            "#st = :fired",
+            {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
+             ":exp": now_ms // 1000 + retention_seconds},
+        )
+
+    def _update_record(self, schedule_id: str, update: str, condition: str, values: dict) -> dict | None:
+        """A conditional update of a schedule record; its new image, or None when the condition failed.
+
+        ``values`` holds plain ``str``/``int`` values; ``#st`` names the status attribute.
+        """
         try:
-            item = self._ddb.update_item(
+            return self._ddb.update_item(
                 TableName=self._table,
                 Key=keys.record_key(schedule_id).as_item_key(),
-                UpdateExpression="SET #st = :fired, firedMs = :now, expiresAt = :exp ADD attempts :one",
-                ConditionExpression="(#st = :scheduled OR #st = :fired) AND dueMs = :due",
+                UpdateExpression=update,
+                ConditionExpression=condition,
                 ExpressionAttributeNames={"#st": "status"},
                 ExpressionAttributeValues={
-                    ":fired": {"S": states.FIRED},
-                    ":scheduled": {"S": states.SCHEDULED},
-                    ":due": {"N": str(due_ms)},
-                    ":now": {"N": str(now_ms)},
-                    ":exp": {"N": str(now_ms // 1000 + retention_seconds)},
-                    ":one": {"N": "1"},
+                    name: {"N": str(value)} if isinstance(value, int) else {"S": value} for name, value in values.items()
                 },
                 ReturnValues="ALL_NEW",
             )["Attributes"]
@@ -303,27 +311,6 @@ class ScheduleStore:
             if _is_condition_failure(exc):
                 return None
             raise
-        return ScheduleRecord.from_item(item)
-
-    def mark_failed(self, schedule_id: str, reason: str, now_ms: int, retention_seconds: int) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=keys.record_key(schedule_id).as_item_key(),
-                UpdateExpression="SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp",
-                ConditionExpression="#st = :fired",
-                ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues={
-                    ":failed": {"S": states.FAILED},
-                    ":fired": {"S": states.FIRED},
-                    ":why": {"S": reason[:1000]},
-                    ":now": {"N": str(now_ms)},
-                    ":exp": {"N": str(now_ms // 1000 + retention_seconds)},
-                },
-            )
-        except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
 
 
 def _record_item(record: ScheduleRecord) -> dict:
