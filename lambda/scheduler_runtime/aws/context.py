@@ -1,9 +1,12 @@
-"""One set of boto3 clients and config per process environment.
+"""One set of AWS clients and config per process environment.
 
 Lambda reuses a process across invocations, so clients are built once and
 cached (the Powertools pattern of module-level clients). The cache is keyed
 by the configuration-bearing environment, so the local engine can point the
 same, unchanged handlers at another endpoint by changing the environment.
+
+Clients come from botocore directly: boto3 adds nothing the runtime uses,
+and importing it (with s3transfer) would add to every cold start.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
+import botocore.session
 from botocore.config import Config as BotoConfig
 
 from .config import ENV_KEYS, Config
@@ -37,7 +40,7 @@ class Context:
             with _lock:
                 client = self._clients.get(service)
                 if client is None:
-                    client = self._clients[service] = self.session.client(service, config=_BOTO_CONFIG)
+                    client = self._clients[service] = self.session.create_client(service, config=_BOTO_CONFIG)
         return client
 
     @property
@@ -57,5 +60,5 @@ def current() -> Context:
         with _lock:
             ctx = _contexts.get(key)
             if ctx is None:
-                ctx = _contexts[key] = Context(config=Config.from_env(), session=boto3.session.Session())
+                ctx = _contexts[key] = Context(config=Config.from_env(), session=botocore.session.get_session())
     return ctx
