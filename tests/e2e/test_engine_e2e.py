@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+from scheduler_runtime.aws import context
 
 pytestmark = pytest.mark.e2e
 WINDOW = 4  # seconds: fast track when due within it, sweeper path beyond
@@ -27,6 +29,7 @@ class Run:
     replay: tuple
     conflict: tuple
     final: dict  # id -> status answered by GET at the end
+    operations: collections.Counter  # service.Operation -> calls the runtime's handlers made
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +39,14 @@ def run() -> Run:
              **{f"overdue-{n}": "overdue" for n in range(3)}, **{f"cancel-waiting-{n}": "cancel-waiting" for n in range(3)},
              **{f"cancel-queued-{n}": "cancel-queued" for n in range(3)}}
     offsets = {"fast": (1, 5), "sweeper": (8, 15), "overdue": (-20, -2), "cancel-waiting": (12, 14), "cancel-queued": (7, 9)}
+    operations: collections.Counter = collections.Counter()
+
+    def count(model, **_):
+        operations[f"{model.service_model.service_name}.{model.name}"] += 1
+
     with Engine(EngineOptions(target=recorder, max_delay=WINDOW, sweep_interval=1, shards=4)) as engine:
+        for service in ("dynamodb", "sqs", "lambda"):
+            context.current().client(service).meta.events.register("before-call", count)
         api = ApiClient(engine.api_url)
 
         def create(item):
@@ -69,7 +79,7 @@ def run() -> Run:
         time.sleep(2)  # room for any wrongful or duplicate delivery to show up
         final = {i: api.get(i)[1]["status"] for i in kinds}
         return Run(recorder, dict(engine.stats.claims), dict(engine.stats.claims_by), dict(engine.stats.events), kinds,
-                   {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final)
+                   {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final, operations)
 
 
 def expected_ids(run: Run) -> set[str]:
@@ -133,3 +143,11 @@ def test_idempotent_create(run):
     assert run.replay[0] == 200 and run.replay[1]["id"] == "fast-0" and run.replay[1]["status"] == "SCHEDULED"
     assert run.conflict[0] == 409 and run.conflict[1]["field"] == "id"
     assert len(run.recorder.by_id()["fast-0"]) == 1
+
+
+def test_no_scans_and_batch_sends(run):
+    """Invariant 7 and the batch APIs, read off the calls the handlers made."""
+    assert run.operations["dynamodb.Query"] > 0
+    assert not [op for op in run.operations if op.endswith(".Scan")]
+    assert run.operations["sqs.SendMessageBatch"] > 0 and run.operations["sqs.SendMessage"] == 0
+    assert run.operations["dynamodb.TransactWriteItems"] == len(run.kinds) + 2  # creates, the replay, the conflict
