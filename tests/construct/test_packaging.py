@@ -1,0 +1,155 @@
+"""The proof that a user's `pip install` works: build the wheel, install it into a clean
+virtual environment, and synthesize the README's stack there, with Python and with the pinned
+`cdk` CLI, from a folder outside the repository."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cdk_delayed_scheduler._runtime_asset import runtime_asset_path
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+UV = Path(sys.executable).with_name("uv")
+
+
+def _readme_stack() -> str:
+    """The Python block of the README's "Use it in your stack" section."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Use it in your stack", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def _checkout_asset_key() -> str:
+    """The S3 key (content hash) of the runtime asset, as a stack built from this checkout gets it."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_lambda as lambda_
+
+    stack = cdk.Stack(cdk.App(), "Checkout")
+    code = lambda_.Code.from_asset(str(runtime_asset_path()), exclude=["**/__pycache__", "**/*.pyc", "**/tests"])
+    return stack.resolve(code.bind(stack).s3_location.object_key)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> tuple[Path, str]:
+    """The built wheel, and the checkout's asset key taken right before building it."""
+    outdir = tmp_path_factory.mktemp("dist")
+    checkout_key = _checkout_asset_key()
+    subprocess.run([str(Path(sys.executable).with_name("hatchling")), "build", "-t", "wheel", "-d", str(outdir)],
+                   cwd=REPO, check=True, capture_output=True, text=True)
+    (built,) = outdir.glob("cdk_delayed_scheduler-*.whl")
+    return built, checkout_key
+
+
+@pytest.fixture(scope="module")
+def clean_venv(wheel, tmp_path_factory) -> Path:
+    wheel = wheel[0]
+    root = tmp_path_factory.mktemp("user")
+    venv = root / "venv"
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    subprocess.run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=env)
+    # The locked versions of the runtime dependencies (aws-cdk-lib, constructs), as a user's lock would pin.
+    constraints = root / "constraints.txt"
+    exported = subprocess.run([str(UV), "export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-project",
+                               "--format", "requirements-txt"], cwd=REPO, check=True, capture_output=True, text=True,
+                              env=env).stdout
+    constraints.write_text(exported)
+    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "-c", str(constraints),
+                    str(wheel)], check=True, env=env, cwd=root)
+    return venv
+
+
+def test_wheel_holds_the_runtime_and_py_typed(wheel):
+    with zipfile.ZipFile(wheel[0]) as archive:
+        names = set(archive.namelist())
+    assert "cdk_delayed_scheduler/py.typed" in names
+    assert "cdk_delayed_scheduler/scheduler.py" in names and "cdk_delayed_scheduler/targets.py" in names
+    runtime = {n.removeprefix("cdk_delayed_scheduler/_runtime/") for n in names
+               if n.startswith("cdk_delayed_scheduler/_runtime/")}
+    expected = {p.relative_to(runtime_asset_path()).as_posix() for p in runtime_asset_path().rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc" and "tests" not in p.parts}
+    assert runtime == expected
+    assert "scheduler_runtime/event_filters.json" in runtime
+    assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+
+
+def _synth_in(venv: Path, workdir: Path, outdir: Path) -> dict:
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "app.py").write_text(_readme_stack())
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(CDK_OUTDIR=str(outdir), JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
+    result = subprocess.run([str(venv / "bin" / "python"), "app.py"], cwd=workdir, env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads((outdir / "Timers.template.json").read_text())
+
+
+def _asset_dir(outdir: Path, template: dict) -> Path:
+    (function,) = [r for k, r in template["Resources"].items()
+                   if r["Type"] == "AWS::Lambda::Function" and "DispatcherFunction" in k]
+    asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
+    return outdir / f"asset.{asset_hash}"
+
+
+@pytest.fixture(scope="module")
+def readme_synth(clean_venv, tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("readme-app")
+    return root / "cdk.out", _synth_in(clean_venv, root / "app", root / "cdk.out")
+
+
+def test_the_readme_stack_synthesizes_from_the_installed_wheel(clean_venv, readme_synth, tmp_path):
+    located = subprocess.run([str(clean_venv / "bin" / "python"), "-c",
+                              "import cdk_delayed_scheduler._runtime_asset as a; print(a.runtime_asset_path())"],
+                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+    assert located.startswith(str(clean_venv)) and located.endswith("cdk_delayed_scheduler/_runtime")
+
+    outdir, template = readme_synth
+    functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
+    assert len(functions) == 5
+    asset = _asset_dir(outdir, template)
+    shipped = sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())
+    assert "scheduler_runtime/handlers/dispatcher.py" in shipped
+    assert not any("__pycache__" in p or p.endswith(".pyc") or "/tests/" in p for p in shipped)
+
+
+def test_the_asset_hash_is_the_same_installed_and_in_the_checkout(wheel, clean_venv, readme_synth, tmp_path):
+    """__pycache__ and tests are excluded, so the hash depends on the sources alone."""
+    installed = readme_synth[1]
+    # Bytecode appears beside the installed runtime once it is imported; it must not change the hash.
+    runtime = next((clean_venv / "lib").glob("python3*/site-packages/cdk_delayed_scheduler/_runtime"))
+    subprocess.run([str(clean_venv / "bin" / "python"), "-m", "compileall", "-q", str(runtime)], check=True)
+    assert list(runtime.rglob("__pycache__"))
+    again = _synth_in(clean_venv, tmp_path / "b", tmp_path / "out-again")
+    keys = lambda t: {r["Properties"]["Code"]["S3Key"] for r in t["Resources"].values()  # noqa: E731
+                      if r["Type"] == "AWS::Lambda::Function"}
+    assert keys(installed) == keys(again) == {wheel[1]}
+
+
+def test_npx_cdk_synth_in_a_fresh_project(clean_venv, tmp_path):
+    cdk_cli = REPO / "integ" / "node_modules" / ".bin" / "cdk"
+    if not cdk_cli.exists():
+        pytest.fail("the pinned CDK CLI is not installed: run ./dev test (it runs npm ci in integ/)")
+    project = tmp_path / "my-app"
+    project.mkdir()
+    (project / "app.py").write_text(_readme_stack())
+    (project / "cdk.json").write_text(json.dumps({"app": f"{clean_venv / 'bin' / 'python'} app.py"}))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(CDK_DISABLE_CLI_TELEMETRY="true", JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CI="true")
+    result = subprocess.run([str(cdk_cli), "synth", "--no-notices", "--quiet"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    template = json.loads((project / "cdk.out" / "Timers.template.json").read_text())
+    assert any(r["Type"] == "AWS::ApiGateway::RestApi" for r in template["Resources"].values())
+    shutil.rmtree(project / "cdk.out")
