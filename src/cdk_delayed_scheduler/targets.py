@@ -61,6 +61,7 @@ class LambdaInvoke(IScheduleTarget):
         self.handler = handler
 
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``lambda:InvokeFunction`` on the function; describe it as ``{"type": "lambda", ...}``."""
         iam.Grant.add_to_principal(
             grantee=dispatcher,
             actions=["lambda:InvokeFunction"],
@@ -98,6 +99,7 @@ class SqsSendMessage(IScheduleTarget):
         self.message_group_id = message_group_id
 
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``sqs:SendMessage`` (and the key's producer actions); describe it as ``{"type": "sqs", ...}``."""
         # Only SendMessage: the runtime knows the queue URL, so no GetQueueUrl/GetQueueAttributes.
         self.queue.grant(dispatcher, "sqs:SendMessage")
         key = self.queue.encryption_master_key
