@@ -1,0 +1,97 @@
+"""``./dev bench``: run the benchmark suite and write docs/benchmarks.md, docs/benchmarks.json and the plots.
+
+    ./dev bench                 # the full suite (about 15 minutes on 2 shared cores)
+    ./dev bench --quick         # a smoke run (under 2 minutes), written to bench/.quick/
+    ./dev bench --only precision,cost
+    ./dev bench --report-only   # re-render the document from an existing JSON file
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from . import common
+from .common import ROOT, log
+
+SECTIONS = ("coldstart", "ingest", "cost", "precision", "burst", "synth")
+
+FULL = {
+    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0},
+    "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
+    "ingest": {"repeats": 3, "n_single": 150, "n_concurrent": 400},
+    "cost": {"n": 100},
+    "coldstart": {"repeats": 5},
+    "synth": {"repeats": 3},
+}
+QUICK = {
+    "precision": {"repeats": 1, "n": 120, "span_s": 12.0},
+    "burst": {"repeats": 1, "n": 1000, "lead_s": 8.0, "cap_s": 15.0},
+    "ingest": {"repeats": 1, "n_single": 30, "n_concurrent": 60},
+    "cost": {"n": 15},
+    "coldstart": {"repeats": 3},
+    "synth": None,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="./dev bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat: a smoke run, not figures to quote")
+    parser.add_argument("--only", help=f"comma-separated sections out of {','.join(SECTIONS)}")
+    parser.add_argument("--out", type=Path, help="output directory (default docs/, or bench/.quick/ with --quick)")
+    parser.add_argument("--report-only", action="store_true", help="re-render markdown and plots from the JSON")
+    args = parser.parse_args(argv)
+    out_dir = args.out or (ROOT / "bench" / ".quick" if args.quick else ROOT / "docs")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "benchmarks.json"
+
+    from . import report
+
+    if args.report_only:
+        data = json.loads(json_path.read_text())
+        report.write(data, out_dir)
+        log(f"wrote {out_dir / 'benchmarks.md'}")
+        return 0
+
+    sizes = QUICK if args.quick else FULL
+    only = set(args.only.split(",")) if args.only else set(SECTIONS)
+    unknown = only - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    data: dict = {}
+    if args.only and json_path.exists():
+        data = json.loads(json_path.read_text())  # keep the other sections' figures
+    data.update(
+        quick=args.quick,
+        started_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        machine=common.machine(),
+        sizes=sizes,
+    )
+    t0 = time.monotonic()
+    for section in SECTIONS:
+        if section not in only or sizes.get(section) is None:
+            continue
+        params = sizes[section]
+        module = __import__(f"bench.{section}", fromlist=["run"])
+        started = time.monotonic()
+        try:
+            data[section] = module.run(**params)
+        except Exception as exc:  # noqa: BLE001 - one broken section must not lose the others
+            import traceback
+
+            traceback.print_exc()
+            data[section] = {"failed": f"{type(exc).__name__}: {exc}"}
+        data.setdefault("section_seconds", {})[section] = time.monotonic() - started
+        json_path.write_text(json.dumps(data, indent=1, default=str))
+    data["total_seconds"] = time.monotonic() - t0
+    data["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    json_path.write_text(json.dumps(data, indent=1, default=str))
+    report.write(data, out_dir)
+    log(f"wrote {json_path}, {out_dir / 'benchmarks.md'} and plots in {data['total_seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

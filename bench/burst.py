@@ -1,0 +1,149 @@
+"""Burst: N timers due in the same second, through the local engine with its default window.
+
+The timers are written straight into the Schedules table with BatchWriteItem,
+item for item what the API writes (built by the runtime's own validation and
+item code), because there is no batch-create endpoint yet and moto's
+TransactWriteItems deep-copies the whole table on every call, which makes
+10,000 single creates take many minutes (see the ingest section). Everything
+after the write is the real pipeline: stream INSERT -> fast-track claim ->
+stream REMOVE -> enqueuer -> delayer queue (DelaySeconds) -> dispatcher ->
+Lambda Invoke of the local target.
+
+The due second is set far enough ahead that every timer is claimed and
+enqueued before it; a run where that did not happen is flagged, not hidden.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+
+from .common import (
+    ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log,
+)
+from .profiler import Profiler
+
+
+def bulk_load(engine: BenchEngine, bodies: list[dict]) -> float:
+    """Write record + timer items for each body as the API would. Returns seconds taken."""
+    import boto3
+
+    from scheduler_runtime.aws.store import ScheduleRecord, TimerItem, _record_item
+    from scheduler_runtime.core import keys, states
+    from scheduler_runtime.core.timeparse import now_ms
+    from scheduler_runtime.core.validation import validate_create
+
+    ddb = boto3.client("dynamodb", endpoint_url=engine.endpoint_url, region_name="us-east-1")
+    shards = engine.options.shards
+    items = []
+    now = now_ms()
+    for body in bodies:
+        req = validate_create(body, now, ["default"], "default")
+        shard = keys.shard_for(req.schedule_id, shards)
+        record = ScheduleRecord(req.schedule_id, req.due_ms, req.payload_json, req.target, states.SCHEDULED,
+                                shard, req.request_hash, now)
+        items.append(_record_item(record))
+        items.append(TimerItem(shard, req.due_ms, req.schedule_id, req.target).to_item())
+    start = time.monotonic()
+    for i in range(0, len(items), 24):
+        requests = {engine.table_name: [{"PutRequest": {"Item": it}} for it in items[i : i + 24]]}
+        while requests:
+            requests = ddb.batch_write_item(RequestItems=requests).get("UnprocessedItems") or None
+    return time.monotonic() - start
+
+
+class BurstEngine(BenchEngine):
+    """Writes the burst's items right after the table is created, before any poller starts."""
+
+    def __init__(self, options: EngineOptions, times: HandlerTimes, bodies: list[dict]) -> None:
+        super().__init__(options, times)
+        self._bodies = bodies
+        self.load_s = 0.0
+        self.loaded_at = 0.0
+
+    def _provision(self, session) -> None:  # noqa: ANN001
+        super()._provision(session)
+        self.load_s = bulk_load(self, self._bodies)
+        self.loaded_at = time.time()
+
+
+def run_once(n: int, lead_s: float, cap_s: float, profile: bool) -> dict:
+    """Create n timers at once (bulk-written before the pollers start), due lead_s later, in one second."""
+    collector, tap, times = Collector(), LogTap(), HandlerTimes()
+    tap.install()
+    due_s = float(int(time.time() + 3 + n / 700 + lead_s))  # load runs at roughly 700 timers/s here
+    bodies = [{"id": f"burst-{i:05d}", "dueAt": due_s + (i * 1000 // n) / 1000, "payload": {"i": i}} for i in range(n)]
+    # the defaults: 900 s window, 60 s sweeps, 4 dispatcher workers
+    opts = EngineOptions(target=collector)
+    result: dict = {"n": n, "due_at_epoch_s": due_s}
+    try:
+        eng = BurstEngine(opts, times, bodies)
+        eng.start()
+        try:
+            result["load_s"] = eng.load_s
+            result["lead_s"] = due_s - eng.loaded_at
+            prof = Profiler() if profile else None
+            prepositioned_at = None
+            if prof:
+                prof.start()
+            deadline = due_s + cap_s
+            while time.time() < deadline and collector.count() < n:
+                if prepositioned_at is None and eng.stats.events["enqueued"] >= n:
+                    prepositioned_at = time.time()
+                time.sleep(0.05)
+            t_end = time.time()
+            if prof:
+                prof.stop()
+            result["enqueued_by_due"] = None
+            lat = collector.lateness()
+            ids = [i for (i, _, _) in lat]
+            after_due = sorted(t - due_s for _, t, _ in lat)
+            lateness = [x for _, _, x in lat]
+            delivered = len(set(ids))
+            window = [t for t in after_due if t >= 0]
+            rate = None
+            if len(window) >= 2 and window[-1] > window[0]:
+                rate = (len(window) - 1) / (window[-1] - window[0])
+            result.update(
+                delivered=delivered,
+                complete=delivered >= n,
+                cap_s=cap_s,
+                duplicates=len(ids) - delivered,
+                early=sum(1 for x in lateness if x < 0),
+                time_to_last_s=(after_due[-1] if delivered >= n else None),
+                delivered_rate_per_s=rate,
+                projected_time_to_last_s=(after_due[-1] if delivered >= n else (n / rate if rate else None)),
+                prepositioned_s=(prepositioned_at - eng.loaded_at) if prepositioned_at else None,
+                claimed_at_end=eng.stats.events["claimed"],
+                enqueued_at_end=eng.stats.events["enqueued"],
+                lateness_ms=distribution(lateness),
+                timeline_s=after_due,
+                put_back=eng.stats.events["put_back"],
+                errors=dict(tap.errors),
+                error_samples=tap.error_samples,
+                moto_errors=tap.moto_errors,
+                moto_error_samples=tap.moto_error_samples,
+                handler_ms={k: distribution(v) for k, v in times.durations.items()},
+                handler_records={k: distribution(v) for k, v in times.records.items()},
+                wall_s=t_end - due_s,
+            )
+            if prof:
+                result["profile"] = prof.report()
+        finally:
+            eng.stop()
+    finally:
+        tap.uninstall()
+    return result
+
+
+def run(repeats: int, n: int, lead_s: float, cap_s: float) -> dict:
+    out: dict = {"n": n, "lead_s": lead_s, "cap_s": cap_s, "runs": []}
+    for r in range(repeats):
+        log(f"burst {r + 1}/{repeats}: {n} timers due in one second, created {lead_s:.0f} s before; cap {cap_s:.0f} s")
+        res = run_once(n, lead_s, cap_s, profile=(r == 0))
+        p99 = res["lateness_ms"].get("p99", float("nan"))
+        log(f"  delivered {res['delivered']}/{n} within {res['wall_s']:.0f} s of due; claimed {res['claimed_at_end']}, "
+            f"enqueued {res['enqueued_at_end']}; rate {res['delivered_rate_per_s'] or 0:.1f}/s; "
+            f"projected last {res['projected_time_to_last_s'] or float('nan'):.0f} s; p99 {p99:.0f} ms")
+        out["runs"].append(res)
+    return out

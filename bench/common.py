@@ -1,0 +1,375 @@
+"""Shared harness: an instrumented engine, a collecting target, an API client, counters, statistics.
+
+Everything here observes the engine from the outside or through its public
+options. The only intrusions are bench-process-only wrappers: each handler is
+wrapped to time its invocations (``BenchEngine._load_handlers``), and
+``botocore.client.BaseClient._make_api_call`` is wrapped to count AWS requests.
+Neither changes what the runtime does.
+"""
+
+from __future__ import annotations
+
+import collections
+import http.client
+import json
+import logging
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
+for _p in (ROOT / "src", ROOT / "lambda"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402
+
+from scheduler_runtime.core.timeparse import parse_rfc3339  # noqa: E402
+
+
+# --- statistics ----------------------------------------------------------------
+def percentile(sorted_values: list, q: float) -> float:
+    """Nearest-rank percentile of an already sorted list (q in 0..100)."""
+    if not sorted_values:
+        return float("nan")
+    k = max(0, min(len(sorted_values) - 1, int(round(q / 100 * len(sorted_values) + 0.5)) - 1))
+    return float(sorted_values[k])
+
+
+def distribution(values: Iterable[float]) -> dict:
+    v = sorted(values)
+    if not v:
+        return {"n": 0}
+    return {
+        "n": len(v),
+        "min": v[0],
+        "p50": percentile(v, 50),
+        "p90": percentile(v, 90),
+        "p99": percentile(v, 99),
+        "max": v[-1],
+        "mean": statistics.fmean(v),
+    }
+
+
+def spread(values: Iterable[float]) -> dict:
+    """min / median / max of the repeats of one figure."""
+    v = sorted(x for x in values if x is not None)
+    if not v:
+        return {"min": None, "median": None, "max": None, "runs": []}
+    return {"min": v[0], "median": statistics.median(v), "max": v[-1], "runs": list(values)}
+
+
+# --- the target --------------------------------------------------------------------
+class Collector:
+    """The delivery target: records the wall time each envelope arrives."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.received: list[tuple[float, dict]] = []
+        self._cond = threading.Condition(self.lock)
+
+    def __call__(self, envelope: dict) -> None:
+        t = time.time()
+        with self._cond:
+            self.received.append((t, envelope))
+            self._cond.notify_all()
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.received)
+
+    def wait_for(self, n: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self.received) < n:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.5))
+        return True
+
+    def lateness(self) -> list[tuple[str, float, float]]:
+        """``(id, receive time, lateness ms)`` per delivery: receive wall time minus dueAt."""
+        with self.lock:
+            items = list(self.received)
+        return [(e["id"], t, t * 1000 - parse_rfc3339(e["dueAt"])) for t, e in items]
+
+
+# --- logs: claims by path, errors --------------------------------------------------------
+class LogTap(logging.Handler):
+    """Reads the runtime's structured logs: who claimed each id; counts errors and moto 500s."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.claimed_by: dict[str, str] = {}
+        self.errors: collections.Counter = collections.Counter()
+        self.error_samples: list[str] = []
+        self.moto_errors = 0
+        self.moto_error_samples: list[str] = []
+        self._lock = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "event", None)
+        if event == "claimed":
+            fields = getattr(record, "fields", {})
+            with self._lock:
+                self.claimed_by.setdefault(fields["id"], fields.get("by", "?"))
+            return
+        if record.name == "werkzeug":
+            if record.levelno >= logging.ERROR:
+                with self._lock:
+                    self.moto_errors += 1
+                    if len(self.moto_error_samples) < 3 and record.exc_info:
+                        exc = record.exc_info[1]
+                        self.moto_error_samples.append(f"{type(exc).__name__}: {exc}")
+            return
+        if record.levelno >= logging.WARNING:
+            key = f"{record.name}: {event or record.getMessage()[:80]}"
+            with self._lock:
+                self.errors[key] += 1
+                if len(self.error_samples) < 5 and record.exc_info:
+                    exc = record.exc_info[1]
+                    self.error_samples.append(f"{record.getMessage()[:100]} <- {type(exc).__name__}: {str(exc)[:200]}")
+
+    def install(self) -> None:
+        for name in ("scheduler_runtime", "cdk_delayed_scheduler.local", "werkzeug"):
+            lg = logging.getLogger(name)
+            lg.addHandler(self)
+            lg.propagate = False
+
+    def uninstall(self) -> None:
+        for name in ("scheduler_runtime", "cdk_delayed_scheduler.local", "werkzeug"):
+            lg = logging.getLogger(name)
+            lg.removeHandler(self)
+
+
+# --- handler timing -----------------------------------------------------------------
+class HandlerTimes:
+    """Per function: invocations, wall duration of each, records per invocation."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.durations: dict[str, list[float]] = collections.defaultdict(list)
+        self.records: dict[str, list[int]] = collections.defaultdict(list)
+        self.enabled = True
+
+    def wrap(self, name: str, fn: Callable) -> Callable:
+        def timed(event: Any, context: Any = None) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(event, context)
+            finally:
+                if self.enabled:
+                    elapsed = (time.perf_counter() - start) * 1000
+                    n = len(event.get("Records", [])) if isinstance(event, dict) and "Records" in event else 1
+                    with self.lock:
+                        self.durations[name].append(elapsed)
+                        self.records[name].append(n)
+
+        return timed
+
+    def reset(self) -> None:
+        with self.lock:
+            self.durations.clear()
+            self.records.clear()
+
+
+class BenchEngine(Engine):
+    """The engine, unchanged, with each handler wrapped to time its invocations."""
+
+    def __init__(self, options: EngineOptions, times: HandlerTimes) -> None:
+        super().__init__(options)
+        self.times = times
+
+    def _load_handlers(self) -> dict:
+        handlers = super()._load_handlers()
+        return {name: self.times.wrap(name, fn) for name, fn in handlers.items()}
+
+
+# --- AWS request counting --------------------------------------------------------------
+_HANDLER_FILES = {
+    "api.py": "api",
+    "fast_track.py": "fast_track",
+    "sweeper.py": "sweeper",
+    "enqueuer.py": "enqueuer",
+    "dispatcher.py": "dispatcher",
+}
+
+
+class RequestCounter:
+    """Counts every botocore API call in this process by caller, service and operation.
+
+    The caller is the runtime handler on the stack (``api``, ``fast_track``,
+    ``sweeper``, ``enqueuer``, ``dispatcher``); calls made by the engine's
+    pollers (standing in for Lambda event source mappings) are ``esm:<poller>``;
+    anything else (set-up, the bench itself) is ``other``. ReceiveMessage calls
+    that returned messages are counted apart from empty ones.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: collections.Counter = collections.Counter()
+        self.enabled = False
+        self._original: Callable | None = None
+
+    def install(self) -> None:
+        import botocore.client
+
+        if self._original is not None:
+            return
+        original = self._original = botocore.client.BaseClient._make_api_call
+        counter = self
+
+        def counted(client: Any, operation_name: str, api_params: dict) -> Any:
+            if not counter.enabled:
+                return original(client, operation_name, api_params)
+            caller = counter._caller()
+            service = client.meta.service_model.service_name
+            try:
+                result = original(client, operation_name, api_params)
+            except Exception:
+                counter._add(caller, service, operation_name, "error")
+                raise
+            tag = ""
+            if operation_name == "ReceiveMessage":
+                tag = "non-empty" if result.get("Messages") else "empty"
+            elif operation_name == "GetRecords":
+                tag = "non-empty" if result.get("Records") else "empty"
+            counter._add(caller, service, operation_name, tag)
+            return result
+
+        botocore.client.BaseClient._make_api_call = counted
+
+    def uninstall(self) -> None:
+        import botocore.client
+
+        if self._original is not None:
+            botocore.client.BaseClient._make_api_call = self._original
+            self._original = None
+
+    def _caller(self) -> str:
+        frame = sys._getframe(2)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if "scheduler_runtime" in filename and "handlers" in filename:
+                base = os.path.basename(filename)
+                if base in _HANDLER_FILES:
+                    return _HANDLER_FILES[base]
+            if filename.endswith(os.path.join("local", "pollers.py")):
+                name = threading.current_thread().name
+                if name.startswith("invoke:"):  # the SQS mapping's invocation pool
+                    return "esm:sqs:" + name[len("invoke:"):].split("_")[0]
+                return "esm:" + ":".join(name.split(":")[:2])
+            frame = frame.f_back
+        return "other"
+
+    def _add(self, caller: str, service: str, operation: str, tag: str) -> None:
+        with self.lock:
+            self.calls[(caller, service, operation, tag)] += 1
+
+    def snapshot(self) -> collections.Counter:
+        with self.lock:
+            return collections.Counter(self.calls)
+
+    def reset(self) -> None:
+        with self.lock:
+            self.calls.clear()
+
+
+# --- the HTTP API client ---------------------------------------------------------------
+class ApiClient:
+    """Keep-alive HTTP/1.1 connections to the engine's API, one per thread."""
+
+    def __init__(self, api_url: str) -> None:
+        hostport = api_url.split("//", 1)[1]
+        host, port = hostport.split(":")
+        self.host, self.port = host, int(port)
+        self._local = threading.local()
+        self.lock = threading.Lock()
+        self.status: collections.Counter = collections.Counter()
+
+    def _conn(self) -> http.client.HTTPConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        return conn
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        conn = self._conn()
+        payload = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        try:
+            conn.request(method, path, payload, headers)
+            response = conn.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            self._local.conn = None
+            raise
+        with self.lock:
+            self.status[response.status] += 1
+        try:
+            data = json.loads(raw) if raw else {}
+        except ValueError:
+            data = {"raw": raw[:200].decode("utf-8", "replace")}
+        return response.status, data
+
+    def create(self, body: dict, retries: int = 5) -> tuple[int, int]:
+        """POST /schedules; a 5xx is retried (the API says it may be). Returns (status, attempts)."""
+        for attempt in range(1, retries + 1):
+            status, _ = self.request("POST", "/schedules", body)
+            if status < 500:
+                return status, attempt
+            time.sleep(0.05 * attempt)
+        return status, retries
+
+
+# --- per-thread CPU (Linux /proc), to name the limiter ----------------------------------------
+def thread_cpu_seconds() -> dict[int, float]:
+    """CPU seconds (user + system) per native thread id of this process."""
+    out: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    base = Path("/proc/self/task")
+    for task in base.iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            out[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def process_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def machine() -> dict:
+    info = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        info["memory_gb"] = round(int(mem) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    try:
+        import boto3
+        import moto
+
+        info["moto"] = moto.__version__
+        info["boto3"] = boto3.__version__
+    except ImportError:
+        pass
+    return info
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)

@@ -1,0 +1,127 @@
+"""Precision: N timers due over a span, mixing the fast track and the sweeper path.
+
+The window is shrunk to 5 s and the sweep interval to 1 s, so the long-horizon
+path runs in seconds. Timers are created through the HTTP API while the run is
+under way, the way a live system receives them:
+
+- even timers are created 1-4 s before they are due (inside the window: the
+  fast track claims them on the stream INSERT);
+- odd timers are created 8-20 s before they are due (beyond the window: they
+  wait in the table until a sweep finds them due within it).
+
+The path each timer actually took is read from the runtime's ``claimed`` log
+(``by``), not assumed. Lateness is measured at the target: receive wall time
+minus ``dueAt``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+from .common import ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
+
+WINDOW_S = 5
+SWEEP_S = 1.0
+WORKERS = 6
+
+
+def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
+    rng = random.Random(seed)
+    collector, tap, times = Collector(), LogTap(), HandlerTimes()
+    tap.install()
+    opts = EngineOptions(target=collector, max_delay=WINDOW_S, sweep_interval=SWEEP_S)
+    try:
+        with BenchEngine(opts, times) as eng:
+            client = ApiClient(eng.api_url)
+            client.create({"delaySeconds": 0, "payload": {"warm": True}})
+            collector.wait_for(1, 30)
+            base = collector.count()
+            start = time.time()
+            t0 = start + 21.0
+            plan = []
+            for i in range(n):
+                due = t0 + span_s * i / n + rng.random() * span_s / n
+                lead = rng.uniform(1, 4) if i % 2 == 0 else rng.uniform(8, 20)
+                plan.append((due - lead, f"p-{seed}-{i:05d}", due, "fast-track" if i % 2 == 0 else "sweeper"))
+            plan.sort()
+            intended = {sid: path for _, sid, _, path in plan}
+            created_lag: list[float] = []
+            retries = [0]
+            lock = threading.Lock()
+            queue = list(reversed(plan))
+
+            def worker() -> None:
+                while True:
+                    with lock:
+                        if not queue:
+                            return
+                        create_at, sid, due, _ = queue.pop()
+                    wait = create_at - time.time()
+                    if wait > 0:
+                        time.sleep(wait)
+                    status, attempts = client.create({"id": sid, "dueAt": round(due, 3), "payload": {"bench": "precision"}})
+                    with lock:
+                        created_lag.append(time.time() - create_at)
+                        retries[0] += attempts - 1
+
+            if counter is not None:
+                counter.reset()
+                counter.enabled = True
+            threads = [threading.Thread(target=worker, daemon=True) for _ in range(WORKERS)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            last_due = max(d for _, _, d, _ in plan)
+            collector.wait_for(base + n, max(1.0, last_due + 30 - time.time()))
+            if counter is not None:
+                counter.enabled = False
+            by_path: dict[str, list[float]] = {"fast-track": [], "sweeper": []}
+            seen = set()
+            early = {"fast-track": 0, "sweeper": 0}
+            for sid, _, late in collector.lateness():
+                if not sid.startswith(f"p-{seed}-"):
+                    continue
+                path = tap.claimed_by.get(sid, "unknown")
+                by_path.setdefault(path, []).append(late)
+                if late < 0:
+                    early[path] = early.get(path, 0) + 1
+                seen.add(sid)
+            mismatched = sum(1 for sid, path in intended.items() if sid in tap.claimed_by and tap.claimed_by[sid] != path)
+            all_late = [x for v in by_path.values() for x in v]
+            return {
+                "n": n,
+                "delivered": len(seen),
+                "undelivered": n - len(seen),
+                "by_path": {p: {**distribution(v), "early": early.get(p, 0)} for p, v in by_path.items() if v},
+                "all": {**distribution(all_late), "early": sum(early.values())},
+                "path_differs_from_plan": mismatched,
+                "create_lag_s": distribution(created_lag),
+                "create_retries_5xx": retries[0],
+                "errors": dict(tap.errors),
+                "error_samples": tap.error_samples,
+                "moto_errors": tap.moto_errors,
+                "moto_error_samples": tap.moto_error_samples,
+                "put_back": eng.stats.events["put_back"],
+                "duplicates": sum(1 for c in eng.stats.claims.values() if c > 1),
+                "raw": {p: v for p, v in by_path.items()},
+                "handler_ms": {k: distribution(v) for k, v in times.durations.items()},
+                "handler_records": {k: distribution(v) for k, v in times.records.items()},
+                "wall_s": time.time() - start,
+            }
+    finally:
+        tap.uninstall()
+
+
+def run(repeats: int, n: int, span_s: float) -> dict:
+    out: dict = {"n": n, "span_s": span_s, "window_s": WINDOW_S, "sweep_interval_s": SWEEP_S, "runs": []}
+    for r in range(repeats):
+        log(f"precision {r + 1}/{repeats}: {n} timers due over {span_s:.0f} s")
+        res = run_once(n, span_s, seed=r + 1)
+        a = res["all"]
+        log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
+            f"max {a.get('max', 0):.0f} ms; early {a['early']}; 5xx retries {res['create_retries_5xx']}")
+        out["runs"].append(res)
+    return out
