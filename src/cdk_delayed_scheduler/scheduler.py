@@ -25,6 +25,7 @@ from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as lambda_destinations
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
@@ -153,8 +154,8 @@ class DelayedScheduler(Construct):
     :param encryption_key: a customer managed KMS key for the table and both queues.
         Default: the table uses an AWS owned key, the queues SQS-managed SSE.
     :param point_in_time_recovery: continuous backups of the table. Default: true.
-    :param removal_policy: what happens to the table (it holds the schedules) when it leaves
-        the stack. Default: ``RemovalPolicy.RETAIN``.
+    :param removal_policy: what happens to the table (it holds the schedules) and the log
+        groups when they leave the stack. Default: ``RemovalPolicy.RETAIN``.
     :param api_authorization: how API callers authenticate. Default: ``ApiAuthorization.iam()``.
     :param api_throttling_rate_limit: the stage's steady-state request rate, per second.
         Allowed: >= 1. Default: 100.
@@ -297,7 +298,8 @@ class DelayedScheduler(Construct):
         )
         """Everything that could not be delivered or processed: envelopes parked by the
         dispatcher with the reason, delayer messages past ``max_receive_count``, stream batches
-        past their retries, and sweep events EventBridge could not deliver. Kept 14 days."""
+        past their retries, sweep events EventBridge could not deliver and sweeps that failed.
+        Kept 14 days."""
 
         self.delayer_queue = sqs.Queue(
             self,
@@ -332,6 +334,7 @@ class DelayedScheduler(Construct):
         self._architecture = architecture
         self._memory_size = memory_size
         self._log_retention = log_retention
+        self._removal_policy = removal_policy
         filters = event_filters()
 
         self.api_function = self._function("ApiFunction", "api", Duration.seconds(29),
@@ -377,6 +380,13 @@ class DelayedScheduler(Construct):
             )
 
         # --- wiring: every minute -> sweeper ---------------------------------------------
+        # A failed sweep is not retried (the next minute's sweep is the retry); it is recorded
+        # in the dead-letter queue, so its depth alarm shows a sweeper that keeps failing.
+        self.sweeper_function.configure_async_invoke(
+            retry_attempts=0,
+            max_event_age=Duration.minutes(2),
+            on_failure=lambda_destinations.SqsDestination(self.dead_letter_queue),
+        )
         self.sweep_rule = events.Rule(
             self,
             "SweepSchedule",
@@ -532,7 +542,7 @@ class DelayedScheduler(Construct):
             description=f"{description} (delayed scheduler)",
         )
         log_group = logs.LogGroup(self, f"{id}Logs", retention=self._log_retention,
-                                  removal_policy=RemovalPolicy.DESTROY)
+                                  removal_policy=self._removal_policy)
         # Instead of the managed AWSLambdaBasicExecutionRole: write to this function's log group only.
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
@@ -566,14 +576,13 @@ class DelayedScheduler(Construct):
     def _build_api(self, authorization: ApiAuthorization, *, stage_name: str, rate_limit: float,
                    burst_limit: int, cloud_watch_role: bool) -> None:
         access_logs = logs.LogGroup(self, "ApiAccessLogs", retention=self._log_retention,
-                                    removal_policy=RemovalPolicy.DESTROY)
+                                    removal_policy=self._removal_policy)
         self.api = apigw.RestApi(
             self,
             "Api",
             description="Delayed scheduler: create, read and cancel one-shot timers.",
             endpoint_types=[apigw.EndpointType.REGIONAL],
             cloud_watch_role=cloud_watch_role,
-            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY if cloud_watch_role else None,
             deploy_options=apigw.StageOptions(
                 stage_name=stage_name,
                 throttling_rate_limit=rate_limit,
@@ -640,14 +649,15 @@ class DelayedScheduler(Construct):
                        "resource-level permissions; every other stream action is scoped to this table's stream.",
             )
         if self.encryption_key is not None:
-            for function in (self.fast_track_function, self.enqueuer_function):
+            for function in (self.fast_track_function, self.enqueuer_function, self.sweeper_function):
                 for action in ("kms:ReEncrypt*", "kms:GenerateDataKey*"):
                     _acknowledge(
                         function.role.node.find_child("DefaultPolicy"),
                         f"AwsSolutions-IAM5[Action::{action}]",
-                        "The stream mapping's on-failure destination (CDK's SqsDlq) grants the dead-letter "
-                        "queue's KMS producer actions with CDK's standard wildcards; they are scoped to that "
-                        "one key and cannot be narrowed from outside aws-cdk-lib.",
+                        "The on-failure destination into the dead-letter queue (CDK's SqsDlq for the stream "
+                        "mappings, SqsDestination for the sweeper) grants that queue's KMS producer actions "
+                        "with CDK's standard wildcards; they are scoped to that one key and cannot be "
+                        "narrowed from outside aws-cdk-lib.",
                     )
         _acknowledge(self.api,
             rule="AwsSolutions-APIG3",

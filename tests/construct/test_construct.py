@@ -321,7 +321,8 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
         "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
         "FastTrackFunction": {"dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                               "sqs:GetQueueUrl"} | stream_read,
-        "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem"},
+        "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
+                            "sqs:GetQueueUrl"},
         "EnqueuerFunction": {"dynamodb:PutItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl"} | stream_read,
         "DispatcherFunction": {"dynamodb:UpdateItem", "sqs:SendMessage", "sqs:ReceiveMessage",
@@ -402,6 +403,29 @@ def test_sweep_rule(built):
             "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 120},
         })],
     })
+
+
+def test_a_failed_sweep_is_not_retried_and_lands_in_the_dead_letter_queue(built):
+    b = built["defaults"]
+    sweeper = only(b.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
+    dlq = {"Fn::GetAtt": [_logical_id(b, b.scheduler.dead_letter_queue), "Arn"]}
+    b.template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {
+        "FunctionName": {"Ref": sweeper},
+        "MaximumRetryAttempts": 0,
+        "MaximumEventAgeInSeconds": 120,
+        "DestinationConfig": {"OnFailure": {"Destination": dlq}},
+    })
+    b.template.resource_count_is("AWS::Lambda::EventInvokeConfig", 1)
+    sends = [s for s in _policy(b, "SweeperFunction") if "sqs:SendMessage" in s["Action"]]
+    assert [s["Resource"] for s in sends] == [dlq]
+
+
+def test_log_groups_follow_the_removal_policy(built):
+    for b, policy in ((built["defaults"], "Retain"), (built["custom"], "Delete")):
+        groups = resources_of(b.json, "AWS::Logs::LogGroup")
+        ours = {k: v for k, v in groups.items() if k.startswith("Timers")}
+        assert len(ours) == 6  # five functions and the API's access logs
+        assert {v["DeletionPolicy"] for v in ours.values()} == {policy}
 
 
 # --- API -------------------------------------------------------------------------------------

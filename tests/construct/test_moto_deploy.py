@@ -153,6 +153,18 @@ def _forget_stream_triggers(account: str) -> None:
         table.lambda_event_source_mappings.clear()
 
 
+class _Context:
+    """The parts of Lambda's context object the runtime reads."""
+
+    def __init__(self, function_name: str, timeout_seconds: float) -> None:
+        self.function_name = function_name
+        self.aws_request_id = f"wiring-{time.monotonic_ns()}"
+        self._deadline = time.monotonic() + timeout_seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
 class _Lambda:
     """A deployed function, run in-process with exactly its deployed environment."""
 
@@ -183,10 +195,8 @@ class _Lambda:
                     os.environ[key] = value
 
     def __call__(self, event: dict) -> dict:
-        from cdk_delayed_scheduler.local.pollers import LambdaContext
-
         with self._environment():
-            return self.handler(event, LambdaContext(self.name, self.timeout))
+            return self.handler(event, _Context(self.name, self.timeout))
 
 
 class _StreamMapping:
