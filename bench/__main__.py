@@ -19,7 +19,7 @@ from .common import ROOT, log
 SECTIONS = ("coldstart", "ingest", "cost", "precision", "burst", "synth")
 
 FULL = {
-    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0},
+    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True},
     "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
     "ingest": {"repeats": 3, "n_single": 150, "n_concurrent": 400},
     "cost": {"n": 100},
@@ -27,8 +27,8 @@ FULL = {
     "synth": {"repeats": 3},
 }
 QUICK = {
-    "precision": {"repeats": 1, "n": 120, "span_s": 12.0},
-    "burst": {"repeats": 1, "n": 1000, "lead_s": 8.0, "cap_s": 15.0},
+    "precision": {"repeats": 1, "n": 100, "span_s": 10.0},
+    "burst": {"repeats": 1, "n": 1000, "lead_s": 8.0, "cap_s": 12.0},
     "ingest": {"repeats": 1, "n_single": 30, "n_concurrent": 60},
     "cost": {"n": 15},
     "coldstart": {"repeats": 3},

@@ -67,7 +67,7 @@ class BurstEngine(BenchEngine):
         self.loaded_at = time.time()
 
 
-def run_once(n: int, lead_s: float, cap_s: float, profile: bool) -> dict:
+def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -> dict:
     """Create n timers at once (bulk-written before the pollers start), due lead_s later, in one second."""
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
@@ -86,12 +86,28 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool) -> dict:
             prepositioned_at = None
             if prof:
                 prof.start()
+            if counter is not None:
+                counter.reset()
+                counter.enabled = True
+            counted_from = time.monotonic()
             deadline = due_s + cap_s
             while time.time() < deadline and collector.count() < n:
                 if prepositioned_at is None and eng.stats.events["enqueued"] >= n:
                     prepositioned_at = time.time()
                 time.sleep(0.05)
             t_end = time.time()
+            if counter is not None:
+                counter.enabled = False
+                calls = counter.snapshot()
+                seconds = time.monotonic() - counted_from
+                moto_calls = sum(k for (c, svc, op, tag), k in calls.items() if svc != "lambda")
+                by_op: dict = {}
+                for (c, svc, op, tag), k in calls.items():
+                    by_op[f"{svc} {op}{' ' + tag if tag else ''}"] = by_op.get(f"{svc} {op}{' ' + tag if tag else ''}", 0) + k
+                result["aws_requests"] = {"to_moto": moto_calls, "seconds": seconds,
+                                          "moto_requests_per_s": moto_calls / seconds if seconds else None,
+                                          "lambda_invokes": sum(k for (c, svc, op, tag), k in calls.items() if svc == "lambda"),
+                                          "by_operation": dict(sorted(by_op.items(), key=lambda kv: -kv[1]))}
             if prof:
                 prof.stop()
             result["enqueued_by_due"] = None
@@ -136,14 +152,52 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool) -> dict:
     return result
 
 
+def moto_capacity(seconds: float = 3.0) -> dict:
+    """Requests per second moto answers here (GetItem on a small table), from 1 and from 8 threads."""
+    import threading
+
+    from scheduler_runtime.aws.context import current
+
+    out = {}
+    with BenchEngine(EngineOptions(target=Collector(), sweep_interval=3600), HandlerTimes()) as eng:
+        ddb = current().dynamodb
+        key = {"pk": {"S": "SCHEDULE#none"}, "sk": {"S": "RECORD"}}
+        for threads in (1, 8):
+            count = [0]
+            lock = threading.Lock()
+            stop = time.monotonic() + seconds
+
+            def loop() -> None:
+                while time.monotonic() < stop:
+                    ddb.get_item(TableName=eng.table_name, Key=key)
+                    with lock:
+                        count[0] += 1
+
+            ts = [threading.Thread(target=loop) for _ in range(threads)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            out[f"get_item_per_s_{threads}_threads"] = count[0] / seconds
+    return out
+
+
 def run(repeats: int, n: int, lead_s: float, cap_s: float) -> dict:
+    from .common import RequestCounter
+
     out: dict = {"n": n, "lead_s": lead_s, "cap_s": cap_s, "runs": []}
+    log("burst: moto's request capacity on this machine (GetItem, idle engine)")
+    out["moto_capacity"] = moto_capacity()
+    log(f"  {out['moto_capacity']}")
+    counter = RequestCounter()
+    counter.install()
     for r in range(repeats):
         log(f"burst {r + 1}/{repeats}: {n} timers due in one second, created {lead_s:.0f} s before; cap {cap_s:.0f} s")
-        res = run_once(n, lead_s, cap_s, profile=(r == 0))
+        res = run_once(n, lead_s, cap_s, profile=(r == 0), counter=counter)
         p99 = res["lateness_ms"].get("p99", float("nan"))
         log(f"  delivered {res['delivered']}/{n} within {res['wall_s']:.0f} s of due; claimed {res['claimed_at_end']}, "
             f"enqueued {res['enqueued_at_end']}; rate {res['delivered_rate_per_s'] or 0:.1f}/s; "
             f"projected last {res['projected_time_to_last_s'] or float('nan'):.0f} s; p99 {p99:.0f} ms")
         out["runs"].append(res)
+    counter.uninstall()
     return out

@@ -184,6 +184,11 @@ def price(scenario: dict, fixed_sweep: bool = True, batch_create: int = 1) -> di
             excluded[f"lambda {op} ({c['caller']}): the user's target, not ours"] = k
     inv = dict(scenario["invocations_per_timer"])
     billed_ms = dict(scenario["billed_ms_per_timer"])
+    # The sweeper runs on a clock, not per timer: its invocations are a fixed monthly cost (below).
+    # Its claims (DeleteItem) stay per timer; the per-claim share of its duration is small and dropped.
+    if "sweeper" in inv:
+        excluded["lambda sweeper invocations (on a clock: fixed cost)"] = inv.pop("sweeper")
+        billed_ms.pop("sweeper", None)
     apigw = 0.0
     if "api" in inv:
         apigw = inv["api"] / batch_create

@@ -105,6 +105,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
                 "moto_errors": tap.moto_errors,
                 "moto_error_samples": tap.moto_error_samples,
                 "put_back": eng.stats.events["put_back"],
+                "dispatcher_fired_late_ms": distribution(eng.stats.lateness_ms),
                 "duplicates": sum(1 for c in eng.stats.claims.values() if c > 1),
                 "raw": {p: v for p, v in by_path.items()},
                 "handler_ms": {k: distribution(v) for k, v in times.durations.items()},
@@ -115,7 +116,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
         tap.uninstall()
 
 
-def run(repeats: int, n: int, span_s: float) -> dict:
+def run(repeats: int, n: int, span_s: float, what_if_nodelay: bool = False) -> dict:
     out: dict = {"n": n, "span_s": span_s, "window_s": WINDOW_S, "sweep_interval_s": SWEEP_S, "runs": []}
     for r in range(repeats):
         log(f"precision {r + 1}/{repeats}: {n} timers due over {span_s:.0f} s")
@@ -124,4 +125,18 @@ def run(repeats: int, n: int, span_s: float) -> dict:
         log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
             f"max {a.get('max', 0):.0f} ms; early {a['early']}; 5xx retries {res['create_retries_5xx']}")
         out["runs"].append(res)
+    if what_if_nodelay:
+        from cdk_delayed_scheduler.local import servers
+
+        log("precision what-if: one more repeat with TCP_NODELAY on the engine's HTTP servers (bench-side patch)")
+        previous = getattr(servers._QuietHandler, "disable_nagle_algorithm", False)
+        servers._QuietHandler.disable_nagle_algorithm = True
+        try:
+            res = run_once(n, span_s, seed=1)
+        finally:
+            servers._QuietHandler.disable_nagle_algorithm = previous
+        res.pop("raw", None)
+        a = res["all"]
+        log(f"  p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} max {a.get('max', 0):.0f} ms; early {a['early']}")
+        out["what_if_nodelay"] = res
     return out

@@ -143,7 +143,10 @@ class Profiler:
                 if code.co_name in _LOCK_WAIT_FUNCS:
                     self.lock_waits[f"{_short(code.co_filename)}:{code.co_name}"] += 1
                     continue
-                self.busy_by_role[self.roles.get(nid) or _role(stack, names.get(ident, ""))] += 1
+                role = self.roles.get(nid) or _role(stack, names.get(ident, ""))
+                if role.startswith("bench"):
+                    continue  # the load generator and the waiting main thread are not the system under test
+                self.busy_by_role[role] += 1
                 self.hot_frames[f"{_short(code.co_filename)}:{code.co_name}"] += 1
                 self.hot_packages[_package(code.co_filename)] += 1
 
