@@ -24,6 +24,9 @@ MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 
 class _QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes; with Nagle's algorithm the body
+    # would wait for the client's delayed ACK (up to 40 ms on loopback).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
         logger.debug("%s %s", self.address_string(), format % args)
