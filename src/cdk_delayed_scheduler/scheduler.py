@@ -245,7 +245,14 @@ class DelayedScheduler(Construct):
         if not Token.is_unresolved(log_level) and str(log_level).upper() not in _LOG_LEVELS:
             raise ValueError(f"log_level: must be one of {', '.join(_LOG_LEVELS)}, got {log_level!r}")
         _check_range("memory_size", memory_size, 128, 10240)
+        if Token.is_unresolved(dispatcher_timeout.to_seconds()):
+            raise ValueError("dispatcher_timeout: must be a concrete duration, not a token "
+                             "(the delayer queue's visibility timeout is 6 times it)")
         _check_range("dispatcher_timeout", _seconds(dispatcher_timeout), 10, 900, unit="seconds")
+        for prop, duration in (("delay_window", delay_window), ("history_retention", history_retention)):
+            seconds = duration.to_seconds()
+            if not Token.is_unresolved(seconds) and float(seconds) != int(seconds):
+                raise ValueError(f"{prop}: must be whole seconds, got {seconds} seconds")
         _check_range("dispatcher_batch_size", dispatcher_batch_size, 1, 10)
         if dispatcher_max_batching_window is not None:
             _check_range("dispatcher_max_batching_window", _seconds(dispatcher_max_batching_window), 0, 300,
@@ -304,7 +311,7 @@ class DelayedScheduler(Construct):
         self.delayer_queue = sqs.Queue(
             self,
             "DelayerQueue",
-            visibility_timeout=Duration.seconds(6 * _seconds_or(dispatcher_timeout, 60)),
+            visibility_timeout=Duration.seconds(6 * int(dispatcher_timeout.to_seconds())),
             retention_period=Duration.days(4),
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letter_queue, max_receive_count=max_receive_count),
@@ -699,11 +706,6 @@ def _text(value: Any) -> str:
     if Token.is_unresolved(value):
         return Token.as_string(value)
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-
-
-def _seconds_or(duration: Duration, fallback: int) -> int:
-    value = duration.to_seconds()
-    return fallback if Token.is_unresolved(value) else int(value)
 
 
 def _check_range(prop: str, value: Any, low: Optional[float], high: Optional[float], unit: str = "") -> None:

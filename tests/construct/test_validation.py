@@ -48,6 +48,8 @@ def target(stack):
         ({"stream_retry_attempts": -1}, r"stream_retry_attempts: must be between 0 and 10000"),
         ({"metrics_namespace": ""}, r"metrics_namespace: must be a non-empty string"),
         ({"shard_count": "16"}, r"shard_count: must be a number"),
+        ({"delay_window": cdk.Duration.millis(90500)}, r"delay_window: must be whole seconds, got 90.5 seconds"),
+        ({"history_retention": cdk.Duration.millis(60001)}, r"history_retention: must be whole seconds"),
         ({"extra_targets": {"bad name": None}}, r"target name: must be 1-64 characters"),
     ],
 )
@@ -70,6 +72,12 @@ def test_unresolved_tokens_are_not_validated(stack, target):
     assert env["SHARD_COUNT"] == {"Ref": "Shards"}
     assert env["LOG_LEVEL"] == {"Ref": "Level"}
     assert env["CLAIM_WINDOW_SECONDS"] == {"Ref": "Window"}
+
+
+def test_a_token_dispatcher_timeout_is_refused(stack, target):
+    seconds = cdk.CfnParameter(stack, "Timeout", type="Number").value_as_number
+    with pytest.raises(ValueError, match=r"dispatcher_timeout: must be a concrete duration"):
+        DelayedScheduler(stack, "Timers", target=target, dispatcher_timeout=cdk.Duration.seconds(seconds))
 
 
 def test_boundaries_are_allowed(stack, target):
