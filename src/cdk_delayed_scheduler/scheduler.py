@@ -232,6 +232,11 @@ class DelayedScheduler(Construct):
 
         if target is None:
             raise ValueError("target: a target is required, e.g. targets.LambdaInvoke(fn)")
+        for prop, duration in (("delay_window", delay_window), ("history_retention", history_retention),
+                               ("dispatcher_timeout", dispatcher_timeout)):
+            seconds = duration.to_seconds(integral=False)
+            if not Token.is_unresolved(seconds) and float(seconds) != int(seconds):
+                raise ValueError(f"{prop}: must be whole seconds, got {seconds} seconds")
         _check_range("shard_count", shard_count, 1, 256)
         _check_range("delay_window", _seconds(delay_window), 90, MAX_SQS_DELAY_SECONDS, unit="seconds")
         _check_range("history_retention", _seconds(history_retention), 60, 3650 * 86400, unit="seconds")
@@ -249,10 +254,6 @@ class DelayedScheduler(Construct):
             raise ValueError("dispatcher_timeout: must be a concrete duration, not a token "
                              "(the delayer queue's visibility timeout is 6 times it)")
         _check_range("dispatcher_timeout", _seconds(dispatcher_timeout), 10, 900, unit="seconds")
-        for prop, duration in (("delay_window", delay_window), ("history_retention", history_retention)):
-            seconds = duration.to_seconds()
-            if not Token.is_unresolved(seconds) and float(seconds) != int(seconds):
-                raise ValueError(f"{prop}: must be whole seconds, got {seconds} seconds")
         _check_range("dispatcher_batch_size", dispatcher_batch_size, 1, 10)
         if dispatcher_max_batching_window is not None:
             _check_range("dispatcher_max_batching_window", _seconds(dispatcher_max_batching_window), 0, 300,
