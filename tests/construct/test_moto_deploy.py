@@ -395,3 +395,20 @@ def test_a_cancelled_schedule_is_never_enqueued(deployed, wired):
                                               "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
     assert all(value == "0" for value in attributes.values()), attributes
     assert _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]) is None
+
+
+def test_the_api_routes_reach_the_api_function_with_iam_auth(deployed, wired):
+    functions, _, _ = wired
+    apigw = deployed["session"].client("apigateway")
+    (api_id,) = [r["PhysicalResourceId"] for r in deployed["resources"].values()
+                 if r["ResourceType"] == "AWS::ApiGateway::RestApi"]
+    routes = {}
+    for resource in apigw.get_resources(restApiId=api_id)["items"]:
+        for verb in resource.get("resourceMethods", {}):
+            method = apigw.get_method(restApiId=api_id, resourceId=resource["id"], httpMethod=verb)
+            routes[(verb, resource["path"])] = method
+    assert set(routes) == {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}")}
+    for method in routes.values():
+        assert method["authorizationType"] == "AWS_IAM"
+        assert method["methodIntegration"]["type"] == "AWS_PROXY"
+        assert functions["ApiFunction"].arn in method["methodIntegration"]["uri"]
