@@ -548,3 +548,37 @@ def test_metrics(built):
     assert depth.period.to_seconds() == 60
     assert s.metric_delayer_queue_depth().metric_name == "ApproximateNumberOfMessagesVisible"
     assert s.metric_dispatcher_errors().metric_name == "Errors"
+
+
+def test_every_resource_the_construct_creates_is_accounted_for(built):
+    """The full inventory of the default construct (the stack's own callback function excluded)."""
+    import collections
+
+    b = built["defaults"]
+    callback = _logical_id(b, b.extra["callback"])
+    inventory = collections.Counter(
+        r["Type"] for k, r in b.json["Resources"].items()
+        if k.startswith("Timers") and not k.startswith(callback)
+    )
+    assert inventory == {
+        "AWS::DynamoDB::Table": 1,
+        "AWS::SQS::Queue": 2, "AWS::SQS::QueuePolicy": 2,
+        "AWS::IAM::Role": 6,  # five functions, API Gateway's logging role
+        "AWS::IAM::Policy": 5,
+        "AWS::Logs::LogGroup": 6,
+        "AWS::Lambda::Function": 5,
+        "AWS::Lambda::EventSourceMapping": 3,
+        "AWS::Lambda::EventInvokeConfig": 1,
+        "AWS::Lambda::Permission": 7,  # the sweep rule, and each method for its stage and for test-invoke
+        "AWS::Events::Rule": 1,
+        "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
+        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 2, "AWS::ApiGateway::Method": 3,
+        "AWS::ApiGateway::Model": 1, "AWS::ApiGateway::RequestValidator": 2,
+    }
+    permissions = [r["Properties"] for r in resources_of(b.json, "AWS::Lambda::Permission").values()]
+    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
+    sweeper = only(b.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
+    assert sum(p["Principal"] == "apigateway.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [api_fn, "Arn"]}
+               for p in permissions) == 6
+    assert sum(p["Principal"] == "events.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}
+               for p in permissions) == 1
