@@ -639,6 +639,20 @@ class DelayedScheduler(Construct):
             one.add_method(verb, integration, request_validator=params_validator,
                            request_parameters={"method.request.path.id": True}, **method_options)
 
+        # Errors API Gateway answers itself (request validation, auth, throttling) keep the API's
+        # error shape, {"message": ..., "field": ...}, like the errors of the api function.
+        for response_id, response_type, field in (
+            ("BadRequestBody", apigw.ResponseType.BAD_REQUEST_BODY, '"body"'),
+            ("BadRequestParameters", apigw.ResponseType.BAD_REQUEST_PARAMETERS, '"id"'),
+            ("Default4xx", apigw.ResponseType.DEFAULT_4_XX, "null"),
+            ("Default5xx", apigw.ResponseType.DEFAULT_5_XX, "null"),
+        ):
+            self.api.add_gateway_response(
+                response_id,
+                type=response_type,
+                templates={"application/json": f'{{"message": $context.error.messageString, "field": {field}}}'},
+            )
+
         if kind == ApiAuthorizationKind.API_KEY:
             self.api_key = self.api.add_api_key("ApiKey")
             plan = self.api.add_usage_plan(

@@ -462,6 +462,19 @@ def test_api_routes_iam_auth_and_validation(built):
         assert methods[(verb, "/schedules/{id}")]["RequestParameters"] == {"method.request.path.id": True}
 
 
+def test_gateway_errors_keep_the_api_error_shape(built):
+    b = built["defaults"]
+    responses = {r["Properties"]["ResponseType"]: r["Properties"]
+                 for r in resources_of(b.json, "AWS::ApiGateway::GatewayResponse").values()}
+    assert set(responses) == {"BAD_REQUEST_BODY", "BAD_REQUEST_PARAMETERS", "DEFAULT_4XX", "DEFAULT_5XX"}
+    for kind, field in (("BAD_REQUEST_BODY", '"body"'), ("BAD_REQUEST_PARAMETERS", '"id"'), ("DEFAULT_4XX", "null")):
+        template = responses[kind]["ResponseTemplates"]["application/json"]
+        assert template == f'{{"message": $context.error.messageString, "field": {field}}}'
+        # once API Gateway substitutes the quoted message, the body is JSON of the API's error shape
+        rendered = json.loads(template.replace("$context.error.messageString", '"Invalid request body"'))
+        assert set(rendered) == {"message", "field"}
+
+
 def test_api_stage_throttling_and_logging(built):
     b = built["defaults"]
     b.template.has_resource_properties("AWS::ApiGateway::RestApi", {"EndpointConfiguration": {"Types": ["REGIONAL"]}})
@@ -574,6 +587,7 @@ def test_every_resource_the_construct_creates_is_accounted_for(built):
         "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
         "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 2, "AWS::ApiGateway::Method": 3,
         "AWS::ApiGateway::Model": 1, "AWS::ApiGateway::RequestValidator": 2,
+        "AWS::ApiGateway::GatewayResponse": 4,
     }
     permissions = [r["Properties"] for r in resources_of(b.json, "AWS::Lambda::Permission").values()]
     api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
