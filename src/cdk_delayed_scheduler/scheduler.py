@@ -18,7 +18,7 @@ from aws_cdk import (
 )
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
@@ -77,7 +77,7 @@ class ApiAuthorizationKind:
 class ApiAuthorization:
     """How callers authenticate to the scheduler's REST API. Use the factory methods."""
 
-    def __init__(self, kind: str, user_pools: Sequence[cognito.IUserPool] = (), scopes: Sequence[str] = ()) -> None:
+    def __init__(self, kind: str, user_pools: Sequence[aws_cognito.IUserPool] = (), scopes: Sequence[str] = ()) -> None:
         self.kind = kind
         self.user_pools = tuple(user_pools)
         self.scopes = tuple(scopes)
@@ -94,7 +94,7 @@ class ApiAuthorization:
         return ApiAuthorization(ApiAuthorizationKind.API_KEY)
 
     @staticmethod
-    def cognito(user_pool: cognito.IUserPool, *, scopes: Sequence[str] = ()) -> "ApiAuthorization":
+    def cognito(user_pool: aws_cognito.IUserPool, *, scopes: Sequence[str] = ()) -> "ApiAuthorization":
         """A Cognito user pool token in the ``Authorization`` header.
 
         :param user_pool: the pool whose tokens are accepted.

@@ -4,7 +4,6 @@ virtual environment, and synthesize the README's stack there, with Python and wi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk import Acknowledgment, Validations
+from aws_cdk import Validations
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
