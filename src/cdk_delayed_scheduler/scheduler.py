@@ -34,7 +34,7 @@ from constructs import Construct
 from ._runtime_asset import event_filters, runtime_asset_path
 from .targets import IScheduleTarget
 
-__all__ = ["DelayedScheduler", "ApiAuthorization", "ApiAuthorizationKind", "DEFAULT_TARGET_NAME"]
+__all__ = ["DelayedScheduler", "ApiAuthorization", "ApiAuthorizationKind", "DEFAULT_TARGET_NAME", "newest_python_runtime"]
 
 DEFAULT_TARGET_NAME = "default"
 """The name under which the ``target`` prop is registered (``DEFAULT_TARGET``)."""
@@ -169,6 +169,7 @@ class DelayedScheduler(Construct):
     :param log_retention: how long the functions' and the API's logs are kept.
         Default: ``RetentionDays.ONE_MONTH``.
     :param architecture: the functions' processor architecture. Default: ``Architecture.ARM_64``.
+        (The runtime is always the newest Python runtime this aws-cdk-lib offers.)
     :param memory_size: each function's memory, in MiB. Allowed: 128-10240. Default: 256.
     :param dispatcher_timeout: the dispatcher's timeout. It invokes Lambda targets
         synchronously, so it must cover a target's run. The delayer queue's visibility timeout
@@ -373,6 +374,8 @@ class DelayedScheduler(Construct):
         self._grant_send(self.dispatcher_function, self.dead_letter_queue)  # park an exhausted delivery
 
         # --- wiring: stream -> fast track / enqueuer ------------------------------------------
+        # The mapping grants its function read access to exactly this table's stream, plus
+        # dynamodb:ListStreams on "*": that action has no resource-level permissions in IAM.
         for function, filter_name in ((self.fast_track_function, "fastTrack"), (self.enqueuer_function, "enqueuer")):
             function.add_event_source(
                 sources.DynamoEventSource(
@@ -560,7 +563,7 @@ class DelayedScheduler(Construct):
             self,
             id,
             description=description,
-            runtime=lambda_.Runtime.PYTHON_3_14,
+            runtime=newest_python_runtime(),
             architecture=self._architecture,
             handler=f"{_HANDLER_MODULE}.{module}.handler",
             code=self._code,
@@ -714,6 +717,12 @@ class DelayedScheduler(Construct):
 def _seconds(duration: Duration) -> Any:
     """Whole seconds of ``duration``, or the unresolved token."""
     return duration.to_seconds()
+
+
+def newest_python_runtime() -> lambda_.Runtime:
+    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib offers (the runtime needs 3.10 or later)."""
+    versions = [int(m.group(1)) for name in dir(lambda_.Runtime) if (m := re.fullmatch(r"PYTHON_3_(\d+)", name))]
+    return getattr(lambda_.Runtime, f"PYTHON_3_{max(versions)}")
 
 
 def _text(value: Any) -> str:

@@ -205,7 +205,7 @@ def test_functions_defaults(built):
     handlers = {}
     for fid in FUNCTION_IDS:
         props = _function(b, fid)
-        assert props["Runtime"] == "python3.14"
+        assert props["Runtime"] == "python3.14"  # the newest aws-cdk-lib 2.275 offers
         assert props["Architectures"] == ["arm64"]
         assert props["MemorySize"] == 256
         handlers[fid] = props["Handler"]
@@ -255,6 +255,13 @@ def test_functions_custom(built):
         log_group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
         assert b.json["Resources"][log_group_id]["Properties"]["RetentionInDays"] == 7
     assert _function(b, "DispatcherFunction")["Timeout"] == 120
+
+
+def test_newest_python_runtime():
+    from cdk_delayed_scheduler.scheduler import newest_python_runtime
+
+    offered = [int(n.rsplit("_", 1)[1]) for n in dir(lambda_.Runtime) if n.startswith("PYTHON_3_")]
+    assert newest_python_runtime().name == f"python3.{max(offered)}"
 
 
 def _rendered_targets(b: Built) -> dict:
