@@ -378,23 +378,33 @@ def test_a_schedule_the_fast_track_missed_is_swept_to_the_named_fifo_target(depl
 
 
 def test_a_cancelled_schedule_is_never_enqueued(deployed, wired):
+    """Cancelled inside the window, before the fast track saw it: the claim fails, and the deployed
+    enqueuer filter drops the cancellation's REMOVE record (its old image is marked cancelled)."""
     functions, streams, queues = wired
     session = deployed["session"]
+    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
+    for mapping in (fast, enqueue):
+        mapping.poll()  # start from here
     status, _ = _api(functions["ApiFunction"], "POST", "/schedules",
-                     {"id": "wiring-cancelled", "delaySeconds": 3600, "payload": None})
+                     {"id": "wiring-cancelled", "delaySeconds": 2, "payload": None})
     assert status == 201
     status, body = _api(functions["ApiFunction"], "DELETE", "/schedules/wiring-cancelled")
     assert (status, body["status"]) == (200, "CANCELLED")
-    for mapping in streams.values():
-        mapping.poll()
+    assert fast.poll() == 1  # the INSERT
+    assert enqueue.poll() == 0  # the cancellation's REMOVE is filtered out by the deployed pattern
+    time.sleep(2.5)
+    functions["SweeperFunction"]({"source": "aws.events", "detail-type": "Scheduled Event"})
+    assert enqueue.poll() == 0
     for mapping in queues.values():
-        mapping.poll()
+        assert mapping.poll() == 0
     delayer_url = functions["DispatcherFunction"].environment["DELAYER_QUEUE_URL"]
     attributes = session.client("sqs").get_queue_attributes(
         QueueUrl=delayer_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
                                               "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
     assert all(value == "0" for value in attributes.values()), attributes
     assert _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]) is None
+    status, body = _api(functions["ApiFunction"], "GET", "/schedules/wiring-cancelled")
+    assert (status, body["status"]) == (200, "CANCELLED")
 
 
 def test_the_api_routes_reach_the_api_function_with_iam_auth(deployed, wired):
