@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         params = sizes[section]
         module = __import__(f"bench.{section}", fromlist=["run"])
         started = time.monotonic()
+        import os
+
+        load_before = os.getloadavg()
         try:
             data[section] = module.run(**params)
         except Exception as exc:  # noqa: BLE001 - one broken section must not lose the others
@@ -84,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             data[section] = {"failed": f"{type(exc).__name__}: {exc}"}
         data.setdefault("section_seconds", {})[section] = time.monotonic() - started
+        # other work on the shared machine shows up here (2 cores: a load above 2 means queueing)
+        data.setdefault("load_average_1min", {})[section] = {"before": load_before[0], "after": os.getloadavg()[0]}
         json_path.write_text(json.dumps(data, indent=1, default=str))
     data["total_seconds"] = time.monotonic() - t0
     data["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -107,6 +107,7 @@ class LogTap(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.claimed_by: dict[str, str] = {}
+        self.stage_times: dict[str, dict] = {}  # id -> {claimed, enqueued, delivered: wall time; firedLateMs}
         self.errors: collections.Counter = collections.Counter()
         self.error_samples: list[str] = []
         self.moto_errors = 0
@@ -115,10 +116,15 @@ class LogTap(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         event = getattr(record, "event", None)
-        if event == "claimed":
+        if event in ("claimed", "enqueued", "delivered"):
             fields = getattr(record, "fields", {})
             with self._lock:
-                self.claimed_by.setdefault(fields["id"], fields.get("by", "?"))
+                stages = self.stage_times.setdefault(fields.get("id", "?"), {})
+                stages.setdefault(event, record.created)
+                if event == "delivered":
+                    stages["firedLateMs"] = fields.get("lateMs")
+                if event == "claimed":
+                    self.claimed_by.setdefault(fields["id"], fields.get("by", "?"))
             return
         if record.name == "werkzeug":
             if record.levelno >= logging.ERROR:

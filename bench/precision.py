@@ -48,6 +48,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
             plan.sort()
             intended = {sid: path for _, sid, _, path in plan}
             created_lag: list[float] = []
+            created_times: list = []
             retries = [0]
             lock = threading.Lock()
             queue = list(reversed(plan))
@@ -64,6 +65,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
                     status, attempts = client.create({"id": sid, "dueAt": round(due, 3), "payload": {"bench": "precision"}})
                     with lock:
                         created_lag.append(time.time() - create_at)
+                        created_times.append((sid, time.time()))
                         retries[0] += attempts - 1
 
             if counter is not None:
@@ -89,6 +91,39 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
                 if late < 0:
                     early[path] = early.get(path, 0) + 1
                 seen.add(sid)
+            # Where the late ones lost their time: each stage's instant relative to dueAt (s).
+            due_of = {sid: due for _, sid, due, _ in plan}
+            created_at = dict(created_times)
+            series, stages = [], []
+            for sid, received, late in collector.lateness():
+                if sid not in due_of:
+                    continue
+                st = tap.stage_times.get(sid, {})
+                due = due_of[sid]
+                rel = lambda t: None if t is None else round(t - due, 4)  # noqa: E731
+                row = {"late_ms": round(late, 1), "path": tap.claimed_by.get(sid, "unknown"),
+                       "created": rel(created_at.get(sid)), "claimed": rel(st.get("claimed")),
+                       "enqueued": rel(st.get("enqueued")), "fired_late_ms": st.get("firedLateMs")}
+                stages.append(row)
+                series.append((round(due - t0, 3), round(late, 1), row["path"]))
+            stages.sort(key=lambda r: -r["late_ms"])
+            tail = stages[: max(1, len(stages) // 100)]
+
+            def med(key: str, rows: list) -> float | None:
+                v = sorted(r[key] for r in rows if r.get(key) is not None)
+                return v[len(v) // 2] if v else None
+
+            late_rows = [r for r in stages if r["late_ms"] > 100]
+            stage_summary = {
+                "slowest_1pct": {k: med(k, tail) for k in ("late_ms", "created", "claimed", "enqueued", "fired_late_ms")},
+                "all": {k: med(k, stages) for k in ("late_ms", "created", "claimed", "enqueued", "fired_late_ms")},
+                "late_over_100ms": len(late_rows),
+                "late_over_100ms_enqueued_after_due_minus_1s": sum(
+                    1 for r in late_rows if r["enqueued"] is not None and r["enqueued"] > -1.0),
+                "late_over_100ms_fired_late_over_100ms": sum(
+                    1 for r in late_rows if (r["fired_late_ms"] or 0) > 100),
+                "slowest_10": stages[:10],
+            }
             mismatched = sum(1 for sid, path in intended.items() if sid in tap.claimed_by and tap.claimed_by[sid] != path)
             all_late = [x for v in by_path.values() for x in v]
             return {
@@ -108,6 +143,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
                 "dispatcher_fired_late_ms": distribution(eng.stats.lateness_ms),
                 "duplicates": sum(1 for c in eng.stats.claims.values() if c > 1),
                 "raw": {p: v for p, v in by_path.items()},
+                "series": series,
+                "stages": stage_summary,
                 "handler_ms": {k: distribution(v) for k, v in times.durations.items()},
                 "handler_records": {k: distribution(v) for k, v in times.records.items()},
                 "wall_s": time.time() - start,

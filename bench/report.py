@@ -64,6 +64,25 @@ def plots(data: dict, out: Path) -> list[str]:
         fig.savefig(out / "bench-lateness-cdf.png", dpi=110)
         plt.close(fig)
         made.append("bench-lateness-cdf.png")
+    if prec.get("runs") and any(r.get("series") for r in prec["runs"]):
+        fig, axes = plt.subplots(len(prec["runs"]), 1, figsize=(7, 1.8 * len(prec["runs"]) + 1), sharex=True, squeeze=False)
+        for i, run in enumerate(prec["runs"]):
+            ax = axes[i][0]
+            for path, colour in (("fast-track", "tab:blue"), ("sweeper", "tab:orange")):
+                pts = [(d, l) for d, l, p in run.get("series", []) if p == path]
+                if pts:
+                    ax.scatter([d for d, _ in pts], [max(l, 1) for _, l in pts], s=3, color=colour, label=path)
+            ax.set_yscale("log")
+            ax.axhline(100, color="grey", ls="--", lw=0.8)
+            ax.set_ylabel(f"#{i + 1} ms")
+            ax.grid(alpha=0.3)
+        axes[0][0].legend(loc="upper right", fontsize=8)
+        axes[0][0].set_title("Precision: lateness of each timer against its due time")
+        axes[-1][0].set_xlabel("due time (s from the first due)")
+        fig.tight_layout()
+        fig.savefig(out / "bench-lateness-over-time.png", dpi=110)
+        plt.close(fig)
+        made.append("bench-lateness-over-time.png")
     burst = data.get("burst", {})
     if burst.get("runs"):
         fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -107,6 +126,11 @@ def write(data: dict, out: Path) -> None:
         "shared cores. **Absolute times from this machine are indicative; the ratios, counts and the "
         "shapes of the distributions are what to compare.** Timed figures are repeated "
         "(min/median/max over the repeats, written `median (min – max)`).")
+    la = data.get("load_average_1min")
+    if la:
+        add("- The machine is shared with other work (test suites of other sessions ran during this run). 1-minute load "
+            "average before/after each section: " + ", ".join(
+                f"{k} {v['before']:.1f}/{v['after']:.1f}" for k, v in la.items()) + " (2 cores: above 2 means CPU queueing).")
     add("")
     notes = ROOT / "bench" / "notes.md"
     summary = _summary(data)
@@ -213,6 +237,29 @@ def _precision(p: dict | None) -> list[str]:
         f"creates started {_f(r['create_lag_s'].get('p99'), 2)} s late at p99"
         for i, r in enumerate(p["runs"])) + ".")
     out.append("")
+    if any(r.get("stages") for r in p["runs"]):
+        out.append("Where the late ones lost their time (medians; instants in seconds relative to `dueAt`, negative = before; "
+                   "`fired` is the dispatcher's own lateness when it started the delivery):")
+        out.append("")
+        out.append("| repeat | rows | lateness ms | created | claimed | enqueued | fired late ms | >100 ms late | of those, enqueued later than due-1 s | of those, fired >100 ms late |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        for i, r in enumerate(p["runs"]):
+            st = r.get("stages")
+            if not st:
+                continue
+            for label, row in (("all", st["all"]), ("slowest 1 %", st["slowest_1pct"])):
+                out.append(f"| {i + 1} | {label} | {_f(row['late_ms'])} | {_f(row['created'], 2)} | {_f(row['claimed'], 2)} | "
+                           f"{_f(row['enqueued'], 2)} | {_f(row['fired_late_ms'])} | "
+                           + (f"{st['late_over_100ms']} | {st['late_over_100ms_enqueued_after_due_minus_1s']} | "
+                              f"{st['late_over_100ms_fired_late_over_100ms']} |" if label == "all" else " | | |"))
+        out.append("")
+    wi = p.get("what_if_nodelay")
+    if wi:
+        a = wi["all"]
+        out.append(f"What-if (bench-side patch, one repeat, not a fix in the engine): with TCP_NODELAY on the engine's HTTP "
+                   f"servers, all paths: p50 {_f(a.get('p50'))} ms, p90 {_f(a.get('p90'))} ms, p99 {_f(a.get('p99'))} ms, "
+                   f"max {_f(a.get('max'))} ms, early {a.get('early')}.")
+        out.append("")
     out.append("| anchor | precision |")
     out.append("|---|---|")
     out.append("| EventBridge Scheduler | documented 60 s delivery window (invocations within a minute of the time) |")
@@ -331,9 +378,11 @@ def _cost(c: dict | None) -> list[str]:
             ("total_on_demand", "**total, on demand**"), ("total_provisioned", "**total, provisioned**"),
             ("total_on_demand_without_logs", "total, on demand, without logs"),
             ("total_provisioned_without_logs", "total, provisioned, without logs")]
-    cols = [("fast_track", "fast track"), ("sweeper", "sweeper path"), ("cancel", "cancel (extra, per cancel)"),
+    cols = [(k, v) for k, v in [("fast_track", "fast track"), ("sweeper", "sweeper path"),
+            ("fast_track_sparse", "fast track, sparse traffic (batches of 1)"),
+            ("sweeper_sparse", "sweeper path, sparse traffic"), ("cancel", "cancel (extra, per cancel)"),
             ("fast_track_batch_create_projection", "fast track, batch create ×25 (projection)"),
-            ("sweeper_batch_create_projection", "sweeper, batch create ×25 (projection)")]
+            ("sweeper_batch_create_projection", "sweeper, batch create ×25 (projection)")] if k in c["priced"]]
     out.append("| item | " + " | ".join(label for _, label in cols) + " |")
     out.append("|---|" + "---|" * len(cols))
     for key, label in keys:
