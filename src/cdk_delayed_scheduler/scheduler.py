@@ -367,7 +367,7 @@ class DelayedScheduler(Construct):
                           "dynamodb:DeleteItem")
         self._grant_table(self.fast_track_function, "dynamodb:DeleteItem")
         self._grant_table(self.sweeper_function, "dynamodb:Query", "dynamodb:DeleteItem")
-        self._grant_table(self.enqueuer_function, "dynamodb:PutItem")
+        self._grant_table(self.enqueuer_function, "dynamodb:BatchWriteItem")  # write-back of refused timers
         self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem")
         self._grant_send(self.enqueuer_function, self.delayer_queue)
         self._grant_send(self.dispatcher_function, self.delayer_queue)  # put back an early message

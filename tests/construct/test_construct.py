@@ -330,7 +330,7 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
                               "sqs:GetQueueUrl"} | stream_read,
         "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                             "sqs:GetQueueUrl"},
-        "EnqueuerFunction": {"dynamodb:PutItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
+        "EnqueuerFunction": {"dynamodb:BatchWriteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl"} | stream_read,
         "DispatcherFunction": {"dynamodb:UpdateItem", "sqs:SendMessage", "sqs:ReceiveMessage",
                                "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage",
