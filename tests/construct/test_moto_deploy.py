@@ -18,6 +18,8 @@ import os
 import time
 import zipfile
 from contextlib import contextmanager
+from fnmatch import fnmatchcase
+from unittest import mock
 from pathlib import Path
 
 import pytest
@@ -166,16 +168,23 @@ class _Context:
 
 
 class _Lambda:
-    """A deployed function, run in-process with exactly its deployed environment."""
+    """A deployed function, run in-process with exactly its deployed environment.
+
+    Every AWS call its handler makes is recorded (``calls``), so the test can check it against
+    the function's deployed role; ``fail_once`` injects one failure of an operation.
+    """
 
     def __init__(self, description: dict) -> None:
         config = description["Configuration"]
         self.name = config["FunctionName"]
         self.arn = config["FunctionArn"]
+        self.role_arn = config["Role"]
         self.timeout = config["Timeout"]
         self.environment = config.get("Environment", {}).get("Variables", {})
         module_name, _, attribute = config["Handler"].rpartition(".")
         self.handler = getattr(importlib.import_module(module_name), attribute)
+        self.calls: list[tuple[str, str, dict]] = []
+        self.fail_once: set[str] = set()
 
     @contextmanager
     def _environment(self):
@@ -194,8 +203,25 @@ class _Lambda:
                 else:
                     os.environ[key] = value
 
+    @contextmanager
+    def _recording(self):
+        from botocore.client import BaseClient
+
+        original = BaseClient._make_api_call
+        function = self
+
+        def recording(client, operation_name, params):
+            function.calls.append((client.meta.service_model.signing_name, operation_name, params))
+            if operation_name in function.fail_once:
+                function.fail_once.discard(operation_name)
+                raise ConnectionError(f"injected failure of {operation_name}")
+            return original(client, operation_name, params)
+
+        with mock.patch.object(BaseClient, "_make_api_call", recording):
+            yield
+
     def __call__(self, event: dict) -> dict:
-        with self._environment():
+        with self._environment(), self._recording():
             return self.handler(event, _Context(self.name, self.timeout))
 
 
@@ -422,3 +448,85 @@ def test_the_api_routes_reach_the_api_function_with_iam_auth(deployed, wired):
         assert method["authorizationType"] == "AWS_IAM"
         assert method["methodIntegration"]["type"] == "AWS_PROXY"
         assert functions["ApiFunction"].arn in method["methodIntegration"]["uri"]
+
+
+def test_an_enqueue_failure_is_written_back_and_delivered_later(deployed, wired):
+    """Invariant 3 on the deployed wiring: the delayer send fails after the claim, the enqueuer
+    writes the timer back (its role must allow that), and the timer is claimed again."""
+    functions, streams, queues = wired
+    session = deployed["session"]
+    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
+    dispatch = queues[functions["DispatcherFunction"].name]
+    status, _ = _api(functions["ApiFunction"], "POST", "/schedules",
+                     {"id": "wiring-written-back", "delaySeconds": 1, "payload": "again"})
+    assert status == 201
+    functions["EnqueuerFunction"].fail_once.add("SendMessageBatch")
+    message = _drive_until(lambda: _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]),
+                           [fast.poll, enqueue.poll, dispatch.poll])
+    assert json.loads(message["Body"])["id"] == "wiring-written-back"
+    assert not functions["EnqueuerFunction"].fail_once, "the injected failure never happened"
+    operations = [op for _, op, _ in functions["EnqueuerFunction"].calls]
+    assert "BatchWriteItem" in operations
+
+
+def _iam_requests(service: str, operation: str, params: dict) -> list[tuple[str, str]]:
+    """The (IAM action, resource ARN) pairs one API call is authorized as."""
+    account = "123456789012"
+    table = lambda name: f"arn:aws:dynamodb:{REGION}:{account}:table/{name}"  # noqa: E731
+    queue = lambda url: f"arn:aws:sqs:{REGION}:{account}:{url.rsplit('/', 1)[1]}"  # noqa: E731
+    if service == "dynamodb":
+        if operation == "TransactWriteItems":
+            kinds = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
+            return [(f"dynamodb:{kinds[kind]}", table(body["TableName"]))
+                    for item in params["TransactItems"] for kind, body in item.items()]
+        if operation in ("BatchWriteItem", "BatchGetItem"):
+            return [(f"dynamodb:{operation}", table(name)) for name in params["RequestItems"]]
+        return [(f"dynamodb:{operation}", table(params["TableName"]))]
+    if service == "sqs":
+        action = "sqs:SendMessage" if operation == "SendMessageBatch" else f"sqs:{operation}"
+        return [(action, queue(params["QueueUrl"]))]
+    if service == "lambda" and operation == "Invoke":
+        return [("lambda:InvokeFunction", params["FunctionName"])]
+    return [(f"{service}:{operation}", "*")]
+
+
+def _allowed(statements: list[dict], action: str, resource: str) -> bool:
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if (statement["Effect"] == "Allow" and any(fnmatchcase(action.lower(), a.lower()) for a in actions)
+                and any(fnmatchcase(resource, r) for r in resources)):
+            return True
+    return False
+
+
+def _role_statements(session, role_arn: str) -> list[dict]:
+    iam = session.client("iam")
+    role_name = role_arn.rsplit("/", 1)[1]
+    statements = []
+    for name in iam.list_role_policies(RoleName=role_name)["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
+        statements.extend(document["Statement"])
+    assert not iam.list_attached_role_policies(RoleName=role_name)["AttachedPolicies"]
+    return statements
+
+
+def test_every_call_the_handlers_made_is_allowed_by_their_deployed_roles(deployed, wired):
+    """Least privilege is enough: each AWS call a handler made above is allowed by its own role's
+    deployed policy, on that resource (moto does not enforce IAM, so this test does)."""
+    functions, _, _ = wired
+    session = deployed["session"]
+    statements = {key: _role_statements(session, f.role_arn) for key, f in functions.items()}
+    denied, made = [], {}
+    for key, function in functions.items():
+        made[key] = sorted({op for _, op, _ in function.calls})
+        for service, operation, params in function.calls:
+            for action, resource in _iam_requests(service, operation, params):
+                if not _allowed(statements[key], action, resource):
+                    denied.append((key, action, resource))
+    assert denied == []
+    assert all(made.values()), made  # every function ran and called AWS
+    # the check can fail: another function's call is not allowed by a role that does not need it
+    write_back = next(params for _, op, params in functions["EnqueuerFunction"].calls if op == "BatchWriteItem")
+    (action, resource), = _iam_requests("dynamodb", "BatchWriteItem", write_back)
+    assert not _allowed(statements["ApiFunction"], action, resource)
