@@ -185,6 +185,7 @@ class _Lambda:
         self.handler = getattr(importlib.import_module(module_name), attribute)
         self.calls: list[tuple[str, str, dict]] = []
         self.fail_once: set[str] = set()
+        self.fail_when = None  # optional predicate (operation, params) -> bool
 
     @contextmanager
     def _environment(self):
@@ -214,6 +215,8 @@ class _Lambda:
             function.calls.append((client.meta.service_model.signing_name, operation_name, params))
             if operation_name in function.fail_once:
                 function.fail_once.discard(operation_name)
+                raise ConnectionError(f"injected failure of {operation_name}")
+            if function.fail_when is not None and function.fail_when(operation_name, params):
                 raise ConnectionError(f"injected failure of {operation_name}")
             return original(client, operation_name, params)
 
@@ -273,10 +276,13 @@ class _QueueMapping:
         self.url = self.sqs.get_queue_url(QueueName=self.arn.rsplit(":", 1)[1])["QueueUrl"]
         self.batch_size = mapping.get("BatchSize", 10)
         self.function = function
+        self.visibility_timeout: int | None = None  # the queue's own, unless a test shortens it
 
     def poll(self) -> int:
+        extra = {} if self.visibility_timeout is None else {"VisibilityTimeout": self.visibility_timeout}
         messages = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=self.batch_size,
-                                            AttributeNames=["All"], MessageAttributeNames=["All"]).get("Messages", [])
+                                            AttributeNames=["All"], MessageAttributeNames=["All"],
+                                            **extra).get("Messages", [])
         if not messages:
             return 0
         records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
@@ -467,6 +473,38 @@ def test_an_enqueue_failure_is_written_back_and_delivered_later(deployed, wired)
     assert not functions["EnqueuerFunction"].fail_once, "the injected failure never happened"
     operations = [op for _, op, _ in functions["EnqueuerFunction"].calls]
     assert "BatchWriteItem" in operations
+
+
+def test_a_delivery_that_keeps_failing_is_parked_in_the_dead_letter_queue_with_its_reason(deployed, wired):
+    """The deployed MAX_RECEIVE_COUNT matches the delayer queue's redrive policy, so the dispatcher,
+    not the redrive, parks the envelope, with the reason, and marks the schedule FAILED."""
+    functions, streams, queues = wired
+    session = deployed["session"]
+    sqs = session.client("sqs")
+    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
+    dispatch = queues[functions["DispatcherFunction"].name]
+    dispatcher = functions["DispatcherFunction"]
+    redrive = json.loads(sqs.get_queue_attributes(QueueUrl=dispatch.url, AttributeNames=["RedrivePolicy"])
+                         ["Attributes"]["RedrivePolicy"])
+    assert int(dispatcher.environment["MAX_RECEIVE_COUNT"]) == redrive["maxReceiveCount"]
+    deliveries_url = deployed["outputs"]["DeliveriesQueueUrl"]
+    dispatcher.fail_when = lambda op, params: op == "SendMessage" and params.get("QueueUrl") == deliveries_url
+    dispatch.visibility_timeout = 1  # retry within the test rather than after the queue's 6 minutes
+    try:
+        status, _ = _api(functions["ApiFunction"], "POST", "/schedules",
+                         {"id": "wiring-parked", "delaySeconds": 0, "payload": {"n": 1}})
+        assert status == 201
+        dlq_url = dispatcher.environment["DEAD_LETTER_QUEUE_URL"]
+        message = _drive_until(lambda: _receive_one(session, dlq_url), [fast.poll, enqueue.poll, dispatch.poll],
+                               timeout=45)
+    finally:
+        dispatcher.fail_when = None
+        dispatch.visibility_timeout = None
+    parked = json.loads(message["Body"])
+    assert (parked["id"], parked["payload"], parked["attempt"]) == ("wiring-parked", {"n": 1}, redrive["maxReceiveCount"])
+    assert "injected failure of SendMessage" in message["MessageAttributes"]["reason"]["StringValue"]
+    status, body = _api(functions["ApiFunction"], "GET", "/schedules/wiring-parked")
+    assert (status, body["status"]) == (200, "FAILED")
 
 
 def _iam_requests(service: str, operation: str, params: dict) -> list[tuple[str, str]]:
