@@ -63,6 +63,8 @@ class Aws:
 
 @pytest.fixture
 def aws(monkeypatch) -> Aws:
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_LAMBDA", raising=False)
     with mock_aws():
         session = boto3.session.Session(region_name=REGION)
         ddb, sqs, streams = session.client("dynamodb"), session.client("sqs"), session.client("dynamodbstreams")
@@ -88,8 +90,6 @@ def aws(monkeypatch) -> Aws:
             "MAX_RECEIVE_COUNT": "3", "AWS_DEFAULT_REGION": REGION,
         }.items():
             monkeypatch.setenv(name, value)
-        monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-        monkeypatch.delenv("AWS_ENDPOINT_URL_LAMBDA", raising=False)
         context._contexts.clear()
         yield Aws(ddb, sqs, streams, "schedules", table["LatestStreamArn"], delayer, dlq, target, fifo)
         context._contexts.clear()

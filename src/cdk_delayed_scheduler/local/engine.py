@@ -99,6 +99,7 @@ class Engine:
         self._api: ApiServer | None = None
         self._lambda: LambdaEndpoint | None = None
         self._stats_handler = _StatsHandler(self.stats)
+        self._saved_env: dict[str, str | None] = {}
         self.endpoint_url = ""
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
@@ -164,6 +165,7 @@ class Engine:
         if self._moto is not None:
             self._moto.stop()
         logging.getLogger("scheduler_runtime").removeHandler(self._stats_handler)
+        self._restore_env()
 
     # --- set-up --------------------------------------------------------------
     def _start_moto(self) -> str:
@@ -180,14 +182,31 @@ class Engine:
         return endpoint
 
     def _configure_environment(self) -> None:
-        """Point boto3 at the endpoints; moto accepts any credentials."""
-        os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
-        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
-        os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = REGION
-        os.environ["AWS_ACCOUNT_ID_ENDPOINT_MODE"] = "disabled"
-        os.environ["AWS_ENDPOINT_URL"] = self.endpoint_url
+        """Point the AWS SDK at the endpoints; moto accepts any credentials."""
         assert self._lambda is not None
-        os.environ["AWS_ENDPOINT_URL_LAMBDA"] = self._lambda.url
+        self._set_env(
+            AWS_ACCESS_KEY_ID=os.environ.get("AWS_ACCESS_KEY_ID", "local"),
+            AWS_SECRET_ACCESS_KEY=os.environ.get("AWS_SECRET_ACCESS_KEY", "local"),
+            AWS_DEFAULT_REGION=REGION,
+            AWS_REGION=REGION,
+            AWS_ACCOUNT_ID_ENDPOINT_MODE="disabled",
+            AWS_ENDPOINT_URL=self.endpoint_url,
+            AWS_ENDPOINT_URL_LAMBDA=self._lambda.url,
+        )
+
+    def _set_env(self, **values: str) -> None:
+        """Set process environment variables, remembering what to restore on stop()."""
+        for name, value in values.items():
+            self._saved_env.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+
+    def _restore_env(self) -> None:
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env.clear()
 
     def _session(self) -> Any:
         import boto3
@@ -220,7 +239,7 @@ class Engine:
     def _set_function_environment(self) -> None:
         """The variables the construct sets on every function, shared here by all of them."""
         opts = self.options
-        os.environ.update(
+        self._set_env(
             TABLE_NAME=self.table_name,
             DELAYER_QUEUE_URL=self.queue_url,
             DEAD_LETTER_QUEUE_URL=self.dead_letter_queue_url,
