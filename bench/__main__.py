@@ -19,7 +19,7 @@ from .common import ROOT, log
 SECTIONS = ("coldstart", "ingest", "cost", "precision", "burst", "synth")
 
 FULL = {
-    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True},
+    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True, "what_if_workers_n": 16},
     "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
     "ingest": {"repeats": 3, "n_single": 150, "n_concurrent": 400},
     "cost": {"n": 100},
@@ -34,6 +34,19 @@ QUICK = {
     "coldstart": {"repeats": 3},
     "synth": None,
 }
+
+
+def _git() -> dict:
+    import subprocess
+
+    def run(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+
+    return {"commit": run("rev-parse", "--short", "HEAD"),
+            "runtime_or_engine_modified": bool(run("status", "--porcelain", "--", "lambda", "src"))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         quick=args.quick,
         started_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         machine=common.machine(),
+        git=_git(),
         sizes=sizes,
     )
     t0 = time.monotonic()
@@ -79,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         import os
 
         load_before = os.getloadavg()
+        data.setdefault("section_started_utc", {})[section] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         try:
             data[section] = module.run(**params)
         except Exception as exc:  # noqa: BLE001 - one broken section must not lose the others

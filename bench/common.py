@@ -152,6 +152,10 @@ class LogTap(logging.Handler):
         for name in ("scheduler_runtime", "cdk_delayed_scheduler.local", "werkzeug"):
             lg = logging.getLogger(name)
             lg.removeHandler(self)
+            # Work still running after an engine stopped (a long sweep's claim threads) logs connection
+            # errors against the stopped moto; between runs that is noise, not a finding of the next run.
+            if not any(isinstance(h, logging.NullHandler) for h in lg.handlers):
+                lg.addHandler(logging.NullHandler())
 
 
 # --- handler timing -----------------------------------------------------------------

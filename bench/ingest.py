@@ -114,6 +114,10 @@ def run(repeats: int, n_single: int, n_concurrent: int) -> dict:
             f"({res['concurrent_5xx']} answers 5xx), GET-404 round trip p50 {res['http_get_404_ms']['p50']:.0f} ms, "
             f"handler alone p50 {res['handler_direct_create_ms']['p50']:.0f} ms")
         out["runs"].append(res)
+    from cdk_delayed_scheduler.local import servers
+
+    if getattr(servers._QuietHandler, "disable_nagle_algorithm", False):
+        return out  # the engine sets TCP_NODELAY itself (since a0271a4): nothing to ask "what if" about
     log("ingest what-if: the same single-client run with TCP_NODELAY on the engine's HTTP servers (bench-side patch)")
     res = _engine_run(n_single, 0, "nd", nodelay=True)
     log(f"  single {res['single_per_s']:.1f}/s, GET-404 round trip p50 {res['http_get_404_ms']['p50']:.0f} ms")

@@ -27,11 +27,14 @@ SWEEP_S = 1.0
 WORKERS = 6
 
 
-def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
+def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers: int | None = None,
+             profile: bool = False) -> dict:
     rng = random.Random(seed)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
     opts = EngineOptions(target=collector, max_delay=WINDOW_S, sweep_interval=SWEEP_S)
+    if dispatcher_workers:
+        opts.dispatcher_workers = dispatcher_workers
     try:
         with BenchEngine(opts, times) as eng:
             client = ApiClient(eng.api_url)
@@ -71,6 +74,12 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
             if counter is not None:
                 counter.reset()
                 counter.enabled = True
+            prof = None
+            if profile:
+                from .profiler import Profiler
+
+                prof = Profiler(interval=0.02)
+                prof.start()
             threads = [threading.Thread(target=worker, daemon=True) for _ in range(WORKERS)]
             for t in threads:
                 t.start()
@@ -78,6 +87,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
                 t.join()
             last_due = max(d for _, _, d, _ in plan)
             collector.wait_for(base + n, max(1.0, last_due + 30 - time.time()))
+            if prof:
+                prof.stop()
             if counter is not None:
                 counter.enabled = False
             by_path: dict[str, list[float]] = {"fast-track": [], "sweeper": []}
@@ -148,23 +159,35 @@ def run_once(n: int, span_s: float, seed: int, counter=None) -> dict:
                 "handler_ms": {k: distribution(v) for k, v in times.durations.items()},
                 "handler_records": {k: distribution(v) for k, v in times.records.items()},
                 "wall_s": time.time() - start,
+                **({"profile": prof.report()} if prof else {}),
             }
     finally:
         tap.uninstall()
 
 
-def run(repeats: int, n: int, span_s: float, what_if_nodelay: bool = False) -> dict:
+def what_if_workers(n: int, span_s: float, workers: int) -> dict:
+    """One repeat with more concurrent dispatcher invocations (a public engine option), to name a cause."""
+    log(f"precision what-if: one more repeat with dispatcher_workers={workers} (engine option; default 4)")
+    res = run_once(n, span_s, seed=1, dispatcher_workers=workers)
+    res.pop("raw", None)
+    res["dispatcher_workers"] = workers
+    a = res["all"]
+    log(f"  p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} max {a.get('max', 0):.0f} ms; early {a['early']}")
+    return res
+
+
+def run(repeats: int, n: int, span_s: float, what_if_nodelay: bool = False, what_if_workers_n: int = 0) -> dict:
     out: dict = {"n": n, "span_s": span_s, "window_s": WINDOW_S, "sweep_interval_s": SWEEP_S, "runs": []}
     for r in range(repeats):
         log(f"precision {r + 1}/{repeats}: {n} timers due over {span_s:.0f} s")
-        res = run_once(n, span_s, seed=r + 1)
+        res = run_once(n, span_s, seed=r + 1, profile=(r == 0))
         a = res["all"]
         log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
             f"max {a.get('max', 0):.0f} ms; early {a['early']}; 5xx retries {res['create_retries_5xx']}")
         out["runs"].append(res)
-    if what_if_nodelay:
-        from cdk_delayed_scheduler.local import servers
+    from cdk_delayed_scheduler.local import servers
 
+    if what_if_nodelay and not getattr(servers._QuietHandler, "disable_nagle_algorithm", False):
         log("precision what-if: one more repeat with TCP_NODELAY on the engine's HTTP servers (bench-side patch)")
         previous = getattr(servers._QuietHandler, "disable_nagle_algorithm", False)
         servers._QuietHandler.disable_nagle_algorithm = True
@@ -176,4 +199,6 @@ def run(repeats: int, n: int, span_s: float, what_if_nodelay: bool = False) -> d
         a = res["all"]
         log(f"  p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} max {a.get('max', 0):.0f} ms; early {a['early']}")
         out["what_if_nodelay"] = res
+    if what_if_workers_n:
+        out["what_if_workers"] = what_if_workers(n, span_s, what_if_workers_n)
     return out

@@ -118,7 +118,10 @@ def write(data: dict, out: Path) -> None:
         add("")
         add("> **Quick smoke run**: small sizes and one repeat. Do not quote these figures.")
     add("")
-    add(f"- Run: {data.get('started_utc')} to {data.get('finished_utc')} ({_f(data.get('total_seconds'), 0)} s in all).")
+    secs = data.get("section_seconds", {})
+    add(f"- Run: {data.get('finished_utc')} (last write); the sections took " + ", ".join(
+        f"{k} {v:.0f} s" for k, v in secs.items()) + f", {sum(secs.values()):.0f} s in all. A section re-run alone "
+        "(`./dev bench --only ...`) replaces only its own figures.")
     add(f"- Machine: {m.get('cpus')} shared vCPUs ({m.get('cpu', '?')}), {m.get('memory_gb', '?')} GB, "
         f"Python {m.get('python')}, moto {m.get('moto')}, boto3 {m.get('boto3')}.")
     add("- Everything runs in **one Python process**: moto (DynamoDB, Streams, SQS) as a threaded server on "
@@ -126,6 +129,9 @@ def write(data: dict, out: Path) -> None:
         "shared cores. **Absolute times from this machine are indicative; the ratios, counts and the "
         "shapes of the distributions are what to compare.** Timed figures are repeated "
         "(min/median/max over the repeats, written `median (min – max)`).")
+    g = data.get("git")
+    if g:
+        add(f"- Code: commit `{g.get('commit')}`" + (" with uncommitted changes in `lambda/` or `src/`" if g.get("runtime_or_engine_modified") else "") + ".")
     la = data.get("load_average_1min")
     if la:
         add("- The machine is shared with other work (test suites of other sessions ran during this run). 1-minute load "
@@ -259,6 +265,20 @@ def _precision(p: dict | None) -> list[str]:
         out.append(f"What-if (bench-side patch, one repeat, not a fix in the engine): with TCP_NODELAY on the engine's HTTP "
                    f"servers, all paths: p50 {_f(a.get('p50'))} ms, p90 {_f(a.get('p90'))} ms, p99 {_f(a.get('p99'))} ms, "
                    f"max {_f(a.get('max'))} ms, early {a.get('early')}.")
+        out.append("")
+    prof = next((r.get("profile") for r in p["runs"] if r.get("profile")), None)
+    if prof:
+        out.append(f"Profile of repeat 1 (CPU per thread role from `/proc`, 20 ms stack samples): process CPU / wall = "
+                   f"{_f(prof['cpu_per_wall'], 2)} (1.0 = one core, the GIL's ceiling). CPU seconds by role: " + ", ".join(
+                       f"{k} {v:.1f}" for k, v in prof["cpu_s_by_role"].items() if v >= 0.5) + ".")
+        out.append("")
+    ww = p.get("what_if_workers")
+    if ww:
+        a = ww["all"]
+        out.append(f"What-if (engine option, one repeat): `dispatcher_workers={ww['dispatcher_workers']}` instead of the default 4 "
+                   f"concurrent dispatcher invocations, all paths: p50 {_f(a.get('p50'))} ms, p90 {_f(a.get('p90'))} ms, "
+                   f"p99 {_f(a.get('p99'))} ms, max {_f(a.get('max'))} ms, early {a.get('early')}; dispatcher's own lateness "
+                   f"at start p99 {_f(ww['dispatcher_fired_late_ms'].get('p99'))} ms.")
         out.append("")
     out.append("| anchor | precision |")
     out.append("|---|---|")
