@@ -66,7 +66,18 @@ def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm():
     assert code == 0
     time.sleep(0.2)
     assert any("stopped" in line for line in running.stderr)
-    assert not any("Traceback" in line for line in running.stderr)
+    assert not any("Traceback" in line or " INFO " in line for line in running.stderr)  # quiet unless --verbose
+
+
+def test_verbose_logs_the_runtime_events():
+    running = Running("--verbose")
+    try:
+        schedule_soon(running.api, "cli-verbose")
+        running.lines.get(timeout=20)
+    finally:
+        running.stop()
+    events = [line for line in running.stderr if "scheduler_runtime INFO" in line]
+    assert any('"event": "delivered"' in line and "cli-verbose" in line for line in events)
 
 
 def test_local_posts_to_a_target_url():

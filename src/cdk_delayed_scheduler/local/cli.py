@@ -74,8 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_local(args: argparse.Namespace, engine_class: type, options_class: type) -> int:
     from .targets import handler_target, stdout_target, url_target  # noqa: PLC0415
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.INFO if args.verbose else logging.WARNING)  # the runtime logs at INFO
+    stderr.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[stderr])
     try:
         if args.target_url:
             target = url_target(args.target_url)
