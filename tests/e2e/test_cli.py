@@ -32,12 +32,16 @@ class Running:
         )
         self.lines: queue.Queue = queue.Queue()
         self.stderr: list[str] = []
-        threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
         started: queue.Queue = queue.Queue()
-        threading.Thread(target=self._pump, args=(self.process.stderr, lambda l: (self.stderr.append(l), started.put(l))), daemon=True).start()
-        line = started.get(timeout=60)
-        match = re.search(r"API on (http://127\.0\.0\.1:\d+)", line)
-        assert match, line
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True),
+            threading.Thread(target=self._pump, args=(self.process.stderr, lambda l: (self.stderr.append(l), started.put(l))), daemon=True),
+        ]
+        for pump in self._pumps:
+            pump.start()
+        match = None
+        while not match:
+            match = re.search(r"API on (http://127\.0\.0\.1:\d+)", started.get(timeout=60))
         self.api = ApiClient(match.group(1))
 
     @staticmethod
@@ -47,7 +51,10 @@ class Running:
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=30)
+        code = self.process.wait(timeout=30)
+        for pump in self._pumps:
+            pump.join(timeout=5)  # everything the process wrote is read
+        return code
 
 
 def schedule_soon(api: ApiClient, schedule_id: str) -> None:
@@ -64,7 +71,6 @@ def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm():
         code = running.stop()
     assert envelope["id"] == "cli-1" and envelope["payload"] == {"from": "cli"} and envelope["attempt"] == 1
     assert code == 0
-    time.sleep(0.2)
     assert any("stopped" in line for line in running.stderr)
     assert not any("Traceback" in line or " INFO " in line for line in running.stderr)  # quiet unless --verbose
 

@@ -74,8 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_local(args: argparse.Namespace, engine_class: type, options_class: type) -> int:
     from .targets import handler_target, stdout_target, url_target  # noqa: PLC0415
 
+    own = ("scheduler_runtime", "cdk_delayed_scheduler")  # the runtime's events are INFO
     stderr = logging.StreamHandler(sys.stderr)
-    stderr.setLevel(logging.INFO if args.verbose else logging.WARNING)  # the runtime logs at INFO
+    stderr.addFilter(lambda r: r.levelno >= logging.WARNING or (args.verbose and r.name.startswith(own)))
     stderr.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[stderr])
     try:
