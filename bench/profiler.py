@@ -46,6 +46,8 @@ def _role(frames: list, thread_name: str = "") -> str:
     for prefix, role in _POLLER_ROLES.items():
         if thread_name.startswith(prefix):
             return role
+    if thread_name.startswith("delivery"):
+        return "dispatcher deliveries (the handler's thread pool)"
     files = [f.f_code.co_filename for f in frames]
     joined = "\n".join(files)
     if "moto" + os.sep in joined:
@@ -56,8 +58,12 @@ def _role(frames: list, thread_name: str = "") -> str:
         if "LambdaEndpoint" in joined or any("targets.py" in f for f in files):
             return "Lambda endpoint + target"
         return "local HTTP servers (idle/parsing)"
-    if any("handlers" + os.sep + "sweeper.py" in f for f in files) or "concurrent" + os.sep + "futures" in joined:
-        return "sweeper claim pool"
+    if any("handlers" + os.sep + "sweeper.py" in f for f in files):
+        return "sweeper claims (the handler's thread pool)"
+    if any("handlers" + os.sep + "fast_track.py" in f or "handlers" + os.sep + "_stream.py" in f for f in files):
+        return "fast-track claims (the handler's thread pool)"
+    if "concurrent" + os.sep + "futures" in joined:
+        return "handler thread pools (claims, deliveries)"
     if any(os.sep + "bench" + os.sep in f for f in files):
         return "bench (load generator, profiler)"
     return "other"

@@ -14,6 +14,15 @@ from pathlib import Path
 from .common import ROOT
 
 
+_ROLE_LABELS = {  # labels of earlier profiler versions
+    "sweeper claim pool": "handler thread pools (sweeper and fast-track claims, dispatcher deliveries)",
+}
+
+
+def _role_label(role: str) -> str:
+    return _ROLE_LABELS.get(role, role)
+
+
 def _f(x, nd: int = 0, unit: str = "") -> str:
     if x is None:
         return "n/a"
@@ -269,8 +278,8 @@ def _precision(p: dict | None) -> list[str]:
     prof = next((r.get("profile") for r in p["runs"] if r.get("profile")), None)
     if prof:
         out.append(f"Profile of repeat 1 (CPU per thread role from `/proc`, 20 ms stack samples): process CPU / wall = "
-                   f"{_f(prof['cpu_per_wall'], 2)} (1.0 = one core, the GIL's ceiling). CPU seconds by role: " + ", ".join(
-                       f"{k} {v:.1f}" for k, v in prof["cpu_s_by_role"].items() if v >= 0.5) + ".")
+                   f"{_f(prof['cpu_per_wall'], 2)} (1.0 = one core, the GIL's ceiling). CPU seconds by thread role: " + ", ".join(
+                       f"{_role_label(k)} {v:.1f}" for k, v in prof["cpu_s_by_role"].items() if v >= 0.5) + ".")
         out.append("")
     ww = p.get("what_if_workers")
     if ww:
@@ -314,10 +323,14 @@ def _burst(b: dict | None) -> list[str]:
         out.append("")
         out.append("| thread role | CPU s |")
         out.append("|---|---|")
+        total = sum(prof["cpu_s_by_role"].values()) or 1
         for role, s in prof["cpu_s_by_role"].items():
-            out.append(f"| {role} | {s:.1f} |")
+            out.append(f"| {_role_label(role)} | {s:.1f} ({s / total * 100:.0f} %) |")
         out.append("")
-        out.append("| where busy threads were sampled (package of the innermost frame) | share |")
+        out.append("Stack samples (approximate: a thread blocked in a C call, such as a sleep, a lock or a socket "
+                   "write, is sampled at its innermost Python frame):")
+        out.append("")
+        out.append("| package of the innermost Python frame, threads not visibly idle | share of samples |")
         out.append("|---|---|")
         for pkg, share in prof["busy_sample_share_by_package"].items():
             out.append(f"| {pkg} | {share * 100:.0f} % |")
