@@ -55,8 +55,18 @@ def run() -> Run:
             due = round(time.time() + low + (high - low) * ((n * 37) % 100) / 100, 3)
             return schedule_id, api.create({"id": schedule_id, "dueAt": due, "payload": {"kind": kind, "n": n}})
 
+        # The sweeper-path timers go in one batch call; the rest one call each.
+        batch = [(n, (i, k)) for n, (i, k) in enumerate(kinds.items()) if k == "sweeper"]
+        singles = [(n, (i, k)) for n, (i, k) in enumerate(kinds.items()) if k != "sweeper"]
         with ThreadPoolExecutor(max_workers=6) as pool:
-            answers = dict(pool.map(create, enumerate(kinds.items())))
+            answers = dict(pool.map(create, singles))
+        batch_bodies = [
+            {"id": i, "dueAt": round(time.time() + 8 + 7 * ((n * 37) % 100) / 100, 3), "payload": {"kind": k, "n": n}}
+            for n, (i, k) in batch
+        ]
+        batch_status, batch_answer = api.create_batch(batch_bodies)
+        assert batch_status == 200
+        answers.update({b["id"]: (r["status"], r["body"]) for b, r in zip(batch_bodies, batch_answer["results"])})
         replay_body = {"id": "fast-0", "dueAt": answers["fast-0"][1]["dueAt"], "payload": {"kind": "fast", "n": 0}}
         replay = api.create(replay_body)
         conflict = api.create({**replay_body, "payload": {"kind": "other"}})

@@ -87,3 +87,40 @@ def test_an_aws_fault_is_a_500_without_internals(aws, monkeypatch):
     response = api.handler(api_event("POST", "/schedules", {"delaySeconds": 1, "payload": 1}))
     assert response["statusCode"] == 500
     assert "secret" not in response["body"] and json.loads(response["body"])["message"]
+
+
+def test_batch_create_answers_each_item_in_order(aws):
+    call_api("POST", "/schedules", {"id": "exists", "delaySeconds": 100, "payload": 1})
+    status, body = call_api("POST", "/schedule-batches", {"schedules": [
+        {"id": "b-1", "delaySeconds": 60, "payload": {"n": 1}},
+        {"id": "b-2", "dueAt": "2026-11-21T10:00:00", "payload": 2},
+        {"id": "exists", "delaySeconds": 100, "payload": 1},
+        {"id": "exists", "delaySeconds": 100, "payload": "other"},
+        "not an object",
+        {"delaySeconds": 60, "payload": "x" * (256 * 1024)},
+    ]})
+    assert status == 200
+    results = body["results"]
+    assert [r["status"] for r in results] == [201, 400, 200, 409, 400, 413]
+    assert results[0]["body"]["id"] == "b-1" and results[0]["body"]["status"] == "SCHEDULED"
+    assert results[1]["body"]["field"] == "schedules[1].dueAt" and "offset" in results[1]["body"]["message"]
+    assert results[3]["body"]["field"] == "schedules[3].id"
+    assert results[4]["body"]["field"] == "schedules[4]"
+    assert results[5]["body"]["field"] == "schedules[5].payload"
+    assert call_api("GET", "/schedules/b-1")[1]["payload"] == {"n": 1}
+    assert call_api("GET", "/schedules/b-2")[0] == 404
+    assert aws.count_items("TIMER#") == 2  # exists and b-1
+
+
+def test_batch_envelope_rules(aws):
+    for body, field in (
+        ({}, "schedules"),
+        ({"schedules": []}, "schedules"),
+        ({"schedules": {"id": "x"}}, "schedules"),
+        ({"schedules": [{"delaySeconds": 1, "payload": 1}] * 26}, "schedules"),
+        ({"schedules": [], "extra": 1}, "extra"),
+        ([], "body"),
+    ):
+        status, answer = call_api("POST", "/schedule-batches", body)
+        assert (status, answer["field"]) == (400, field)
+    assert call_api("GET", "/schedule-batches")[0] == 405

@@ -18,6 +18,7 @@ from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target")
+MAX_BATCH_SIZE = 25
 
 
 class ApiError(Exception):
@@ -120,6 +121,23 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
         canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
     ).hexdigest()
     return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
+
+
+def batch_items(body: dict) -> list:
+    """The ``schedules`` list of a batch create body: 1-25 items, each validated on its own later."""
+    unknown = sorted(set(body) - {"schedules"})
+    if unknown:
+        raise ApiError(400, f"unknown field '{unknown[0]}'; a batch body is {{\"schedules\": [...]}}", unknown[0])
+    items = body.get("schedules")
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH_SIZE:
+        raise ApiError(400, f"schedules must be a list of 1-{MAX_BATCH_SIZE} schedule bodies", "schedules")
+    return items
+
+
+def in_batch(error: ApiError, index: int) -> ApiError:
+    """The same error, its field named within a batch: ``schedules[3].dueAt``."""
+    field = f"schedules[{index}]" + (f".{error.field}" if error.field else "")
+    return ApiError(error.status, f"schedules[{index}]: {error.message}", field)
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,20 +1,28 @@
-"""API Gateway REST proxy handler: ``POST /schedules``, ``GET``/``DELETE /schedules/{id}``."""
+"""API Gateway REST proxy handler.
+
+``POST /schedules``, ``GET``/``DELETE /schedules/{id}``, and ``POST /schedule-batches``
+(up to 25 creates in one call: one API request and one invocation instead of 25).
+"""
 
 from __future__ import annotations
 
 import base64
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import current
 from ..aws.store import CreateConflict, ScheduleRecord, ScheduleStore
 from ..core import keys, states
 from ..core.timeparse import format_rfc3339_ms, now_ms
-from ..core.validation import ApiError, parse_json_body, validate_create, validate_schedule_id
+from ..core.validation import ApiError, batch_items, in_batch, parse_json_body, validate_create, validate_schedule_id
 from ..observability import log_event
 
 JSON_HEADERS = {"Content-Type": "application/json"}
+BATCH_RESOURCE = "schedule-batches"
+# Reused across invocations of a warm function: a batch's items are written in parallel.
+_batch_workers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="batch")
 
 
 def handler(event: dict, context: Any = None) -> dict:
@@ -31,14 +39,18 @@ def handler(event: dict, context: Any = None) -> dict:
 def _route(event: dict) -> tuple[int, dict]:
     method = str(event.get("httpMethod") or "").upper()
     segments = [s for s in str(event.get("path") or "").split("/") if s]
-    if segments[:1] != ["schedules"] or len(segments) > 2:
-        raise ApiError(404, f"no route for {method} {event.get('path')}", None)
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
+    if segments == [BATCH_RESOURCE]:
+        if method != "POST":
+            raise ApiError(405, f"method {method} is not allowed on /{BATCH_RESOURCE}; use POST", None)
+        return _create_batch(store, parse_json_body(_body_text(event)))
+    if segments[:1] != ["schedules"] or len(segments) > 2:
+        raise ApiError(404, f"no route for {method} {event.get('path')}", None)
     if len(segments) == 1:
         if method != "POST":
             raise ApiError(405, f"method {method} is not allowed on /schedules; use POST", None)
-        return _create(store, _body_text(event))
+        return _create(store, parse_json_body(_body_text(event)))
     schedule_id = validate_schedule_id((event.get("pathParameters") or {}).get("id") or segments[1])
     if method == "GET":
         return _read(store, schedule_id)
@@ -47,10 +59,11 @@ def _route(event: dict) -> tuple[int, dict]:
     raise ApiError(405, f"method {method} is not allowed on /schedules/{{id}}; use GET or DELETE", None)
 
 
-def _create(store: ScheduleStore, raw_body: str | None) -> tuple[int, dict]:
+def _create(store: ScheduleStore, body: dict) -> tuple[int, dict]:
+    """One schedule: 201 with the answer, 200 for an idempotent replay; ApiError otherwise."""
     config = current().config
     now = now_ms()
-    request = validate_create(parse_json_body(raw_body), now, config.targets, config.default_target)
+    request = validate_create(body, now, config.targets, config.default_target)
     shard = keys.shard_for(request.schedule_id, config.shard_count)
     try:
         record, created = store.create(request, shard, now)
@@ -67,6 +80,29 @@ def _create(store: ScheduleStore, raw_body: str | None) -> tuple[int, dict]:
         "target": record.target,
     }
     return (201 if created else 200), answer
+
+
+def _create_batch(store: ScheduleStore, body: dict) -> tuple[int, dict]:
+    """Up to 25 schedules in one call, each created (or refused) on its own, answered in order.
+
+    The call answers 200 with ``{"results": [{"status", "body"}, ...]}``: each result is what
+    ``POST /schedules`` would have answered for that item, with error fields named
+    ``schedules[i].field``. One bad item never stops the others.
+    """
+    items = batch_items(body)
+
+    def create_item(indexed: tuple[int, Any]) -> dict:
+        index, item = indexed
+        try:
+            if not isinstance(item, dict):
+                raise ApiError(400, "each schedule must be a JSON object", None)
+            status, answer = _create(store, item)
+        except ApiError as err:
+            err = in_batch(err, index)
+            status, answer = err.status, err.body()
+        return {"status": status, "body": answer}
+
+    return 200, {"results": list(_batch_workers.map(create_item, enumerate(items)))}
 
 
 def _read(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:

@@ -23,6 +23,10 @@ class ApiClient:
     def create(self, body: Any) -> tuple[int, dict]:
         return self.request("POST", "/schedules", json.dumps(body).encode("utf-8"))
 
+    def create_batch(self, bodies: list) -> tuple[int, dict]:
+        """Up to 25 creates in one call; the answer's ``results`` are in request order."""
+        return self.request("POST", "/schedule-batches", json.dumps({"schedules": bodies}).encode("utf-8"))
+
     def get(self, schedule_id: str) -> tuple[int, dict]:
         return self.request("GET", f"/schedules/{quote(schedule_id, safe='')}")
 
