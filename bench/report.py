@@ -58,13 +58,15 @@ def plots(data: dict, out: Path) -> list[str]:
         for run in prec["runs"]:
             for path, values in run.get("raw", {}).items():
                 paths.setdefault(path, []).extend(values)
+        early = sum(1 for values in paths.values() for x in values if x < 0)
         for path, values in sorted(paths.items()):
-            v = sorted(values)
+            v = sorted(max(x, 1.0) for x in values)
             ax.plot(v, [(i + 1) / len(v) for i in range(len(v))], label=f"{path} (n={len(v)})")
         ax.axvline(100, color="grey", ls="--", lw=0.8)
         ax.text(100, 0.02, " p99 target 100 ms", color="grey", fontsize=8)
-        ax.set_xscale("symlog", linthresh=10)
-        ax.set_xlabel("lateness at the target (ms, receive time - dueAt)")
+        ax.set_xscale("log")
+        ax.set_xlim(left=1)
+        ax.set_xlabel(f"lateness at the target (ms, receive time - dueAt; early deliveries: {early})")
         ax.set_ylabel("fraction delivered")
         ax.set_title(f"Lateness CDF per path ({prec['n']} timers over {prec['span_s']:.0f} s, all repeats)")
         ax.grid(alpha=0.3)
@@ -100,6 +102,7 @@ def plots(data: dict, out: Path) -> list[str]:
             if t:
                 ax.plot(t, range(1, len(t) + 1), label=f"repeat {i + 1}: {run['delivered']:,} delivered")
         ax.axhline(burst["n"], color="grey", ls=":", lw=0.8)
+        ax.set_xlim(left=0)
         ax.axvline(10, color="red", ls="--", lw=0.8)
         ax.text(10, burst["n"] * 0.5, " 10 s target", color="red", fontsize=8)
         ax.set_xlabel("seconds after the due second")
