@@ -28,9 +28,9 @@ FULL = {
 }
 QUICK = {
     "precision": {"repeats": 1, "n": 100, "span_s": 10.0},
-    "burst": {"repeats": 1, "n": 1000, "lead_s": 8.0, "cap_s": 12.0},
+    "burst": {"repeats": 1, "n": 500, "lead_s": 8.0, "cap_s": 10.0},
     "ingest": {"repeats": 1, "n_single": 30, "n_concurrent": 60},
-    "cost": {"n": 15},
+    "cost": {"n": 15, "sweeper_batch": False},
     "coldstart": {"repeats": 3},
     "synth": None,
 }

@@ -329,6 +329,15 @@ class ApiClient:
             data = {"raw": raw[:200].decode("utf-8", "replace")}
         return response.status, data
 
+    def create_batch(self, bodies: list[dict], retries: int = 5) -> tuple[int, list]:
+        """POST /schedule-batches (up to 25). Returns (status, per-item statuses)."""
+        for attempt in range(1, retries + 1):
+            status, data = self.request("POST", "/schedule-batches", {"schedules": bodies})
+            if status < 500:
+                return status, [r.get("status") for r in data.get("results", [])]
+            time.sleep(0.05 * attempt)
+        return status, []
+
     def create(self, body: dict, retries: int = 5) -> tuple[int, int]:
         """POST /schedules; a 5xx is retried (the API says it may be). Returns (status, attempts)."""
         for attempt in range(1, retries + 1):
