@@ -64,6 +64,32 @@ CREATE_SCHEDULE_SCHEMA = apigw.JsonSchema(
     },
 )
 
+#: The most schedules one ``POST /schedule-batches`` call takes (the api handler's limit too).
+MAX_BATCH_SIZE = 25
+
+#: The JSON schema API Gateway applies to ``POST /schedule-batches``: ``{"schedules": [...]}``
+#: with 1-25 items, each of the ``POST /schedules`` shape (without its own ``$schema``).
+CREATE_SCHEDULE_BATCH_SCHEMA = apigw.JsonSchema(
+    schema=apigw.JsonSchemaVersion.DRAFT4,
+    title="CreateScheduleBatch",
+    type=apigw.JsonSchemaType.OBJECT,
+    additional_properties=False,
+    required=["schedules"],
+    properties={
+        "schedules": apigw.JsonSchema(
+            type=apigw.JsonSchemaType.ARRAY,
+            min_items=1,
+            max_items=MAX_BATCH_SIZE,
+            items=apigw.JsonSchema(
+                type=CREATE_SCHEDULE_SCHEMA.type,
+                additional_properties=CREATE_SCHEDULE_SCHEMA.additional_properties,
+                required=CREATE_SCHEDULE_SCHEMA.required,
+                properties=CREATE_SCHEDULE_SCHEMA.properties,
+            ),
+        ),
+    },
+)
+
 
 class ApiAuthorizationKind:
     """The kinds of :class:`ApiAuthorization` (string constants)."""
@@ -348,7 +374,7 @@ class DelayedScheduler(Construct):
 
         self.api_function = self._function("ApiFunction", "api", Duration.seconds(29),
                                            "Answers the scheduler's REST API.")
-        """Answers ``POST /schedules`` and ``GET``/``DELETE /schedules/{id}``."""
+        """Answers ``POST /schedules``, ``GET``/``DELETE /schedules/{id}`` and ``POST /schedule-batches``."""
         self.fast_track_function = self._function("FastTrackFunction", "fast_track", Duration.seconds(60),
                                                   "Claims new schedules that are already due within the window.")
         """Claims, from the stream's INSERT records, schedules created already due within the window."""
@@ -462,8 +488,9 @@ class DelayedScheduler(Construct):
         return list(self._targets)
 
     def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allow ``grantee`` to call the API: ``execute-api:Invoke`` on ``POST /schedules`` and
-        ``GET``/``DELETE /schedules/*`` of this API's stage, and nothing else.
+        """Allow ``grantee`` to call the API: ``execute-api:Invoke`` on ``POST /schedules``,
+        ``GET``/``DELETE /schedules/*`` and ``POST /schedule-batches`` of this API's stage, and
+        nothing else.
 
         Meaningful with ``ApiAuthorization.iam()`` (the default). The ``*`` in the two
         ``/schedules/*`` resources stands for the ``{id}`` path parameter; when ``grantee`` is a
@@ -489,6 +516,7 @@ class DelayedScheduler(Construct):
                 self.api.arn_for_execute_api("POST", "/schedules", self.api.deployment_stage.stage_name),
                 self.api.arn_for_execute_api("GET", "/schedules/*", self.api.deployment_stage.stage_name),
                 self.api.arn_for_execute_api("DELETE", "/schedules/*", self.api.deployment_stage.stage_name),
+                self.api.arn_for_execute_api("POST", "/schedule-batches", self.api.deployment_stage.stage_name),
             ],
         )
 
@@ -608,7 +636,8 @@ class DelayedScheduler(Construct):
                 metrics_enabled=True,
             ),
         )
-        """The REST API: ``POST /schedules``, ``GET``/``DELETE /schedules/{id}``."""
+        """The REST API: ``POST /schedules``, ``GET``/``DELETE /schedules/{id}`` and
+        ``POST /schedule-batches`` (up to 25 creates in one request)."""
         self.api_key: Optional[apigw.IApiKey] = None
         """The API key, with ``ApiAuthorization.api_key()`` only."""
 
@@ -641,6 +670,12 @@ class DelayedScheduler(Construct):
         for verb in ("GET", "DELETE"):
             one.add_method(verb, integration, request_validator=params_validator,
                            request_parameters={"method.request.path.id": True}, **method_options)
+        # Up to 25 creates in one API request and one invocation (API Gateway bills per request).
+        batch_model = self.api.add_model("CreateScheduleBatchModel", content_type="application/json",
+                                         model_name="CreateScheduleBatch", schema=CREATE_SCHEDULE_BATCH_SCHEMA)
+        batches = self.api.root.add_resource("schedule-batches")
+        batches.add_method("POST", integration, request_validator=body_validator,
+                           request_models={"application/json": batch_model}, **method_options)
 
         # Errors API Gateway answers itself (request validation, auth, throttling) keep the API's
         # error shape, {"message": ..., "field": ...}, like the errors of the api function.

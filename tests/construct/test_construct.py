@@ -436,19 +436,37 @@ def test_log_groups_follow_the_removal_policy(built):
 
 
 # --- API -------------------------------------------------------------------------------------
+ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
+          ("POST", "/schedule-batches")}
+
+
+def _paths(b: Built) -> dict:
+    """Each AWS::ApiGateway::Resource's logical id -> its full path."""
+    resources = {k: v["Properties"] for k, v in resources_of(b.json, "AWS::ApiGateway::Resource").items()}
+
+    def path(logical_id: str) -> str:
+        props = resources[logical_id]
+        parent = props["ParentId"]
+        prefix = path(parent["Ref"]) if "Ref" in parent else ""
+        return f"{prefix}/{props['PathPart']}"
+
+    return {k: path(k) for k in resources}
+
+
 def _methods(b: Built) -> dict:
+    paths = _paths(b)
     out = {}
     for props in (m["Properties"] for m in resources_of(b.json, "AWS::ApiGateway::Method").values()):
-        resource = props["ResourceId"]["Ref"]
-        path = "/schedules/{id}" if "schedulesid" in resource else "/schedules"
-        out[(props["HttpMethod"], path)] = props
+        key = (props["HttpMethod"], paths[props["ResourceId"]["Ref"]])
+        assert key not in out, key
+        out[key] = props
     return out
 
 
 def test_api_routes_iam_auth_and_validation(built):
     b = built["defaults"]
     methods = _methods(b)
-    assert set(methods) == {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}")}
+    assert set(methods) == ROUTES
     api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
     for props in methods.values():
         assert props["AuthorizationType"] == "AWS_IAM"
@@ -467,6 +485,55 @@ def test_api_routes_iam_auth_and_validation(built):
     assert validator["ValidateRequestBody"] is True
     for verb in ("GET", "DELETE"):
         assert methods[(verb, "/schedules/{id}")]["RequestParameters"] == {"method.request.path.id": True}
+
+
+def test_batch_route_takes_1_to_25_create_bodies(built):
+    """POST /schedule-batches: the same function, auth and body validation as POST /schedules; its
+    model is {"schedules": [...]} with 1-25 items, each exactly the POST /schedules schema."""
+    b = built["defaults"]
+    methods = _methods(b)
+    batch, single = methods[("POST", "/schedule-batches")], methods[("POST", "/schedules")]
+    for key in ("AuthorizationType", "Integration", "RequestValidatorId"):
+        assert batch[key] == single[key], key
+    (resource_id,) = [k for k, path in _paths(b).items() if path == "/schedule-batches"]
+    parent = b.json["Resources"][resource_id]["Properties"]["ParentId"]
+    assert parent == {"Fn::GetAtt": [_logical_id(b, b.scheduler.api), "RootResourceId"]}
+    validator = b.json["Resources"][batch["RequestValidatorId"]["Ref"]]["Properties"]
+    assert validator["ValidateRequestBody"] is True
+    model = b.json["Resources"][batch["RequestModels"]["application/json"]["Ref"]]["Properties"]
+    assert (model["ContentType"], model["Name"]) == ("application/json", "CreateScheduleBatch")
+    schema = model["Schema"]
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    assert schema["required"] == ["schedules"] and set(schema["properties"]) == {"schedules"}
+    schedules = schema["properties"]["schedules"]
+    assert (schedules["type"], schedules["minItems"], schedules["maxItems"]) == ("array", 1, 25)
+    single_schema = b.json["Resources"][single["RequestModels"]["application/json"]["Ref"]]["Properties"]["Schema"]
+    item_shape = {k: v for k, v in single_schema.items() if k not in ("$schema", "title")}
+    assert schedules["items"] == item_shape
+
+
+def test_batch_model_holds_the_envelope_and_each_item_to_the_create_shape(built):
+    """The rendered batch model, run through a draft-4 validator (API Gateway's draft): 1-25 items
+    and nothing but "schedules" (the api handler's envelope rules), each item of the single-create
+    shape."""
+    import jsonschema  # cfn-lint's dependency, so always installed with the test tools
+
+    b = built["defaults"]
+    batch = _methods(b)[("POST", "/schedule-batches")]
+    schema = b.json["Resources"][batch["RequestModels"]["application/json"]["Ref"]]["Properties"]["Schema"]
+    jsonschema.Draft4Validator.check_schema(schema)
+    validator = jsonschema.Draft4Validator(schema)
+    item = {"delaySeconds": 5, "payload": {"n": 1}}
+    ok = [{"schedules": [item]}, {"schedules": [item] * 25},
+          {"schedules": [{"id": "a.b:c-1", "dueAt": "2030-01-01T00:00:00Z", "payload": None, "target": "x"}]},
+          {"schedules": [{"dueAt": 1893456000.25, "payload": "s"}]}]
+    bad = [{}, {"schedules": []}, {"schedules": [item] * 26}, {"schedules": item}, {"schedules": [item], "x": 1},
+           {"schedules": [{"delaySeconds": 5}]}, {"schedules": [{**item, "extra": True}]},
+           {"schedules": [{**item, "id": "has space"}]}, {"schedules": [{**item, "delaySeconds": -1}]},
+           {"schedules": [item, "not an object"]}]
+    assert [validator.is_valid(body) for body in ok] == [True] * len(ok)
+    assert [validator.is_valid(body) for body in bad] == [False] * len(bad)
 
 
 def test_gateway_errors_keep_the_api_error_shape(built):
@@ -506,6 +573,7 @@ def test_api_cognito_auth(built):
     authorizer = only(b.json, "AWS::ApiGateway::Authorizer")
     assert authorizer[1]["Properties"]["Type"] == "COGNITO_USER_POOLS"
     assert authorizer[1]["Properties"]["ProviderARNs"] == [{"Fn::GetAtt": [pool, "Arn"]}]
+    assert set(_methods(b)) == ROUTES
     for props in _methods(b).values():
         assert props["AuthorizationType"] == "COGNITO_USER_POOLS"
         assert props["AuthorizerId"] == {"Ref": authorizer[0]}
@@ -514,6 +582,7 @@ def test_api_cognito_auth(built):
 
 def test_api_key_auth(built):
     b = built["api_key"]
+    assert set(_methods(b)) == ROUTES
     for props in _methods(b).values():
         assert props["AuthorizationType"] == "NONE" and props["ApiKeyRequired"] is True
     b.template.resource_count_is("AWS::ApiGateway::ApiKey", 1)
@@ -526,17 +595,18 @@ def test_api_key_auth(built):
 
 
 def test_api_no_auth(built):
+    assert set(_methods(built["none"])) == ROUTES
     for props in _methods(built["none"]).values():
         assert props["AuthorizationType"] == "NONE" and "ApiKeyRequired" not in props
 
 
-def test_grant_schedule_is_execute_api_on_the_three_routes_only(built):
+def test_grant_schedule_is_execute_api_on_the_four_routes_only(built):
     b = built["defaults"]
     (statement,) = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"]["Statement"]
     assert statement["Action"] == "execute-api:Invoke"
     rendered = [json.dumps(r) for r in statement["Resource"]]
-    assert len(rendered) == 3
-    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"'):
+    assert len(rendered) == 4
+    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/POST/schedule-batches"'):
         assert sum(r.endswith(suffix + "]]}") for r in rendered) == 1, (suffix, rendered)
     stage_id = only(b.json, "AWS::ApiGateway::Stage")[0]
     api_id = _logical_id(b, b.scheduler.api)
@@ -589,17 +659,17 @@ def test_every_resource_the_construct_creates_is_accounted_for(built):
         "AWS::Lambda::Function": 5,
         "AWS::Lambda::EventSourceMapping": 3,
         "AWS::Lambda::EventInvokeConfig": 1,
-        "AWS::Lambda::Permission": 7,  # the sweep rule, and each method for its stage and for test-invoke
+        "AWS::Lambda::Permission": 9,  # the sweep rule, and each method for its stage and for test-invoke
         "AWS::Events::Rule": 1,
         "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
-        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 2, "AWS::ApiGateway::Method": 3,
-        "AWS::ApiGateway::Model": 1, "AWS::ApiGateway::RequestValidator": 2,
+        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 3, "AWS::ApiGateway::Method": 4,
+        "AWS::ApiGateway::Model": 2, "AWS::ApiGateway::RequestValidator": 2,
         "AWS::ApiGateway::GatewayResponse": 4,
     }
     permissions = [r["Properties"] for r in resources_of(b.json, "AWS::Lambda::Permission").values()]
     api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
     sweeper = only(b.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
     assert sum(p["Principal"] == "apigateway.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [api_fn, "Arn"]}
-               for p in permissions) == 6
+               for p in permissions) == 8
     assert sum(p["Principal"] == "events.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}
                for p in permissions) == 1

@@ -338,7 +338,8 @@ def test_the_sweep_rule_targets_the_sweeper(deployed, wired):
 
 def _api(function: _Lambda, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
     segments = [s for s in path.split("/") if s]
-    event = {"httpMethod": method, "path": path, "resource": "/schedules" if len(segments) == 1 else "/schedules/{id}",
+    event = {"httpMethod": method, "path": path,
+             "resource": f"/{segments[0]}" if len(segments) == 1 else f"/{segments[0]}/{{id}}",
              "pathParameters": {"id": segments[1]} if len(segments) > 1 else None,
              "headers": {"content-type": "application/json"}, "isBase64Encoded": False,
              "body": json.dumps(body) if body is not None else None}
@@ -449,11 +450,46 @@ def test_the_api_routes_reach_the_api_function_with_iam_auth(deployed, wired):
         for verb in resource.get("resourceMethods", {}):
             method = apigw.get_method(restApiId=api_id, resourceId=resource["id"], httpMethod=verb)
             routes[(verb, resource["path"])] = method
-    assert set(routes) == {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}")}
+    assert set(routes) == {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
+                           ("POST", "/schedule-batches")}
     for method in routes.values():
         assert method["authorizationType"] == "AWS_IAM"
         assert method["methodIntegration"]["type"] == "AWS_PROXY"
         assert functions["ApiFunction"].arn in method["methodIntegration"]["uri"]
+
+
+def test_a_batch_create_through_the_deployed_api_function(deployed, wired):
+    """POST /schedule-batches on the deployed function: each item answered in order with its own
+    status, valid ones stored (far in the future, so the other tests' pipelines leave them be)."""
+    functions, _, _ = wired
+    api = functions["ApiFunction"]
+    first = {"id": "wiring-batch-1", "delaySeconds": 3600, "payload": {"n": 1}}
+    status, body = _api(api, "POST", "/schedule-batches", {"schedules": [
+        first,
+        {"id": "wiring-batch-2", "dueAt": "not a time", "payload": None},
+        {"id": "wiring-batch-3", "delaySeconds": 7200, "payload": [3], "target": "ordered"},
+    ]})
+    assert status == 200, body
+    results = body["results"]
+    assert [r["status"] for r in results] == [201, 400, 201], results
+    assert (results[0]["body"]["id"], results[0]["body"]["target"]) == ("wiring-batch-1", "default")
+    assert results[1]["body"]["field"] == "schedules[1].dueAt"
+    assert (results[2]["body"]["id"], results[2]["body"]["target"]) == ("wiring-batch-3", "ordered")
+    # a replay of the first item answers 200 with the same body; the same id with another body, 409
+    status, body = _api(api, "POST", "/schedule-batches", {"schedules": [
+        first, {**first, "payload": {"n": 2}}]})
+    assert status == 200
+    assert [r["status"] for r in body["results"]] == [200, 409], body
+    assert body["results"][0]["body"] == results[0]["body"]
+    assert body["results"][1]["body"]["field"] == "schedules[1].id"
+    for schedule_id in ("wiring-batch-1", "wiring-batch-3"):
+        status, read = _api(api, "GET", f"/schedules/{schedule_id}")
+        assert (status, read["status"]) == (200, "SCHEDULED"), read
+    status, _ = _api(api, "GET", "/schedules/wiring-batch-2")
+    assert status == 404
+    # a bad envelope is refused as a whole
+    status, body = _api(api, "POST", "/schedule-batches", {"schedules": []})
+    assert (status, body["field"]) == (400, "schedules")
 
 
 def test_an_enqueue_failure_is_written_back_and_delivered_later(deployed, wired):
