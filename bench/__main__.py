@@ -21,7 +21,7 @@ SECTIONS = ("coldstart", "ingest", "cost", "precision", "burst", "synth")
 FULL = {
     "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True, "what_if_workers_n": 16},
     "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
-    "ingest": {"repeats": 3, "n_single": 150, "n_concurrent": 400},
+    "ingest": {"repeats": 3, "n": 300},
     "cost": {"n": 100},
     "coldstart": {"repeats": 5},
     "synth": {"repeats": 3},
@@ -29,7 +29,7 @@ FULL = {
 QUICK = {
     "precision": {"repeats": 1, "n": 100, "span_s": 10.0},
     "burst": {"repeats": 1, "n": 500, "lead_s": 8.0, "cap_s": 10.0},
-    "ingest": {"repeats": 1, "n_single": 30, "n_concurrent": 60},
+    "ingest": {"repeats": 1, "n": 50},
     "cost": {"n": 15, "sweeper_batch": False},
     "coldstart": {"repeats": 3},
     "synth": None,

@@ -2,9 +2,8 @@
 
 The timers are written straight into the Schedules table with BatchWriteItem,
 item for item what the API writes (built by the runtime's own validation and
-item code), because there is no batch-create endpoint yet and moto's
-TransactWriteItems deep-copies the whole table on every call, which makes
-10,000 single creates take many minutes (see the ingest section). Everything
+item code), because 10,000 creates through the API, even through the batch
+endpoint, take minutes on moto (see the ingest section). Everything
 after the write is the real pipeline: stream INSERT -> fast-track claim ->
 stream REMOVE -> enqueuer -> delayer queue (DelaySeconds) -> dispatcher ->
 Lambda Invoke of the local target.

@@ -1,10 +1,11 @@
 """Cost per million timers: AWS requests counted per timer, multiplied by published prices.
 
 Every botocore call in the process is counted (``common.RequestCounter``) by
-caller, service and operation, in three scenarios, each in a fresh engine:
+caller, service and operation, in these scenarios, each in a fresh engine:
 
 - fast track: timers created 2-3 s before they are due (inside the window);
 - sweeper path: window shrunk to 5 s, sweeps every second, timers due 8-12 s out;
+- both again through the batch endpoint (``POST /schedule-batches``, 25 per request);
 - cancel: timers due in an hour (so nothing claims them), then cancelled; only
   the cancel calls are counted.
 
