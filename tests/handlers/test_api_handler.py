@@ -117,7 +117,7 @@ def test_batch_envelope_rules(aws):
         ({}, "schedules"),
         ({"schedules": []}, "schedules"),
         ({"schedules": {"id": "x"}}, "schedules"),
-        ({"schedules": [{"delaySeconds": 1, "payload": 1}] * 26}, "schedules"),
+        ({"schedules": [{"delaySeconds": 1, "payload": 1}] * 11}, "schedules"),
         ({"schedules": [], "extra": 1}, "extra"),
         ([], "body"),
     ):

@@ -1,7 +1,7 @@
 """API Gateway REST proxy handler.
 
 ``POST /schedules``, ``GET``/``DELETE /schedules/{id}``, and ``POST /schedule-batches``
-(up to 25 creates in one call: one API request and one invocation instead of 25).
+(up to 10 creates in one call: one API request and one invocation instead of ten).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _create(store: ScheduleStore, body: dict) -> tuple[int, dict]:
 
 
 def _create_batch(store: ScheduleStore, body: dict) -> tuple[int, dict]:
-    """Up to 25 schedules in one call, each created (or refused) on its own, answered in order.
+    """Up to 10 schedules in one call, each created (or refused) on its own, answered in order.
 
     The call answers 200 with ``{"results": [{"status", "body"}, ...]}``: each result is what
     ``POST /schedules`` would have answered for that item, with error fields named

@@ -24,7 +24,7 @@ class ApiClient:
         return self.request("POST", "/schedules", json.dumps(body).encode("utf-8"))
 
     def create_batch(self, bodies: list) -> tuple[int, dict]:
-        """Up to 25 creates in one call; the answer's ``results`` are in request order."""
+        """Up to 10 creates in one call; the answer's ``results`` are in request order."""
         return self.request("POST", "/schedule-batches", json.dumps({"schedules": bodies}).encode("utf-8"))
 
     def get(self, schedule_id: str) -> tuple[int, dict]:
