@@ -27,10 +27,10 @@ FULL = {
     "synth": {"repeats": 3},
 }
 QUICK = {
-    "precision": {"repeats": 1, "n": 100, "span_s": 10.0},
-    "burst": {"repeats": 1, "n": 500, "lead_s": 8.0, "cap_s": 10.0},
-    "ingest": {"repeats": 1, "n": 50},
-    "cost": {"n": 15, "sweeper_batch": False},
+    "precision": {"repeats": 1, "n": 80, "span_s": 8.0},
+    "burst": {"repeats": 1, "n": 500, "lead_s": 8.0, "cap_s": 10.0, "capacity_s": 1.5},
+    "ingest": {"repeats": 1, "n": 30},
+    "cost": {"n": 10, "sweeper_batch": False},
     "coldstart": {"repeats": 3},
     "synth": None,
 }

@@ -181,12 +181,12 @@ def moto_capacity(seconds: float = 3.0) -> dict:
     return out
 
 
-def run(repeats: int, n: int, lead_s: float, cap_s: float) -> dict:
+def run(repeats: int, n: int, lead_s: float, cap_s: float, capacity_s: float = 3.0) -> dict:
     from .common import RequestCounter
 
     out: dict = {"n": n, "lead_s": lead_s, "cap_s": cap_s, "runs": []}
     log("burst: moto's request capacity on this machine (GetItem, idle engine)")
-    out["moto_capacity"] = moto_capacity()
+    out["moto_capacity"] = moto_capacity(capacity_s)
     log(f"  {out['moto_capacity']}")
     counter = RequestCounter()
     counter.install()
