@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
         load_before = os.getloadavg()
         data.setdefault("section_started_utc", {})[section] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        data.setdefault("section_git", {})[section] = data["git"].get("commit")
         try:
             data[section] = module.run(**params)
         except Exception as exc:  # noqa: BLE001 - one broken section must not lose the others

@@ -143,7 +143,8 @@ def write(data: dict, out: Path) -> None:
         "(min/median/max over the repeats, written `median (min – max)`).")
     g = data.get("git")
     if g:
-        add(f"- Code: commit `{g.get('commit')}`" + (" with uncommitted changes in `lambda/` or `src/`" if g.get("runtime_or_engine_modified") else "") + ".")
+        commits = sorted(set((data.get("section_git") or {}).values()) or {g.get("commit")})
+        add(f"- Code: commit {', '.join(f'`{c}`' for c in commits)}" + (" with uncommitted changes in `lambda/` or `src/`" if g.get("runtime_or_engine_modified") else "") + ".")
     la = data.get("load_average_1min")
     if la:
         add("- The machine is shared with other work (test suites of other sessions ran during this run). 1-minute load "
