@@ -31,6 +31,11 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402
 
 from scheduler_runtime.core.timeparse import parse_rfc3339  # noqa: E402
 
+try:  # the batch endpoint's limit, as the runtime enforces it
+    from scheduler_runtime.core.validation import MAX_BATCH_SIZE as BATCH_SIZE  # noqa: E402
+except ImportError:  # pragma: no cover - a runtime without the batch endpoint
+    BATCH_SIZE = 0
+
 
 # --- statistics ----------------------------------------------------------------
 def percentile(sorted_values: list, q: float) -> float:

@@ -5,7 +5,7 @@ caller, service and operation, in these scenarios, each in a fresh engine:
 
 - fast track: timers created 2-3 s before they are due (inside the window);
 - sweeper path: window shrunk to 5 s, sweeps every second, timers due 8-12 s out;
-- both again through the batch endpoint (``POST /schedule-batches``, 25 per request);
+- both again through the batch endpoint (``POST /schedule-batches``, as many per request as it takes);
 - cancel: timers due in an hour (so nothing claims them), then cancelled; only
   the cancel calls are counted.
 
@@ -24,7 +24,7 @@ import random
 import time
 
 from .common import (
-    ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, RequestCounter, distribution, log,
+    BATCH_SIZE, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, RequestCounter, distribution, log,
 )
 
 # --- the one price table -------------------------------------------------------------------
@@ -85,7 +85,7 @@ RRU = {
 FREE_STREAM_OPS = {"GetRecords", "GetShardIterator", "DescribeStream", "ListStreams"}
 LAMBDA_LOG_OVERHEAD_BYTES = 330  # START + END + REPORT lines per invocation (measured on AWS; approximate)
 LOG_LINE_PREFIX_BYTES = 90  # timestamp, request id and level that Lambda adds to each log line
-PROJECTED_BATCH = 25  # timers per POST /schedule-batches request (its maximum)
+PROJECTED_BATCH = BATCH_SIZE  # timers per POST /schedule-batches request (the runtime's maximum)
 
 
 def _scenario(name: str, n: int, counter: RequestCounter, opts: EngineOptions, body, cancel: bool = False,
@@ -290,7 +290,7 @@ def run(n: int, sweeper_batch: bool = True) -> dict:
     counter = RequestCounter()
     counter.install()
     rng = random.Random(7)
-    out: dict = {"prices": PRICES, "wru_per_call": WRU, "rru_per_call": RRU, "scenarios": {}}
+    out: dict = {"prices": PRICES, "wru_per_call": WRU, "rru_per_call": RRU, "scenarios": {}, "batch_size": PROJECTED_BATCH}
     try:
         # Sub-second parts are random: SQS delays are whole seconds, so the dispatcher waits out the
         # fraction, and a whole-second delaySeconds would make that wait the same (long) every time.

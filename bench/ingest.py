@@ -2,7 +2,8 @@
 
 - single: one client, one keep-alive connection, POSTs one after another;
 - concurrent: 8 clients POSTing at once;
-- batch: ``POST /schedule-batches`` with 25 schedules per request, from one
+- batch: ``POST /schedule-batches`` with as many schedules per request as the
+  runtime accepts (``MAX_BATCH_SIZE``), from one
   client and from 8.
 
 Each mode runs in a fresh engine with the same number of creates, because
@@ -22,10 +23,10 @@ import json
 import threading
 import time
 
-from .common import ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
+from .common import BATCH_SIZE, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
 
 CONCURRENCY = 8
-BATCH = 25  # POST /schedule-batches takes 1-25 schedules
+BATCH = BATCH_SIZE  # POST /schedule-batches: as many as the runtime accepts per request
 
 
 def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:

@@ -204,7 +204,7 @@ def _summary(data: dict) -> list[str]:
         rows.append(f"| ingest, {ing['concurrency']} concurrent clients | "
                     f"{_mmm([r['concurrent_per_s'] for r in ing['runs']], 1)} creates/s | | |")
         if all("batch_per_s" in r for r in ing["runs"]):
-            rows.append(f"| ingest, batches of 25, one client / {ing['concurrency']} clients | "
+            rows.append(f"| ingest, batches of {ing.get('batch', 25)}, one client / {ing['concurrency']} clients | "
                         f"{_mmm([r['batch_per_s'] for r in ing['runs']], 1)} / "
                         f"{_mmm([r['batch_concurrent_per_s'] for r in ing['runs']], 1)} schedules/s | | |")
     cost = data.get("cost", {})
@@ -218,7 +218,7 @@ def _summary(data: dict) -> list[str]:
             measured = f"{path}_batch" in cost["priced"]
             rows.append(f"| cost per million, {path.replace('_', ' ')}: on demand / provisioned | "
                         f"${u['total_on_demand']:.2f} / ${u['total_provisioned']:.2f} (single creates); "
-                        f"{'batch create (25 per request)' if measured else 'projected with a 25-timer batch create'}: "
+                        f"{'batch create (' + str(cost.get('batch_size', 25)) + ' per request)' if measured else 'projected with a 25-timer batch create'}: "
                         f"${b['total_on_demand']:.2f} / ${b['total_provisioned']:.2f} | "
                         f"≤ $2.50 on demand: {_target(u['total_on_demand'] <= 2.5)} (single), {_target(b['total_on_demand'] <= 2.5)} (batch); "
                         f"≤ $1.00 batch + provisioned: {_target(b['total_provisioned'] <= 1.0)}"
@@ -366,7 +366,7 @@ def _ingest(g: dict | None) -> list[str]:
            f"`POST /schedules` through the engine's HTTP API, timers due in a day (they rest in the table). "
            f"{g.get('n', g.get('n_single'))} creates per mode, each mode in a fresh engine (moto's cost per create grows "
            "with the table). Single: one keep-alive client, one create after another. Concurrent: "
-           f"{g['concurrency']} clients at once. Batch: `POST /schedule-batches`, 25 per request, from one client and "
+           f"{g['concurrency']} clients at once. Batch: `POST /schedule-batches`, {g.get('batch', 25)} per request, from one client and "
            f"from {g['concurrency']}.", "",
            "| figure | median (min – max) |", "|---|---|",
            f"| single client, creates/s | {_mmm([r['single_per_s'] for r in runs], 1)} |",
@@ -434,7 +434,8 @@ def _cost(c: dict | None) -> list[str]:
     cols = [(k, v) for k, v in [("fast_track", "fast track"), ("sweeper", "sweeper path"),
             ("fast_track_sparse", "fast track, sparse traffic (batches of 1)"),
             ("sweeper_sparse", "sweeper path, sparse traffic"), ("cancel", "cancel (extra, per cancel)"),
-            ("fast_track_batch", "fast track, batch create ×25"), ("sweeper_batch", "sweeper path, batch create ×25"),
+            ("fast_track_batch", f"fast track, batch create ×{c.get('batch_size', 25)}"),
+            ("sweeper_batch", f"sweeper path, batch create ×{c.get('batch_size', 25)}"),
             ("fast_track_batch_create_projection", "fast track, batch create ×25 (projection)"),
             ("sweeper_batch_create_projection", "sweeper, batch create ×25 (projection)")] if k in c["priced"]]
     out.append("| item | " + " | ".join(label for _, label in cols) + " |")
