@@ -140,7 +140,7 @@ class LogTap(logging.Handler):
                         self.moto_error_samples.append(f"{type(exc).__name__}: {exc}")
             return
         if record.levelno >= logging.WARNING:
-            key = f"{record.name}: {event or record.getMessage()[:80]}"
+            key = f"{record.name}: {event or str(record.msg)[:80]}"  # the format string: one key per kind
             with self._lock:
                 self.errors[key] += 1
                 if len(self.error_samples) < 5 and record.exc_info:
@@ -275,6 +275,8 @@ class RequestCounter:
                 base = os.path.basename(filename)
                 if base in _HANDLER_FILES:
                     return _HANDLER_FILES[base]
+            if filename.endswith(os.path.join("aws", "delayer.py")) and frame.f_code.co_name == "_send_batch":
+                return "enqueuer"  # its batches go out from a thread pool, with no handler frame on that stack
             if filename.endswith(os.path.join("local", "pollers.py")):
                 name = threading.current_thread().name
                 if name.startswith("invoke:"):  # the SQS mapping's invocation pool

@@ -196,7 +196,7 @@ def _summary(data: dict) -> list[str]:
             val = f"last delivery after {_mmm(done, 1)} s"
         else:
             val = (f"{_mmm(delivered)} of {burst['n']:,} delivered within {burst['cap_s']:.0f} s of the due second; "
-                   f"projected last at {_mmm(proj)} s")
+                   f"at the measured delivery rate the last would come after {_mmm(proj)} s")
         rows.append(f"| burst of {burst['n']:,} due in one second | {val} | all within 10 s: {_target(ok)} | |")
     ing = data.get("ingest", {})
     if ing.get("runs"):
@@ -321,15 +321,21 @@ def _burst(b: dict | None) -> list[str]:
            "BatchWriteItem, item for item what the API writes, before the engine's pollers start; see `bench/burst.py` "
            "for why not through the API). The engine runs with its defaults: 900 s window, 60 s sweeps, 4 dispatcher "
            f"invocations at a time. Each repeat is cut off {b['cap_s']:.0f} s after the due second.", "",
-           "| repeat | delivered in cap | last delivery (s after due) | delivery rate /s | projected last (s) | "
-           "claimed | enqueued | lateness p50 / p99 / max (ms, delivered ones) | early | duplicates |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| repeat | delivered in cap | last delivery (s after due) | delivery rate /s | projected last (s, at that rate) | "
+           "claimed | enqueued | moto requests/s | lateness p50 / p99 / max (ms, delivered ones) | early | duplicates |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for i, r in enumerate(b["runs"]):
         lat = r["lateness_ms"]
         out.append(f"| {i + 1} | {r['delivered']:,} | {_f(r.get('time_to_last_s'), 1)} | {_f(r.get('delivered_rate_per_s'), 1)} | "
                    f"{_f(r.get('projected_time_to_last_s'))} | {r['claimed_at_end']:,} | {r['enqueued_at_end']:,} | "
+                   f"{_f((r.get('aws_requests') or {}).get('moto_requests_per_s'))} | "
                    f"{_f(lat.get('p50'))} / {_f(lat.get('p99'))} / {_f(lat.get('max'))} | {r['early']} | {r['duplicates']} |")
     out.append("")
+    if b.get("moto_capacity"):
+        mc = b["moto_capacity"]
+        out.append(f"moto's capacity here, idle (GetItem on a small table): {_f(mc.get('get_item_per_s_1_threads'))} requests/s "
+                   f"from one thread, {_f(mc.get('get_item_per_s_8_threads'))} from eight.")
+        out.append("")
     prof = next((r.get("profile") for r in b["runs"] if r.get("profile")), None)
     if prof:
         out.append(f"Profile of repeat 1 (in-process sampler, `bench/profiler.py`): process CPU / wall = "
