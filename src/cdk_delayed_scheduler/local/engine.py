@@ -137,17 +137,18 @@ class Engine:
         for name, filter_name in (("fast_track", "fastTrack"), ("enqueuer", "enqueuer")):
             self._threads.append(
                 StreamPoller(
-                    FunctionSpec(name, handlers[name]), streams, self.stream_arn, filters[filter_name], checkpoints,
+                    FunctionSpec(name, handlers[name], stopping=self._stop), streams, self.stream_arn, filters[filter_name], checkpoints,
                     self._stop, max_retries=opts.stream_max_retries, on_failure=self._on_stream_failure, region=REGION,
                 )
             )
         queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], timeout_seconds=opts.visibility_timeout / 6)
+        dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], opts.visibility_timeout / 6, self._stop)
         self._threads.append(
             QueuePoller(dispatcher, sqs, self.queue_url, queue_arn, self._stop, concurrency=opts.dispatcher_workers,
                         visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto else 0, region=REGION)
         )
-        self._threads.append(ScheduleRule(FunctionSpec("sweeper", handlers["sweeper"], 60), opts.sweep_interval, self._stop))
+        sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
+        self._threads.append(ScheduleRule(sweeper, opts.sweep_interval, self._stop))
 
         self._api = ApiServer(handlers["api"], opts.port)
         self._api.start()

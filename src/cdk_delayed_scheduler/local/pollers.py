@@ -14,18 +14,26 @@ from .checkpoints import CheckpointStore
 from .event_filter import matches
 
 Handler = Callable[[dict, Any], Any]
+GET_RECORDS_LIMIT = 1000  # DynamoDB Streams' maximum per GetRecords call
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 
 
 class LambdaContext:
-    """The parts of Lambda's context object the runtime reads."""
+    """The parts of Lambda's context object the runtime reads.
 
-    def __init__(self, function_name: str, timeout_seconds: float) -> None:
+    Once the engine is stopping, no time is left: a handler that checks (the
+    sweeper does, after every page) ends early instead of outliving the engine.
+    """
+
+    def __init__(self, function_name: str, timeout_seconds: float, stopping: threading.Event | None = None) -> None:
         self.function_name = function_name
         self.aws_request_id = str(uuid.uuid4())
         self._deadline = time.monotonic() + timeout_seconds
+        self._stopping = stopping
 
     def get_remaining_time_in_millis(self) -> int:
+        if self._stopping is not None and self._stopping.is_set():
+            return 0
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
@@ -36,9 +44,10 @@ class FunctionSpec:
     name: str
     handler: Handler
     timeout_seconds: float = 60.0
+    stopping: threading.Event | None = None
 
     def invoke(self, event: dict) -> Any:
-        return self.handler(event, LambdaContext(self.name, self.timeout_seconds))
+        return self.handler(event, LambdaContext(self.name, self.timeout_seconds, self.stopping))
 
 
 def lambda_stream_record(record: dict, stream_arn: str, region: str) -> dict:
@@ -136,7 +145,9 @@ class StreamPoller(_PollerThread):
         busy = False
         for shard_id in list(self._iterators):
             iterator = self._iterators[shard_id] or self._iterator_from_checkpoint(shard_id)
-            response = self._streams.get_records(ShardIterator=iterator, Limit=self._batch_size)
+            # Read as much as GetRecords gives; filter, then invoke in batches (Lambda
+            # filters before it batches, so filtered-out records cost no invocation).
+            response = self._streams.get_records(ShardIterator=iterator, Limit=GET_RECORDS_LIMIT)
             records = response.get("Records", [])
             # After an empty read, the next read starts from the checkpoint: an
             # unpatched moto swaps its stream shard when it cancels a transaction,
@@ -168,7 +179,11 @@ class StreamPoller(_PollerThread):
         return f"{self._stream_arn}|{shard_id}"
 
     def _deliver(self, records: list) -> None:
-        pending = [r for r in records if matches(self._pattern, r)]
+        matching = [r for r in records if matches(self._pattern, r)]
+        for start in range(0, len(matching), self._batch_size):
+            self._deliver_batch(matching[start : start + self._batch_size])
+
+    def _deliver_batch(self, pending: list) -> None:
         retries = 0
         while pending:
             failed = self._invoke(pending)
