@@ -7,16 +7,16 @@ what the runtime does.
    long-polled queue only when a message is sent, or after a whole second,
    so a delayed message that becomes visible waits up to 1 s longer than on
    SQS. Re-checking every 5 ms restores SQS's behaviour.
-2. **Transactions snapshot cheaply and keep the stream.** Before every
-   ``TransactWriteItems`` moto deep-copies each table it touches, including
-   every item and the whole stream history, and restores that copy when the
-   transaction is cancelled. The copy makes each create O(table size), and
-   the restore swaps in a new stream shard object, so stream iterators handed
-   out earlier stop seeing new records. The snapshot here copies the item
-   index only (puts and deletes replace items, they do not mutate them, which
-   is all the runtime's transactions do) and keeps the one stream shard.
-   Records of a cancelled transaction stay in the stream, which is harmless
-   here: a claim of a timer that does not exist fails its condition.
+2. **Transactions back up only what they touch, and keep the stream.**
+   Before every ``TransactWriteItems`` moto deep-copies each table it touches,
+   every item and the whole stream history, and puts that copy in place of
+   the table when the transaction is cancelled. That makes each create
+   O(table size), and the swap installs a new stream shard object, so stream
+   iterators handed out earlier stop seeing new records. Here copies of the
+   items the transaction names are put back on failure; the table and its
+   stream shard stay the same objects. Records of a cancelled transaction stay
+   in the stream, which is harmless here: a claim of a timer that does not
+   exist fails its condition.
 3. **Writes are serialized, as each DynamoDB item's writes are.** moto has no
    locking: a cancelled transaction restores a snapshot taken before it, and
    would undo a claim or a create that another thread wrote in between. One
@@ -31,7 +31,6 @@ from __future__ import annotations
 import copy
 import functools
 import threading
-from collections import defaultdict
 from typing import Any, Callable
 
 _applied = False
@@ -50,14 +49,6 @@ def apply() -> None:
         with self._messages_lock:
             self._messages_lock.wait_for(lambda: self.messages, timeout=min(timeout, 0.005))
 
-    def snapshot(self: Any, memo: dict) -> Any:
-        clone = copy.copy(self)
-        if self.range_key_attr is not None:
-            clone.items = defaultdict(dict, {h: dict(r) for h, r in self.items.items()})
-        else:
-            clone.items = copy.copy(self.items)
-        return clone
-
     write_lock = threading.RLock()
 
     def serialized(operation: Callable) -> Callable:
@@ -68,9 +59,53 @@ def apply() -> None:
 
         return locked
 
+    original_transaction = DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list) -> Any:
+        with write_lock:
+            backups = [_backup(self, entry) for entry in transact_items]
+            try:
+                return original_transaction(self, transact_items)
+            except Exception:
+                for backup in filter(None, backups):
+                    _restore(*backup)
+                raise
+
     Queue.wait_for_messages = wait_for_messages
-    Table.__deepcopy__ = snapshot
+    Table.__deepcopy__ = lambda self, memo: self  # moto's own backup: see _backup instead
+    DynamoDBBackend.transact_write_items = transact_write_items
     WSGIRequestHandler.disable_nagle_algorithm = True
-    for name in ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"):
+    for name in ("put_item", "update_item", "delete_item", "batch_write_item"):
         setattr(DynamoDBBackend, name, serialized(getattr(DynamoDBBackend, name)))
     _applied = True
+
+
+def _backup(backend: Any, entry: dict) -> tuple | None:
+    """``(table, hash key, range key, item or None)`` for the item one transaction entry names."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    ((_, operation),) = entry.items()
+    table = backend.tables.get(operation.get("TableName"))
+    key = operation.get("Key") or operation.get("Item")
+    if table is None or not key or table.hash_key_attr not in key:
+        return None
+    hash_key = DynamoType(key[table.hash_key_attr])
+    if table.range_key_attr is None:
+        return table, hash_key, None, copy.deepcopy(table.items.get(hash_key))
+    if table.range_key_attr not in key:
+        return None
+    range_key = DynamoType(key[table.range_key_attr])
+    return table, hash_key, range_key, copy.deepcopy(table.items.get(hash_key, {}).get(range_key))
+
+
+def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
+    """Put one item back as it was before a cancelled transaction (no stream record)."""
+    if range_key is None:
+        if item is None:
+            table.items.pop(hash_key, None)
+        else:
+            table.items[hash_key] = item
+    elif item is None:
+        table.items.get(hash_key, {}).pop(range_key, None)
+    else:
+        table.items[hash_key][range_key] = item
