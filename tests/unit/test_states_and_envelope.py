@@ -28,11 +28,6 @@ def test_cancel_outcome(stored, outcome):
     assert states.cancel_outcome(stored) == outcome
 
 
-def test_only_waiting_or_started_schedules_are_deliverable():
-    assert states.DELIVERABLE_STORED == {states.SCHEDULED, states.FIRED}
-    assert not states.DELIVERABLE_STORED & {states.CANCELLED, states.FAILED}
-
-
 def test_envelope_has_exactly_the_contract_fields():
     envelope = build_envelope("order-1", 1_795_255_200_250, 1_795_255_200_260, 2, '{"a":[1]}', "default")
     assert envelope == {

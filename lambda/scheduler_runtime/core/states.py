@@ -13,12 +13,9 @@ FIRED = "FIRED"
 CANCELLED = "CANCELLED"
 FAILED = "FAILED"
 
-ALL_STATUSES = (SCHEDULED, QUEUED, FIRED, CANCELLED, FAILED)
-FINAL_STATUSES = frozenset({FIRED, CANCELLED, FAILED})
-# Stored statuses from which a cancel succeeds: until delivery starts.
+# Stored statuses from which a cancel succeeds: until delivery starts. (The dispatcher may
+# start or restart a delivery from SCHEDULED or FIRED: the store's delivery-start condition.)
 CANCELLABLE_STORED = frozenset({SCHEDULED})
-# Stored statuses from which the dispatcher may (re)start a delivery.
-DELIVERABLE_STORED = frozenset({SCHEDULED, FIRED})
 
 
 def visible_status(stored_status: str, timer_pending: bool) -> str:
