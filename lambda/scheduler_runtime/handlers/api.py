@@ -12,6 +12,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..aws.config import Config
 from ..aws.context import current
 from ..aws.store import CreateConflict, ScheduleRecord, ScheduleStore
 from ..core import keys, states
@@ -44,24 +45,23 @@ def _route(event: dict) -> tuple[int, dict]:
     if segments == [BATCH_RESOURCE]:
         if method != "POST":
             raise ApiError(405, f"method {method} is not allowed on /{BATCH_RESOURCE}; use POST", None)
-        return _create_batch(store, parse_json_body(_body_text(event)))
+        return _create_batch(store, ctx.config, parse_json_body(_body_text(event)))
     if segments[:1] != ["schedules"] or len(segments) > 2:
         raise ApiError(404, f"no route for {method} {event.get('path')}", None)
     if len(segments) == 1:
         if method != "POST":
             raise ApiError(405, f"method {method} is not allowed on /schedules; use POST", None)
-        return _create(store, parse_json_body(_body_text(event)))
+        return _create(store, ctx.config, parse_json_body(_body_text(event)))
     schedule_id = validate_schedule_id((event.get("pathParameters") or {}).get("id") or segments[1])
     if method == "GET":
         return _read(store, schedule_id)
     if method == "DELETE":
-        return _cancel(store, schedule_id)
+        return _cancel(store, ctx.config, schedule_id)
     raise ApiError(405, f"method {method} is not allowed on /schedules/{{id}}; use GET or DELETE", None)
 
 
-def _create(store: ScheduleStore, body: dict) -> tuple[int, dict]:
+def _create(store: ScheduleStore, config: Config, body: dict) -> tuple[int, dict]:
     """One schedule: 201 with the answer, 200 for an idempotent replay; ApiError otherwise."""
-    config = current().config
     now = now_ms()
     request = validate_create(body, now, config.targets, config.default_target)
     shard = keys.shard_for(request.schedule_id, config.shard_count)
@@ -82,7 +82,7 @@ def _create(store: ScheduleStore, body: dict) -> tuple[int, dict]:
     return (201 if created else 200), answer
 
 
-def _create_batch(store: ScheduleStore, body: dict) -> tuple[int, dict]:
+def _create_batch(store: ScheduleStore, config: Config, body: dict) -> tuple[int, dict]:
     """Up to 10 schedules in one call, each created (or refused) on its own, answered in order.
 
     The call answers 200 with ``{"results": [{"status", "body"}, ...]}``: each result is what
@@ -96,7 +96,7 @@ def _create_batch(store: ScheduleStore, body: dict) -> tuple[int, dict]:
         try:
             if not isinstance(item, dict):
                 raise ApiError(400, "each schedule must be a JSON object", None)
-            status, answer = _create(store, item)
+            status, answer = _create(store, config, item)
         except ApiError as err:
             err = in_batch(err, index)
             status, answer = err.status, err.body()
@@ -113,8 +113,7 @@ def _read(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:
     return 200, _describe(record, states.visible_status(record.status, pending))
 
 
-def _cancel(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:
-    config = current().config
+def _cancel(store: ScheduleStore, config: Config, schedule_id: str) -> tuple[int, dict]:
     record, changed = store.cancel(schedule_id, now_ms(), config.history_retention_seconds)
     if record is None:
         raise ApiError(404, f"schedule '{schedule_id}' not found", "id")

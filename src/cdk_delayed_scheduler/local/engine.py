@@ -130,9 +130,9 @@ class Engine:
 
         streams = session.client("dynamodbstreams")
         sqs = session.client("sqs")
-        checkpoints = CheckpointStore(opts.state_dir / "checkpoints.json" if opts.state_dir else None)
         if opts.state_dir:
             opts.state_dir.mkdir(parents=True, exist_ok=True)
+        checkpoints = CheckpointStore(opts.state_dir / "checkpoints.json" if opts.state_dir else None)
         filters = event_filters()
         for name, filter_name in (("fast_track", "fastTrack"), ("enqueuer", "enqueuer")):
             self._threads.append(
