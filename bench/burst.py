@@ -33,7 +33,7 @@ def bulk_load(engine: BenchEngine, bodies: list[dict]) -> float:
     from scheduler_runtime.core.validation import validate_create
 
     ddb = boto3.client("dynamodb", endpoint_url=engine.endpoint_url, region_name="us-east-1")
-    shards = engine.options.shards
+    shards = engine.options.shard_count
     items = []
     now = now_ms()
     for body in bodies:

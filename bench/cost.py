@@ -303,12 +303,12 @@ def run(n: int, sweeper_batch: bool = True) -> dict:
             batch=PROJECTED_BATCH)
         log(f"cost: sweeper path, {n} timers due 8-12 s out with a 5 s window and 1 s sweeps")
         out["scenarios"]["sweeper"] = _scenario(
-            "sw", n, counter, EngineOptions(max_delay=5, sweep_interval=1.0),
+            "sw", n, counter, EngineOptions(delay_window=5, sweep_interval=1.0),
             lambda i: {"delaySeconds": 8 + rng.random() * 4})
         if sweeper_batch:
             log(f"cost: sweeper path through the batch endpoint, {n} timers in batches of {PROJECTED_BATCH}")
             out["scenarios"]["sweeper_batch"] = _scenario(
-                "sb", n, counter, EngineOptions(max_delay=5, sweep_interval=1.0),
+                "sb", n, counter, EngineOptions(delay_window=5, sweep_interval=1.0),
                 lambda i: {"delaySeconds": round(9 + rng.random() * 4, 3)}, batch=PROJECTED_BATCH)
         log(f"cost: cancel, {n} timers due in an hour, then cancelled")
         out["scenarios"]["cancel"] = _scenario(

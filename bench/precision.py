@@ -32,7 +32,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
     rng = random.Random(seed)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
-    opts = EngineOptions(target=collector, max_delay=WINDOW_S, sweep_interval=SWEEP_S)
+    opts = EngineOptions(target=collector, delay_window=WINDOW_S, sweep_interval=SWEEP_S)
     if dispatcher_workers:
         opts.dispatcher_workers = dispatcher_workers
     try:

@@ -13,8 +13,12 @@ import os
 import sys
 from typing import Callable
 
+from .core.contract import DEFAULT_LOG_LEVEL
+
 logger = logging.getLogger("scheduler_runtime")
-logger.setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
+# Quiet by default: the hot path's events (created, enqueued, delivered) are INFO, so a WARNING
+# level writes only what needs a look; DEBUG or INFO gives the full event trail.
+logger.setLevel((os.environ.get("LOG_LEVEL") or DEFAULT_LOG_LEVEL).upper())
 
 _metric_sink: Callable[[str], None] = lambda line: print(line, file=sys.stdout, flush=True)  # noqa: E731
 

@@ -27,3 +27,10 @@ def runtime_asset_path() -> Path:
 def event_filters() -> dict:
     """The stream event filter patterns, shared by the construct and the local engine."""
     return json.loads((runtime_asset_path() / "scheduler_runtime" / "event_filters.json").read_text())
+
+
+@lru_cache(maxsize=1)
+def contract() -> dict:
+    """The values the construct and the runtime share (``contract.json``): the id and target name
+    patterns, the default target's name, batch and SQS limits, and each tunable's default and range."""
+    return json.loads((runtime_asset_path() / "scheduler_runtime" / "contract.json").read_text(encoding="utf-8"))

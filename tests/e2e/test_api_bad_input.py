@@ -16,7 +16,7 @@ MAX_PAYLOAD = 256 * 1024
 
 @pytest.fixture(scope="module")
 def api():
-    with Engine(EngineOptions(target=Recorder(), shards=2)) as engine:
+    with Engine(EngineOptions(target=Recorder(), shard_count=2)) as engine:
         yield ApiClient(engine.api_url)
 
 

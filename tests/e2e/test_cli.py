@@ -27,7 +27,7 @@ class Running:
 
     def __init__(self, *args: str, env: dict | None = None) -> None:
         self.process = subprocess.Popen(
-            [SCRIPT, "local", "--port", "0", "--max-delay", "3", "--sweep-interval", "1", "--shards", "2", *args],
+            [SCRIPT, "local", "--port", "0", "--delay-window", "3", "--sweep-interval", "1", "--shard-count", "2", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
         )
         self.lines: queue.Queue = queue.Queue()
@@ -132,7 +132,7 @@ def test_local_calls_a_target_handler(tmp_path):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["local", "--shards", "0"], "must be >= 1"),
+        (["local", "--shard-count", "0"], "must be >= 1"),
         (["local", "--sweep-interval", "-1"], "must be > 0"),
         (["local", "--port", "70000"], "0-65535"),
         (["local", "--target-handler", "no_colon"], "module:function"),

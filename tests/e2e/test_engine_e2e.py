@@ -44,7 +44,7 @@ def run() -> Run:
     def count(model, **_):
         operations[f"{model.service_model.service_name}.{model.name}"] += 1
 
-    with Engine(EngineOptions(target=recorder, max_delay=WINDOW, sweep_interval=1, shards=4)) as engine:
+    with Engine(EngineOptions(target=recorder, delay_window=WINDOW, sweep_interval=1, shard_count=4)) as engine:
         for service in ("dynamodb", "sqs", "lambda"):
             context.current().client(service).meta.events.register("before-call", count)
         api = ApiClient(engine.api_url)

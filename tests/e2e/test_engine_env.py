@@ -14,7 +14,7 @@ def test_stop_restores_the_environment(monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.setenv("TABLE_NAME", "mine")
     before = dict(os.environ)
-    with Engine(EngineOptions(target=Recorder(), shards=1)) as engine:
+    with Engine(EngineOptions(target=Recorder(), shard_count=1)) as engine:
         assert os.environ["AWS_ENDPOINT_URL"] == engine.endpoint_url
         assert os.environ["TABLE_NAME"] == engine.table_name
     assert dict(os.environ) == before

@@ -27,7 +27,7 @@ class FlakyTarget(Recorder):
 
 def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on_retry():
     target = FlakyTarget()
-    options = EngineOptions(target=target, max_delay=4, sweep_interval=1, shards=2, visibility_timeout=1, max_receive_count=3)
+    options = EngineOptions(target=target, delay_window=4, sweep_interval=1, shard_count=2, visibility_timeout=1, max_receive_count=3)
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
         due = round(time.time() + 1, 3)
@@ -61,7 +61,7 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
     endpoint = f"http://{host}:{port}"
     urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     first, second = Recorder(), Recorder()
-    base = dict(endpoint_url=endpoint, state_dir=tmp_path, max_delay=4, sweep_interval=1, shards=2)
+    base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=4, sweep_interval=1, shard_count=2)
     try:
         with Engine(EngineOptions(target=first, **base)) as engine:
             api = ApiClient(engine.api_url)

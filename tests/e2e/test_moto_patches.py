@@ -11,7 +11,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_a_cancelled_transaction_changes_nothing_and_the_stream_keeps_flowing():
-    with Engine(EngineOptions(target=Recorder(), shards=1)) as engine:
+    with Engine(EngineOptions(target=Recorder(), shard_count=1)) as engine:
         ddb = boto3.client("dynamodb", endpoint_url=engine.endpoint_url)
         streams = boto3.client("dynamodbstreams", endpoint_url=engine.endpoint_url)
         table = engine.table_name

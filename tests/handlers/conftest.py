@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from cdk_delayed_scheduler.local.pollers import lambda_sqs_record, lambda_stream_record
@@ -86,7 +88,7 @@ def aws(monkeypatch) -> Aws:
         }
         for name, value in {
             "TABLE_NAME": "schedules", "DELAYER_QUEUE_URL": delayer, "DEAD_LETTER_QUEUE_URL": dlq,
-            "TARGETS": json.dumps(targets), "SHARD_COUNT": "4", "CLAIM_WINDOW_SECONDS": "60",
+            "TARGETS": json.dumps(targets), "SHARD_COUNT": "4", "DELAY_WINDOW_SECONDS": "60",
             "MAX_RECEIVE_COUNT": "3", "AWS_DEFAULT_REGION": REGION,
         }.items():
             monkeypatch.setenv(name, value)
@@ -113,3 +115,31 @@ def call_api(method: str, path: str, body: Any = None) -> tuple[int, dict]:
     response = api.handler(api_event(method, path, body))
     assert response["headers"]["Content-Type"] == "application/json"
     return response["statusCode"], json.loads(response["body"])
+
+
+class _Wrapped:
+    """A client whose named operations are replaced; every other call goes to the real one."""
+
+    def __init__(self, real: Any, overrides: dict) -> None:
+        self._real, self._overrides = real, overrides
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._overrides:
+            return lambda **kwargs: self._overrides[name](self._real, **kwargs)
+        return getattr(self._real, name)
+
+
+@contextmanager
+def faulty(service: str, **overrides: Callable[..., Any]):
+    """Replace operations of the runtime's ``service`` client: ``override(real_client, **kwargs)``."""
+    ctx = context.current()
+    real = ctx.client(service)
+    ctx._clients[service] = _Wrapped(real, overrides)
+    try:
+        yield
+    finally:
+        ctx._clients[service] = real
+
+
+def service_error(operation: str, code: str = "InternalServerError") -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": "injected"}}, operation)

@@ -83,7 +83,7 @@ def test_an_aws_fault_is_a_500_without_internals(aws, monkeypatch):
     def explode(*args, **kwargs):
         raise RuntimeError("secret detail")
 
-    monkeypatch.setattr(ScheduleStore, "create", explode)
+    monkeypatch.setattr(ScheduleStore, "put_record", explode)
     response = api.handler(api_event("POST", "/schedules", {"delaySeconds": 1, "payload": 1}))
     assert response["statusCode"] == 500
     assert "secret" not in response["body"] and json.loads(response["body"])["message"]
@@ -92,7 +92,7 @@ def test_an_aws_fault_is_a_500_without_internals(aws, monkeypatch):
 def test_batch_create_answers_each_item_in_order(aws):
     call_api("POST", "/schedules", {"id": "exists", "delaySeconds": 100, "payload": 1})
     status, body = call_api("POST", "/schedule-batches", {"schedules": [
-        {"id": "b-1", "delaySeconds": 60, "payload": {"n": 1}},
+        {"id": "b-1", "delaySeconds": 600, "payload": {"n": 1}},
         {"id": "b-2", "dueAt": "2026-11-21T10:00:00", "payload": 2},
         {"id": "exists", "delaySeconds": 100, "payload": 1},
         {"id": "exists", "delaySeconds": 100, "payload": "other"},
@@ -109,7 +109,7 @@ def test_batch_create_answers_each_item_in_order(aws):
     assert results[5]["body"]["field"] == "schedules[5].payload"
     assert call_api("GET", "/schedules/b-1")[1]["payload"] == {"n": 1}
     assert call_api("GET", "/schedules/b-2")[0] == 404
-    assert aws.count_items("TIMER#") == 2  # exists and b-1
+    assert aws.count_items("TIMER#") == 2  # exists and b-1 (the conflict's and the replay's own timers were removed)
 
 
 def test_batch_envelope_rules(aws):

@@ -1,23 +1,42 @@
-"""fast track, sweeper, enqueuer and dispatcher, each fed real stream records and queue messages from moto."""
+"""sweeper, enqueuer and dispatcher, each fed real stream records and queue messages from moto.
+
+The fixture's window is 60 s: a schedule due sooner is sent straight to the delayer queue by
+the api handler; ``schedule(..., long=True)`` shrinks the window to 1 s for the create, so a
+schedule due a few seconds out waits as a timer for the sweeper (whose window is 60 s).
+"""
 
 import json
+import os
 import time
+from contextlib import contextmanager
 
 import pytest
 from botocore.exceptions import ClientError
 
 from scheduler_runtime.aws import context
 from scheduler_runtime.aws.store import ScheduleStore
-from scheduler_runtime.handlers import dispatcher, enqueuer, fast_track, sweeper
+from scheduler_runtime.handlers import dispatcher, enqueuer, sweeper
 
 from .conftest import call_api
 
 
-def schedule(schedule_id: str, in_seconds: float, target: str = "default", payload=None) -> None:
+@contextmanager
+def window(seconds: int):
+    saved = os.environ["DELAY_WINDOW_SECONDS"]
+    os.environ["DELAY_WINDOW_SECONDS"] = str(seconds)
+    try:
+        yield
+    finally:
+        os.environ["DELAY_WINDOW_SECONDS"] = saved
+
+
+def schedule(schedule_id: str, in_seconds: float, target: str = "default", payload=None, long: bool = False) -> None:
     body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": payload or {"id": schedule_id}}
     if target != "default":
         body["target"] = target
-    assert call_api("POST", "/schedules", body)[0] == 201
+    with window(1 if long else 60):
+        status, answer = call_api("POST", "/schedules", body)
+    assert status == 201 and answer["status"] == ("SCHEDULED" if long and in_seconds > 1 else "QUEUED")
 
 
 def status_of(schedule_id: str) -> str:
@@ -31,37 +50,47 @@ def promote(aws) -> list[dict]:
     return aws.receive(aws.delayer_url, max_messages=10)
 
 
-def test_fast_track_claims_only_what_is_due_within_the_window(aws):
-    schedule("soon", 5)
-    schedule("later", 3600)
-    schedule("overdue", -30)
-    inserts = [r for r in aws.new_stream_records("INSERT") if r["dynamodb"]["Keys"]["pk"]["S"].startswith("TIMER#")]
-    assert fast_track.handler({"Records": inserts}) == {"batchItemFailures": []}
-    assert {status_of(i) for i in ("soon", "overdue")} == {"QUEUED"}
+def store() -> ScheduleStore:
+    ctx = context.current()
+    return ScheduleStore(ctx.dynamodb, ctx.config.table_name)
+
+
+def test_a_short_timer_goes_straight_to_the_queue_with_the_records_token(aws):
+    schedule("soon", 0, payload={"p": 1})
+    assert aws.count_items("TIMER#") == 0 and aws.new_stream_records("REMOVE") == []
+    [message] = aws.receive(aws.delayer_url)
+    body = json.loads(message["body"])
+    assert body["token"] == store().get("soon").token and "payload" not in body
+    assert status_of("soon") == "QUEUED"
+
+
+def test_a_long_timer_waits_as_a_timer_holding_the_records_token(aws):
+    schedule("later", 3600, long=True)
+    [timer] = [page for shard in range(4) for page in store().due_timer_pages(shard, int(time.time() * 1000) + 7_200_000) if page][0]
+    assert timer.token == store().get("later").token and timer.schedule_id == "later"
+    assert aws.receive(aws.delayer_url) == []
     assert status_of("later") == "SCHEDULED"
 
 
 def test_sweeper_claims_due_and_overdue_across_shards_and_leaves_the_rest(aws):
     for n in range(12):
-        schedule(f"due-{n}", 30 if n % 2 else -600)
-    schedule("far", 3600)
+        schedule(f"due-{n}", 30 if n % 2 else 5, long=True)
+    schedule("far", 3600, long=True)
     result = sweeper.handler({"source": "aws.events"})
     assert result["claimed"] == 12 and result["complete"]
-    assert status_of("far") == "SCHEDULED"
+    assert status_of("far") == "SCHEDULED" and status_of("due-1") == "QUEUED"
     assert sweeper.handler({})["claimed"] == 0  # nothing is promoted twice
 
 
 def test_sweeper_queries_paginate(aws):
     for n in range(10):
-        schedule(f"p-{n}", 10)
-    ctx = context.current()
-    store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    pages = [page for shard in range(4) for page in store.due_timer_pages(shard, int(time.time() * 1000) + 60_000, page_size=2)]
+        schedule(f"p-{n}", 10, long=True)
+    pages = [page for shard in range(4) for page in store().due_timer_pages(shard, int(time.time() * 1000) + 60_000, page_size=2)]
     assert sum(len(p) for p in pages) == 10 and max(len(p) for p in pages) == 2
 
 
 def test_sweeper_stops_early_when_the_invocation_runs_out_of_time(aws):
-    schedule("t", 10)
+    schedule("t", 10, long=True)
 
     class NearlyOutOfTime:
         @staticmethod
@@ -72,15 +101,13 @@ def test_sweeper_stops_early_when_the_invocation_runs_out_of_time(aws):
 
 
 def test_a_claim_succeeds_exactly_once(aws):
-    schedule("race", 10)
-    ctx = context.current()
-    store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    timer = next(iter(store.due_timer_pages(store.get("race").shard, int(time.time() * 1000) + 60_000)))[0]
-    assert [store.claim(timer) for _ in range(3)] == [True, False, False]
+    schedule("race", 10, long=True)
+    timer = next(iter(store().due_timer_pages(store().get("race").shard, int(time.time() * 1000) + 60_000)))[0]
+    assert [store().claim(timer) for _ in range(3)] == [True, False, False]
 
 
-def test_enqueuer_sends_a_delayed_reference(aws):
-    schedule("e1", 20)
+def test_enqueuer_sends_a_delayed_reference_with_the_token(aws):
+    schedule("e1", 20, long=True)
     sweeper.handler({})
     assert promote(aws) == []  # invisible for ~19 s: whole seconds left, rounded down
     attributes = aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
@@ -88,30 +115,37 @@ def test_enqueuer_sends_a_delayed_reference(aws):
     assert status_of("e1") == "QUEUED"
 
 
-def test_enqueuer_writes_back_what_sqs_refused(aws):
+def test_enqueuer_resends_then_writes_back_what_sqs_keeps_refusing(aws):
     for n in range(3):
-        schedule(f"w-{n}", 20)
+        schedule(f"w-{n}", 20, long=True)
     sweeper.handler({})
     ctx = context.current()
     real_sqs = ctx.sqs
+    calls = []
 
     class RefusingSecondEntry:
         def send_message_batch(self, QueueUrl, Entries):
-            response = real_sqs.send_message_batch(QueueUrl=QueueUrl, Entries=[Entries[0], Entries[2]])
-            response["Failed"] = [{"Id": Entries[1]["Id"], "Code": "InternalError", "SenderFault": False}]
+            calls.append(len(Entries))
+            kept = [e for e in Entries if e["Id"] != "1"]
+            response = real_sqs.send_message_batch(QueueUrl=QueueUrl, Entries=kept) if kept else {"Successful": []}
+            if len(kept) < len(Entries):
+                response["Failed"] = [{"Id": "1", "Code": "InternalError", "SenderFault": False}]
             return response
 
     ctx._clients["sqs"] = RefusingSecondEntry()
     removes = aws.new_stream_records("REMOVE")
-    assert enqueuer.handler({"Records": removes}) == {"batchItemFailures": []}
-    ctx._clients["sqs"] = real_sqs
-    refused = json.loads(json.dumps(removes[1]["dynamodb"]["OldImage"]))["id"]["S"]
+    try:
+        assert enqueuer.handler({"Records": removes}) == {"batchItemFailures": []}
+    finally:
+        ctx._clients["sqs"] = real_sqs
+    assert calls == [3, 1]  # the refused entry is sent once more before it is written back
+    refused = removes[1]["dynamodb"]["Keys"]["sk"]["S"].split("#", 1)[1]
     assert status_of(refused) == "SCHEDULED"  # written back: the sweeper will claim it again
     assert sweeper.handler({})["claimed"] == 1
 
 
 def test_enqueuer_reports_a_record_it_could_neither_send_nor_write_back(aws):
-    schedule("stuck", 20)
+    schedule("stuck", 20, long=True)
     sweeper.handler({})
     ctx = context.current()
     real_sqs, real_ddb = ctx.sqs, ctx.dynamodb
@@ -124,15 +158,22 @@ def test_enqueuer_reports_a_record_it_could_neither_send_nor_write_back(aws):
 
     ctx._clients["sqs"] = ctx._clients["dynamodb"] = Down()
     removes = aws.new_stream_records("REMOVE")
-    result = enqueuer.handler({"Records": removes})
-    ctx._clients["sqs"], ctx._clients["dynamodb"] = real_sqs, real_ddb
+    try:
+        result = enqueuer.handler({"Records": removes})
+    finally:
+        ctx._clients["sqs"], ctx._clients["dynamodb"] = real_sqs, real_ddb
     assert result == {"batchItemFailures": [{"itemIdentifier": removes[0]["dynamodb"]["SequenceNumber"]}]}
 
 
-def test_dispatcher_delivers_the_envelope_never_early(aws):
-    schedule("d1", 0.6, payload={"hello": "world"})
-    sweeper.handler({})
-    messages = promote(aws)
+@pytest.mark.parametrize("long", [False, True], ids=["short", "long"])
+def test_dispatcher_delivers_the_envelope_never_early(aws, long):
+    schedule("d1", 2.5 if long else 1.5, payload={"hello": "world"}, long=long)
+    if long:
+        sweeper.handler({})
+        assert promote(aws) == []
+    time.sleep(2.2 if long else 1.1)  # the message is delayed by the whole seconds left, rounded down
+    messages = aws.receive(aws.delayer_url)
+    assert len(messages) == 1
     assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
     delivered_at_ms = time.time() * 1000
     [delivery] = aws.receive(aws.target_url)
@@ -145,22 +186,28 @@ def test_dispatcher_delivers_the_envelope_never_early(aws):
     assert call_api("DELETE", "/schedules/d1")[0] == 409
 
 
-def test_fifo_target_gets_group_and_deduplication_ids(aws):
+def test_fifo_target_gets_group_and_a_deduplication_id_stable_across_retries(aws):
     schedule("f1", 0, target="ordered")
-    sweeper.handler({})
-    dispatcher.handler({"Records": promote(aws)})
-    messages = aws.sqs.receive_message(QueueUrl=aws.fifo_target_url, AttributeNames=["All"]).get("Messages", [])
-    assert len(messages) == 1
-    assert messages[0]["Attributes"]["MessageGroupId"] == "orders"
-    assert len(messages[0]["Attributes"]["MessageDeduplicationId"]) == 64
+    [message] = aws.receive(aws.delayer_url)
+    dispatcher.handler({"Records": [message]})
+    message["attributes"]["ApproximateReceiveCount"] = "2"
+    dispatcher.handler({"Records": [message]})  # a redelivery of the same occurrence
+    got = aws.sqs.receive_message(QueueUrl=aws.fifo_target_url, AttributeNames=["All"], MaxNumberOfMessages=10).get("Messages", [])
+    assert len(got) == 1  # the second send carried the same deduplication id, so SQS dropped it
+    assert got[0]["Attributes"]["MessageGroupId"] == "orders"
+    assert got[0]["Attributes"]["MessageDeduplicationId"] == __import__("hashlib").sha256(
+        json.loads(got[0]["Body"])["dedupeKey"].encode()).hexdigest()
 
 
-def test_cancel_wins_while_in_the_delayer_queue(aws):
-    schedule("c", 0)
-    sweeper.handler({})
-    messages = promote(aws)
-    assert status_of("c") == "QUEUED"
-    assert call_api("DELETE", "/schedules/c")[0] == 200
+@pytest.mark.parametrize("long", [False, True], ids=["short", "long"])
+def test_cancel_wins_while_in_the_delayer_queue(aws, long):
+    schedule("c", 1.2 if long else 0, long=long)
+    if long:
+        sweeper.handler({})
+        time.sleep(0.3)
+    messages = promote(aws) if long else aws.receive(aws.delayer_url)
+    assert len(messages) == 1 and status_of("c") == "QUEUED"
+    assert call_api("DELETE", "/schedules/c") == (200, {"id": "c", "status": "CANCELLED"})
     assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
     assert aws.receive(aws.target_url) == []
     assert status_of("c") == "CANCELLED"
@@ -168,21 +215,23 @@ def test_cancel_wins_while_in_the_delayer_queue(aws):
 
 def test_early_message_is_put_back_for_the_rest_of_its_delay(aws):
     schedule("early", 30)
-    sweeper.handler({})
-    removes = aws.new_stream_records("REMOVE")
-    ref = json.loads(json.dumps({"id": "early", "dueMs": int(removes[0]["dynamodb"]["OldImage"]["dueMs"]["N"]), "target": "default"}))
-    early = [{"messageId": "m1", "body": json.dumps(ref), "attributes": {"ApproximateReceiveCount": "1"}}]
+    body = json.loads(aws.sqs.receive_message(QueueUrl=aws.delayer_url, WaitTimeSeconds=0).get("Messages", [{}])[0].get("Body", "null") or "null") or None
+    assert body is None  # delayed 29 s
+    attributes = aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
+    assert attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
+    record = store().get("early")
+    early_body = json.dumps({"id": "early", "dueMs": record.due_ms, "token": record.token, "createdMs": record.created_ms})
+    early = [{"messageId": "m1", "body": early_body, "attributes": {"ApproximateReceiveCount": "1"}}]
     assert dispatcher.handler({"Records": early}) == {"batchItemFailures": []}
     assert aws.receive(aws.target_url) == []
     assert status_of("early") == "QUEUED"
     attributes = aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
-    assert attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
+    assert attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "2"
 
 
 def test_failed_delivery_retries_then_parks_the_envelope_with_its_reason(aws):
     schedule("b", 0, target="broken", payload={"keep": "me"})
-    sweeper.handler({})
-    [message] = promote(aws)
+    [message] = aws.receive(aws.delayer_url)
     for receive_count in (1, 2):
         message["attributes"]["ApproximateReceiveCount"] = str(receive_count)
         assert dispatcher.handler({"Records": [message]}) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
@@ -202,6 +251,6 @@ def test_malformed_delayer_message_is_left_to_the_redrive_policy(aws):
     assert dispatcher.handler({"Records": [record]}) == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
 
 
-@pytest.mark.parametrize("handler", [fast_track.handler, enqueuer.handler, dispatcher.handler])
+@pytest.mark.parametrize("handler", [enqueuer.handler, dispatcher.handler])
 def test_empty_batches(aws, handler):
     assert handler({"Records": []}) == {"batchItemFailures": []}

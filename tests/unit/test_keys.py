@@ -59,3 +59,12 @@ def test_id_pattern_accepts(good):
 @pytest.mark.parametrize("bad", ["", "x" * 129, "has space", "slash/", "é", "new\nline", "a#b"])
 def test_id_pattern_rejects(bad):
     assert not keys.ID_PATTERN.match(bad)
+
+
+def test_timer_sort_key_round_trips_and_tokens_differ():
+    due, sid = 1_795_255_200_250, "order:1.a-b"
+    assert keys.parse_timer_sort_key(keys.timer_sort_key(due, sid)) == (due, sid)
+    assert keys.shard_of_partition(keys.timer_partition(37)) == 37
+    assert keys.schedule_id_of(keys.record_key(sid).pk) == sid
+    tokens = {keys.new_token() for _ in range(1000)}
+    assert len(tokens) == 1000 and all(len(t) == 12 for t in tokens)

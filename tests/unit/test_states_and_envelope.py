@@ -7,22 +7,9 @@ from scheduler_runtime.core.envelope import TimerRef, build_envelope
 
 
 @pytest.mark.parametrize(
-    "stored, pending, visible",
-    [
-        (states.SCHEDULED, True, states.SCHEDULED),
-        (states.SCHEDULED, False, states.QUEUED),
-        (states.FIRED, False, states.FIRED),
-        (states.CANCELLED, False, states.CANCELLED),
-        (states.FAILED, False, states.FAILED),
-    ],
-)
-def test_visible_status(stored, pending, visible):
-    assert states.visible_status(stored, pending) == visible
-
-
-@pytest.mark.parametrize(
     "stored, outcome",
-    [(states.SCHEDULED, "cancel"), (states.CANCELLED, "already"), (states.FIRED, "conflict"), (states.FAILED, "conflict")],
+    [(states.SCHEDULED, "cancel"), (states.QUEUED, "cancel"), (states.CANCELLED, "already"),
+     (states.FIRED, "conflict"), (states.FAILED, "conflict")],
 )
 def test_cancel_outcome(stored, outcome):
     assert states.cancel_outcome(stored) == outcome
@@ -41,8 +28,8 @@ def test_envelope_has_exactly_the_contract_fields():
     }
 
 
-def test_timer_ref_round_trips_and_carries_no_payload():
-    ref = TimerRef("order-1", 1_795_255_200_250, "audit")
+def test_timer_ref_round_trips_and_carries_a_token_but_no_payload():
+    ref = TimerRef("order-1", 1_795_255_200_250, "tok-123", 1_795_255_100_000)
     body = ref.to_message_body()
     assert TimerRef.from_message_body(body) == ref
-    assert set(json.loads(body)) == {"id", "dueMs", "target"}
+    assert set(json.loads(body)) == {"id", "dueMs", "token", "createdMs"}

@@ -6,12 +6,15 @@
 | ``DELAYER_QUEUE_URL`` | the delayer queue | required by enqueuer, dispatcher |
 | ``DEAD_LETTER_QUEUE_URL`` | where exhausted deliveries go, with the reason | required by dispatcher |
 | ``TARGETS`` | JSON ``{name: {"type": "lambda"|"sqs", ...}}`` | required by api, dispatcher |
-| ``DEFAULT_TARGET`` | the target used when a schedule names none | ``default`` |
-| ``SHARD_COUNT`` | timer partitions | ``16`` |
-| ``CLAIM_WINDOW_SECONDS`` | claim timers due within this many seconds | ``870`` |
-| ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``86400`` |
-| ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``5`` |
+| ``SHARD_COUNT`` | timer partitions | ``contract.json`` |
+| ``DELAY_WINDOW_SECONDS`` | schedules due within this many seconds go to the delayer queue | ``contract.json`` |
+| ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
+| ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``contract.json`` |
 | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``DelayedScheduler`` |
+| ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
+
+Each name is the construct prop's name in capitals (``delay_window`` -> ``DELAY_WINDOW_SECONDS``)
+and the local engine's option and flag (``delay_window``, ``--delay-window``).
 """
 
 from __future__ import annotations
@@ -21,14 +24,15 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from ..core import contract
+
 ENV_KEYS = (
     "TABLE_NAME",
     "DELAYER_QUEUE_URL",
     "DEAD_LETTER_QUEUE_URL",
     "TARGETS",
-    "DEFAULT_TARGET",
     "SHARD_COUNT",
-    "CLAIM_WINDOW_SECONDS",
+    "DELAY_WINDOW_SECONDS",
     "HISTORY_RETENTION_SECONDS",
     "MAX_RECEIVE_COUNT",
     "METRICS_NAMESPACE",
@@ -45,11 +49,11 @@ class Config:
     delayer_queue_url: str = ""
     dead_letter_queue_url: str = ""
     targets: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
-    default_target: str = "default"
-    shard_count: int = 16
-    claim_window_seconds: int = 870
-    history_retention_seconds: int = 86_400
-    max_receive_count: int = 5
+    default_target: str = contract.DEFAULT_TARGET_NAME
+    shard_count: int = contract.DEFAULT_SHARD_COUNT
+    delay_window_seconds: int = contract.DEFAULT_DELAY_WINDOW_SECONDS
+    history_retention_seconds: int = contract.DEFAULT_HISTORY_RETENTION_SECONDS
+    max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
     metrics_namespace: str = "DelayedScheduler"
 
     @classmethod
@@ -68,11 +72,11 @@ class Config:
             delayer_queue_url=env.get("DELAYER_QUEUE_URL", ""),
             dead_letter_queue_url=env.get("DEAD_LETTER_QUEUE_URL", ""),
             targets=targets,
-            default_target=env.get("DEFAULT_TARGET") or "default",
-            shard_count=_positive_int(env, "SHARD_COUNT", 16),
-            claim_window_seconds=_positive_int(env, "CLAIM_WINDOW_SECONDS", 870),
-            history_retention_seconds=_positive_int(env, "HISTORY_RETENTION_SECONDS", 86_400),
-            max_receive_count=_positive_int(env, "MAX_RECEIVE_COUNT", 5),
+            shard_count=_positive_int(env, "SHARD_COUNT", contract.DEFAULT_SHARD_COUNT),
+            delay_window_seconds=_positive_int(env, "DELAY_WINDOW_SECONDS", contract.DEFAULT_DELAY_WINDOW_SECONDS),
+            history_retention_seconds=_positive_int(
+                env, "HISTORY_RETENTION_SECONDS", contract.DEFAULT_HISTORY_RETENTION_SECONDS),
+            max_receive_count=_positive_int(env, "MAX_RECEIVE_COUNT", contract.DEFAULT_MAX_RECEIVE_COUNT),
             metrics_namespace=env.get("METRICS_NAMESPACE") or "DelayedScheduler",
         )
 

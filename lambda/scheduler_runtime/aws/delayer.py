@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
@@ -12,6 +13,9 @@ SQS_BATCH_LIMIT = 10
 # Reused across invocations of a warm function: a stream batch of 100 is ten sends at once.
 _senders = ThreadPoolExecutor(max_workers=10, thread_name_prefix="send")
 
+Message = tuple[str, TimerRef, int]
+"""``(entry_id, ref, delay_seconds)``: one entry of a send."""
+
 
 class DelayerQueue:
     def __init__(self, sqs: Any, queue_url: str, dead_letter_queue_url: str = "") -> None:
@@ -19,17 +23,27 @@ class DelayerQueue:
         self._url = queue_url
         self._dlq_url = dead_letter_queue_url
 
-    def send(self, messages: Sequence[tuple[str, TimerRef, int]]) -> set[str]:
-        """Send ``(entry_id, ref, delay_seconds)`` messages in batches of ten, the batches in parallel.
+    def send(self, messages: Sequence[Message], attempts: int = 1, backoff_seconds: float = 0.05) -> set[str]:
+        """Send messages in batches of ten, the batches in parallel; resend what fails, up to ``attempts`` in all.
 
-        Returns the entry ids that were not accepted, whether a batch call
-        failed whole or SQS reported them in ``Failed``: the caller must write
-        those back, never drop them.
+        Returns the entry ids that were never confirmed, whether a batch call failed whole,
+        SQS reported them in ``Failed``, or reported them neither way: the caller must write
+        those back or answer an error, never drop them. A resend of an entry that was in
+        fact accepted is a duplicate message with the same token: the dispatcher's
+        conditional write lets only one of them deliver.
         """
-        chunks = [messages[start : start + SQS_BATCH_LIMIT] for start in range(0, len(messages), SQS_BATCH_LIMIT)]
-        return set().union(*_senders.map(self._send_batch, chunks)) if chunks else set()
+        pending = list(messages)
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(backoff_seconds * 2 ** (attempt - 1))
+            chunks = [pending[start : start + SQS_BATCH_LIMIT] for start in range(0, len(pending), SQS_BATCH_LIMIT)]
+            unsent = set().union(*_senders.map(self._send_batch, chunks)) if chunks else set()
+            pending = [m for m in pending if m[0] in unsent]
+            if not pending:
+                break
+        return {entry_id for entry_id, _, _ in pending}
 
-    def _send_batch(self, chunk: Sequence[tuple[str, TimerRef, int]]) -> set[str]:
+    def _send_batch(self, chunk: Sequence[Message]) -> set[str]:
         entries = [
             {"Id": entry_id, "MessageBody": ref.to_message_body(), "DelaySeconds": delay}
             for entry_id, ref, delay in chunk
@@ -42,8 +56,8 @@ class DelayerQueue:
         # Reported in Failed, or reported neither way: not confirmed, so not sent.
         return {entry_id for entry_id, _, _ in chunk if entry_id not in accepted}
 
-    def put_back(self, ref: TimerRef, delay_seconds: int) -> None:
-        """Re-send a message that surfaced early, for the rest of its delay."""
+    def send_one(self, ref: TimerRef, delay_seconds: int) -> None:
+        """Send one message (a single create, or a message put back for the rest of its delay)."""
         self._sqs.send_message(QueueUrl=self._url, MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
 
     def dead_letter(self, envelope: dict, reason: str) -> None:

@@ -1,8 +1,10 @@
 """The Schedules table: every read and conditional write the handlers make.
 
-No Scan anywhere. Sweeps Query one shard partition at a time and paginate.
-Claims, cancels and delivery starts are conditional writes, so concurrent
-handlers can race without ever promoting or delivering against the rules.
+No Scan and no transaction anywhere. Sweeps Query one shard partition at a time and
+paginate. Every write that decides something is conditional, so concurrent handlers can
+race without ever promoting a timer twice or delivering against the rules. A condition
+that fails answers with the item as it was (``ReturnValuesOnConditionCheckFailure``), so
+deciding what happened costs no extra read.
 """
 
 from __future__ import annotations
@@ -12,42 +14,65 @@ from typing import Any, Iterator
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, states
-from ..core.validation import CreateRequest
+from ..core import keys, payload, states
+from ..core.contract import DEFAULT_TARGET_NAME
+from ..core.envelope import TimerRef
 
 
 @dataclass(frozen=True)
 class ScheduleRecord:
-    """One schedule, as stored in its record item."""
+    """One schedule, as stored in its record item (the last write of a create)."""
 
     schedule_id: str
     due_ms: int
     payload_json: str
     target: str
     status: str
-    shard: int
-    request_hash: str
+    token: str
+    request_hash: bytes
     created_ms: int
+    shard: int | None = None
+    """Set for a schedule that waits as a timer item (due beyond the window); None when queued at once."""
     attempts: int = 0
     fired_ms: int | None = None
     ended_ms: int | None = None
     last_error: str | None = None
 
     @property
-    def timer_key(self) -> keys.Key:
-        return keys.timer_key(self.shard, self.due_ms, self.schedule_id)
+    def timer_key(self) -> keys.Key | None:
+        return None if self.shard is None else keys.timer_key(self.shard, self.due_ms, self.schedule_id)
+
+    def to_item(self) -> dict:
+        """The create's item: only what GET, idempotency and delivery need."""
+        kind, value = payload.encode(self.payload_json)
+        item = {
+            **keys.record_key(self.schedule_id).as_item_key(),
+            "dueMs": {"N": str(self.due_ms)},
+            "token": {"S": self.token},
+            "status": {"S": self.status},
+            "payload": {kind: value},
+            "requestHash": {"B": self.request_hash},
+            "createdMs": {"N": str(self.created_ms)},
+        }
+        if self.target != DEFAULT_TARGET_NAME:
+            item["target"] = {"S": self.target}
+        if self.shard is not None:
+            item["shard"] = {"N": str(self.shard)}
+        return item
 
     @classmethod
     def from_item(cls, item: dict) -> "ScheduleRecord":
+        (kind, value), = item["payload"].items()
         return cls(
-            schedule_id=_s(item, "id"),
+            schedule_id=keys.schedule_id_of(item["pk"]["S"]),
             due_ms=_n(item, "dueMs"),
-            payload_json=_s(item, "payload"),
-            target=_s(item, "target"),
+            payload_json=payload.decode(kind, value),
+            target=_s(item, "target", DEFAULT_TARGET_NAME),
             status=_s(item, "status"),
-            shard=_n(item, "shard"),
-            request_hash=_s(item, "requestHash"),
+            token=_s(item, "token"),
+            request_hash=item["requestHash"]["B"],
             created_ms=_n(item, "createdMs"),
+            shard=_n(item, "shard", None),
             attempts=_n(item, "attempts", 0),
             fired_ms=_n(item, "firedMs", None),
             ended_ms=_n(item, "endedMs", None),
@@ -57,34 +82,39 @@ class ScheduleRecord:
 
 @dataclass(frozen=True)
 class TimerItem:
-    """A pending occurrence in its shard partition."""
+    """A schedule waiting beyond the window, in its shard partition sorted by due time.
+
+    Its key carries the due time and the id; the item adds only the create attempt's token
+    and start time, which travel on to the delayer message.
+    """
 
     shard: int
     due_ms: int
     schedule_id: str
-    target: str
+    token: str
+    created_ms: int
     cancelled: bool = False
 
     @property
     def key(self) -> keys.Key:
         return keys.timer_key(self.shard, self.due_ms, self.schedule_id)
 
+    @property
+    def ref(self) -> TimerRef:
+        return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms)
+
     def to_item(self) -> dict:
-        return {
-            **self.key.as_item_key(),
-            "id": {"S": self.schedule_id},
-            "dueMs": {"N": str(self.due_ms)},
-            "shard": {"N": str(self.shard)},
-            "target": {"S": self.target},
-        }
+        return {**self.key.as_item_key(), "token": {"S": self.token}, "createdMs": {"N": str(self.created_ms)}}
 
     @classmethod
     def from_item(cls, item: dict) -> "TimerItem":
+        due_ms, schedule_id = keys.parse_timer_sort_key(item["sk"]["S"])
         return cls(
-            shard=_n(item, "shard"),
-            due_ms=_n(item, "dueMs"),
-            schedule_id=_s(item, "id"),
-            target=_s(item, "target"),
+            shard=keys.shard_of_partition(item["pk"]["S"]),
+            due_ms=due_ms,
+            schedule_id=schedule_id,
+            token=_s(item, "token"),
+            created_ms=_n(item, "createdMs"),
             cancelled=item.get("cancelled", {}).get("BOOL", False),
         )
 
@@ -97,53 +127,90 @@ class CreateConflict(Exception):
         self.existing = existing
 
 
+@dataclass(frozen=True)
+class DeliveryStart:
+    """The outcome of the conditional write that starts a delivery.
+
+    ``record`` is the new image when the delivery may go ahead. Otherwise ``refusal`` says
+    why not: ``"missing"`` (no record, yet), ``"stray"`` (the record holds another token),
+    or the record's status (``CANCELLED``, ``FAILED``).
+    """
+
+    record: ScheduleRecord | None
+    refusal: str | None = None
+
+
 class ScheduleStore:
     def __init__(self, dynamodb: Any, table_name: str) -> None:
         self._ddb = dynamodb
         self._table = table_name
 
-    # --- api -------------------------------------------------------------
-    def create(self, request: CreateRequest, shard: int, now_ms: int) -> tuple[ScheduleRecord, bool]:
-        """Write the record and its timer atomically. Returns ``(record, created)``.
+    # --- create (api) ---------------------------------------------------------
+    def put_record(self, record: ScheduleRecord) -> tuple[ScheduleRecord, bool]:
+        """The create's last write, only if the id is new. Returns ``(record, created)``.
 
-        An existing id with the same request hash is an idempotent replay
-        (``created`` is False); with another hash it raises :class:`CreateConflict`.
+        An existing id with the same request hash is an idempotent replay (``created`` is
+        False, the stored record is returned); with another hash it raises :class:`CreateConflict`.
         """
-        record = ScheduleRecord(
-            schedule_id=request.schedule_id,
-            due_ms=request.due_ms,
-            payload_json=request.payload_json,
-            target=request.target,
-            status=states.SCHEDULED,
-            shard=shard,
-            request_hash=request.request_hash,
-            created_ms=now_ms,
-        )
-        timer = TimerItem(shard, request.due_ms, request.schedule_id, request.target)
-        try:
-            self._ddb.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._table,
-                            "Item": _record_item(record),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {"Put": {"TableName": self._table, "Item": timer.to_item()}},
-                ]
-            )
+        existing = self._put_if_absent(record.to_item())
+        if existing is None:
             return record, True
-        except ClientError as exc:
-            if not _is_transaction_condition_failure(exc):
-                raise
-        existing = self.get(request.schedule_id)
-        if existing is None:  # deleted by TTL between the two calls: extremely rare, retryable
-            raise RuntimeError(f"schedule {request.schedule_id} vanished during an idempotent replay")
-        if existing.request_hash != request.request_hash:
-            raise CreateConflict(existing)
-        return existing, False
+        stored = ScheduleRecord.from_item(existing)
+        if stored.request_hash != record.request_hash:
+            raise CreateConflict(stored)
+        return stored, False
 
+    def put_timer(self, timer: TimerItem) -> TimerItem | None:
+        """Write a waiting timer unless a live one has its key. Returns the live one, or None once written.
+
+        The key holds the id and the due time, so a replay with the same ``dueAt`` meets the
+        timer it wrote before: the caller adopts that timer's token instead of replacing it.
+        A timer flagged cancelled (a cancel whose cleanup was cut short) is replaced.
+        """
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=timer.to_item(),
+                ConditionExpression="attribute_not_exists(pk) OR cancelled = :t",
+                ExpressionAttributeValues={":t": {"BOOL": True}},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+            return None
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            return TimerItem.from_item(exc.response["Item"])
+
+    def delete_own_timer(self, timer: TimerItem) -> None:
+        """Remove a stray timer this create attempt wrote (its token), if it is still there."""
+        try:
+            self._ddb.delete_item(
+                TableName=self._table,
+                Key=timer.key.as_item_key(),
+                ConditionExpression="#tok = :tok",
+                ExpressionAttributeNames={"#tok": "token"},
+                ExpressionAttributeValues={":tok": {"S": timer.token}},
+            )
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+
+    def _put_if_absent(self, item: dict) -> dict | None:
+        """Put ``item`` if its key is free; the existing item when it is not."""
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+            return None
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            return exc.response["Item"]
+
+    # --- read and cancel (api) ------------------------------------------------
     def get(self, schedule_id: str) -> ScheduleRecord | None:
         item = self._ddb.get_item(
             TableName=self._table, Key=keys.record_key(schedule_id).as_item_key(), ConsistentRead=True
@@ -151,6 +218,9 @@ class ScheduleStore:
         return ScheduleRecord.from_item(item) if item else None
 
     def timer_pending(self, record: ScheduleRecord) -> bool:
+        """Whether a waiting schedule's timer is still in the table (not claimed yet)."""
+        if record.timer_key is None:
+            return False
         item = self._ddb.get_item(
             TableName=self._table,
             Key=record.timer_key.as_item_key(),
@@ -161,17 +231,18 @@ class ScheduleStore:
 
     def cancel(self, schedule_id: str, now_ms: int, retention_seconds: int) -> tuple[ScheduleRecord | None, bool]:
         """Cancel unless delivery started. Returns ``(record, changed)``; record None if unknown."""
-        item = self._update_record(
+        new, old = self._update_record(
             schedule_id,
             "SET #st = :cancelled, endedMs = :now, expiresAt = :exp",
-            "#st = :scheduled",
-            {":cancelled": states.CANCELLED, ":scheduled": states.SCHEDULED, ":now": now_ms,
-             ":exp": now_ms // 1000 + retention_seconds},
+            "#st IN (:scheduled, :queued)",
+            {":cancelled": states.CANCELLED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
+             ":now": now_ms, ":exp": now_ms // 1000 + retention_seconds},
         )
-        if item is None:
-            return self.get(schedule_id), False
-        record = ScheduleRecord.from_item(item)
-        self._remove_cancelled_timer(record.timer_key)
+        if new is None:
+            return (ScheduleRecord.from_item(old) if old else None), False
+        record = ScheduleRecord.from_item(new)
+        if record.timer_key is not None:
+            self._remove_cancelled_timer(record.timer_key)
         return record, True
 
     def _remove_cancelled_timer(self, key: keys.Key) -> None:
@@ -207,7 +278,7 @@ class ScheduleStore:
             if not _is_condition_failure(exc):
                 raise
 
-    # --- claim (sweeper and fast track) ------------------------------------
+    # --- claim (sweeper) and write-back (enqueuer) -----------------------------
     def due_timer_pages(self, shard: int, cutoff_ms: int, page_size: int = 500) -> Iterator[list[TimerItem]]:
         """Every timer in ``shard`` due at or before ``cutoff_ms``, overdue first, a page at a time."""
         kwargs: dict = {
@@ -269,17 +340,27 @@ class ScheduleStore:
             left = failed
         return left
 
-    # --- dispatcher ----------------------------------------------------------
-    def begin_delivery(self, schedule_id: str, due_ms: int, now_ms: int, retention_seconds: int) -> ScheduleRecord | None:
-        """Mark delivery started (FIRED, attempts + 1). None when it must not be delivered."""
-        item = self._update_record(
-            schedule_id,
+    # --- dispatcher --------------------------------------------------------------
+    def begin_delivery(self, ref: TimerRef, now_ms: int, retention_seconds: int) -> DeliveryStart:
+        """Mark delivery started (FIRED, attempts + 1) if the record holds this message's token.
+
+        A SCHEDULED or QUEUED record starts its first attempt; a FIRED one with the same
+        token starts a retry. Anything else is refused, with the reason.
+        """
+        new, old = self._update_record(
+            ref.schedule_id,
             "SET #st = :fired, firedMs = :now, expiresAt = :exp ADD attempts :one",
-            "(#st = :scheduled OR #st = :fired) AND dueMs = :due",
-            {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":due": due_ms, ":now": now_ms,
-             ":exp": now_ms // 1000 + retention_seconds, ":one": 1},
+            "#tok = :tok AND #st IN (:scheduled, :queued, :fired)",
+            {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED, ":tok": ref.token,
+             ":now": now_ms, ":exp": now_ms // 1000 + retention_seconds, ":one": 1},
         )
-        return ScheduleRecord.from_item(item) if item is not None else None
+        if new is not None:
+            return DeliveryStart(ScheduleRecord.from_item(new))
+        if not old:
+            return DeliveryStart(None, "missing")
+        if old.get("token", {}).get("S") != ref.token:
+            return DeliveryStart(None, "stray")
+        return DeliveryStart(None, old["status"]["S"])
 
     def mark_failed(self, schedule_id: str, reason: str, now_ms: int, retention_seconds: int) -> None:
         self._update_record(
@@ -290,43 +371,33 @@ class ScheduleStore:
              ":exp": now_ms // 1000 + retention_seconds},
         )
 
-    def _update_record(self, schedule_id: str, update: str, condition: str, values: dict) -> dict | None:
-        """A conditional update of a schedule record; its new image, or None when the condition failed.
+    def _update_record(self, schedule_id: str, update: str, condition: str, values: dict) -> tuple[dict | None, dict | None]:
+        """A conditional update of a schedule record: ``(new image, None)``, or ``(None, old image or {})``.
 
-        ``values`` holds plain ``str``/``int`` values; ``#st`` names the status attribute.
+        ``values`` holds plain ``str``/``int`` values; ``#st`` names the status and ``#tok`` the
+        token attribute. When the condition fails, the item as it was comes back with the
+        error (``{}`` when there is none), so no second read is needed.
         """
+        names = {"#st": "status"}
+        if "#tok" in condition:
+            names["#tok"] = "token"
         try:
             return self._ddb.update_item(
                 TableName=self._table,
                 Key=keys.record_key(schedule_id).as_item_key(),
                 UpdateExpression=update,
                 ConditionExpression=condition,
-                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeNames=names,
                 ExpressionAttributeValues={
                     name: {"N": str(value)} if isinstance(value, int) else {"S": value} for name, value in values.items()
                 },
                 ReturnValues="ALL_NEW",
-            )["Attributes"]
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )["Attributes"], None
         except ClientError as exc:
             if _is_condition_failure(exc):
-                return None
+                return None, exc.response.get("Item") or {}
             raise
-
-
-def _record_item(record: ScheduleRecord) -> dict:
-    key = keys.record_key(record.schedule_id)
-    return {
-        **key.as_item_key(),
-        "id": {"S": record.schedule_id},
-        "dueMs": {"N": str(record.due_ms)},
-        "payload": {"S": record.payload_json},
-        "target": {"S": record.target},
-        "status": {"S": record.status},
-        "shard": {"N": str(record.shard)},
-        "requestHash": {"S": record.request_hash},
-        "createdMs": {"N": str(record.created_ms)},
-        "attempts": {"N": str(record.attempts)},
-    }
 
 
 _MISSING = object()
@@ -350,12 +421,3 @@ def _n(item: dict, name: str, default: Any = _MISSING) -> Any:
 
 def _is_condition_failure(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def _is_transaction_condition_failure(exc: ClientError) -> bool:
-    if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        return False
-    reasons = exc.response.get("CancellationReasons") or []
-    if reasons:
-        return reasons[0].get("Code") == "ConditionalCheckFailed"
-    return "ConditionalCheckFailed" in str(exc)

@@ -11,23 +11,32 @@ from .timeparse import format_rfc3339_ms
 
 @dataclass(frozen=True)
 class TimerRef:
-    """What travels through the delayer queue: a reference, never the payload.
+    """What travels through the delayer queue: a reference and a token, never the payload.
 
-    The dispatcher reads the payload when it claims the delivery, so the queue
-    message stays small whatever the payload size, and a cancel is always seen.
+    ``token`` is the create attempt's token: the dispatcher starts a delivery only when the
+    record holds the same one. ``created_ms`` is when that attempt began, so a message whose
+    record is missing can be told apart (still being written, or a stray).
+
+    The dispatcher reads the payload in the same conditional write that starts the delivery,
+    so the queue message stays small whatever the payload size, and a cancel is always seen.
     """
 
     schedule_id: str
     due_ms: int
-    target: str
+    token: str
+    created_ms: int
 
     def to_message_body(self) -> str:
-        return json.dumps({"id": self.schedule_id, "dueMs": self.due_ms, "target": self.target}, separators=(",", ":"))
+        return json.dumps(
+            {"id": self.schedule_id, "dueMs": self.due_ms, "token": self.token, "createdMs": self.created_ms},
+            separators=(",", ":"),
+        )
 
     @classmethod
     def from_message_body(cls, body: str) -> "TimerRef":
         data = json.loads(body)
-        return cls(schedule_id=str(data["id"]), due_ms=int(data["dueMs"]), target=str(data["target"]))
+        return cls(schedule_id=str(data["id"]), due_ms=int(data["dueMs"]), token=str(data["token"]),
+                   created_ms=int(data["createdMs"]))
 
 
 def build_envelope(

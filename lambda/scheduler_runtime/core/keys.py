@@ -11,9 +11,11 @@ as periodic definitions and their next occurrence):
 
 from __future__ import annotations
 
-import re
+import secrets
 import zlib
 from dataclasses import dataclass
+
+from .contract import ID_PATTERN  # noqa: F401 - re-exported: the id rule lives in contract.json
 
 RECORD_PREFIX = "SCHEDULE#"
 RECORD_SK = "RECORD"
@@ -21,7 +23,6 @@ TIMER_PREFIX = "TIMER#"
 # 13 digits cover every epoch millisecond up to year 2286; we pad to 15 so
 # the lexical order of sort keys is the numeric order up to year 9999.
 _DUE_DIGITS = 15
-ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,10 @@ def timer_partition(shard: int) -> str:
     return f"{TIMER_PREFIX}{shard:04d}"
 
 
+def shard_of_partition(timer_pk: str) -> int:
+    return int(timer_pk[len(TIMER_PREFIX):])
+
+
 def timer_sort_key(due_ms: int, schedule_id: str) -> str:
     return f"{due_ms:0{_DUE_DIGITS}d}#{schedule_id}"
 
@@ -60,6 +65,25 @@ def timer_key(shard: int, due_ms: int, schedule_id: str) -> Key:
 def due_cutoff_sort_key(cutoff_ms: int) -> str:
     """The smallest sort key greater than every timer due at or before ``cutoff_ms``."""
     return f"{cutoff_ms:0{_DUE_DIGITS}d}$"  # '$' sorts after '#'
+
+
+def parse_timer_sort_key(sort_key: str) -> tuple[int, str]:
+    """``(due_ms, schedule_id)`` back from a timer's sort key."""
+    due, _, schedule_id = sort_key.partition("#")
+    return int(due), schedule_id
+
+
+def schedule_id_of(record_pk: str) -> str:
+    return record_pk[len(RECORD_PREFIX):]
+
+
+def new_token() -> str:
+    """A random per-attempt token (72 bits, 12 URL-safe characters).
+
+    The message or timer written first carries it, the record written last holds it, and
+    only a message whose token the record holds may start a delivery.
+    """
+    return secrets.token_urlsafe(9)
 
 
 def dedupe_key(schedule_id: str, due_ms: int) -> str:

@@ -1,8 +1,10 @@
 """Schedule statuses and the transitions between them.
 
-The record stores SCHEDULED, FIRED, CANCELLED or FAILED. QUEUED is derived:
-a SCHEDULED record whose timer has been claimed (deleted) is in the delayer
-queue. Deriving it saves a write per timer on the hot path.
+A schedule due within the window is sent to the delayer queue at once, so its record is
+stored as QUEUED from the start. One due later is stored as SCHEDULED while its timer waits;
+once the sweeper has claimed (deleted) the timer, a GET answers QUEUED, derived from the
+missing timer, which saves a write per timer on the hot path. FIRED, CANCELLED and FAILED are
+stored.
 """
 
 from __future__ import annotations
@@ -15,14 +17,7 @@ FAILED = "FAILED"
 
 # Stored statuses from which a cancel succeeds: until delivery starts. (The dispatcher may
 # start or restart a delivery from SCHEDULED or FIRED: the store's delivery-start condition.)
-CANCELLABLE_STORED = frozenset({SCHEDULED})
-
-
-def visible_status(stored_status: str, timer_pending: bool) -> str:
-    """The status a GET answers, given the stored one and whether the timer still waits."""
-    if stored_status == SCHEDULED and not timer_pending:
-        return QUEUED
-    return stored_status
+CANCELLABLE_STORED = frozenset({SCHEDULED, QUEUED})
 
 
 def cancel_outcome(stored_status: str) -> str:

@@ -13,14 +13,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .keys import ID_PATTERN
+from .contract import ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES
 from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
 
-MAX_PAYLOAD_BYTES = 256 * 1024
 ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target")
-# Ten 256 KiB payloads fit Lambda's 6 MB invocation limit even after API Gateway escapes
-# the body into its event; the construct's request model allows the same number.
-MAX_BATCH_SIZE = 10
+# MAX_BATCH_SIZE (contract.json): ten 256 KiB payloads fit Lambda's 6 MB invocation limit even
+# after API Gateway escapes the body into its event; the construct's request model allows the same.
 
 
 class ApiError(Exception):
@@ -44,7 +42,8 @@ class CreateRequest:
     due_ms: int
     payload_json: str
     target: str
-    request_hash: str
+    request_hash: bytes
+    """The first 16 bytes of a SHA-256 of the normalized body: what tells a replay from a conflict."""
     id_generated: bool
 
 
@@ -121,7 +120,7 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
 
     request_hash = hashlib.sha256(
         canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
-    ).hexdigest()
+    ).digest()[:16]
     return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
 
 

@@ -11,8 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SQS_MAX_DELAY_SECONDS = 900
+from .contract import API_FUNCTION_TIMEOUT_SECONDS, SQS_MAX_DELAY_SECONDS
+
 EARLY_TOLERANCE_MS = 1000
+# A message or timer whose record is missing may still be waiting for the api call that wrote
+# it to write the record; once that call can no longer write (its function timed out), plus a
+# margin for clock skew between hosts, it is a stray.
+CLOCK_SKEW_MARGIN_MS = 5_000
+STRAY_AFTER_MS = API_FUNCTION_TIMEOUT_SECONDS * 1000 + CLOCK_SKEW_MARGIN_MS
+
+
+def is_stray_age(created_ms: int, now_ms: int) -> bool:
+    """True once the create attempt that wrote a message or timer at ``created_ms`` cannot write any more."""
+    return now_ms - created_ms > STRAY_AFTER_MS
 
 
 def claim_cutoff_ms(now_ms: int, window_seconds: int) -> int:

@@ -1,58 +1,60 @@
-"""API Gateway REST proxy handler.
+"""The api function: ``POST /schedules``, ``GET``/``DELETE /schedules/{id}`` and ``POST /schedule-batches``.
 
-``POST /schedules``, ``GET``/``DELETE /schedules/{id}``, and ``POST /schedule-batches``
-(up to 10 creates in one call: one API request and one invocation instead of ten).
+It answers the HTTP API (the default), the REST API and direct invokes alike
+(:mod:`._api_events`). A batch takes up to ``MAX_BATCH_SIZE`` creates in one call: one
+request and one invocation instead of ten, and one ``SendMessageBatch`` for its short timers.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.config import Config
 from ..aws.context import current
-from ..aws.store import CreateConflict, ScheduleRecord, ScheduleStore
-from ..core import keys, states
+from ..aws.create import CreateConflict, Created, Creator, NotQueued
+from ..aws.delayer import DelayerQueue
+from ..aws.store import ScheduleRecord, ScheduleStore
+from ..core import states
 from ..core.timeparse import format_rfc3339_ms, now_ms
-from ..core.validation import ApiError, batch_items, in_batch, parse_json_body, validate_create, validate_schedule_id
+from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create, validate_schedule_id
 from ..observability import log_event
+from ._api_events import ApiRequest, is_direct, parse_event, respond
 
-JSON_HEADERS = {"Content-Type": "application/json"}
 BATCH_RESOURCE = "schedule-batches"
-# Reused across invocations of a warm function: a batch's items are written in parallel.
-_batch_workers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="batch")
+logger = logging.getLogger("scheduler_runtime")
 
 
 def handler(event: dict, context: Any = None) -> dict:
+    direct = is_direct(event)
     try:
-        status, body = _route(event)
+        request = parse_event(event)
+        status, body = _route(request)
     except ApiError as err:
         status, body = err.status, err.body()
     except Exception:  # noqa: BLE001 - a genuine server fault: logged, never leaked
-        logging.getLogger("scheduler_runtime").exception("api handler failed")
+        logger.exception("api handler failed")
         status, body = 500, {"message": "internal error; the request may be retried", "field": None}
-    return {"statusCode": status, "headers": JSON_HEADERS, "body": json.dumps(body, ensure_ascii=False)}
+    return respond(direct, status, body)
 
 
-def _route(event: dict) -> tuple[int, dict]:
-    method = str(event.get("httpMethod") or "").upper()
-    segments = [s for s in str(event.get("path") or "").split("/") if s]
+def _route(request: ApiRequest) -> tuple[int, dict]:
+    method, segments = request.method, request.segments
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
+    creator = Creator(store, DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
     if segments == [BATCH_RESOURCE]:
         if method != "POST":
             raise ApiError(405, f"method {method} is not allowed on /{BATCH_RESOURCE}; use POST", None)
-        return _create_batch(store, ctx.config, parse_json_body(_body_text(event)))
+        return _create_batch(creator, ctx.config, request.json_body())
     if segments[:1] != ["schedules"] or len(segments) > 2:
-        raise ApiError(404, f"no route for {method} {event.get('path')}", None)
+        raise ApiError(404, f"no route for {method} {request.path}", None)
     if len(segments) == 1:
         if method != "POST":
             raise ApiError(405, f"method {method} is not allowed on /schedules; use POST", None)
-        return _create(store, ctx.config, parse_json_body(_body_text(event)))
-    schedule_id = validate_schedule_id((event.get("pathParameters") or {}).get("id") or segments[1])
+        return _create(creator, ctx.config, request.json_body())
+    schedule_id = validate_schedule_id(request.path_id or segments[1])
     if method == "GET":
         return _read(store, schedule_id)
     if method == "DELETE":
@@ -60,57 +62,76 @@ def _route(event: dict) -> tuple[int, dict]:
     raise ApiError(405, f"method {method} is not allowed on /schedules/{{id}}; use GET or DELETE", None)
 
 
-def _create(store: ScheduleStore, config: Config, body: dict) -> tuple[int, dict]:
+def _create(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
     """One schedule: 201 with the answer, 200 for an idempotent replay; ApiError otherwise."""
     now = now_ms()
     request = validate_create(body, now, config.targets, config.default_target)
-    shard = keys.shard_for(request.schedule_id, config.shard_count)
     try:
-        record, created = store.create(request, shard, now)
+        return _answer(request, creator.create(request, now))
     except CreateConflict:
-        raise ApiError(
-            409, f"schedule '{request.schedule_id}' exists with a different body; ids are idempotency keys", "id"
-        ) from None
-    if created:
-        log_event("created", id=record.schedule_id, dueMs=record.due_ms, shard=shard)
-    answer = {
-        "id": record.schedule_id,
-        "dueAt": format_rfc3339_ms(record.due_ms),
-        "status": states.SCHEDULED,
-        "target": record.target,
-    }
-    return (201 if created else 200), answer
+        raise _conflict(request) from None
 
 
-def _create_batch(store: ScheduleStore, config: Config, body: dict) -> tuple[int, dict]:
-    """Up to 10 schedules in one call, each created (or refused) on its own, answered in order.
+def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
+    """Up to ``MAX_BATCH_SIZE`` schedules in one call, each created (or refused) on its own, answered in order.
 
     The call answers 200 with ``{"results": [{"status", "body"}, ...]}``: each result is what
     ``POST /schedules`` would have answered for that item, with error fields named
-    ``schedules[i].field``. One bad item never stops the others.
+    ``schedules[i].field``. One bad or failed item never stops the others.
     """
     items = batch_items(body)
-
-    def create_item(indexed: tuple[int, Any]) -> dict:
-        index, item = indexed
+    now = now_ms()
+    results: list[dict | None] = [None] * len(items)
+    valid: list[tuple[int, CreateRequest]] = []
+    for index, item in enumerate(items):
         try:
             if not isinstance(item, dict):
                 raise ApiError(400, "each schedule must be a JSON object", None)
-            status, answer = _create(store, config, item)
+            valid.append((index, validate_create(item, now, config.targets, config.default_target)))
         except ApiError as err:
-            err = in_batch(err, index)
-            status, answer = err.status, err.body()
-        return {"status": status, "body": answer}
+            results[index] = _result_of_error(in_batch(err, index))
+    outcomes = creator.create_many([request for _, request in valid], now) if valid else []
+    for (index, request), outcome in zip(valid, outcomes):
+        try:
+            if isinstance(outcome, CreateConflict):
+                raise _conflict(request)
+            if isinstance(outcome, NotQueued):
+                raise ApiError(503, f"{outcome}; nothing was stored, retry this schedule", None)
+            if isinstance(outcome, Exception):
+                logger.error("create of %s failed: %r", request.schedule_id, outcome)
+                raise ApiError(500, "internal error; nothing was accepted for this schedule, retry it", None)
+            status, answer = _answer(request, outcome)
+            results[index] = {"status": status, "body": answer}
+        except ApiError as err:
+            results[index] = _result_of_error(in_batch(err, index))
+    return 200, {"results": results}
 
-    return 200, {"results": list(_batch_workers.map(create_item, enumerate(items)))}
+
+def _answer(request: CreateRequest, outcome: Created) -> tuple[int, dict]:
+    record = outcome.record
+    if outcome.created:
+        log_event("created", id=record.schedule_id, dueMs=record.due_ms, status=record.status)
+    answer = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms),
+              "status": record.status, "target": record.target}
+    return (201 if outcome.created else 200), answer
+
+
+def _conflict(request: CreateRequest) -> ApiError:
+    return ApiError(409, f"schedule '{request.schedule_id}' exists with a different body; ids are idempotency keys", "id")
+
+
+def _result_of_error(err: ApiError) -> dict:
+    return {"status": err.status, "body": err.body()}
 
 
 def _read(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:
     record = store.get(schedule_id)
     if record is None:
         raise ApiError(404, f"schedule '{schedule_id}' not found", "id")
-    pending = record.status == states.SCHEDULED and store.timer_pending(record)
-    return 200, _describe(record, states.visible_status(record.status, pending))
+    status = record.status
+    if status == states.SCHEDULED and not store.timer_pending(record):
+        status = states.QUEUED  # the sweeper claimed its timer: it is in the delayer queue
+    return 200, _describe(record, status)
 
 
 def _cancel(store: ScheduleStore, config: Config, schedule_id: str) -> tuple[int, dict]:
@@ -141,13 +162,3 @@ def _describe(record: ScheduleRecord, status: str) -> dict:
     if record.last_error:
         body["lastError"] = record.last_error
     return body
-
-
-def _body_text(event: dict) -> str | None:
-    body = event.get("body")
-    if body is None or not event.get("isBase64Encoded"):
-        return body
-    try:
-        return base64.b64decode(body).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "request body must be UTF-8 JSON", "body") from None

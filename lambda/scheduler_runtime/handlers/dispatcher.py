@@ -1,9 +1,12 @@
-"""SQS batch from the delayer queue: deliver each due timer to its target, never early.
+"""SQS batch from the delayer queue: deliver each due schedule to its target, never early.
 
 Per message, each in parallel with the rest of its batch:
 1. surfaced more than a second early: put back for the rest of its delay;
 2. otherwise wait out the sub-second remainder;
-3. start the delivery with a conditional write (refused once cancelled);
+3. start the delivery with a conditional write that requires the record to hold the
+   message's token (refused once cancelled, and for a stray of a replay, a conflict or a
+   crashed create); a record not written yet is waited for, then the message is put back,
+   until the create that sent it can no longer write;
 4. deliver; on failure retry through SQS, and on the last receive park the
    full envelope and the reason in the dead-letter queue and mark it FAILED.
 """
@@ -17,25 +20,29 @@ from typing import Any
 
 from ..aws.context import Context, current
 from ..aws.delayer import DelayerQueue
-from ..aws.store import ScheduleStore
+from ..aws.store import DeliveryStart, ScheduleStore
 from ..aws.targets import DeliveryError, deliver
 from ..core.envelope import TimerRef, build_envelope
 from ..core.timeparse import now_ms
-from ..core.window import dispatch_timing
+from ..core.window import dispatch_timing, is_stray_age
 from ..observability import emit_metrics, log_event
+from ._batch import BatchEvent, SqsRecord, partial_batch_response
 
 logger = logging.getLogger("scheduler_runtime")
 MAX_PARALLEL_DELIVERIES = 10  # the SQS batch size the construct configures
+# Pauses before re-trying the delivery start of a message whose record is not written yet
+# (a message sent with no delay can overtake its create's second write): about 0.75 s in all.
+RECORD_WAIT_PAUSES = (0.05, 0.1, 0.2, 0.4)
 # Reused across invocations of a warm function; threads start on first use.
 _deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_name_prefix="delivery")
 
 
-def handler(event: dict, context: Any = None) -> dict:
+def handler(event: BatchEvent, context: Any = None) -> dict:
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
     queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url)
 
-    def process(message: dict) -> tuple[int | None, bool]:
+    def process(message: SqsRecord) -> tuple[int | None, bool]:
         """``(lateness if delivered, failed)`` for one message."""
         try:
             ref = TimerRef.from_message_body(message["body"])
@@ -53,19 +60,18 @@ def handler(event: dict, context: Any = None) -> dict:
     # or a burst due in the same second does not make the rest of the batch late.
     records = event.get("Records", [])
     outcomes = list(_deliveries.map(process, records))
-    failures = [{"itemIdentifier": m["messageId"]} for m, (_, failed) in zip(records, outcomes) if failed]
     lateness = [late for late, _ in outcomes if late is not None]
     if lateness:
         emit_metrics(ctx.config.metrics_namespace, {"Service": "DelayedScheduler"}, {"LatenessMs": lateness},
                      timestamp_ms=now_ms())
-    return {"batchItemFailures": failures}
+    return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
 
 
 def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef, receive_count: int) -> int | None:
-    """Deliver one timer. Returns its lateness in ms when delivered, else None."""
+    """Deliver one schedule. Returns its lateness in ms when delivered, else None."""
     timing = dispatch_timing(ref.due_ms, now_ms())
     if timing.put_back:
-        queue.put_back(ref, timing.put_back_seconds)
+        queue.send_one(ref, timing.put_back_seconds)
         log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
         return None
     if timing.wait_ms:
@@ -75,10 +81,16 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
 
     config = ctx.config
     fired = now_ms()
-    record = store.begin_delivery(ref.schedule_id, ref.due_ms, fired, config.history_retention_seconds)
-    if record is None:
-        log_event("not_delivered", id=ref.schedule_id, reason="cancelled, failed or superseded")
-        return None
+    start = store.begin_delivery(ref, fired, config.history_retention_seconds)
+    for pause in RECORD_WAIT_PAUSES:
+        if start.refusal != "missing" or is_stray_age(ref.created_ms, now_ms()):
+            break
+        time.sleep(pause)
+        fired = now_ms()
+        start = store.begin_delivery(ref, fired, config.history_retention_seconds)
+    if start.record is None:
+        return _not_delivered(queue, ref, start)
+    record = start.record
     envelope = build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json, record.target)
     try:
         target = config.targets.get(record.target)
@@ -96,3 +108,16 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
     late = fired - record.due_ms
     log_event("delivered", id=record.schedule_id, attempt=record.attempts, lateMs=late)
     return late
+
+
+def _not_delivered(queue: DelayerQueue, ref: TimerRef, start: DeliveryStart) -> None:
+    """A refused start: wait longer for a record still being written, else drop the message."""
+    if start.refusal == "missing" and not is_stray_age(ref.created_ms, now_ms()):
+        queue.send_one(ref, 1)
+        log_event("put_back", id=ref.schedule_id, delaySeconds=1, reason="record not written yet")
+        return None
+    if start.refusal in ("missing", "stray"):
+        log_event("stray_dropped", level=logging.WARNING, id=ref.schedule_id, reason=start.refusal)
+    else:
+        log_event("not_delivered", id=ref.schedule_id, reason=start.refusal)
+    return None

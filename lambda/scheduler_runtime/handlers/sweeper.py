@@ -1,4 +1,9 @@
-"""Scheduled sweep: claim every timer due within the window, shard by shard, overdue included."""
+"""Scheduled sweep: claim every timer due within the window, shard by shard, overdue included.
+
+A claim is the conditional delete of the timer; its stream REMOVE carries the timer (and its
+token) to the enqueuer. A stray timer is claimed like any other, so it leaves the table here,
+and the dispatcher drops its message.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ class SweepIncomplete(RuntimeError):
 def handler(event: dict, context: Any = None) -> dict:
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    cutoff = claim_cutoff_ms(now_ms(), ctx.config.claim_window_seconds)
+    cutoff = claim_cutoff_ms(now_ms(), ctx.config.delay_window_seconds)
 
     def settle(timer: TimerItem) -> str:
         try:

@@ -52,9 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-delay", type=_positive_int, default=900, help="claim window in seconds (default 900)")
+    from .._runtime_asset import contract  # noqa: PLC0415 - the defaults the construct uses too
+
+    window, shards = contract()["delayWindowSeconds"]["default"], contract()["shardCount"]["default"]
+    parser.add_argument("--delay-window", type=_positive_int, default=window,
+                        help=f"seconds: schedules due within it go straight to the delayer queue, later ones wait "
+                             f"for the sweeper (the construct's delay_window; default {window})")
     parser.add_argument("--sweep-interval", type=_positive_float, default=60.0, help="seconds between sweeps (default 60)")
-    parser.add_argument("--shards", type=_positive_int, default=16, help="timer shards (default 16)")
+    parser.add_argument("--shard-count", type=_positive_int, default=shards,
+                        help=f"timer partitions (the construct's shard_count; default {shards})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,8 +96,8 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
         print(f"error: {exc}", file=sys.stderr)
         return 2
     options = options_class(
-        port=args.port, target=target, max_delay=args.max_delay, sweep_interval=args.sweep_interval,
-        shards=args.shards, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
+        port=args.port, target=target, delay_window=args.delay_window, sweep_interval=args.sweep_interval,
+        shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -49,7 +49,7 @@ def plan(count: int, seed: int = 7) -> list[PlannedTimer]:
 def run_demo(count: int) -> int:
     console = Console()
     recorder = Recorder()
-    options = EngineOptions(target=recorder, max_delay=WINDOW_SECONDS, sweep_interval=1.0, shards=4)
+    options = EngineOptions(target=recorder, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4)
     timers = plan(count)
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .._runtime_asset import event_filters, runtime_asset_path
+from .._runtime_asset import contract, event_filters, runtime_asset_path
 from . import moto_patches
 from .checkpoints import CheckpointStore
 from .pollers import FunctionSpec, QueuePoller, ScheduleRule, StreamPoller
@@ -23,7 +23,14 @@ from .targets import Delivery, stdout_target
 
 REGION = "us-east-1"
 LOCAL_TARGET_FUNCTION = "local-target"
+API_FUNCTION = "delayed-scheduler-api"
+"""The api function's name on the engine's Lambda endpoint, for direct invokes."""
 logger = logging.getLogger("cdk_delayed_scheduler.local")
+_CONTRACT = contract()
+DEFAULT_DELAY_WINDOW_SECONDS: int = _CONTRACT["delayWindowSeconds"]["default"]
+DEFAULT_SHARD_COUNT: int = _CONTRACT["shardCount"]["default"]
+DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
+DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["default"]
 
 
 @dataclass
@@ -34,10 +41,11 @@ class EngineOptions:
     """HTTP API port on 127.0.0.1 (0 picks a free one)."""
     target: Delivery | None = None
     """Where deliveries go; default: one JSON line per delivery on stdout."""
-    max_delay: int = 900
-    """The claim window in seconds (the construct's delay window)."""
+    delay_window: int = DEFAULT_DELAY_WINDOW_SECONDS
+    """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
+    timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
     sweep_interval: float = 60.0
-    shards: int = 16
+    shard_count: int = DEFAULT_SHARD_COUNT
     endpoint_url: str | None = None
     """An already running AWS-compatible endpoint; default: start moto on 127.0.0.1."""
     state_dir: Path | None = None
@@ -45,8 +53,8 @@ class EngineOptions:
     name_prefix: str = "delayed-scheduler"
     dispatcher_workers: int = 4
     visibility_timeout: int = 30
-    max_receive_count: int = 5
-    history_retention: int = 86_400
+    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
+    history_retention: int = DEFAULT_HISTORY_RETENTION_SECONDS
     stream_max_retries: int = 3
 
 
@@ -117,30 +125,37 @@ class Engine:
         assert self._api is not None, "the engine is not started"
         return self._api.url
 
+    @property
+    def lambda_endpoint_url(self) -> str:
+        """Lambda's Invoke API on 127.0.0.1: invoke ``API_FUNCTION`` here for the direct-invoke door."""
+        assert self._lambda is not None, "the engine is not started"
+        return self._lambda.url
+
     def start(self) -> "Engine":
         opts = self.options
         self.endpoint_url = opts.endpoint_url or self._start_moto()
-        self._lambda = LambdaEndpoint({LOCAL_TARGET_FUNCTION: opts.target or stdout_target()})
+        functions: dict[str, Callable[[dict], Any]] = {LOCAL_TARGET_FUNCTION: opts.target or stdout_target()}
+        self._lambda = LambdaEndpoint(functions)
         self._lambda.start()
         self._configure_environment()
         session = self._session()
         self._provision(session)
         self._set_function_environment()
         handlers = self._load_handlers()
+        functions[API_FUNCTION] = lambda event: handlers["api"](event, None)  # direct invoke
 
         streams = session.client("dynamodbstreams")
         sqs = session.client("sqs")
         if opts.state_dir:
             opts.state_dir.mkdir(parents=True, exist_ok=True)
         checkpoints = CheckpointStore(opts.state_dir / "checkpoints.json" if opts.state_dir else None)
-        filters = event_filters()
-        for name, filter_name in (("fast_track", "fastTrack"), ("enqueuer", "enqueuer")):
-            self._threads.append(
-                StreamPoller(
-                    FunctionSpec(name, handlers[name], stopping=self._stop), streams, self.stream_arn, filters[filter_name], checkpoints,
-                    self._stop, max_retries=opts.stream_max_retries, on_failure=self._on_stream_failure, region=REGION,
-                )
+        self._threads.append(
+            StreamPoller(
+                FunctionSpec("enqueuer", handlers["enqueuer"], stopping=self._stop), streams, self.stream_arn,
+                event_filters()["enqueuer"], checkpoints, self._stop, max_retries=opts.stream_max_retries,
+                on_failure=self._on_stream_failure, region=REGION,
             )
+        )
         queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], opts.visibility_timeout / 6, self._stop)
         self._threads.append(
@@ -244,10 +259,10 @@ class Engine:
             TABLE_NAME=self.table_name,
             DELAYER_QUEUE_URL=self.queue_url,
             DEAD_LETTER_QUEUE_URL=self.dead_letter_queue_url,
-            TARGETS=json.dumps({"default": {"type": "lambda", "functionArn": _function_arn(LOCAL_TARGET_FUNCTION)}}),
-            DEFAULT_TARGET="default",
-            SHARD_COUNT=str(opts.shards),
-            CLAIM_WINDOW_SECONDS=str(opts.max_delay),
+            TARGETS=json.dumps({_CONTRACT["defaultTargetName"]: {"type": "lambda",
+                                                                  "functionArn": _function_arn(LOCAL_TARGET_FUNCTION)}}),
+            SHARD_COUNT=str(opts.shard_count),
+            DELAY_WINDOW_SECONDS=str(opts.delay_window),
             HISTORY_RETENTION_SECONDS=str(opts.history_retention),
             MAX_RECEIVE_COUNT=str(opts.max_receive_count),
         )
@@ -264,7 +279,7 @@ class Engine:
         runtime_logger.setLevel(logging.INFO)
         return {
             name: importlib.import_module(f"scheduler_runtime.handlers.{name}").handler
-            for name in ("api", "fast_track", "sweeper", "enqueuer", "dispatcher")
+            for name in ("api", "sweeper", "enqueuer", "dispatcher")
         }
 
     def _on_stream_failure(self, function: str, records: list) -> None:

@@ -1,7 +1,7 @@
 """The two HTTP servers of the engine, both on 127.0.0.1.
 
 - :class:`ApiServer` serves the scheduler's HTTP API by turning each request
-  into an API Gateway REST proxy event for the runtime's api handler.
+  into an HTTP API (payload format 2.0) event for the runtime's api handler.
 - :class:`LambdaEndpoint` answers Lambda's Invoke API for local functions, so
   the dispatcher's real Lambda target delivers to a callable of ours.
 """
@@ -81,7 +81,7 @@ class ApiServer(_Server):
                     body = json.dumps({"message": f"request body exceeds {MAX_REQUEST_BYTES} bytes", "field": "body"})
                     self._reply(413, body.encode(), {"Content-Type": "application/json"})
                     return
-                response = api_handler(_proxy_event(self.command, self.path, dict(self.headers), raw), None)
+                response = api_handler(_http_api_event(self.command, self.path, dict(self.headers), raw), None)
                 headers = dict(response.get("headers") or {})
                 self._reply(int(response["statusCode"]), str(response.get("body", "")).encode("utf-8"), headers)
 
@@ -90,30 +90,36 @@ class ApiServer(_Server):
         super().__init__(Handler, port)
 
 
-def _proxy_event(method: str, raw_path: str, headers: dict, raw_body: bytes) -> dict:
-    """An API Gateway REST proxy event, as the deployed API would send it."""
+def _http_api_event(method: str, raw_path: str, headers: dict, raw_body: bytes) -> dict:
+    """An HTTP API (payload format 2.0) event on the ``$default`` stage, as the deployed API sends it."""
     parts = urlsplit(raw_path)
     segments = [unquote(s) for s in parts.path.split("/") if s]
-    resource, path_parameters = parts.path, None
+    route, path_parameters = "$default", None
     if len(segments) == 2 and segments[0] == "schedules":
-        resource, path_parameters = "/schedules/{id}", {"id": segments[1]}
-    elif segments == ["schedules"]:
-        resource = "/schedules"
+        route, path_parameters = f"{method} /schedules/{{id}}", {"id": segments[1]}
+    elif segments in (["schedules"], ["schedule-batches"]):
+        route = f"{method} /{segments[0]}"
     try:
         body, is_base64 = raw_body.decode("utf-8"), False
     except UnicodeDecodeError:
         body, is_base64 = base64.b64encode(raw_body).decode("ascii"), True
-    return {
-        "resource": resource,
-        "path": "/" + "/".join(segments),
-        "httpMethod": method,
-        "headers": headers,
-        "queryStringParameters": dict(parse_qsl(parts.query)) or None,
-        "pathParameters": path_parameters,
-        "body": body if raw_body else None,
+    event: dict = {
+        "version": "2.0",
+        "routeKey": route,
+        "rawPath": parts.path or "/",
+        "rawQueryString": parts.query,
+        "headers": {name.lower(): value for name, value in headers.items()},
+        "requestContext": {"stage": "$default", "http": {"method": method, "path": parts.path or "/"},
+                           "routeKey": route},
         "isBase64Encoded": is_base64,
-        "requestContext": {"stage": "local", "httpMethod": method, "resourcePath": resource},
     }
+    if parts.query:
+        event["queryStringParameters"] = dict(parse_qsl(parts.query))
+    if path_parameters:
+        event["pathParameters"] = path_parameters
+    if raw_body:
+        event["body"] = body
+    return event
 
 
 _INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<name>[^/]+)/invocations$")

@@ -1,0 +1,26 @@
+"""Contract values the construct and the runtime share, read from ``contract.json`` in this asset.
+
+The construct reads the same file (``cdk_delayed_scheduler._runtime_asset.contract``), so the id
+pattern, the limits and the defaults have exactly one source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+_CONTRACT = json.loads((Path(__file__).resolve().parent.parent / "contract.json").read_text(encoding="utf-8"))
+
+ID_PATTERN = re.compile(_CONTRACT["idPattern"])
+TARGET_NAME_PATTERN = re.compile(_CONTRACT["targetNamePattern"])
+DEFAULT_TARGET_NAME: str = _CONTRACT["defaultTargetName"]
+MAX_BATCH_SIZE: int = _CONTRACT["maxBatchSize"]
+MAX_PAYLOAD_BYTES: int = _CONTRACT["maxPayloadBytes"]
+SQS_MAX_DELAY_SECONDS: int = _CONTRACT["sqsMaxDelaySeconds"]
+DEFAULT_DELAY_WINDOW_SECONDS: int = _CONTRACT["delayWindowSeconds"]["default"]
+DEFAULT_SHARD_COUNT: int = _CONTRACT["shardCount"]["default"]
+DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["default"]
+DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
+API_FUNCTION_TIMEOUT_SECONDS: int = _CONTRACT["apiFunctionTimeoutSeconds"]
+DEFAULT_LOG_LEVEL: str = _CONTRACT["defaultLogLevel"]

@@ -1,0 +1,97 @@
+"""The api function's three front doors, read into one request and answered in kind.
+
+- **HTTP API** (API Gateway v2, payload format 2.0, the construct's default): ``rawPath``
+  (with the stage prefix on a named stage), ``requestContext.http.method``, ``pathParameters``.
+- **REST API** (API Gateway proxy integration): ``httpMethod``, ``path``, ``pathParameters``.
+- **Direct invoke** (``lambda:InvokeFunction``, no API Gateway): ``{"method": "POST",
+  "path": "/schedules", "body": {...}}``; ``body`` is a JSON value or JSON text, and the
+  answer is ``{"statusCode": 201, "body": {...}}`` with the body as a JSON value.
+
+The routes, bodies and status codes are the same through each door.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from ..core.validation import ApiError, parse_json_body
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+class DirectInvokeEvent(TypedDict, total=False):
+    """The documented event of a direct invoke."""
+
+    method: str
+    path: str
+    body: Any
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    method: str
+    segments: list[str]
+    path: str
+    path_id: str | None
+    direct: bool
+    _body: Any
+    _base64: bool = False
+
+    def json_body(self) -> dict:
+        """The body as a JSON object; :class:`ApiError` (400) when it is not one."""
+        if self.direct and not isinstance(self._body, (str, type(None))):
+            if not isinstance(self._body, dict):
+                raise ApiError(400, "request body must be a JSON object", "body")
+            return self._body
+        text = self._body
+        if text is not None and self._base64:
+            try:
+                text = base64.b64decode(text).decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                raise ApiError(400, "request body must be UTF-8 JSON", "body") from None
+        return parse_json_body(text)
+
+
+def is_direct(event: Any) -> bool:
+    """Whether ``event`` came by direct invoke rather than through API Gateway."""
+    return not (isinstance(event, dict) and ("httpMethod" in event or event.get("version") == "2.0"))
+
+
+def parse_event(event: Any) -> ApiRequest:
+    """One request from any of the three event shapes."""
+    if not isinstance(event, dict):
+        raise ApiError(400, "the event must be a JSON object such as {\"method\", \"path\", \"body\"}", None)
+    context = event.get("requestContext") or {}
+    if event.get("version") == "2.0":
+        method = str((context.get("http") or {}).get("method") or "")
+        path = str(event.get("rawPath") or "/")
+        stage = context.get("stage")
+        if stage and stage != "$default" and (path == f"/{stage}" or path.startswith(f"/{stage}/")):
+            path = path[len(stage) + 1:] or "/"
+        direct = False
+    elif "httpMethod" in event:
+        method, path, direct = str(event.get("httpMethod") or ""), str(event.get("path") or "/"), False
+    else:
+        method, path, direct = str(event.get("method") or ""), str(event.get("path") or ""), True
+        if not method or not path:
+            raise ApiError(400, "a direct invoke needs \"method\" and \"path\", e.g. "
+                                "{\"method\": \"POST\", \"path\": \"/schedules\", \"body\": {...}}", None)
+    return ApiRequest(
+        method=method.upper(),
+        segments=[s for s in path.split("/") if s],
+        path=path,
+        path_id=(event.get("pathParameters") or {}).get("id"),
+        direct=direct,
+        _body=event.get("body"),
+        _base64=bool(event.get("isBase64Encoded")),
+    )
+
+
+def respond(direct: bool, status: int, body: dict) -> dict:
+    """The answer in the shape of the door the request came through."""
+    if direct:
+        return {"statusCode": status, "body": body}
+    return {"statusCode": status, "headers": JSON_HEADERS, "body": json.dumps(body, ensure_ascii=False)}
