@@ -1,4 +1,8 @@
-"""End to end through the local engine's HTTP API: both paths, cancels, replays, overdue, and invariants 1-8."""
+"""End to end through the local engine's HTTP API: both paths, cancels, replays, overdue, and invariants 1-8.
+
+Short timers (due within the 4 s window) go straight to the delayer queue; long ones wait as
+timers until the once-a-second sweeper claims them.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
 from scheduler_runtime.aws import context
 
 pytestmark = pytest.mark.e2e
-WINDOW = 4  # seconds: fast track when due within it, sweeper path beyond
+WINDOW = 4  # seconds: straight to the queue when due within it, a timer for the sweeper beyond
+SHORT_CANCEL_LEADS_MS = {"cancel-short-early": 3_500, "cancel-short-mid": 1_500, "cancel-short-last": 300}
 
 
 @dataclass
@@ -23,22 +28,25 @@ class Run:
     claims: dict
     claims_by: dict
     events: dict
-    kinds: dict  # id -> fast | sweeper | overdue | cancel-waiting | cancel-queued
+    kinds: dict  # id -> short | long | overdue | cancel-waiting | cancel-queued | cancel-short-*
     created: dict  # id -> HTTP status of the create
     cancels: dict  # id -> (status seen by GET before the cancel, HTTP status of the cancel)
     replay: tuple
     conflict: tuple
     final: dict  # id -> status answered by GET at the end
+    answers: dict  # id -> (HTTP status, body) of the create
     operations: collections.Counter  # service.Operation -> calls the runtime's handlers made
 
 
 @pytest.fixture(scope="module")
 def run() -> Run:
     recorder = Recorder()
-    kinds = {**{f"fast-{n}": "fast" for n in range(30)}, **{f"sweep-{n}": "sweeper" for n in range(25)},
+    kinds = {**{f"short-{n}": "short" for n in range(30)}, **{f"long-{n}": "long" for n in range(25)},
              **{f"overdue-{n}": "overdue" for n in range(3)}, **{f"cancel-waiting-{n}": "cancel-waiting" for n in range(3)},
-             **{f"cancel-queued-{n}": "cancel-queued" for n in range(3)}}
-    offsets = {"fast": (1, 5), "sweeper": (8, 15), "overdue": (-20, -2), "cancel-waiting": (12, 14), "cancel-queued": (7, 9)}
+             **{f"cancel-queued-{n}": "cancel-queued" for n in range(3)},
+             **{f"{kind}-{n}": kind for kind in SHORT_CANCEL_LEADS_MS for n in range(2)}}
+    offsets = {"short": (1, 3.9), "long": (8, 15), "overdue": (-20, -2), "cancel-waiting": (12, 14), "cancel-queued": (7, 9),
+               **{kind: (3.8, 3.9) for kind in SHORT_CANCEL_LEADS_MS}}
     operations: collections.Counter = collections.Counter()
 
     def count(model, **_):
@@ -55,11 +63,23 @@ def run() -> Run:
             due = round(time.time() + low + (high - low) * ((n * 37) % 100) / 100, 3)
             return schedule_id, api.create({"id": schedule_id, "dueAt": due, "payload": {"kind": kind, "n": n}})
 
-        # The sweeper-path timers go in batch calls of ten; the rest one call each.
-        batch = [(n, (i, k)) for n, (i, k) in enumerate(kinds.items()) if k == "sweeper"]
-        singles = [(n, (i, k)) for n, (i, k) in enumerate(kinds.items()) if k != "sweeper"]
+        # The long timers go in batch calls of ten; the rest one call each. Directly queued
+        # timers are cancelled at several moments before they are due, the last 0.3 s before.
+        batch = [(n, (i, k)) for n, (i, k) in enumerate(kinds.items()) if k == "long"]
+        singles = [(n, (i, k)) for n, (i, k) in enumerate(kinds.items()) if k != "long"]
+        cancels: dict = {}
+
+        def cancel_before_due(schedule_id: str) -> None:
+            lead_ms = SHORT_CANCEL_LEADS_MS[kinds[schedule_id]]
+            seen = api.get(schedule_id)[1]["status"]
+            time.sleep(max(0.0, (parse_due_ms(answers[schedule_id][1]["dueAt"]) - lead_ms) / 1000 - time.time()))
+            cancels[schedule_id] = (seen, api.cancel(schedule_id)[0])
+
         with ThreadPoolExecutor(max_workers=6) as pool:
             answers = dict(pool.map(create, singles))
+        short_cancels = ThreadPoolExecutor(max_workers=6)
+        for schedule_id in (i for i, k in kinds.items() if k in SHORT_CANCEL_LEADS_MS):
+            short_cancels.submit(cancel_before_due, schedule_id)
         batch_bodies = [
             {"id": i, "dueAt": round(time.time() + 8 + 7 * ((n * 37) % 100) / 100, 3), "payload": {"kind": k, "n": n}}
             for n, (i, k) in batch
@@ -69,11 +89,10 @@ def run() -> Run:
             batch_status, batch_answer = api.create_batch(chunk)
             assert batch_status == 200
             answers.update({b["id"]: (r["status"], r["body"]) for b, r in zip(chunk, batch_answer["results"])})
-        replay_body = {"id": "fast-0", "dueAt": answers["fast-0"][1]["dueAt"], "payload": {"kind": "fast", "n": 0}}
+        replay_body = {"id": "short-0", "dueAt": answers["short-0"][1]["dueAt"], "payload": {"kind": "short", "n": 0}}
         replay = api.create(replay_body)
         conflict = api.create({**replay_body, "payload": {"kind": "other"}})
 
-        cancels = {}
         for schedule_id in (i for i, k in kinds.items() if k == "cancel-waiting"):
             cancels[schedule_id] = (api.get(schedule_id)[1]["status"], api.cancel(schedule_id)[0])
         pending = [i for i, k in kinds.items() if k == "cancel-queued"]
@@ -86,12 +105,13 @@ def run() -> Run:
                     pending.remove(schedule_id)
             time.sleep(0.02)
 
+        short_cancels.shutdown(wait=True)
         expected = {i for i, k in kinds.items() if not k.startswith("cancel")}
         recorder.wait_for(expected, timeout_seconds=40)
         time.sleep(2)  # room for any wrongful or duplicate delivery to show up
         final = {i: api.get(i)[1]["status"] for i in kinds}
         return Run(recorder, dict(engine.stats.claims), dict(engine.stats.claims_by), dict(engine.stats.events), kinds,
-                   {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final, operations)
+                   {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final, answers, operations)
 
 
 def expected_ids(run: Run) -> set[str]:
@@ -115,26 +135,27 @@ def test_never_early(run):
 
 
 def test_every_cancel_won_including_those_already_in_the_delayer_queue(run):
-    assert len(run.cancels) == 6
-    assert sorted(seen for seen, _ in run.cancels.values()) == ["QUEUED"] * 3 + ["SCHEDULED"] * 3
+    assert len(run.cancels) == 6 + 2 * len(SHORT_CANCEL_LEADS_MS)
+    assert sorted(seen for seen, _ in run.cancels.values()) == ["QUEUED"] * 9 + ["SCHEDULED"] * 3
     assert {code for _, code in run.cancels.values()} == {200}
     assert set(run.cancels) & set(run.recorder.by_id()) == set()
     assert all(run.final[i] == "CANCELLED" for i in run.cancels)
 
 
-def test_exactly_one_promotion_each(run):
-    promoted = {i for i, k in run.kinds.items() if k != "cancel-waiting"}
+def test_exactly_one_promotion_each_long_timer_and_none_for_short_ones(run):
+    promoted = {i for i, k in run.kinds.items() if k in ("long", "cancel-queued")}
     assert {i: run.claims.get(i, 0) for i in promoted} == {i: 1 for i in promoted}
-    assert not any(run.claims.get(i) for i, k in run.kinds.items() if k == "cancel-waiting")
+    assert set(run.claims) == promoted  # short timers never had a timer to claim
+    assert {i: len(ds) for i, ds in run.recorder.by_id().items()} == {i: 1 for i in expected_ids(run)}
 
 
 def test_both_paths_were_taken(run):
-    # Due beyond the window at creation: only the sweeper can claim them. Due within it: the
-    # fast track and the once-a-second sweeper race, and the conditional delete lets one win.
-    assert run.claims_by["fast-track"] > 0
-    assert run.claims_by["sweeper"] >= 25
-    assert run.claims_by["fast-track"] + run.claims_by["sweeper"] == len(run.claims)
-    assert run.events["enqueued"] == sum(run.claims.values())
+    # Due beyond the window at creation: a timer that only the sweeper claims. Due within it:
+    # straight to the delayer queue, answered QUEUED at once.
+    assert run.claims_by == {"sweeper": len(run.claims)} and len(run.claims) == 28
+    assert run.events["enqueued"] == len(run.claims)
+    assert {run.answers[i][1]["status"] for i, k in run.kinds.items() if k in ("short", "overdue")} == {"QUEUED"}
+    assert {run.answers[i][1]["status"] for i, k in run.kinds.items() if k == "long"} == {"SCHEDULED"}
 
 
 def test_at_least_once_with_stable_dedupe_keys_and_attempts(run):
@@ -152,14 +173,18 @@ def test_overdue_is_delivered_with_its_lateness_visible(run):
 
 
 def test_idempotent_create(run):
-    assert run.replay[0] == 200 and run.replay[1]["id"] == "fast-0" and run.replay[1]["status"] == "SCHEDULED"
+    assert run.replay[0] == 200 and run.replay[1]["id"] == "short-0" and run.replay[1]["status"] == "QUEUED"
     assert run.conflict[0] == 409 and run.conflict[1]["field"] == "id"
-    assert len(run.recorder.by_id()["fast-0"]) == 1
+    assert len(run.recorder.by_id()["short-0"]) == 1
+    assert run.events["stray_dropped"] == 2  # the replay's and the conflict's messages, never delivered
 
 
 def test_no_scans_and_batch_sends(run):
     """Invariant 7 and the batch APIs, read off the calls the handlers made."""
     assert run.operations["dynamodb.Query"] > 0
     assert not [op for op in run.operations if op.endswith(".Scan")]
-    assert run.operations["sqs.SendMessageBatch"] > 0 and run.operations["sqs.SendMessage"] == 0
-    assert run.operations["dynamodb.TransactWriteItems"] == len(run.kinds) + 2  # creates, the replay, the conflict
+    assert run.operations["sqs.SendMessageBatch"] > 0
+    assert run.operations["dynamodb.TransactWriteItems"] == 0
+    singles_short = sum(1 for k in run.kinds.values() if k not in ("long", "cancel-waiting", "cancel-queued"))
+    # One SendMessage per single short create (the replay and the conflict send too), plus put-backs.
+    assert run.operations["sqs.SendMessage"] >= singles_short + 2

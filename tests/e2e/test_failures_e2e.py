@@ -74,11 +74,11 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
                 time.sleep(0.05)
             assert api.get("across")[1]["status"] == "QUEUED"
         checkpoints = json.loads((tmp_path / "checkpoints.json").read_text())
-        assert set(checkpoints) == {"fast_track", "enqueuer"}
+        assert set(checkpoints) == {"enqueuer"}
 
         with Engine(EngineOptions(target=second, **base)) as engine:
             api = ApiClient(engine.api_url)
-            api.create({"id": "after", "dueAt": round(time.time() + 1, 3), "payload": 3})
+            api.create({"id": "after", "dueAt": round(time.time() + 5, 3), "payload": 3})  # a timer: claimed here
             assert second.wait_for({"across", "after"}, timeout_seconds=20)
             time.sleep(1.5)
             claims = dict(engine.stats.claims)

@@ -111,8 +111,10 @@ def _answer(request: CreateRequest, outcome: Created) -> tuple[int, dict]:
     record = outcome.record
     if outcome.created:
         log_event("created", id=record.schedule_id, dueMs=record.due_ms, status=record.status)
+    # A replay answers exactly what the first create answered, whatever happened since.
+    first_status = states.SCHEDULED if record.shard is not None else states.QUEUED
     answer = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms),
-              "status": record.status, "target": record.target}
+              "status": first_status, "target": record.target}
     return (201 if outcome.created else 200), answer
 
 

@@ -1,9 +1,10 @@
 """``cdk-delayed-scheduler demo``: a mix of timers through the local engine's HTTP API, with figures.
 
-The claim window is shrunk to 4 s and the sweep interval to 1 s, so both
-paths run in seconds: timers due within 4 s take the fast track, later ones
-wait for the sweeper. Some are overdue, some are cancelled (before and after
-they reach the delayer queue), and one id is replayed. The run fails (exit 1)
+The delay window is shrunk to 4 s and the sweep interval to 1 s, so both
+paths run in seconds: timers due within 4 s go straight to the delayer queue
+(short), later ones wait as timers for the sweeper (long). Some are overdue,
+some are cancelled (long ones before and after they reach the delayer queue,
+short ones while they wait in it), and one id is replayed. The run fails (exit 1)
 if any timer is lost, early, delivered after its cancel, or promoted twice.
 """
 
@@ -27,7 +28,7 @@ WINDOW_SECONDS = 4
 @dataclass(frozen=True)
 class PlannedTimer:
     schedule_id: str
-    path: str  # fast-track | sweeper | overdue | cancel-scheduled | cancel-queued
+    path: str  # short | long | overdue | cancel-scheduled | cancel-queued | cancel-short
     offset_seconds: float
 
     @property
@@ -37,8 +38,8 @@ class PlannedTimer:
 
 def plan(count: int, seed: int = 7) -> list[PlannedTimer]:
     rng = random.Random(seed)
-    shares = [("fast-track", 0.50, (1, 5)), ("sweeper", 0.30, (8, 15)), ("overdue", 0.05, (-30, -1)),
-              ("cancel-scheduled", 0.08, (10, 15)), ("cancel-queued", 0.07, (7, 9))]
+    shares = [("short", 0.45, (1, 3.9)), ("long", 0.30, (8, 15)), ("overdue", 0.05, (-30, -1)),
+              ("cancel-scheduled", 0.07, (10, 15)), ("cancel-queued", 0.07, (7, 9)), ("cancel-short", 0.06, (2, 3.9))]
     timers = []
     for path, share, (low, high) in shares:
         for n in range(max(1, round(count * share))):
@@ -54,7 +55,7 @@ def run_demo(count: int) -> int:
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
         console.print(f"[bold]cdk-delayed-scheduler demo[/]: local engine at {engine.api_url}, "
-                      f"claim window {WINDOW_SECONDS}s, sweep every 1s, {len(timers)} timers")
+                      f"delay window {WINDOW_SECONDS}s, sweep every 1s, {len(timers)} timers")
         start = time.time()
         due: dict[str, float] = {}
         created_ms: dict[str, int] = {}
@@ -103,7 +104,7 @@ def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, 
     outcome = {}
     queued = [t for t in timers if t.path == "cancel-queued"]
     for timer in timers:
-        if timer.path == "cancel-scheduled":
+        if timer.path in ("cancel-scheduled", "cancel-short"):
             outcome[timer.schedule_id] = (api.get(timer.schedule_id)[1].get("status", "?"), api.cancel(timer.schedule_id)[0])
     deadline = time.time() + 10
     while queued and time.time() < deadline:
@@ -129,7 +130,7 @@ def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, ca
     table = Table(title="lateness at the target (ms)")
     for column in ("path", "delivered", "early", "p50", "p99", "max"):
         table.add_column(column, justify="right")
-    for path in ("fast-track", "sweeper", "all on time"):
+    for path in ("short", "long", "all on time"):
         rows = [by_id[t.schedule_id][0].lateness_ms for t in expected
                 if t.schedule_id in by_id and t.path != "overdue" and path in (t.path, "all on time")]
         table.add_row(path, str(len(rows)), str(sum(1 for r in rows if r < 0)),

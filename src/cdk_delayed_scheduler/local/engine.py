@@ -51,7 +51,10 @@ class EngineOptions:
     state_dir: Path | None = None
     """Where stream checkpoints persist, so a restarted engine resumes; default: memory only."""
     name_prefix: str = "delayed-scheduler"
-    dispatcher_workers: int = 4
+    dispatcher_workers: int = 16
+    """Concurrent dispatcher invocations (the SQS mapping's concurrency). Each one holds its batch
+    until the latest message in it is due (up to a second), so this caps deliveries per second;
+    AWS scales the mapping far beyond it unless ``dispatcher_max_concurrency`` is set."""
     visibility_timeout: int = 30
     max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     history_retention: int = DEFAULT_HISTORY_RETENTION_SECONDS
