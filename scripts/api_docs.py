@@ -27,7 +27,7 @@ HEADER = """# API reference
 Generated from the docstrings by `scripts/api_docs.py` (`./dev api-docs`); do not edit by hand.
 
 ```python
-from cdk_delayed_scheduler import DelayedScheduler, ApiAuthorization, targets
+from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, targets
 ```
 """
 
@@ -116,10 +116,15 @@ def _attribute_docs(cls) -> list[tuple[str, str]]:
 
 
 def _public_members(cls):
-    for name, member in cls.__dict__.items():
-        if name.startswith("_"):
+    """Public members of ``cls`` and of the package's own classes it inherits from (mixins)."""
+    seen = set()
+    for klass in cls.__mro__:
+        if not klass.__module__.startswith("cdk_delayed_scheduler"):
             continue
-        yield name, member
+        for name, member in klass.__dict__.items():
+            if not name.startswith("_") and name not in seen:
+                seen.add(name)
+                yield name, member
 
 
 def _document_class(cls, heading: str = "##", title: str | None = None) -> list[str]:
@@ -152,11 +157,12 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
 
 
 def render() -> str:
-    from cdk_delayed_scheduler import scheduler, targets
+    from cdk_delayed_scheduler import api, scheduler, targets
 
     lines = [HEADER]
     lines += _document_class(scheduler.DelayedScheduler)
-    lines += _document_class(scheduler.ApiAuthorization)
+    lines += _document_class(api.SchedulerApi)
+    lines += _document_class(api.ApiAuthorization)
     module_prose, _ = _split_doc(targets.__doc__)
     lines += ["## `targets`", "", module_prose, ""]
     for name in targets.__all__:

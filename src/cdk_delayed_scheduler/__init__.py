@@ -1,6 +1,6 @@
 """cdk-delayed-scheduler: to-the-second one-shot timers for AWS CDK apps.
 
-``from cdk_delayed_scheduler import DelayedScheduler, targets``
+``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, targets``
 
 The construct classes load aws-cdk-lib lazily, so the local engine's command
 line (``cdk_delayed_scheduler.local``) starts without importing it.
@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["DelayedScheduler", "ApiAuthorization", "targets"]
+__all__ = ["DelayedScheduler", "SchedulerApi", "ApiAuthorization", "targets"]
 
 _LAZY = {
     "DelayedScheduler": ("cdk_delayed_scheduler.scheduler", "DelayedScheduler"),
-    "ApiAuthorization": ("cdk_delayed_scheduler.scheduler", "ApiAuthorization"),
+    "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
+    "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
     "targets": ("cdk_delayed_scheduler.targets", None),
 }
 

@@ -1,14 +1,18 @@
 """Template assertions for every resource and prop of DelayedScheduler.
 
-One app per module: a stack with every default, and a stack with every prop changed.
+One app per module: a stack with every default (the HTTP API), a stack with every prop changed
+(the REST API), and one stack per other API choice.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -18,13 +22,14 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match, Template
 
-from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, targets
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, SchedulerApi, targets
 from cdk_delayed_scheduler._runtime_asset import event_filters
 
 from construct_helpers import only, resources_of
 
 ENV = cdk.Environment(account="123456789012", region="eu-west-1")
-FUNCTION_IDS = ("ApiFunction", "FastTrackFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
+FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
+MEMORY = {"ApiFunction": 256, "SweeperFunction": 256, "EnqueuerFunction": 128, "DispatcherFunction": 128}
 
 
 def _callback(stack: cdk.Stack, id: str = "Callback") -> lambda_.Function:
@@ -40,18 +45,32 @@ class Built:
         self.json: dict = {}
 
 
+def _simple(app: cdk.App, name: str, api: SchedulerApi | None, grant: bool = False) -> Built:
+    stack = cdk.Stack(app, name, env=ENV)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(_callback(stack)), api=api)
+    extra = {}
+    if grant:
+        extra["client"] = iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal())
+        scheduler.grant_schedule(extra["client"])
+        extra["invoker"] = iam.Role(stack, "Invoker", assumed_by=iam.AccountRootPrincipal())
+        scheduler.grant_invoke(extra["invoker"])
+    return Built(stack, scheduler, **extra)
+
+
 @pytest.fixture(scope="module")
 def built():
     app = cdk.App()
-    # --- every default -------------------------------------------------------------
+    # --- every default: the HTTP API, IAM authorization ----------------------------------
     stack = cdk.Stack(app, "Defaults", env=ENV)
     callback = _callback(stack)
     scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback))
     client = iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal())
     scheduler.grant_schedule(client)
-    defaults = Built(stack, scheduler, callback=callback)
+    invoker = iam.Role(stack, "Invoker", assumed_by=iam.AccountRootPrincipal())
+    scheduler.grant_invoke(invoker)
+    defaults = Built(stack, scheduler, callback=callback, client=client, invoker=invoker)
 
-    # --- every prop changed ------------------------------------------------------------
+    # --- every prop changed, with the REST API and Cognito ----------------------------------
     stack2 = cdk.Stack(app, "Custom", env=ENV)
     key = kms.Key(stack2, "Key", enable_key_rotation=True)
     jobs_key = kms.Key(stack2, "JobsKey", enable_key_rotation=True)
@@ -64,6 +83,9 @@ def built():
         stack2, "Timers",
         target=targets.SqsSendMessage(jobs),
         extra_targets={"ordered": targets.SqsSendMessage(ordered, message_group_id="g-1")},
+        api=SchedulerApi.rest(authorization=ApiAuthorization.cognito(pool, scopes=["timers/write"]),
+                              throttling_rate_limit=10, throttling_burst_limit=20, stage_name="live",
+                              cloud_watch_role=False, access_logging=False),
         shard_count=32,
         delay_window=cdk.Duration.seconds(600),
         history_retention=cdk.Duration.hours(2),
@@ -73,15 +95,13 @@ def built():
         encryption_key=key,
         point_in_time_recovery=False,
         removal_policy=cdk.RemovalPolicy.DESTROY,
-        api_authorization=ApiAuthorization.cognito(pool, scopes=["timers/write"]),
-        api_throttling_rate_limit=10,
-        api_throttling_burst_limit=20,
-        api_stage_name="live",
-        api_cloud_watch_role=False,
         log_level="debug",
         log_retention=logs.RetentionDays.ONE_WEEK,
         architecture=lambda_.Architecture.X86_64,
-        memory_size=512,
+        api_memory_size=512,
+        sweeper_memory_size=1024,
+        enqueuer_memory_size=384,
+        dispatcher_memory_size=192,
         dispatcher_timeout=cdk.Duration.seconds(120),
         dispatcher_batch_size=5,
         dispatcher_max_batching_window=cdk.Duration.seconds(2),
@@ -95,18 +115,29 @@ def built():
     changed = Built(stack2, custom, key=key, jobs=jobs, jobs_key=jobs_key, ordered=ordered, pool=pool,
                     callback=callback2)
 
-    # --- API key and no-auth variants ---------------------------------------------
-    stack3 = cdk.Stack(app, "ApiKey", env=ENV)
-    keyed = Built(stack3, DelayedScheduler(stack3, "Timers", target=targets.LambdaInvoke(_callback(stack3)),
-                                           api_authorization=ApiAuthorization.api_key()))
-    stack4 = cdk.Stack(app, "Open", env=ENV)
-    open_ = Built(stack4, DelayedScheduler(stack4, "Timers", target=targets.LambdaInvoke(_callback(stack4)),
-                                           api_authorization=ApiAuthorization.none()))
+    # --- the HTTP API with Cognito (JWT), no access logs ----------------------------------------
+    stack3 = cdk.Stack(app, "HttpCognito", env=ENV)
+    pool3 = cognito.UserPool(stack3, "Pool")
+    app_client = pool3.add_client("App")
+    http_cognito = Built(stack3, DelayedScheduler(
+        stack3, "Timers", target=targets.LambdaInvoke(_callback(stack3)), log_level="INFO",
+        api=SchedulerApi.http(authorization=ApiAuthorization.cognito(pool3, scopes=["timers/write"],
+                                                                     user_pool_clients=[app_client]),
+                              throttling_rate_limit=10, throttling_burst_limit=20, access_logging=False)),
+        pool=pool3, app_client=app_client)
 
-    for b in (defaults, changed, keyed, open_):
+    variants = {
+        "rest": _simple(app, "Rest", SchedulerApi.rest(), grant=True),
+        "api_key": _simple(app, "ApiKey", SchedulerApi.rest(authorization=ApiAuthorization.api_key())),
+        "none": _simple(app, "Open", SchedulerApi.rest(authorization=ApiAuthorization.none())),
+        "http_none": _simple(app, "HttpOpen", SchedulerApi.http(authorization=ApiAuthorization.none())),
+        "no_api": _simple(app, "NoApi", SchedulerApi.none(), grant=True),
+    }
+    everything = {"defaults": defaults, "custom": changed, "http_cognito": http_cognito, **variants}
+    for b in everything.values():
         b.template = Template.from_stack(b.stack)
         b.json = b.template.to_json()
-    return {"defaults": defaults, "custom": changed, "api_key": keyed, "none": open_}
+    return everything
 
 
 def _function(b: Built, fid: str) -> dict:
@@ -200,6 +231,10 @@ def test_queues_custom(built):
 
 
 # --- functions ---------------------------------------------------------------------------
+ENV_NAMES = {"TABLE_NAME", "DELAYER_QUEUE_URL", "DEAD_LETTER_QUEUE_URL", "TARGETS", "SHARD_COUNT",
+             "DELAY_WINDOW_SECONDS", "HISTORY_RETENTION_SECONDS", "MAX_RECEIVE_COUNT", "METRICS_NAMESPACE", "LOG_LEVEL"}
+
+
 def test_functions_defaults(built):
     b = built["defaults"]
     handlers = {}
@@ -207,54 +242,61 @@ def test_functions_defaults(built):
         props = _function(b, fid)
         assert props["Runtime"] == "python3.14"  # the newest aws-cdk-lib 2.275 offers
         assert props["Architectures"] == ["arm64"]
-        assert props["MemorySize"] == 256
+        assert props["MemorySize"] == MEMORY[fid]
         handlers[fid] = props["Handler"]
         env = props["Environment"]["Variables"]
+        assert set(env) == ENV_NAMES  # one name per concept, the same set on every function
         assert env["SHARD_COUNT"] == "16"
-        assert env["CLAIM_WINDOW_SECONDS"] == "870"
+        assert env["DELAY_WINDOW_SECONDS"] == "870"
         assert env["HISTORY_RETENTION_SECONDS"] == "86400"
         assert env["MAX_RECEIVE_COUNT"] == "5"
-        assert env["DEFAULT_TARGET"] == "default"
         assert env["METRICS_NAMESPACE"] == "DelayedScheduler"
-        assert env["LOG_LEVEL"] == "INFO"
+        assert env["LOG_LEVEL"] == "WARNING"
         assert env["TABLE_NAME"] == {"Ref": _logical_id(b, b.scheduler.table)}
         assert env["DELAYER_QUEUE_URL"] == {"Ref": _logical_id(b, b.scheduler.delayer_queue)}
         assert env["DEAD_LETTER_QUEUE_URL"] == {"Ref": _logical_id(b, b.scheduler.dead_letter_queue)}
+        # quiet: JSON logs, so Lambda drops its START/END/REPORT lines (system level WARN); the
+        # application level lets the EMF metric lines (no level: INFO to Lambda) through
+        logging = props["LoggingConfig"]
+        assert (logging["LogFormat"], logging["SystemLogLevel"], logging["ApplicationLogLevel"]) == ("JSON", "WARN", "INFO")
         # its own role and its own log group, with retention
         role_id = props["Role"]["Fn::GetAtt"][0]
         assert role_id.startswith(f"Timers{fid}Role")
-        log_group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
+        log_group_id = logging["LogGroup"]["Ref"]
         assert log_group_id.startswith(f"Timers{fid}Logs")
         assert b.json["Resources"][log_group_id]["Properties"]["RetentionInDays"] == 30
         role = b.json["Resources"][role_id]["Properties"]
         assert "ManagedPolicyArns" not in role
         assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "lambda.amazonaws.com"}
-    assert handlers == {
-        "ApiFunction": "scheduler_runtime.handlers.api.handler",
-        "FastTrackFunction": "scheduler_runtime.handlers.fast_track.handler",
-        "SweeperFunction": "scheduler_runtime.handlers.sweeper.handler",
-        "EnqueuerFunction": "scheduler_runtime.handlers.enqueuer.handler",
-        "DispatcherFunction": "scheduler_runtime.handlers.dispatcher.handler",
-    }
+    assert handlers == {fid: f"scheduler_runtime.handlers.{module}.handler" for fid, module in (
+        ("ApiFunction", "api"), ("SweeperFunction", "sweeper"), ("EnqueuerFunction", "enqueuer"),
+        ("DispatcherFunction", "dispatcher"))}
+    assert not [k for k in b.json["Resources"] if "FastTrack" in k]
     roles = {only(b.json, "AWS::Lambda::Function", f"Timers{fid}")[1]["Properties"]["Role"]["Fn::GetAtt"][0]
              for fid in FUNCTION_IDS}
-    assert len(roles) == 5
-    assert _function(b, "DispatcherFunction")["Timeout"] == 60
+    assert len(roles) == 4
+    assert {fid: _function(b, fid)["Timeout"] for fid in FUNCTION_IDS} == {
+        "ApiFunction": 15, "SweeperFunction": 60, "EnqueuerFunction": 60, "DispatcherFunction": 60}
     assert len(set(json.dumps(_function(b, fid)["Code"]) for fid in FUNCTION_IDS)) == 1  # one asset
 
 
 def test_functions_custom(built):
     b = built["custom"]
+    memory = {"ApiFunction": 512, "SweeperFunction": 1024, "EnqueuerFunction": 384, "DispatcherFunction": 192}
     for fid in FUNCTION_IDS:
         props = _function(b, fid)
         assert props["Architectures"] == ["x86_64"]
-        assert props["MemorySize"] == 512
+        assert props["MemorySize"] == memory[fid]
         env = props["Environment"]["Variables"]
-        assert (env["SHARD_COUNT"], env["CLAIM_WINDOW_SECONDS"], env["HISTORY_RETENTION_SECONDS"]) == ("32", "600", "7200")
+        assert (env["SHARD_COUNT"], env["DELAY_WINDOW_SECONDS"], env["HISTORY_RETENTION_SECONDS"]) == ("32", "600", "7200")
         assert (env["MAX_RECEIVE_COUNT"], env["METRICS_NAMESPACE"], env["LOG_LEVEL"]) == ("3", "Acme/Timers", "DEBUG")
-        log_group_id = props["LoggingConfig"]["LogGroup"]["Ref"]
-        assert b.json["Resources"][log_group_id]["Properties"]["RetentionInDays"] == 7
+        logging = props["LoggingConfig"]
+        assert (logging["LogFormat"], logging["SystemLogLevel"], logging["ApplicationLogLevel"]) == ("JSON", "INFO", "DEBUG")
+        assert b.json["Resources"][logging["LogGroup"]["Ref"]]["Properties"]["RetentionInDays"] == 7
     assert _function(b, "DispatcherFunction")["Timeout"] == 120
+    # INFO: the full trail, Lambda's platform lines included
+    logging = _function(built["http_cognito"], "ApiFunction")["LoggingConfig"]
+    assert (logging["SystemLogLevel"], logging["ApplicationLogLevel"]) == ("INFO", "INFO")
 
 
 def test_newest_python_runtime():
@@ -325,9 +367,8 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
                    "dynamodb:GetShardIterator"}
     logs_write = {"logs:CreateLogStream", "logs:PutLogEvents"}
     expected = {
-        "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
-        "FastTrackFunction": {"dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
-                              "sqs:GetQueueUrl"} | stream_read,
+        "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+                        "sqs:SendMessage"},
         "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                             "sqs:GetQueueUrl"},
         "EnqueuerFunction": {"dynamodb:BatchWriteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
@@ -349,6 +390,8 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
                    for a in _actions([statement])):
                 assert statement["Resource"] == [table], (fid, statement)
     # the delayer and DLQ sends are scoped to exactly those queues
+    assert [s for s in _policy(b, "ApiFunction") if s["Action"] == "sqs:SendMessage"] == [
+        {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": delayer}]  # short timers, straight in
     enq = _policy(b, "EnqueuerFunction")
     assert {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": delayer} in enq
     disp = _policy(b, "DispatcherFunction")
@@ -362,6 +405,9 @@ def test_customer_managed_key_is_granted_to_table_and_queue_users(built):
     for fid in FUNCTION_IDS:
         kms_actions = _actions([s for s in _policy(b, fid) if s.get("Resource") == key])
         assert {"kms:Decrypt"} <= kms_actions, fid
+    # the api function sends to the encrypted delayer queue: the key's producer actions
+    api_kms = _actions([s for s in _policy(b, "ApiFunction") if s.get("Resource") == key])
+    assert api_kms == {"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"}
 
 
 # --- event sources -------------------------------------------------------------------------
@@ -370,18 +416,17 @@ def test_stream_mappings(built):
     for b, batch, retries in ((built["defaults"], 100, 10), (built["custom"], 50, 4)):
         dlq = {"Fn::GetAtt": [_logical_id(b, b.scheduler.dead_letter_queue), "Arn"]}
         stream = {"Fn::GetAtt": [_logical_id(b, b.scheduler.table), "StreamArn"]}
-        for fid, name in (("FastTrackFunction", "fastTrack"), ("EnqueuerFunction", "enqueuer")):
-            (props,) = [m["Properties"] for m in resources_of(b.json, "AWS::Lambda::EventSourceMapping").values()
-                        if m["Properties"]["FunctionName"]["Ref"].startswith(f"Timers{fid}")]
-            assert props["EventSourceArn"] == stream
-            assert props["StartingPosition"] == "TRIM_HORIZON"
-            assert props["BatchSize"] == batch
-            assert props["MaximumRetryAttempts"] == retries
-            assert props["BisectBatchOnFunctionError"] is True
-            assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-            assert props["DestinationConfig"] == {"OnFailure": {"Destination": dlq}}
-            (pattern,) = props["FilterCriteria"]["Filters"]
-            assert json.loads(pattern["Pattern"]) == filters[name]  # verbatim, the shared source of truth
+        (props,) = [m["Properties"] for m in resources_of(b.json, "AWS::Lambda::EventSourceMapping").values()
+                    if m["Properties"]["EventSourceArn"] == stream]  # one stream mapping: the enqueuer's
+        assert props["FunctionName"]["Ref"].startswith("TimersEnqueuerFunction")
+        assert props["StartingPosition"] == "TRIM_HORIZON"
+        assert props["BatchSize"] == batch
+        assert props["MaximumRetryAttempts"] == retries
+        assert props["BisectBatchOnFunctionError"] is True
+        assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert props["DestinationConfig"] == {"OnFailure": {"Destination": dlq}}
+        (pattern,) = props["FilterCriteria"]["Filters"]
+        assert json.loads(pattern["Pattern"]) == filters["enqueuer"]  # verbatim, the shared source of truth
 
 
 def test_queue_mapping(built):
@@ -428,10 +473,10 @@ def test_a_failed_sweep_is_not_retried_and_lands_in_the_dead_letter_queue(built)
 
 
 def test_log_groups_follow_the_removal_policy(built):
-    for b, policy in ((built["defaults"], "Retain"), (built["custom"], "Delete")):
+    for b, policy, count in ((built["defaults"], "Retain", 5), (built["custom"], "Delete", 4)):
         groups = resources_of(b.json, "AWS::Logs::LogGroup")
         ours = {k: v for k, v in groups.items() if k.startswith("Timers")}
-        assert len(ours) == 6  # five functions and the API's access logs
+        assert len(ours) == count  # four functions, and the API's access logs unless turned off
         assert {v["DeletionPolicy"] for v in ours.values()} == {policy}
 
 
@@ -463,8 +508,8 @@ def _methods(b: Built) -> dict:
     return out
 
 
-def test_api_routes_iam_auth_and_validation(built):
-    b = built["defaults"]
+def test_rest_api_routes_iam_auth_and_validation(built):
+    b = built["rest"]
     methods = _methods(b)
     assert set(methods) == ROUTES
     api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
@@ -487,12 +532,12 @@ def test_api_routes_iam_auth_and_validation(built):
         assert methods[(verb, "/schedules/{id}")]["RequestParameters"] == {"method.request.path.id": True}
 
 
-def test_batch_route_takes_1_to_10_objects(built):
+def test_rest_batch_route_takes_1_to_10_objects(built):
     """POST /schedule-batches: the same function, auth and body validation as POST /schedules; its
     model is {"schedules": [...]} with 1-10 objects, as many as the api handler takes."""
     from scheduler_runtime.core.validation import MAX_BATCH_SIZE as RUNTIME_LIMIT
 
-    b = built["defaults"]
+    b = built["rest"]
     methods = _methods(b)
     batch, single = methods[("POST", "/schedule-batches")], methods[("POST", "/schedules")]
     for key in ("AuthorizationType", "Integration", "RequestValidatorId"):
@@ -513,13 +558,13 @@ def test_batch_route_takes_1_to_10_objects(built):
     assert schedules["items"] == {"type": "object"}  # each item is the api handler's to judge, per item
 
 
-def test_batch_model_holds_the_envelope_and_leaves_items_to_the_handler(built):
+def test_rest_batch_model_holds_the_envelope_and_leaves_items_to_the_handler(built):
     """The rendered batch model, run through a draft-4 validator (API Gateway's draft): 1-10 objects
     and nothing but "schedules" (the api handler's envelope rules); an item's own mistakes pass the
     gateway so that the handler answers them per item."""
     import jsonschema  # cfn-lint's dependency, so always installed with the test tools
 
-    b = built["defaults"]
+    b = built["rest"]
     batch = _methods(b)[("POST", "/schedule-batches")]
     schema = b.json["Resources"][batch["RequestModels"]["application/json"]["Ref"]]["Properties"]["Schema"]
     jsonschema.Draft4Validator.check_schema(schema)
@@ -533,8 +578,8 @@ def test_batch_model_holds_the_envelope_and_leaves_items_to_the_handler(built):
     assert [validator.is_valid(body) for body in bad] == [False] * len(bad)
 
 
-def test_gateway_errors_keep_the_api_error_shape(built):
-    b = built["defaults"]
+def test_rest_gateway_errors_keep_the_api_error_shape(built):
+    b = built["rest"]
     responses = {r["Properties"]["ResponseType"]: r["Properties"]
                  for r in resources_of(b.json, "AWS::ApiGateway::GatewayResponse").values()}
     assert set(responses) == {"BAD_REQUEST_BODY", "BAD_REQUEST_PARAMETERS", "DEFAULT_4XX", "DEFAULT_5XX"}
@@ -546,8 +591,8 @@ def test_gateway_errors_keep_the_api_error_shape(built):
         assert set(rendered) == {"message", "field"}
 
 
-def test_api_stage_throttling_and_logging(built):
-    b = built["defaults"]
+def test_rest_stage_throttling_and_logging(built):
+    b = built["rest"]
     b.template.has_resource_properties("AWS::ApiGateway::RestApi", {"EndpointConfiguration": {"Types": ["REGIONAL"]}})
     stage = only(b.json, "AWS::ApiGateway::Stage")[1]["Properties"]
     assert stage["StageName"] == "v1"
@@ -562,9 +607,10 @@ def test_api_stage_throttling_and_logging(built):
     assert stage["StageName"] == "live"
     assert (stage["MethodSettings"][0]["ThrottlingRateLimit"], stage["MethodSettings"][0]["ThrottlingBurstLimit"]) == (10, 20)
     custom.template.resource_count_is("AWS::ApiGateway::Account", 0)
+    assert "AccessLogSetting" not in stage  # access_logging=False
 
 
-def test_api_cognito_auth(built):
+def test_rest_cognito_auth(built):
     b = built["custom"]
     pool = _logical_id(b, b.extra["pool"])
     authorizer = only(b.json, "AWS::ApiGateway::Authorizer")
@@ -577,7 +623,7 @@ def test_api_cognito_auth(built):
         assert props["AuthorizationScopes"] == ["timers/write"]
 
 
-def test_api_key_auth(built):
+def test_rest_api_key_auth(built):
     b = built["api_key"]
     assert set(_methods(b)) == ROUTES
     for props in _methods(b).values():
@@ -588,18 +634,20 @@ def test_api_key_auth(built):
         "Throttle": {"RateLimit": 100, "BurstLimit": 200},
         "ApiStages": [Match.object_like({"Stage": Match.any_value()})],
     })
-    assert b.scheduler.api_key is not None and built["defaults"].scheduler.api_key is None
+    assert b.scheduler.api_key is not None and built["rest"].scheduler.api_key is None
 
 
-def test_api_no_auth(built):
+def test_rest_no_auth(built):
     assert set(_methods(built["none"])) == ROUTES
     for props in _methods(built["none"]).values():
         assert props["AuthorizationType"] == "NONE" and "ApiKeyRequired" not in props
 
 
-def test_grant_schedule_is_execute_api_on_the_four_routes_only(built):
-    b = built["defaults"]
-    (statement,) = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"]["Statement"]
+def test_rest_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(built):
+    b = built["rest"]
+    invoke, statement = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"][
+        "Statement"]
+    assert invoke == _invoke_statement(b)
     assert statement["Action"] == "execute-api:Invoke"
     rendered = [json.dumps(r) for r in statement["Resource"]]
     assert len(rendered) == 4
@@ -610,16 +658,137 @@ def test_grant_schedule_is_execute_api_on_the_four_routes_only(built):
     assert all(f'{{"Ref": "{api_id}"}}, "/", {{"Ref": "{stage_id}"}}' in r for r in rendered), rendered
 
 
+# --- the HTTP API (the default) ----------------------------------------------------------------
+HTTP_ROUTE_KEYS = {f"{verb} {path}" for verb, path in ROUTES}
+
+
+def _routes(b: Built) -> dict:
+    return {r["Properties"]["RouteKey"]: r["Properties"] for r in resources_of(b.json, "AWS::ApiGatewayV2::Route").values()}
+
+
+def _invoke_statement(b: Built) -> dict:
+    """``grant_invoke``: lambda:InvokeFunction on exactly the api function (no version wildcard)."""
+    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
+    return {"Action": "lambda:InvokeFunction", "Effect": "Allow", "Resource": {"Fn::GetAtt": [api_fn, "Arn"]}}
+
+
+def test_http_api_is_the_default_with_iam_on_every_route(built):
+    b = built["defaults"]
+    assert not [r for r in b.json["Resources"].values() if r["Type"].startswith("AWS::ApiGateway::")]
+    (api_id, api), = resources_of(b.json, "AWS::ApiGatewayV2::Api").items()
+    assert api_id.startswith("TimersHttpApi") and api["Properties"]["ProtocolType"] == "HTTP"
+    routes = _routes(b)
+    assert set(routes) == HTTP_ROUTE_KEYS
+    (integration_id, integration), = resources_of(b.json, "AWS::ApiGatewayV2::Integration").items()
+    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
+    assert integration["Properties"] == {"ApiId": {"Ref": api_id}, "IntegrationType": "AWS_PROXY",
+                                         "IntegrationUri": {"Fn::GetAtt": [api_fn, "Arn"]},
+                                         "PayloadFormatVersion": "2.0"}
+    for route in routes.values():
+        assert route["AuthorizationType"] == "AWS_IAM" and "AuthorizerId" not in route
+        assert route["Target"] == {"Fn::Join": ["", ["integrations/", {"Ref": integration_id}]]}
+    # API Gateway may invoke the function for each route, and nothing else may
+    sources = sorted(json.dumps(p["Properties"]["SourceArn"]) for p in resources_of(b.json, "AWS::Lambda::Permission").values()
+                     if p["Properties"]["Principal"] == "apigateway.amazonaws.com")
+    assert len(sources) == 4 and all(f'{{"Ref": "{api_id}"}}' in s for s in sources)
+
+
+def test_http_stage_is_default_auto_deployed_throttled_and_logged(built):
+    b = built["defaults"]
+    (stage_id, stage), = resources_of(b.json, "AWS::ApiGatewayV2::Stage").items()
+    props = stage["Properties"]
+    assert stage_id.startswith("TimersHttpApiDefaultStage")
+    assert (props["StageName"], props["AutoDeploy"]) == ("$default", True)
+    assert props["DefaultRouteSettings"] == {"ThrottlingBurstLimit": 200, "ThrottlingRateLimit": 100}
+    assert props["AccessLogSettings"]["DestinationArn"]["Fn::GetAtt"][0].startswith("TimersApiAccessLogs")
+    fields = json.loads(props["AccessLogSettings"]["Format"])
+    assert {"requestId", "caller", "routeKey", "status", "integrationError", "authorizerError"} <= set(fields)
+    assert all(v.startswith("$context.") for v in fields.values())
+    # no account-wide logging role for an HTTP API
+    b.template.resource_count_is("AWS::ApiGateway::Account", 0)
+    # the $default stage has no path in the URL
+    url = b.stack.resolve(b.scheduler.url)
+    assert url["Fn::Join"][1][-1] == "/" and "$default" not in json.dumps(url)
+
+
+def test_http_cognito_is_a_jwt_authorizer_for_the_app_clients(built):
+    b = built["http_cognito"]
+    pool, client = _logical_id(b, b.extra["pool"]), _logical_id(b, b.extra["app_client"])
+    (authorizer_id, authorizer), = resources_of(b.json, "AWS::ApiGatewayV2::Authorizer").items()
+    props = authorizer["Properties"]
+    assert props["AuthorizerType"] == "JWT"
+    assert props["IdentitySource"] == ["$request.header.Authorization"]
+    assert props["JwtConfiguration"]["Audience"] == [{"Ref": client}]
+    issuer = props["JwtConfiguration"]["Issuer"]
+    assert issuer == {"Fn::Join": ["", ["https://cognito-idp.eu-west-1.amazonaws.com/", {"Ref": pool}]]}
+    routes = _routes(b)
+    assert set(routes) == HTTP_ROUTE_KEYS
+    for route in routes.values():
+        assert (route["AuthorizationType"], route["AuthorizerId"]) == ("JWT", {"Ref": authorizer_id})
+        assert route["AuthorizationScopes"] == ["timers/write"]
+    stage = only(b.json, "AWS::ApiGatewayV2::Stage")[1]["Properties"]
+    assert stage["DefaultRouteSettings"] == {"ThrottlingBurstLimit": 20, "ThrottlingRateLimit": 10}
+    assert "AccessLogSettings" not in stage
+    assert not [k for k in b.json["Resources"] if k.startswith("TimersApiAccessLogs")]
+
+
+def test_http_no_auth(built):
+    routes = _routes(built["http_none"])
+    assert set(routes) == HTTP_ROUTE_KEYS
+    assert {r["AuthorizationType"] for r in routes.values()} == {"NONE"}
+
+
+def test_http_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(built):
+    b = built["defaults"]
+    invoke, statement = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"][
+        "Statement"]
+    assert invoke == _invoke_statement(b)
+    assert statement["Action"] == "execute-api:Invoke"
+    api_id = only(b.json, "AWS::ApiGatewayV2::Api")[0]
+    assert sorted(map(json.dumps, statement["Resource"])) == sorted(
+        json.dumps({"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":execute-api:eu-west-1:123456789012:",
+                                      {"Ref": api_id}, f"/$default/{verb}{path.replace('{id}', '*')}"]]})
+        for verb, path in ROUTES)
+
+
+def test_grant_invoke_is_exactly_the_api_function(built):
+    for name in ("defaults", "rest", "no_api"):
+        b = built[name]
+        (statement,) = only(b.json, "AWS::IAM::Policy", "InvokerDefaultPolicy")[1]["Properties"]["PolicyDocument"][
+            "Statement"]
+        assert statement == _invoke_statement(b), name
+
+
+def test_no_api_means_direct_invoke_only(built):
+    b = built["no_api"]
+    assert not [r for r in b.json["Resources"].values() if r["Type"].startswith("AWS::ApiGateway")]
+    assert not [k for k in b.json["Resources"] if k.startswith("TimersApiAccessLogs")]
+    assert not [p for p in resources_of(b.json, "AWS::Lambda::Permission").values()
+                if p["Properties"]["Principal"] == "apigateway.amazonaws.com"]
+    s = b.scheduler
+    assert (s.api, s.api_stage, s.api_key, s.url) == (None, None, None, None)
+    # grant_schedule is the invoke alone
+    (statement,) = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"][
+        "Statement"]
+    assert statement == _invoke_statement(b)
+
+
 # --- attributes and metrics ---------------------------------------------------------------
 def test_attributes(built):
     s = built["defaults"].scheduler
     assert isinstance(s.table, dynamodb.Table)
     assert isinstance(s.delayer_queue, sqs.Queue) and isinstance(s.dead_letter_queue, sqs.Queue)
-    assert s.api.node.id == "Api" and s.table.node.id == "Table"
+    assert isinstance(s.api, apigwv2.HttpApi) and isinstance(s.api_stage, apigwv2.HttpStage)
+    assert (s.api.node.id, s.api_stage.node.path) == ("HttpApi", "Defaults/Timers/HttpApi/DefaultStage")
+    assert s.api_choice.kind == "HTTP" and s.api_key is None
+    rest = built["rest"].scheduler
+    assert isinstance(rest.api, apigw.RestApi) and rest.api.node.id == "Api"
+    assert rest.api_stage.node.path == rest.api.deployment_stage.node.path == "Rest/Timers/Api/DeploymentStage.v1"
+    assert s.table.node.id == "Table"
     assert [f.node.id for f in s.functions] == list(FUNCTION_IDS)
     assert s.dispatcher_function.node.id == "DispatcherFunction"
     assert s.sweep_rule.node.id == "SweepSchedule"
-    assert cdk.Token.is_unresolved(s.url)
+    assert cdk.Token.is_unresolved(s.url) and cdk.Token.is_unresolved(rest.url)
 
 
 def test_metrics(built):
@@ -637,35 +806,46 @@ def test_metrics(built):
     assert s.metric_dispatcher_errors().metric_name == "Errors"
 
 
-def test_every_resource_the_construct_creates_is_accounted_for(built):
-    """The full inventory of the default construct (the stack's own callback function excluded)."""
-    import collections
+def _inventory(b: Built) -> collections.Counter:
+    """Resource types under the scheduler (the test's own callback, ``Callback...``, is not)."""
+    return collections.Counter(r["Type"] for k, r in b.json["Resources"].items() if k.startswith("Timers"))
 
-    b = built["defaults"]
-    callback = _logical_id(b, b.extra["callback"])
-    inventory = collections.Counter(
-        r["Type"] for k, r in b.json["Resources"].items()
-        if k.startswith("Timers") and not k.startswith(callback)
-    )
-    assert inventory == {
-        "AWS::DynamoDB::Table": 1,
-        "AWS::SQS::Queue": 2, "AWS::SQS::QueuePolicy": 2,
-        "AWS::IAM::Role": 6,  # five functions, API Gateway's logging role
-        "AWS::IAM::Policy": 5,
-        "AWS::Logs::LogGroup": 6,
-        "AWS::Lambda::Function": 5,
-        "AWS::Lambda::EventSourceMapping": 3,
-        "AWS::Lambda::EventInvokeConfig": 1,
-        "AWS::Lambda::Permission": 9,  # the sweep rule, and each method for its stage and for test-invoke
-        "AWS::Events::Rule": 1,
+
+CORE = collections.Counter({
+    "AWS::DynamoDB::Table": 1,
+    "AWS::SQS::Queue": 2, "AWS::SQS::QueuePolicy": 2,
+    "AWS::IAM::Role": 4, "AWS::IAM::Policy": 4,  # one role per function
+    "AWS::Logs::LogGroup": 4,
+    "AWS::Lambda::Function": 4,
+    "AWS::Lambda::EventSourceMapping": 2,  # stream -> enqueuer, delayer queue -> dispatcher
+    "AWS::Lambda::EventInvokeConfig": 1,
+    "AWS::Events::Rule": 1,
+    "AWS::Lambda::Permission": 1,  # the sweep rule may invoke the sweeper
+})
+
+
+def test_every_resource_the_construct_creates_is_accounted_for(built):
+    """The full inventory of each API choice."""
+    assert _inventory(built["no_api"]) == CORE
+    assert _inventory(built["defaults"]) - CORE == {
+        "AWS::Logs::LogGroup": 1,  # the API's access logs
+        "AWS::Lambda::Permission": 4,  # one per route
+        "AWS::ApiGatewayV2::Api": 1, "AWS::ApiGatewayV2::Stage": 1, "AWS::ApiGatewayV2::Integration": 1,
+        "AWS::ApiGatewayV2::Route": 4,
+    }
+    rest = built["rest"]
+    assert _inventory(rest) - CORE == {
+        "AWS::IAM::Role": 1,  # API Gateway's logging role
+        "AWS::Logs::LogGroup": 1,
+        "AWS::Lambda::Permission": 8,  # each method, for its stage and for test-invoke
         "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
         "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 3, "AWS::ApiGateway::Method": 4,
         "AWS::ApiGateway::Model": 2, "AWS::ApiGateway::RequestValidator": 2,
         "AWS::ApiGateway::GatewayResponse": 4,
     }
-    permissions = [r["Properties"] for r in resources_of(b.json, "AWS::Lambda::Permission").values()]
-    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
-    sweeper = only(b.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
+    permissions = [r["Properties"] for r in resources_of(rest.json, "AWS::Lambda::Permission").values()]
+    api_fn = only(rest.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
+    sweeper = only(rest.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
     assert sum(p["Principal"] == "apigateway.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [api_fn, "Arn"]}
                for p in permissions) == 8
     assert sum(p["Principal"] == "events.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}

@@ -65,7 +65,7 @@ def test_example_app_synthesizes_with_npx_cdk_synth(node_tools, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     template = json.loads((tmp_path / "DelayedSchedulerExample.template.json").read_text())
     types = {r["Type"] for r in template["Resources"].values()}
-    assert {"AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::ApiGateway::RestApi"} <= types
+    assert {"AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::ApiGatewayV2::Api"} <= types
 
 
 def test_integ_snapshot_is_current(node_tools):

@@ -6,36 +6,45 @@ This proves the wiring (names, environment variables, filters, handler strings, 
 contents), not only the template's shape. moto would itself try to invoke the functions
 behind the event source mappings (it needs Docker for that, and without it swallows SQS
 messages), so the mappings are read, then deleted, and this module drives them.
+
+The HTTP API (the construct's default): moto 5.2 has no CloudFormation model for any
+``AWS::ApiGatewayV2::*`` type. Its CloudFormation skips them (a ``Ref`` to one resolves to
+``None``), so the module replays the template's Api, Integration, Route and Stage through moto's
+apigatewayv2 API, with their references resolved to what was deployed, reads them back, and
+drives the api function with the payload format 2.0 events of those routes. moto does not serve
+the HTTP API's endpoint (nothing reaches a Lambda integration) and enforces no IAM, so a route's
+authorization and the callers' grants are checked here against the policies, not by a request.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
 import json
 import os
 import time
 import zipfile
-from contextlib import contextmanager
-from fnmatch import fnmatchcase
-from unittest import mock
 from pathlib import Path
 
 import pytest
+from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, StreamMapping, TemplateResolver, allowed,
+                         forget_stream_triggers, http_api_event, iam_requests, replay_http_api, role_statements,
+                         route_for)
 
-from cdk_delayed_scheduler._runtime_asset import runtime_asset_path
-from cdk_delayed_scheduler.local.event_filter import matches
+from cdk_delayed_scheduler._runtime_asset import contract, runtime_asset_path
 
 pytestmark = [
     pytest.mark.slow,
-    # moto has no CloudFormation model for QueuePolicy and some API Gateway types; it skips them.
+    # moto has no CloudFormation model for QueuePolicy, EventInvokeConfig or API Gateway v2; it skips them.
     pytest.mark.filterwarnings("ignore:Tried to parse:UserWarning"),
 ]
 
-REGION = "us-east-1"
 DEPLOYED_STACK = "Wiring"
-FUNCTION_KEYS = ("ApiFunction", "FastTrackFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
+FUNCTION_KEYS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
+#: What moto's CloudFormation leaves out of the deployed stack (it warns "No Moto CloudFormation support").
+SKIPPED_BY_MOTO = {"AWS::ApiGatewayV2::Api", "AWS::ApiGatewayV2::Integration", "AWS::ApiGatewayV2::Route",
+                   "AWS::ApiGatewayV2::Stage", "AWS::SQS::QueuePolicy", "AWS::Lambda::EventInvokeConfig"}
+SWEEP_EVENT = {"source": "aws.events", "detail-type": "Scheduled Event"}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +83,7 @@ def deployed(example_assembly, moto_endpoint):
     """The example stack deployed into moto CloudFormation, with its mappings read and removed."""
     import boto3
 
-    outdir, stack_name, _template = example_assembly
+    outdir, stack_name, template = example_assembly
     session = boto3.session.Session()
     account = session.client("sts").get_caller_identity()["Account"]
     # What `cdk bootstrap` leaves behind and the template's BootstrapVersion rule reads.
@@ -113,8 +122,8 @@ def deployed(example_assembly, moto_endpoint):
     for mapping in mappings:  # from here on, this module plays Lambda's pollers
         lam.update_event_source_mapping(UUID=mapping["UUID"], Enabled=False)
         lam.delete_event_source_mapping(UUID=mapping["UUID"])
-    _forget_stream_triggers(account)
-    return {"session": session, "stack": stack, "resources": resources, "functions": functions,
+    forget_stream_triggers(account)
+    return {"session": session, "stack": stack, "resources": resources, "functions": functions, "template": template,
             "mappings": mappings, "outputs": {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}}
 
 
@@ -122,7 +131,10 @@ def test_the_stack_is_create_complete(deployed):
     assert deployed["stack"]["StackStatus"] == "CREATE_COMPLETE", deployed["stack"].get("StackStatusReason")
     types = {r["ResourceType"] for r in deployed["resources"].values()}
     assert {"AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Lambda::Function", "AWS::Lambda::EventSourceMapping",
-            "AWS::Events::Rule", "AWS::ApiGateway::RestApi"} <= types
+            "AWS::Events::Rule", "AWS::Lambda::Permission", "AWS::Logs::LogGroup"} <= types
+    # exactly these types are what moto's CloudFormation cannot create; the HTTP API's are replayed below
+    template_types = {r["Type"] for r in deployed["template"]["Resources"].values()} - {"AWS::CDK::Metadata"}
+    assert template_types - types == SKIPPED_BY_MOTO
 
 
 def test_deployed_code_is_the_runtime_without_tests_or_bytecode(deployed):
@@ -142,178 +154,100 @@ def test_deployed_code_is_the_runtime_without_tests_or_bytecode(deployed):
     assert shipped == expected
     handlers = {f["Configuration"]["Handler"] for f in deployed["functions"].values()}
     assert handlers == {f"scheduler_runtime.handlers.{m}.handler" for m in
-                        ("api", "fast_track", "sweeper", "enqueuer", "dispatcher")}
-
-
-def _forget_stream_triggers(account: str) -> None:
-    """moto (5.2) keeps a table's stream trigger after its mapping is deleted, and on each
-    write tries to invoke the function (in Docker) and then discards the stream's records.
-    The server runs in this process, so drop those registrations from its backend."""
-    from moto.dynamodb.models import dynamodb_backends
-
-    for table in dynamodb_backends[account][REGION].tables.values():
-        table.lambda_event_source_mappings.clear()
-
-
-class _Context:
-    """The parts of Lambda's context object the runtime reads."""
-
-    def __init__(self, function_name: str, timeout_seconds: float) -> None:
-        self.function_name = function_name
-        self.aws_request_id = f"wiring-{time.monotonic_ns()}"
-        self._deadline = time.monotonic() + timeout_seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
-
-
-class _Lambda:
-    """A deployed function, run in-process with exactly its deployed environment.
-
-    Every AWS call its handler makes is recorded (``calls``), so the test can check it against
-    the function's deployed role; ``fail_once`` injects one failure of an operation.
-    """
-
-    def __init__(self, description: dict) -> None:
-        config = description["Configuration"]
-        self.name = config["FunctionName"]
-        self.arn = config["FunctionArn"]
-        self.role_arn = config["Role"]
-        self.timeout = config["Timeout"]
-        self.environment = config.get("Environment", {}).get("Variables", {})
-        module_name, _, attribute = config["Handler"].rpartition(".")
-        self.handler = getattr(importlib.import_module(module_name), attribute)
-        self.calls: list[tuple[str, str, dict]] = []
-        self.fail_once: set[str] = set()
-        self.fail_when = None  # optional predicate (operation, params) -> bool
-
-    @contextmanager
-    def _environment(self):
-        from scheduler_runtime.aws.config import ENV_KEYS
-
-        saved = {k: os.environ.get(k) for k in (*ENV_KEYS, "LOG_LEVEL")}
-        for key in saved:
-            os.environ.pop(key, None)
-        os.environ.update(self.environment)
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-
-    @contextmanager
-    def _recording(self):
-        from botocore.client import BaseClient
-
-        original = BaseClient._make_api_call
-        function = self
-
-        def recording(client, operation_name, params):
-            function.calls.append((client.meta.service_model.signing_name, operation_name, params))
-            if operation_name in function.fail_once:
-                function.fail_once.discard(operation_name)
-                raise ConnectionError(f"injected failure of {operation_name}")
-            if function.fail_when is not None and function.fail_when(operation_name, params):
-                raise ConnectionError(f"injected failure of {operation_name}")
-            return original(client, operation_name, params)
-
-        with mock.patch.object(BaseClient, "_make_api_call", recording):
-            yield
-
-    def __call__(self, event: dict) -> dict:
-        with self._environment(), self._recording():
-            return self.handler(event, _Context(self.name, self.timeout))
-
-
-class _StreamMapping:
-    """A DynamoDB stream event source mapping, as deployed: its stream, filter and function."""
-
-    def __init__(self, session, mapping: dict, function: _Lambda) -> None:
-        self.streams = session.client("dynamodbstreams")
-        self.arn = mapping["EventSourceArn"]
-        self.patterns = [json.loads(f["Pattern"]) for f in mapping.get("FilterCriteria", {}).get("Filters", [])]
-        self.batch_size = mapping.get("BatchSize", 100)
-        self.function = function
-        self.positions: dict[str, str] = {}
-
-    def poll(self) -> int:
-        """Hand every new matching record to the function; returns how many were handed over."""
-        handed = 0
-        for shard in self.streams.describe_stream(StreamArn=self.arn)["StreamDescription"]["Shards"]:
-            shard_id = shard["ShardId"]
-            params = {"StreamArn": self.arn, "ShardId": shard_id, "ShardIteratorType": "TRIM_HORIZON"}
-            if shard_id in self.positions:
-                params.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=self.positions[shard_id])
-            iterator = self.streams.get_shard_iterator(**params)["ShardIterator"]
-            records = self.streams.get_records(ShardIterator=iterator, Limit=self.batch_size)["Records"]
-            if not records:
-                continue
-            lambda_records = []
-            for record in records:
-                dynamodb = dict(record["dynamodb"])
-                created = dynamodb.get("ApproximateCreationDateTime")
-                if hasattr(created, "timestamp"):
-                    dynamodb["ApproximateCreationDateTime"] = created.timestamp()
-                lambda_records.append({**record, "dynamodb": dynamodb, "eventSourceARN": self.arn, "awsRegion": REGION})
-            matching = [r for r in lambda_records if any(matches(p, r) for p in self.patterns)]
-            if matching:
-                response = self.function({"Records": matching}) or {}
-                assert response.get("batchItemFailures", []) == [], response
-                handed += len(matching)
-            self.positions[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
-        return handed
-
-
-class _QueueMapping:
-    """An SQS event source mapping, as deployed: its queue, batch size and function."""
-
-    def __init__(self, session, mapping: dict, function: _Lambda) -> None:
-        self.sqs = session.client("sqs")
-        self.arn = mapping["EventSourceArn"]
-        self.url = self.sqs.get_queue_url(QueueName=self.arn.rsplit(":", 1)[1])["QueueUrl"]
-        self.batch_size = mapping.get("BatchSize", 10)
-        self.function = function
-        self.visibility_timeout: int | None = None  # the queue's own, unless a test shortens it
-
-    def poll(self) -> int:
-        extra = {} if self.visibility_timeout is None else {"VisibilityTimeout": self.visibility_timeout}
-        messages = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=self.batch_size,
-                                            AttributeNames=["All"], MessageAttributeNames=["All"],
-                                            **extra).get("Messages", [])
-        if not messages:
-            return 0
-        records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-                    "attributes": m.get("Attributes", {}), "messageAttributes": {}, "eventSource": "aws:sqs",
-                    "eventSourceARN": self.arn, "awsRegion": REGION} for m in messages]
-        response = self.function({"Records": records}) or {}
-        failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
-        for message in messages:
-            if message["MessageId"] not in failed:
-                self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=message["ReceiptHandle"])
-        return len(messages)
+                        ("api", "sweeper", "enqueuer", "dispatcher")}
 
 
 @pytest.fixture(scope="module")
 def wired(deployed):
     session = deployed["session"]
-    functions = {key: _Lambda(description) for key, description in deployed["functions"].items()}
+    functions = {key: DeployedFunction(description) for key, description in deployed["functions"].items()}
     by_arn = {f.arn: f for f in functions.values()}
     streams, queues = {}, {}
     for mapping in deployed["mappings"]:
         function = by_arn[mapping["FunctionArn"]]
         if ":dynamodb:" in mapping["EventSourceArn"]:
-            streams[function.name] = _StreamMapping(session, mapping, function)
+            streams[function.name] = StreamMapping(session, mapping, function)
         else:
-            queues[function.name] = _QueueMapping(session, mapping, function)
+            queues[function.name] = QueueMapping(session, mapping, function)
     return functions, streams, queues
+
+
+@pytest.fixture(scope="module")
+def http_api(deployed):
+    """The template's HTTP API, created through moto's apigatewayv2 API, and read back from it."""
+    session = deployed["session"]
+    resolve = TemplateResolver(deployed["template"], deployed["resources"], deployed["functions"])
+    created = replay_http_api(session, deployed["template"], resolve)
+    client = session.client("apigatewayv2")
+    (api_id,) = [i for lid, i in created.items() if deployed["template"]["Resources"][lid]["Type"].endswith("::Api")]
+    return {"api_id": api_id, "resolve": resolve, "api": client.get_api(ApiId=api_id),
+            "routes": {r["RouteKey"]: r for r in client.get_routes(ApiId=api_id)["Items"]},
+            "integrations": {i["IntegrationId"]: i for i in client.get_integrations(ApiId=api_id)["Items"]},
+            "stages": {s["StageName"]: s for s in client.get_stages(ApiId=api_id)["Items"]}}
+
+
+class _Caller:
+    """A producer: calls through the HTTP API's routes (as the deployed API would hand them to the
+    api function), or by direct invoke. Records each HTTP request for the grant audit."""
+
+    def __init__(self, function: DeployedFunction, http_api: dict) -> None:
+        self.function, self.http_api = function, http_api
+        self.requests: list[tuple[str, str]] = []
+
+    def __call__(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        route_key = route_for(self.http_api["routes"], method, path)
+        self.requests.append((method, path))
+        response = self.function(http_api_event(route_key, path, body, self.http_api["api_id"]))
+        assert response["headers"]["Content-Type"] == "application/json"
+        return response["statusCode"], json.loads(response["body"])
+
+    def invoke(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        """The documented direct-invoke event; the answer's body is a JSON value, not text."""
+        response = self.function({"method": method, "path": path, **({"body": body} if body is not None else {})})
+        return response["statusCode"], response["body"]
+
+    def calls_during(self, action) -> list[str]:
+        """The AWS operations the api function made while ``action()`` ran."""
+        before = len(self.function.calls)
+        action()
+        return [op for _, op, _ in self.function.calls[before:]]
+
+
+@pytest.fixture(scope="module")
+def api(wired, http_api):
+    return _Caller(wired[0]["ApiFunction"], http_api)
+
+
+def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wired, http_api):
+    functions, _, _ = wired
+    assert http_api["api"]["ProtocolType"] == "HTTP"
+    routes = http_api["routes"]
+    assert set(routes) == {"POST /schedules", "GET /schedules/{id}", "DELETE /schedules/{id}",
+                           "POST /schedule-batches"}
+    (integration,) = http_api["integrations"].values()
+    assert (integration["IntegrationType"], integration["PayloadFormatVersion"]) == ("AWS_PROXY", "2.0")
+    assert integration["IntegrationUri"] == functions["ApiFunction"].arn
+    for route in routes.values():
+        assert route["AuthorizationType"] == "AWS_IAM"
+        assert route["Target"] == f"integrations/{integration['IntegrationId']}"
+    stage = http_api["stages"]["$default"]
+    assert stage["AutoDeploy"] is True
+    assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == 100
+    log_groups = {r["PhysicalResourceId"] for lid, r in deployed["resources"].items() if lid.startswith("TimersApiAccessLogs")}
+    assert stage["AccessLogSettings"]["DestinationArn"] == f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{log_groups.pop()}:*"
+    # API Gateway may invoke the api function through any of the four routes of this API
+    policy = json.loads(deployed["session"].client("lambda").get_policy(
+        FunctionName=functions["ApiFunction"].name)["Policy"])
+    sources = {s["Condition"]["ArnLike"]["AWS:SourceArn"] for s in policy["Statement"]
+               if s["Principal"] == {"Service": "apigateway.amazonaws.com"}}
+    assert {s.rsplit("/", 1)[0] for s in sources} <= {f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*",
+                                                      f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*/schedules"}
+    assert len(sources) == 3  # /schedules, /schedules/{id}, /schedule-batches (None: moto's Ref to the skipped API)
 
 
 def test_mappings_connect_the_right_sources_to_the_right_functions(deployed, wired):
     functions, streams, queues = wired
-    assert set(streams) == {functions["FastTrackFunction"].name, functions["EnqueuerFunction"].name}
+    assert set(streams) == {functions["EnqueuerFunction"].name}  # no fast track any more
     assert set(queues) == {functions["DispatcherFunction"].name}
     table_name = functions["ApiFunction"].environment["TABLE_NAME"]
     for mapping in streams.values():
@@ -336,17 +270,6 @@ def test_the_sweep_rule_targets_the_sweeper(deployed, wired):
     assert target["Arn"] == functions["SweeperFunction"].arn
 
 
-def _api(function: _Lambda, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-    segments = [s for s in path.split("/") if s]
-    event = {"httpMethod": method, "path": path,
-             "resource": f"/{segments[0]}" if len(segments) == 1 else f"/{segments[0]}/{{id}}",
-             "pathParameters": {"id": segments[1]} if len(segments) > 1 else None,
-             "headers": {"content-type": "application/json"}, "isBase64Encoded": False,
-             "body": json.dumps(body) if body is not None else None}
-    response = function(event)
-    return response["statusCode"], json.loads(response["body"])
-
-
 def _drive_until(predicate, steps, timeout: float = 30.0):
     deadline = time.monotonic() + timeout
     handed = [0] * len(steps)
@@ -367,104 +290,96 @@ def _receive_one(session, queue_url: str) -> dict | None:
     return messages[0] if messages else None
 
 
-def test_a_schedule_travels_fast_track_path_to_the_default_queue(deployed, wired):
-    functions, streams, queues = wired
+def _long(api: _Caller) -> "object":
+    """While set, the api function creates as if ``delay_window`` were 1 second: a schedule due in 2
+    seconds waits as a timer in the table, and the deployed sweeper (870 s) claims it at once."""
+    class _Window:
+        def __enter__(self):
+            api.function.overrides = {"DELAY_WINDOW_SECONDS": "1"}
+
+        def __exit__(self, *exc):
+            api.function.overrides = {}
+    return _Window()
+
+
+def _sweep(functions):
+    return lambda: functions["SweeperFunction"](SWEEP_EVENT)
+
+
+def test_a_short_timer_goes_straight_to_the_delayer_queue_then_to_the_default_target(deployed, wired, api):
+    functions, _, queues = wired
     session = deployed["session"]
-    status, body = _api(functions["ApiFunction"], "POST", "/schedules",
-                        {"id": "wiring-fast", "delaySeconds": 1, "payload": {"hello": "fast"}})
+    results = []
+    ops = api.calls_during(lambda: results.append(api("POST", "/schedules", {
+        "id": "wiring-short", "delaySeconds": 1, "payload": {"hello": "short"}})))
+    status, body = results[0]
     assert status == 201, body
-    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
+    assert ops == ["SendMessage", "PutItem"]  # the delayed message first, then the record
     dispatch = queues[functions["DispatcherFunction"].name]
-    deliveries_url = deployed["outputs"]["DeliveriesQueueUrl"]
-    message = _drive_until(lambda: _receive_one(session, deliveries_url), [fast.poll, enqueue.poll, dispatch.poll])
+    message = _drive_until(lambda: _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]), [dispatch.poll])
     envelope = json.loads(message["Body"])
-    assert envelope["id"] == "wiring-fast" and envelope["payload"] == {"hello": "fast"}
+    assert envelope["id"] == "wiring-short" and envelope["payload"] == {"hello": "short"}
     assert envelope["target"] == "default" and envelope["attempt"] == 1
     assert message["MessageAttributes"]["dedupeKey"]["StringValue"] == envelope["dedupeKey"]
-    status, body = _api(functions["ApiFunction"], "GET", "/schedules/wiring-fast")
+    status, body = api("GET", "/schedules/wiring-short")
     assert (status, body["status"]) == (200, "FIRED")
 
 
-def test_a_schedule_the_fast_track_missed_is_swept_to_the_named_fifo_target(deployed, wired):
+def test_a_long_timer_is_swept_and_enqueued_to_the_named_fifo_target(deployed, wired, api):
     functions, streams, queues = wired
     session = deployed["session"]
-    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
-    dispatch = queues[functions["DispatcherFunction"].name]
-    status, body = _api(functions["ApiFunction"], "POST", "/schedules",
-                        {"id": "wiring-swept", "delaySeconds": 0, "payload": [1, 2, 3], "target": "ordered"})
-    assert status == 201, body
-    # The fast track sees the INSERT too late (say it was throttled): skip its records ...
-    fast.positions = {}
-    for shard in fast.streams.describe_stream(StreamArn=fast.arn)["StreamDescription"]["Shards"]:
-        iterator = fast.streams.get_shard_iterator(StreamArn=fast.arn, ShardId=shard["ShardId"],
-                                                   ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
-        records = fast.streams.get_records(ShardIterator=iterator, Limit=1000)["Records"]
-        if records:
-            fast.positions[shard["ShardId"]] = records[-1]["dynamodb"]["SequenceNumber"]
-    # ... so the every-minute sweep is what claims it.
-    sweep = lambda: functions["SweeperFunction"]({"source": "aws.events", "detail-type": "Scheduled Event"})  # noqa: E731
+    enqueue, dispatch = streams[functions["EnqueuerFunction"].name], queues[functions["DispatcherFunction"].name]
+    results = []
+    with _long(api):
+        ops = api.calls_during(lambda: results.append(api("POST", "/schedules", {
+            "id": "wiring-swept", "delaySeconds": 2, "payload": [1, 2, 3], "target": "ordered"})))
+    assert results[0][0] == 201, results
+    assert ops == ["PutItem", "PutItem"]  # the timer first, then the record
     ordered_url = session.client("sqs").get_queue_url(QueueName="DelayedSchedulerExample-ordered.fifo")["QueueUrl"]
-    message = _drive_until(lambda: _receive_one(session, ordered_url), [sweep, enqueue.poll, dispatch.poll])
+    message = _drive_until(lambda: _receive_one(session, ordered_url), [_sweep(functions), enqueue.poll, dispatch.poll])
     envelope = json.loads(message["Body"])
     assert (envelope["id"], envelope["payload"], envelope["target"]) == ("wiring-swept", [1, 2, 3], "ordered")
     assert message["Attributes"]["MessageGroupId"] == "orders"
 
 
-def test_a_cancelled_schedule_is_never_enqueued(deployed, wired):
-    """Cancelled inside the window, before the fast track saw it: the claim fails, and the deployed
-    enqueuer filter drops the cancellation's REMOVE record (its old image is marked cancelled)."""
+def _delayer_is_empty(session, functions) -> bool:
+    attributes = session.client("sqs").get_queue_attributes(
+        QueueUrl=functions["DispatcherFunction"].environment["DELAYER_QUEUE_URL"],
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
+                        "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+    return all(value == "0" for value in attributes.values())
+
+
+def test_cancel_wins_on_both_paths(deployed, wired, api):
+    """A long timer cancelled before its sweep: the deployed enqueuer filter drops the cancellation's
+    REMOVE record and the sweep finds nothing. A short one cancelled while its message waits in the
+    delayer queue: the dispatcher receives it and refuses it. Nothing reaches the target."""
     functions, streams, queues = wired
     session = deployed["session"]
-    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
-    for mapping in (fast, enqueue):
-        mapping.poll()  # start from here
-    status, _ = _api(functions["ApiFunction"], "POST", "/schedules",
-                     {"id": "wiring-cancelled", "delaySeconds": 2, "payload": None})
-    assert status == 201
-    status, body = _api(functions["ApiFunction"], "DELETE", "/schedules/wiring-cancelled")
-    assert (status, body["status"]) == (200, "CANCELLED")
-    assert fast.poll() == 1  # the INSERT
+    enqueue, dispatch = streams[functions["EnqueuerFunction"].name], queues[functions["DispatcherFunction"].name]
+    enqueue.poll()  # start from here
+    with _long(api):
+        assert api("POST", "/schedules", {"id": "wiring-cancel-long", "delaySeconds": 2, "payload": None})[0] == 201
+    assert api("POST", "/schedules", {"id": "wiring-cancel-short", "delaySeconds": 1, "payload": None})[0] == 201
+    for schedule_id in ("wiring-cancel-long", "wiring-cancel-short"):
+        status, body = api("DELETE", f"/schedules/{schedule_id}")
+        assert (status, body["status"]) == (200, "CANCELLED")
     assert enqueue.poll() == 0  # the cancellation's REMOVE is filtered out by the deployed pattern
-    time.sleep(2.5)
-    functions["SweeperFunction"]({"source": "aws.events", "detail-type": "Scheduled Event"})
+    time.sleep(2.2)
+    _sweep(functions)()
     assert enqueue.poll() == 0
-    for mapping in queues.values():
-        assert mapping.poll() == 0
-    delayer_url = functions["DispatcherFunction"].environment["DELAYER_QUEUE_URL"]
-    attributes = session.client("sqs").get_queue_attributes(
-        QueueUrl=delayer_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
-                                              "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-    assert all(value == "0" for value in attributes.values()), attributes
+    _drive_until(lambda: _delayer_is_empty(session, functions), [dispatch.poll])  # received, refused, deleted
     assert _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]) is None
-    status, body = _api(functions["ApiFunction"], "GET", "/schedules/wiring-cancelled")
-    assert (status, body["status"]) == (200, "CANCELLED")
+    for schedule_id in ("wiring-cancel-long", "wiring-cancel-short"):
+        status, body = api("GET", f"/schedules/{schedule_id}")
+        assert (status, body["status"]) == (200, "CANCELLED")
 
 
-def test_the_api_routes_reach_the_api_function_with_iam_auth(deployed, wired):
-    functions, _, _ = wired
-    apigw = deployed["session"].client("apigateway")
-    (api_id,) = [r["PhysicalResourceId"] for r in deployed["resources"].values()
-                 if r["ResourceType"] == "AWS::ApiGateway::RestApi"]
-    routes = {}
-    for resource in apigw.get_resources(restApiId=api_id)["items"]:
-        for verb in resource.get("resourceMethods", {}):
-            method = apigw.get_method(restApiId=api_id, resourceId=resource["id"], httpMethod=verb)
-            routes[(verb, resource["path"])] = method
-    assert set(routes) == {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
-                           ("POST", "/schedule-batches")}
-    for method in routes.values():
-        assert method["authorizationType"] == "AWS_IAM"
-        assert method["methodIntegration"]["type"] == "AWS_PROXY"
-        assert functions["ApiFunction"].arn in method["methodIntegration"]["uri"]
-
-
-def test_a_batch_create_through_the_deployed_api_function(deployed, wired):
-    """POST /schedule-batches on the deployed function: each item answered in order with its own
-    status, valid ones stored (far in the future, so the other tests' pipelines leave them be)."""
-    functions, _, _ = wired
-    api = functions["ApiFunction"]
+def test_a_batch_create_through_the_http_api(deployed, wired, api):
+    """POST /schedule-batches: each item answered in order with its own status, valid ones stored
+    (far in the future, so the other tests' pipelines leave them be)."""
     first = {"id": "wiring-batch-1", "delaySeconds": 3600, "payload": {"n": 1}}
-    status, body = _api(api, "POST", "/schedule-batches", {"schedules": [
+    status, body = api("POST", "/schedule-batches", {"schedules": [
         first,
         {"id": "wiring-batch-2", "dueAt": "not a time", "payload": None},
         {"id": "wiring-batch-3", "delaySeconds": 7200, "payload": [3], "target": "ordered"},
@@ -476,48 +391,68 @@ def test_a_batch_create_through_the_deployed_api_function(deployed, wired):
     assert results[1]["body"]["field"] == "schedules[1].dueAt"
     assert (results[2]["body"]["id"], results[2]["body"]["target"]) == ("wiring-batch-3", "ordered")
     # a replay of the first item answers 200 with the same body; the same id with another body, 409
-    status, body = _api(api, "POST", "/schedule-batches", {"schedules": [
-        first, {**first, "payload": {"n": 2}}]})
+    status, body = api("POST", "/schedule-batches", {"schedules": [first, {**first, "payload": {"n": 2}}]})
     assert status == 200
     assert [r["status"] for r in body["results"]] == [200, 409], body
     assert body["results"][0]["body"] == results[0]["body"]
     assert body["results"][1]["body"]["field"] == "schedules[1].id"
     for schedule_id in ("wiring-batch-1", "wiring-batch-3"):
-        status, read = _api(api, "GET", f"/schedules/{schedule_id}")
+        status, read = api("GET", f"/schedules/{schedule_id}")
         assert (status, read["status"]) == (200, "SCHEDULED"), read
-    status, _ = _api(api, "GET", "/schedules/wiring-batch-2")
-    assert status == 404
-    # a bad envelope is refused as a whole
-    status, body = _api(api, "POST", "/schedule-batches", {"schedules": []})
+    assert api("GET", "/schedules/wiring-batch-2")[0] == 404
+    # a bad envelope is refused as a whole, at most maxBatchSize items
+    status, body = api("POST", "/schedule-batches", {"schedules": []})
     assert (status, body["field"]) == (400, "schedules")
+    too_many = [{"delaySeconds": 3600, "payload": i} for i in range(contract()["maxBatchSize"] + 1)]
+    assert api("POST", "/schedule-batches", {"schedules": too_many})[0] == 400
 
 
-def test_an_enqueue_failure_is_written_back_and_delivered_later(deployed, wired):
+def test_direct_invoke_answers_the_same_bodies_as_the_http_api(deployed, wired, api):
+    status, created = api.invoke("POST", "/schedules", {"id": "wiring-direct", "delaySeconds": 3600, "payload": 7})
+    assert status == 201 and isinstance(created, dict), created
+    assert api.invoke("POST", "/schedules", {"id": "wiring-direct", "delaySeconds": 3600, "payload": 7}) == (200, created)
+    direct, through_api = api.invoke("GET", "/schedules/wiring-direct"), api("GET", "/schedules/wiring-direct")
+    assert direct == through_api and direct[1]["id"] == "wiring-direct"
+    status, error = api.invoke("POST", "/schedules", {"id": "has space", "delaySeconds": 1, "payload": 1})
+    assert (status, set(error)) == (400, {"message", "field"}) and error["field"] == "id"
+    assert api.invoke("DELETE", "/schedules/wiring-direct")[1]["status"] == "CANCELLED"
+
+
+def test_an_enqueue_failure_is_written_back_and_delivered_later(deployed, wired, api):
     """Invariant 3 on the deployed wiring: the delayer send fails after the claim, the enqueuer
-    writes the timer back (its role must allow that), and the timer is claimed again."""
+    writes the timer back (its role must allow that), and the next sweep claims it again."""
     functions, streams, queues = wired
     session = deployed["session"]
-    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
-    dispatch = queues[functions["DispatcherFunction"].name]
-    status, _ = _api(functions["ApiFunction"], "POST", "/schedules",
-                     {"id": "wiring-written-back", "delaySeconds": 1, "payload": "again"})
-    assert status == 201
-    functions["EnqueuerFunction"].fail_once.add("SendMessageBatch")
-    message = _drive_until(lambda: _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]),
-                           [fast.poll, enqueue.poll, dispatch.poll])
+    enqueue, dispatch = streams[functions["EnqueuerFunction"].name], queues[functions["DispatcherFunction"].name]
+    with _long(api):
+        assert api("POST", "/schedules", {"id": "wiring-written-back", "delaySeconds": 2, "payload": "again"})[0] == 201
+    from scheduler_runtime.handlers.enqueuer import SEND_ATTEMPTS  # the enqueuer resends once at once
+
+    failures = {"left": SEND_ATTEMPTS}
+
+    def fail_the_sends(operation: str, params: dict) -> bool:
+        if operation == "SendMessageBatch" and failures["left"]:
+            failures["left"] -= 1
+            return True
+        return False
+
+    functions["EnqueuerFunction"].fail_when = fail_the_sends
+    try:
+        message = _drive_until(lambda: _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]),
+                               [_sweep(functions), enqueue.poll, dispatch.poll])
+    finally:
+        functions["EnqueuerFunction"].fail_when = None
     assert json.loads(message["Body"])["id"] == "wiring-written-back"
-    assert not functions["EnqueuerFunction"].fail_once, "the injected failure never happened"
-    operations = [op for _, op, _ in functions["EnqueuerFunction"].calls]
-    assert "BatchWriteItem" in operations
+    assert failures["left"] == 0, "the injected failures never happened"
+    assert "BatchWriteItem" in [op for _, op, _ in functions["EnqueuerFunction"].calls]
 
 
-def test_a_delivery_that_keeps_failing_is_parked_in_the_dead_letter_queue_with_its_reason(deployed, wired):
+def test_a_delivery_that_keeps_failing_is_parked_in_the_dead_letter_queue_with_its_reason(deployed, wired, api):
     """The deployed MAX_RECEIVE_COUNT matches the delayer queue's redrive policy, so the dispatcher,
     not the redrive, parks the envelope, with the reason, and marks the schedule FAILED."""
-    functions, streams, queues = wired
+    functions, _, queues = wired
     session = deployed["session"]
     sqs = session.client("sqs")
-    fast, enqueue = streams[functions["FastTrackFunction"].name], streams[functions["EnqueuerFunction"].name]
     dispatch = queues[functions["DispatcherFunction"].name]
     dispatcher = functions["DispatcherFunction"]
     redrive = json.loads(sqs.get_queue_attributes(QueueUrl=dispatch.url, AttributeNames=["RedrivePolicy"])
@@ -527,62 +462,18 @@ def test_a_delivery_that_keeps_failing_is_parked_in_the_dead_letter_queue_with_i
     dispatcher.fail_when = lambda op, params: op == "SendMessage" and params.get("QueueUrl") == deliveries_url
     dispatch.visibility_timeout = 1  # retry within the test rather than after the queue's 6 minutes
     try:
-        status, _ = _api(functions["ApiFunction"], "POST", "/schedules",
-                         {"id": "wiring-parked", "delaySeconds": 0, "payload": {"n": 1}})
+        status, _ = api("POST", "/schedules", {"id": "wiring-parked", "delaySeconds": 0, "payload": {"n": 1}})
         assert status == 201
         dlq_url = dispatcher.environment["DEAD_LETTER_QUEUE_URL"]
-        message = _drive_until(lambda: _receive_one(session, dlq_url), [fast.poll, enqueue.poll, dispatch.poll],
-                               timeout=45)
+        message = _drive_until(lambda: _receive_one(session, dlq_url), [dispatch.poll], timeout=45)
     finally:
         dispatcher.fail_when = None
         dispatch.visibility_timeout = None
     parked = json.loads(message["Body"])
     assert (parked["id"], parked["payload"], parked["attempt"]) == ("wiring-parked", {"n": 1}, redrive["maxReceiveCount"])
     assert "injected failure of SendMessage" in message["MessageAttributes"]["reason"]["StringValue"]
-    status, body = _api(functions["ApiFunction"], "GET", "/schedules/wiring-parked")
+    status, body = api("GET", "/schedules/wiring-parked")
     assert (status, body["status"]) == (200, "FAILED")
-
-
-def _iam_requests(service: str, operation: str, params: dict) -> list[tuple[str, str]]:
-    """The (IAM action, resource ARN) pairs one API call is authorized as."""
-    account = "123456789012"
-    table = lambda name: f"arn:aws:dynamodb:{REGION}:{account}:table/{name}"  # noqa: E731
-    queue = lambda url: f"arn:aws:sqs:{REGION}:{account}:{url.rsplit('/', 1)[1]}"  # noqa: E731
-    if service == "dynamodb":
-        if operation == "TransactWriteItems":
-            kinds = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
-            return [(f"dynamodb:{kinds[kind]}", table(body["TableName"]))
-                    for item in params["TransactItems"] for kind, body in item.items()]
-        if operation in ("BatchWriteItem", "BatchGetItem"):
-            return [(f"dynamodb:{operation}", table(name)) for name in params["RequestItems"]]
-        return [(f"dynamodb:{operation}", table(params["TableName"]))]
-    if service == "sqs":
-        action = "sqs:SendMessage" if operation == "SendMessageBatch" else f"sqs:{operation}"
-        return [(action, queue(params["QueueUrl"]))]
-    if service == "lambda" and operation == "Invoke":
-        return [("lambda:InvokeFunction", params["FunctionName"])]
-    return [(f"{service}:{operation}", "*")]
-
-
-def _allowed(statements: list[dict], action: str, resource: str) -> bool:
-    for statement in statements:
-        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
-        if (statement["Effect"] == "Allow" and any(fnmatchcase(action.lower(), a.lower()) for a in actions)
-                and any(fnmatchcase(resource, r) for r in resources)):
-            return True
-    return False
-
-
-def _role_statements(session, role_arn: str) -> list[dict]:
-    iam = session.client("iam")
-    role_name = role_arn.rsplit("/", 1)[1]
-    statements = []
-    for name in iam.list_role_policies(RoleName=role_name)["PolicyNames"]:
-        document = iam.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
-        statements.extend(document["Statement"])
-    assert not iam.list_attached_role_policies(RoleName=role_name)["AttachedPolicies"]
-    return statements
 
 
 def test_every_call_the_handlers_made_is_allowed_by_their_deployed_roles(deployed, wired):
@@ -590,17 +481,44 @@ def test_every_call_the_handlers_made_is_allowed_by_their_deployed_roles(deploye
     deployed policy, on that resource (moto does not enforce IAM, so this test does)."""
     functions, _, _ = wired
     session = deployed["session"]
-    statements = {key: _role_statements(session, f.role_arn) for key, f in functions.items()}
+    statements = {key: role_statements(session, f.role_arn) for key, f in functions.items()}
     denied, made = [], {}
     for key, function in functions.items():
-        made[key] = sorted({op for _, op, _ in function.calls})
+        made[key] = {op for _, op, _ in function.calls}
         for service, operation, params in function.calls:
-            for action, resource in _iam_requests(service, operation, params):
-                if not _allowed(statements[key], action, resource):
+            for action, resource in iam_requests(service, operation, params):
+                if not allowed(statements[key], action, resource):
                     denied.append((key, action, resource))
     assert denied == []
-    assert all(made.values()), made  # every function ran and called AWS
+    # the lean data path: no transactions; each function made the calls of its part of the flow
+    assert not any("Transact" in op for ops in made.values() for op in ops), made
+    assert {"SendMessage", "PutItem", "GetItem"} <= made["ApiFunction"], made
+    assert made["SweeperFunction"] == {"Query", "DeleteItem"}, made
+    assert {"SendMessageBatch", "BatchWriteItem"} <= made["EnqueuerFunction"], made
+    assert {"UpdateItem", "SendMessage"} <= made["DispatcherFunction"], made
     # the check can fail: another function's call is not allowed by a role that does not need it
     write_back = next(params for _, op, params in functions["EnqueuerFunction"].calls if op == "BatchWriteItem")
-    (action, resource), = _iam_requests("dynamodb", "BatchWriteItem", write_back)
-    assert not _allowed(statements["ApiFunction"], action, resource)
+    (action, resource), = iam_requests("dynamodb", "BatchWriteItem", write_back)
+    assert not allowed(statements["ApiFunction"], action, resource)
+
+
+def test_grant_schedule_allows_every_request_the_tests_made_and_nothing_else(deployed, wired, http_api, api):
+    """The example's client role (``grant_schedule``), its policy resolved against the deployed
+    resources and the replayed API: each HTTP request above is allowed as API Gateway would
+    authorize it (``execute-api:Invoke`` on ``<api>/$default/<METHOD><path>``), and so is a direct
+    invoke of the api function; other routes, APIs and functions are not."""
+    functions, _, _ = wired
+    template = deployed["template"]
+    (policy,) = [r for lid, r in template["Resources"].items()
+                 if r["Type"] == "AWS::IAM::Policy" and lid.startswith("ClientRoleDefaultPolicy")]
+    statements = http_api["resolve"](policy["Properties"]["PolicyDocument"])["Statement"]
+    route_arn = lambda method, path, api_id=http_api["api_id"]: (  # noqa: E731
+        f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api_id}/$default/{method}{path}")
+    assert {m for m, _ in api.requests} == {"POST", "GET", "DELETE"} and len(api.requests) > 10
+    for method, path in api.requests:
+        assert allowed(statements, "execute-api:Invoke", route_arn(method, path)), (method, path)
+    assert allowed(statements, "lambda:InvokeFunction", functions["ApiFunction"].arn)
+    for method, path, api_id in (("PUT", "/schedules/x", http_api["api_id"]), ("GET", "/schedules", http_api["api_id"]),
+                                 ("POST", "/schedules", "otherapi")):
+        assert not allowed(statements, "execute-api:Invoke", route_arn(method, path, api_id)), (method, path)
+    assert not allowed(statements, "lambda:InvokeFunction", functions["DispatcherFunction"].arn)

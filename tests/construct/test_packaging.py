@@ -116,7 +116,7 @@ def test_the_readme_stack_synthesizes_from_the_installed_wheel(clean_venv, readm
 
     outdir, template = readme_synth
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert len(functions) == 5
+    assert len(functions) == 4
     asset = _asset_dir(outdir, template)
     shipped = sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())
     assert "scheduler_runtime/handlers/dispatcher.py" in shipped
@@ -150,5 +150,5 @@ def test_npx_cdk_synth_in_a_fresh_project(clean_venv, tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     template = json.loads((project / "cdk.out" / "Timers.template.json").read_text())
-    assert any(r["Type"] == "AWS::ApiGateway::RestApi" for r in template["Resources"].values())
+    assert any(r["Type"] == "AWS::ApiGatewayV2::Api" for r in template["Resources"].values())
     shutil.rmtree(project / "cdk.out")

@@ -27,7 +27,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from cdk_nag import AwsSolutionsChecks
 
-from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, targets
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, SchedulerApi, targets
 
 pytestmark = pytest.mark.slow
 
@@ -57,24 +57,51 @@ def _queue(stack: cdk.Stack, id: str, **kwargs) -> sqs.Queue:
                      **kwargs)
 
 
-@pytest.fixture(scope="module")
-def assembly(tmp_path_factory):
-    outdir = tmp_path_factory.mktemp("nag-cdk-out")
-    app = cdk.App(outdir=str(outdir))
+ENV = cdk.Environment(account="123456789012", region="eu-west-1")
+#: Stacks whose findings are reported on purpose: what the user chose, never acknowledged.
+INTENDED = {
+    "Open": {"AwsSolutions-APIG4", "AwsSolutions-COG4"},  # REST, ApiAuthorization.none()
+    "HttpOpen": {"AwsSolutions-APIG4"},  # HTTP, ApiAuthorization.none()
+    "HttpUnlogged": {"AwsSolutions-APIG1"},  # HTTP, access_logging=False
+}
 
-    defaults = cdk.Stack(app, "Defaults")
-    scheduler = DelayedScheduler(defaults, "Timers", target=targets.LambdaInvoke(_callback(defaults, "Callback")))
-    scheduler.grant_schedule(iam.Role(defaults, "Client", assumed_by=iam.AccountRootPrincipal()))
 
-    custom = cdk.Stack(app, "Custom")
-    key = kms.Key(custom, "Key", enable_key_rotation=True)
-    pool = cognito.UserPool(custom, "Pool", mfa=cognito.Mfa.REQUIRED,
+def _scheduler(app: cdk.App, name: str, api: SchedulerApi | None = None, *, env: cdk.Environment | None = None,
+               grant: bool = False, **props) -> DelayedScheduler:
+    stack = cdk.Stack(app, name, env=env)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(_callback(stack, "Callback")), api=api,
+                                 **props)
+    if grant:
+        scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
+        scheduler.grant_invoke(iam.Role(stack, "Invoker", assumed_by=iam.AccountRootPrincipal()))
+    return scheduler
+
+
+def _pool(stack: cdk.Stack) -> cognito.UserPool:
+    return cognito.UserPool(stack, "Pool", mfa=cognito.Mfa.REQUIRED,
                             mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
                             password_policy=cognito.PasswordPolicy(min_length=12, require_digits=True,
                                                                    require_lowercase=True, require_symbols=True,
                                                                    require_uppercase=True),
                             feature_plan=cognito.FeaturePlan.PLUS,
                             standard_threat_protection_mode=cognito.StandardThreatProtectionMode.FULL_FUNCTION)
+
+
+@pytest.fixture(scope="module")
+def assembly(tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("nag-cdk-out")
+    app = cdk.App(outdir=str(outdir))
+
+    # Each API kind with grant_schedule, in an environment-agnostic stack and in one with an
+    # explicit account and region (where the granted ARNs hold concrete values).
+    _scheduler(app, "Defaults", grant=True)
+    _scheduler(app, "DefaultsEnv", env=ENV, grant=True)
+    _scheduler(app, "Rest", SchedulerApi.rest(), grant=True)
+    _scheduler(app, "RestEnv", SchedulerApi.rest(), env=ENV, grant=True)
+    _scheduler(app, "NoApi", SchedulerApi.none(), grant=True)
+
+    custom = cdk.Stack(app, "Custom")
+    key = kms.Key(custom, "Key", enable_key_rotation=True)
     DelayedScheduler(
         custom, "Timers",
         target=targets.SqsSendMessage(_queue(custom, "Jobs", encryption=sqs.QueueEncryption.KMS,
@@ -82,17 +109,19 @@ def assembly(tmp_path_factory):
         extra_targets={"ordered": targets.SqsSendMessage(_queue(custom, "Ordered", fifo=True), message_group_id="g")},
         encryption_key=key,
         billing_mode=dynamodb.BillingMode.PROVISIONED,
-        api_authorization=ApiAuthorization.cognito(pool),
+        api=SchedulerApi.rest(authorization=ApiAuthorization.cognito(_pool(custom))),
         dispatcher_max_concurrency=5,
     )
-
-    keyed = cdk.Stack(app, "ApiKey")
-    DelayedScheduler(keyed, "Timers", target=targets.LambdaInvoke(_callback(keyed, "Callback")),
-                     api_authorization=ApiAuthorization.api_key(), api_cloud_watch_role=False)
-
-    opened = cdk.Stack(app, "Open")
-    DelayedScheduler(opened, "Timers", target=targets.LambdaInvoke(_callback(opened, "Callback")),
-                     api_authorization=ApiAuthorization.none())
+    http_cognito = cdk.Stack(app, "HttpCognito")
+    pool = _pool(http_cognito)
+    DelayedScheduler(http_cognito, "Timers", target=targets.LambdaInvoke(_callback(http_cognito, "Callback")),
+                     encryption_key=kms.Key(http_cognito, "Key", enable_key_rotation=True),
+                     api=SchedulerApi.http(authorization=ApiAuthorization.cognito(
+                         pool, user_pool_clients=[pool.add_client("App")])))
+    _scheduler(app, "ApiKey", SchedulerApi.rest(authorization=ApiAuthorization.api_key(), cloud_watch_role=False))
+    _scheduler(app, "Open", SchedulerApi.rest(authorization=ApiAuthorization.none()))
+    _scheduler(app, "HttpOpen", SchedulerApi.http(authorization=ApiAuthorization.none()))
+    _scheduler(app, "HttpUnlogged", SchedulerApi.http(access_logging=False))
 
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     error = None
@@ -107,21 +136,22 @@ def assembly(tmp_path_factory):
             for construct in violation.get("violatingConstructs", []):
                 violations.append((violation["ruleName"], violation.get("severity"), construct["constructPath"]))
     return {"outdir": outdir, "app": app, "violations": violations, "error": error,
-            "stacks": ("Defaults", "Custom", "ApiKey", "Open")}
+            "stacks": [stack.stack_name for stack in app.node.children if isinstance(stack, cdk.Stack)]}
 
 
 def test_cdk_nag_reports_nothing_for_secure_configurations(assembly):
-    findings = [v for v in assembly["violations"] if not v[2].startswith("Open/")]
+    assert len(assembly["stacks"]) == 11
+    findings = [v for v in assembly["violations"] if v[2].split("/")[0] not in INTENDED]
     assert findings == []
 
 
-def test_cdk_nag_reports_an_open_api_as_intended(assembly):
-    """ApiAuthorization.none() is never acknowledged by the construct: the user sees it."""
-    open_rules = {(rule, path.split("/")[-2] if path.count("/") > 2 else path)
-                  for rule, _, path in assembly["violations"] if path.startswith("Open/")}
-    rules = {rule for rule, _ in open_rules}
-    assert rules == {"AwsSolutions-APIG4", "AwsSolutions-COG4"}, assembly["violations"]
-    assert {sev for _, sev, path in assembly["violations"]} <= {"error"}
+def test_cdk_nag_reports_the_users_insecure_choices_as_intended(assembly):
+    """ApiAuthorization.none() and access_logging=False are never acknowledged: the user sees them."""
+    reported = {}
+    for rule, _, path in assembly["violations"]:
+        reported.setdefault(path.split("/")[0], set()).add(rule)
+    assert reported == INTENDED, assembly["violations"]
+    assert {sev for _, sev, _ in assembly["violations"]} <= {"error"}
 
 
 def _acknowledgements(construct) -> list[tuple[str, str, str]]:
@@ -144,37 +174,45 @@ def test_every_acknowledgement_has_a_written_reason(assembly):
             "AmazonAPIGatewayPushToCloudWatchLogs]"} == ids
     for path, rule, reason in acknowledged:
         assert isinstance(reason, str) and len(reason) >= 60, (path, rule, reason)
-    granted = sorted(rule for path, rule, _ in acknowledged if path == "Defaults/Client")
-    assert len(granted) == 2 and all(r.endswith("/schedules/*]") for r in granted), granted
+    granted = {}
+    for path, rule, _ in acknowledged:
+        if path.endswith("/Client"):
+            granted.setdefault(path.split("/")[0], []).append(rule)
+    assert sorted(granted) == ["Defaults", "DefaultsEnv", "Rest", "RestEnv"]  # not NoApi: no route granted
+    for stack, rules in granted.items():
+        assert len(rules) == 2 and all(r.endswith("/schedules/*]") for r in rules), rules
+        # named as cdk-nag names the granted ARN: concrete region and account in a stack with an env
+        assert all((":eu-west-1:123456789012:" in r) == stack.endswith("Env") for r in rules), rules
+        assert all(("/$default/" in r) == stack.startswith("Defaults") for r in rules), rules
 
 
-def _variants(app: cdk.App, prefix: str) -> None:
+def _variants(app: cdk.App) -> None:
     """One scheduler per acknowledgement-bearing configuration."""
-    plain = cdk.Stack(app, f"{prefix}Plain")
-    scheduler = DelayedScheduler(plain, "Timers", target=targets.LambdaInvoke(_callback(plain, "Callback")))
-    scheduler.grant_schedule(iam.Role(plain, "Client", assumed_by=iam.AccountRootPrincipal()))
-    keyed = cdk.Stack(app, f"{prefix}Keyed")
+    _scheduler(app, "Plain", grant=True)
+    _scheduler(app, "PlainEnv", env=ENV, grant=True)
+    _scheduler(app, "RestEnv", SchedulerApi.rest(), env=ENV, grant=True)
+    keyed = cdk.Stack(app, "Keyed")
     DelayedScheduler(keyed, "Timers", target=targets.LambdaInvoke(_callback(keyed, "Callback")),
-                     api_authorization=ApiAuthorization.api_key(),
+                     api=SchedulerApi.rest(authorization=ApiAuthorization.api_key()),
                      encryption_key=kms.Key(keyed, "Key", enable_key_rotation=True))
 
 
 def test_acknowledgements_are_needed(tmp_path):
     """Without the construct's acknowledgements, exactly the acknowledged findings appear: none is
     stale, none is missing."""
-    import cdk_delayed_scheduler.scheduler as scheduler_module
+    from cdk_delayed_scheduler import _nag
 
     acknowledged_app = cdk.App(outdir=str(tmp_path / "acknowledged"))
-    _variants(acknowledged_app, "Bare")
+    _variants(acknowledged_app)
     acknowledged = {(path.split("/")[0], rule) for path, rule, _ in _acknowledgements(acknowledged_app)}
 
     app = cdk.App(outdir=str(tmp_path / "bare"))
-    original = scheduler_module._acknowledge
-    scheduler_module._acknowledge = lambda scope, rule, reason: None
+    original = _nag.acknowledge
+    _nag.acknowledge = lambda scope, rule, reason: None
     try:
-        _variants(app, "Bare")
+        _variants(app)
     finally:
-        scheduler_module._acknowledge = original
+        _nag.acknowledge = original
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     with pytest.raises(Exception, match="ValidationFailed"):
         app.synth()
@@ -182,7 +220,7 @@ def test_acknowledgements_are_needed(tmp_path):
     found = {(c["constructPath"].split("/")[0], v["ruleName"])
              for p in report["pluginReports"] for v in p["violations"] for c in v["violatingConstructs"]}
     assert found == acknowledged
-    assert len({rule for _, rule in found}) == 9
+    assert len({rule for _, rule in found}) == 13  # 7 by the construct, 2 per grant_schedule in 3 stacks
 
 
 def _cfn_lint(paths: list[Path]) -> list[dict]:

@@ -10,7 +10,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 
-from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, targets
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, SchedulerApi, targets
+from cdk_delayed_scheduler._runtime_asset import contract
 
 
 @pytest.fixture()
@@ -33,10 +34,12 @@ def target(stack):
         ({"history_retention": cdk.Duration.seconds(59)}, r"history_retention: must be between 60 and"),
         ({"read_capacity": 5}, r"read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED"),
         ({"billing_mode": dynamodb.BillingMode.PROVISIONED, "write_capacity": 0}, r"write_capacity: must be >= 1"),
-        ({"api_throttling_rate_limit": 0}, r"api_throttling_rate_limit: must be >= 1"),
-        ({"api_throttling_burst_limit": 0}, r"api_throttling_burst_limit: must be >= 1"),
         ({"log_level": "LOUD"}, r"log_level: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
-        ({"memory_size": 64}, r"memory_size: must be between 128 and 10240"),
+        ({"api_memory_size": 64}, r"api_memory_size: must be between 128 and 10240"),
+        ({"sweeper_memory_size": 10241}, r"sweeper_memory_size: must be between 128 and 10240"),
+        ({"enqueuer_memory_size": 127}, r"enqueuer_memory_size: must be between 128 and 10240"),
+        ({"dispatcher_memory_size": 0}, r"dispatcher_memory_size: must be between 128 and 10240"),
+        ({"api": "http"}, r"api: must be SchedulerApi.http\(...\), SchedulerApi.rest\(...\) or SchedulerApi.none\(\)"),
         ({"dispatcher_timeout": cdk.Duration.seconds(5)}, r"dispatcher_timeout: must be between 10 and 900 seconds"),
         ({"dispatcher_timeout": cdk.Duration.minutes(16)}, r"dispatcher_timeout: must be between 10 and 900 seconds"),
         ({"dispatcher_batch_size": 11}, r"dispatcher_batch_size: must be between 1 and 10"),
@@ -63,7 +66,7 @@ def test_unresolved_tokens_are_not_validated(stack, target):
     memory = cdk.CfnParameter(stack, "Memory", type="Number").value_as_number
     level = cdk.CfnParameter(stack, "Level").value_as_string
     window = cdk.Duration.seconds(cdk.CfnParameter(stack, "Window", type="Number").value_as_number)
-    scheduler = DelayedScheduler(stack, "Timers", target=target, shard_count=shards, memory_size=memory,
+    scheduler = DelayedScheduler(stack, "Timers", target=target, shard_count=shards, api_memory_size=memory,
                                  log_level=level, delay_window=window)
     resources = Template.from_stack(stack).to_json()["Resources"]
     api_function = resources[stack.get_logical_id(scheduler.api_function.node.default_child)]
@@ -71,7 +74,8 @@ def test_unresolved_tokens_are_not_validated(stack, target):
     assert api_function["Properties"]["MemorySize"] == {"Ref": "Memory"}
     assert env["SHARD_COUNT"] == {"Ref": "Shards"}
     assert env["LOG_LEVEL"] == {"Ref": "Level"}
-    assert env["CLAIM_WINDOW_SECONDS"] == {"Ref": "Window"}
+    assert env["DELAY_WINDOW_SECONDS"] == {"Ref": "Window"}
+    assert set(api_function["Properties"]["LoggingConfig"]) == {"LogGroup"}  # a token level keeps the text format
 
 
 def test_a_token_dispatcher_timeout_is_refused(stack, target):
@@ -83,7 +87,8 @@ def test_a_token_dispatcher_timeout_is_refused(stack, target):
 def test_boundaries_are_allowed(stack, target):
     DelayedScheduler(stack, "Timers", target=target, shard_count=256, delay_window=cdk.Duration.seconds(900),
                      dispatcher_timeout=cdk.Duration.seconds(900), dispatcher_batch_size=1, max_receive_count=1000,
-                     dispatcher_max_concurrency=2, stream_retry_attempts=0, memory_size=128)
+                     dispatcher_max_concurrency=2, stream_retry_attempts=0, api_memory_size=128,
+                     dispatcher_memory_size=10240)
 
 
 def test_target_names_must_be_unique_and_valid(stack, target):
@@ -120,8 +125,67 @@ def test_api_authorization_factories():
     from aws_cdk import aws_cognito as cognito
 
     pool = cognito.UserPool(stack, "Pool")
-    auth = ApiAuthorization.cognito(pool, scopes=["a/b"])
-    assert (auth.kind, auth.user_pools, auth.scopes) == ("COGNITO", (pool,), ("a/b",))
+    client = pool.add_client("App")
+    auth = ApiAuthorization.cognito(pool, scopes=["a/b"], user_pool_clients=[client])
+    assert (auth.kind, auth.user_pools, auth.scopes, auth.user_pool_clients) == ("COGNITO", (pool,), ("a/b",), (client,))
+
+
+def test_scheduler_api_factories_and_their_defaults():
+    http, rest, none = SchedulerApi.http(), SchedulerApi.rest(), SchedulerApi.none()
+    assert (http.kind, rest.kind, none.kind) == ("HTTP", "REST", "NONE")
+    for api in (http, rest):
+        assert (api.authorization.kind, api.throttling_rate_limit, api.throttling_burst_limit, api.access_logging) == (
+            "IAM", 100, 200, True)
+    assert (rest.stage_name, rest.cloud_watch_role, http.cloud_watch_role) == ("v1", True, False)
+
+
+@pytest.mark.parametrize(
+    ("factory", "props", "message"),
+    [
+        (SchedulerApi.http, {"throttling_rate_limit": 0}, r"throttling_rate_limit: must be >= 1, got 0"),
+        (SchedulerApi.http, {"throttling_burst_limit": 0}, r"throttling_burst_limit: must be >= 1"),
+        (SchedulerApi.rest, {"throttling_rate_limit": 0.5}, r"throttling_rate_limit: must be >= 1"),
+        (SchedulerApi.rest, {"throttling_burst_limit": "200"}, r"throttling_burst_limit: must be a number"),
+        (SchedulerApi.rest, {"stage_name": ""}, r"stage_name: must be a non-empty string"),
+        (SchedulerApi.http, {"authorization": ApiAuthorization.api_key()},
+         r"authorization: HTTP APIs have no API keys; use SchedulerApi.rest"),
+        (SchedulerApi.http, {"authorization": ApiAuthorization.cognito(None)},
+         r"authorization: ApiAuthorization.cognito\(...\) with SchedulerApi.http\(\) needs user_pool_clients"),
+        (SchedulerApi.rest, {"authorization": ApiAuthorization.cognito(None, user_pool_clients=[object()])},
+         r"authorization: user_pool_clients apply to SchedulerApi.http\(\) only"),
+    ],
+)
+def test_invalid_api_props_raise_value_error_naming_the_prop(factory, props, message):
+    with pytest.raises(ValueError, match=message):
+        factory(**props)
+
+
+def test_api_throttling_tokens_are_not_validated(stack):
+    rate = cdk.CfnParameter(stack, "Rate", type="Number").value_as_number
+    assert SchedulerApi.http(throttling_rate_limit=rate).throttling_rate_limit is rate
+
+
+def test_contract_bounds_are_the_props_bounds_and_defaults(stack, target):
+    """Every bound and default the runtime shares with the construct comes from contract.json."""
+    c = contract()
+    for prop, key, to_value in (("shard_count", "shardCount", int),
+                                ("delay_window", "delayWindowSeconds", cdk.Duration.seconds),
+                                ("history_retention", "historyRetentionSeconds", cdk.Duration.seconds),
+                                ("max_receive_count", "maxReceiveCount", int)):
+        bounds = c[key]
+        for bad in (bounds["min"] - 1, bounds["max"] + 1):
+            with pytest.raises(ValueError, match=rf"{prop}: must be between {bounds['min']} and {bounds['max']}"):
+                DelayedScheduler(cdk.Stack(cdk.App(), "S"), "Timers", target=target, **{prop: to_value(bad)})
+    scheduler = DelayedScheduler(stack, "Timers", target=target)
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    env = resources[stack.get_logical_id(scheduler.api_function.node.default_child)]["Properties"]["Environment"][
+        "Variables"]
+    assert (env["SHARD_COUNT"], env["DELAY_WINDOW_SECONDS"], env["HISTORY_RETENTION_SECONDS"],
+            env["MAX_RECEIVE_COUNT"], env["LOG_LEVEL"]) == (
+        str(c["shardCount"]["default"]), str(c["delayWindowSeconds"]["default"]),
+        str(c["historyRetentionSeconds"]["default"]), str(c["maxReceiveCount"]["default"]), c["defaultLogLevel"])
+    assert stack.resolve(scheduler.api_function.timeout.to_seconds()) == c["apiFunctionTimeoutSeconds"]
+    assert scheduler.target_names == [c["defaultTargetName"]]
 
 
 def test_lambda_target_accepts_an_imported_function(stack):

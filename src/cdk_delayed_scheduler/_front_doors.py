@@ -1,0 +1,245 @@
+"""Builds the API a ``SchedulerApi`` chose, in front of the api function."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import jsii
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from ._runtime_asset import contract
+from .api import ROUTES, ApiAuthorization, ApiAuthorizationKind, SchedulerApi, SchedulerApiKind
+
+DESCRIPTION = "Delayed scheduler: create, read and cancel one-shot timers."
+
+#: The HTTP API's access log line: who called which route, and how it went.
+HTTP_ACCESS_LOG_FORMAT = json.dumps({
+    "requestId": "$context.requestId", "ip": "$context.identity.sourceIp", "caller": "$context.identity.caller",
+    "user": "$context.identity.user", "requestTime": "$context.requestTime", "httpMethod": "$context.httpMethod",
+    "routeKey": "$context.routeKey", "status": "$context.status", "protocol": "$context.protocol",
+    "responseLength": "$context.responseLength", "latency": "$context.responseLatency",
+    "integrationError": "$context.integrationErrorMessage", "authorizerError": "$context.authorizer.error",
+}, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class FrontDoor:
+    api: Union[apigwv2.HttpApi, apigw.RestApi]
+    stage: Union[apigwv2.HttpStage, apigw.Stage]
+    url: str
+    route_arns: list
+    """``execute-api`` ARNs of the four routes on this stage (``{id}`` as ``*``)."""
+    api_key: Optional[apigw.IApiKey] = None
+
+
+def build(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
+          access_logs: Optional[logs.ILogGroup]) -> Optional[FrontDoor]:
+    if choice.kind == SchedulerApiKind.HTTP:
+        return _http_api(scope, function, choice, access_logs)
+    if choice.kind == SchedulerApiKind.REST:
+        return _rest_api(scope, function, choice, access_logs)
+    if choice.kind == SchedulerApiKind.NONE:
+        return None
+    raise ValueError(f"api: unknown kind {choice.kind!r}; use the SchedulerApi factories")
+
+
+def _route_arns(api: Any, stage_name: str) -> list:
+    return [api.arn_for_execute_api(verb, path.replace("{id}", "*"), stage_name) for verb, path in ROUTES]
+
+
+# --- HTTP API --------------------------------------------------------------------------------
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogSettings:
+    def __init__(self, destination: apigwv2.IAccessLogDestination, format: apigw.AccessLogFormat) -> None:
+        self._destination, self._format = destination, format
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigw.AccessLogFormat:
+        return self._format
+
+
+def _http_authorizer(authorization: ApiAuthorization) -> Optional[apigwv2.IHttpRouteAuthorizer]:
+    kind = authorization.kind
+    if kind == ApiAuthorizationKind.IAM:
+        return authorizers.HttpIamAuthorizer()
+    if kind == ApiAuthorizationKind.COGNITO:
+        # A JWT authorizer: issuer = the pool's URL, audience = the app clients.
+        return authorizers.HttpUserPoolAuthorizer("CognitoAuthorizer", authorization.user_pools[0],
+                                                  user_pool_clients=list(authorization.user_pool_clients))
+    if kind == ApiAuthorizationKind.NONE:
+        return None
+    raise ValueError(f"api: SchedulerApi.http() does not take ApiAuthorization kind {kind!r}")
+
+
+def _http_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
+              access_logs: Optional[logs.ILogGroup]) -> FrontDoor:
+    authorization = choice.authorization
+    api = apigwv2.HttpApi(
+        scope,
+        "HttpApi",
+        description=DESCRIPTION,
+        create_default_stage=False,
+        default_authorizer=_http_authorizer(authorization),
+        default_authorization_scopes=list(authorization.scopes) or None,
+    )
+    stage = api.add_stage(
+        "DefaultStage",
+        stage_name="$default",
+        auto_deploy=True,
+        throttle=apigwv2.ThrottleSettings(rate_limit=choice.throttling_rate_limit,
+                                          burst_limit=choice.throttling_burst_limit),
+        access_log_settings=_AccessLogSettings(
+            apigwv2.LogGroupLogDestination(access_logs), apigw.AccessLogFormat.custom(HTTP_ACCESS_LOG_FORMAT),
+        ) if access_logs is not None else None,
+    )
+    # One integration for the four routes: the api function routes by the event's routeKey.
+    integration = integrations.HttpLambdaIntegration(
+        "ApiIntegration", function, payload_format_version=apigwv2.PayloadFormatVersion.VERSION_2_0)
+    for verb, path in ROUTES:
+        api.add_routes(path=path, methods=[apigwv2.HttpMethod(verb)], integration=integration)
+    return FrontDoor(api=api, stage=stage, url=stage.url, route_arns=_route_arns(api, stage.stage_name))
+
+
+# --- REST API --------------------------------------------------------------------------------
+def create_schedule_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``POST /schedules`` before the function runs.
+    The api handler validates again, in full (RFC 3339 parsing, the 256 KiB payload limit, ...)."""
+    c = contract()
+    return apigw.JsonSchema(
+        schema=apigw.JsonSchemaVersion.DRAFT4,
+        title="CreateSchedule",
+        type=apigw.JsonSchemaType.OBJECT,
+        additional_properties=False,
+        required=["payload"],
+        properties={
+            "id": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, pattern=c["idPattern"]),
+            "dueAt": apigw.JsonSchema(type=[apigw.JsonSchemaType.STRING, apigw.JsonSchemaType.NUMBER]),
+            "delaySeconds": apigw.JsonSchema(type=apigw.JsonSchemaType.NUMBER, minimum=0),
+            "payload": apigw.JsonSchema(),
+            "target": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, pattern=c["targetNamePattern"]),
+        },
+    )
+
+
+def create_schedule_batch_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``POST /schedule-batches``: ``{"schedules": [...]}``
+    with 1 to ``maxBatchSize`` JSON objects. Each item is validated by the api handler, which answers
+    per item (``schedules[i].field``), so one bad item never refuses the others."""
+    return apigw.JsonSchema(
+        schema=apigw.JsonSchemaVersion.DRAFT4,
+        title="CreateScheduleBatch",
+        type=apigw.JsonSchemaType.OBJECT,
+        additional_properties=False,
+        required=["schedules"],
+        properties={
+            "schedules": apigw.JsonSchema(
+                type=apigw.JsonSchemaType.ARRAY,
+                min_items=1,
+                max_items=contract()["maxBatchSize"],
+                items=apigw.JsonSchema(type=apigw.JsonSchemaType.OBJECT),
+            ),
+        },
+    )
+
+
+def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> dict:
+    kind = authorization.kind
+    if kind == ApiAuthorizationKind.IAM:
+        return dict(authorization_type=apigw.AuthorizationType.IAM)
+    if kind == ApiAuthorizationKind.API_KEY:
+        return dict(authorization_type=apigw.AuthorizationType.NONE, api_key_required=True)
+    if kind == ApiAuthorizationKind.COGNITO:
+        authorizer = apigw.CognitoUserPoolsAuthorizer(scope, "ApiAuthorizer",
+                                                      cognito_user_pools=list(authorization.user_pools))
+        return dict(authorization_type=apigw.AuthorizationType.COGNITO, authorizer=authorizer,
+                    authorization_scopes=list(authorization.scopes) or None)
+    if kind == ApiAuthorizationKind.NONE:
+        return dict(authorization_type=apigw.AuthorizationType.NONE)
+    raise ValueError(f"api: unknown authorization kind {kind!r}; use the ApiAuthorization factories")
+
+
+def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
+              access_logs: Optional[logs.ILogGroup]) -> FrontDoor:
+    method_options = _rest_method_options(scope, choice.authorization)
+    logging = dict(
+        access_log_destination=apigw.LogGroupLogDestination(access_logs),
+        access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+            caller=True, http_method=True, ip=True, protocol=True, request_time=True,
+            resource_path=True, response_length=True, status=True, user=True,
+        ),
+    ) if access_logs is not None else {}
+    api = apigw.RestApi(
+        scope,
+        "Api",
+        description=DESCRIPTION,
+        endpoint_types=[apigw.EndpointType.REGIONAL],
+        cloud_watch_role=choice.cloud_watch_role,
+        deploy_options=apigw.StageOptions(
+            stage_name=choice.stage_name,
+            throttling_rate_limit=choice.throttling_rate_limit,
+            throttling_burst_limit=choice.throttling_burst_limit,
+            logging_level=apigw.MethodLoggingLevel.ERROR,
+            data_trace_enabled=False,
+            metrics_enabled=True,
+            **logging,
+        ),
+    )
+
+    integration = apigw.LambdaIntegration(function, proxy=True)
+    body_validator = api.add_request_validator("BodyValidator", validate_request_body=True,
+                                               validate_request_parameters=True)
+    params_validator = api.add_request_validator("ParametersValidator", validate_request_parameters=True)
+    models = {
+        "/schedules": api.add_model("CreateScheduleModel", content_type="application/json",
+                                    model_name="CreateSchedule", schema=create_schedule_schema()),
+        "/schedule-batches": api.add_model("CreateScheduleBatchModel", content_type="application/json",
+                                           model_name="CreateScheduleBatch", schema=create_schedule_batch_schema()),
+    }
+    for verb, path in ROUTES:
+        resource = api.root.resource_for_path(path)
+        if path in models:
+            resource.add_method(verb, integration, request_validator=body_validator,
+                                request_models={"application/json": models[path]}, **method_options)
+        else:
+            resource.add_method(verb, integration, request_validator=params_validator,
+                                request_parameters={"method.request.path.id": True}, **method_options)
+
+    # Errors API Gateway answers itself (request validation, auth, throttling) keep the API's
+    # error shape, {"message": ..., "field": ...}, like the errors of the api function.
+    for response_id, response_type, field in (
+        ("BadRequestBody", apigw.ResponseType.BAD_REQUEST_BODY, '"body"'),
+        ("BadRequestParameters", apigw.ResponseType.BAD_REQUEST_PARAMETERS, '"id"'),
+        ("Default4xx", apigw.ResponseType.DEFAULT_4_XX, "null"),
+        ("Default5xx", apigw.ResponseType.DEFAULT_5_XX, "null"),
+    ):
+        api.add_gateway_response(
+            response_id,
+            type=response_type,
+            templates={"application/json": f'{{"message": $context.error.messageString, "field": {field}}}'},
+        )
+
+    api_key = None
+    if choice.authorization.kind == ApiAuthorizationKind.API_KEY:
+        api_key = api.add_api_key("ApiKey")
+        plan = api.add_usage_plan(
+            "UsagePlan",
+            throttle=apigw.ThrottleSettings(rate_limit=choice.throttling_rate_limit,
+                                            burst_limit=choice.throttling_burst_limit),
+        )
+        plan.add_api_key(api_key)
+        plan.add_api_stage(stage=api.deployment_stage)
+    stage = api.deployment_stage
+    return FrontDoor(api=api, stage=stage, url=api.url, route_arns=_route_arns(api, stage.stage_name),
+                     api_key=api_key)

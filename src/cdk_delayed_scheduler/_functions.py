@@ -1,0 +1,61 @@
+"""The runtime's Lambda functions: one asset, each function with its own role and log group."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from aws_cdk import Duration, RemovalPolicy, Token
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from ._runtime_asset import runtime_asset_path
+
+_CODE_EXCLUDES = ["**/__pycache__", "**/*.pyc", "**/tests"]
+_HANDLER_MODULE = "scheduler_runtime.handlers"
+_QUIET_LEVELS = ("WARNING", "ERROR", "CRITICAL")
+
+
+def newest_python_runtime() -> lambda_.Runtime:
+    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib offers (the runtime needs 3.10 or later)."""
+    versions = [int(m.group(1)) for name in dir(lambda_.Runtime) if (m := re.fullmatch(r"PYTHON_3_(\d+)", name))]
+    return getattr(lambda_.Runtime, f"PYTHON_3_{max(versions)}")
+
+
+def logging_config(level: str) -> dict:
+    """Lambda's log settings for the runtime's ``level``. The JSON format lets Lambda filter: system
+    level WARN drops START/END/REPORT when the runtime is quiet. The application level stays at
+    INFO (DEBUG for DEBUG): the EMF metric lines carry no level, and Lambda counts those as INFO.
+    A token level keeps the text format (nothing filtered)."""
+    if Token.is_unresolved(level):
+        return {}
+    return dict(
+        logging_format=lambda_.LoggingFormat.JSON,
+        system_log_level_v2=lambda_.SystemLogLevel.WARN if level in _QUIET_LEVELS else lambda_.SystemLogLevel.INFO,
+        application_log_level_v2=(lambda_.ApplicationLogLevel.DEBUG if level == "DEBUG"
+                                  else lambda_.ApplicationLogLevel.INFO),
+    )
+
+
+def function_options(architecture: lambda_.Architecture, level: str) -> dict:
+    """What every runtime function shares: runtime, architecture, the code asset, log settings."""
+    return dict(runtime=newest_python_runtime(), architecture=architecture,
+                code=lambda_.Code.from_asset(str(runtime_asset_path()), exclude=_CODE_EXCLUDES),
+                **logging_config(level))
+
+
+def runtime_function(scope: Construct, id: str, module: str, memory_size: Any, timeout: Duration, description: str,
+                     *, environment: Mapping[str, str], log_retention: logs.RetentionDays,
+                     removal_policy: RemovalPolicy, **options: Any) -> lambda_.Function:
+    """``<id>`` running ``scheduler_runtime.handlers.<module>``, with ``<id>Role`` and ``<id>Logs``."""
+    role = iam.Role(scope, f"{id}Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                    description=f"{description} (delayed scheduler)")
+    log_group = logs.LogGroup(scope, f"{id}Logs", retention=log_retention, removal_policy=removal_policy)
+    # Instead of the managed AWSLambdaBasicExecutionRole: write to this function's log group only.
+    role.add_to_principal_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                                                     resources=[log_group.log_group_arn]))
+    return lambda_.Function(scope, id, description=description, handler=f"{_HANDLER_MODULE}.{module}.handler",
+                            memory_size=memory_size, timeout=timeout, role=role, log_group=log_group,
+                            environment=dict(environment), **options)

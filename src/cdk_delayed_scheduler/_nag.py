@@ -1,0 +1,123 @@
+"""The cdk-nag (AwsSolutions) findings the construct makes on purpose, acknowledged with their reasons.
+
+Every acknowledgement goes through :func:`acknowledge`, so a test can turn them all off and see
+exactly the findings they answer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from .api import ApiAuthorizationKind, SchedulerApiKind
+
+if TYPE_CHECKING:
+    from .scheduler import DelayedScheduler
+
+
+def acknowledge(scope: Construct, rule: str, reason: str) -> None:
+    """Acknowledge one cdk-nag finding on ``scope`` (CDK's native validation acknowledgements)."""
+    Validations.of(scope).acknowledge(Acknowledgment(id=rule, reason=reason))
+
+
+def flatten_reference(value: Any) -> str:
+    """A resolved CloudFormation value as cdk-nag names it in a finding: ``Fn::Join`` parts joined,
+    ``{"Ref": X}`` as ``<X>``, ``{"Fn::GetAtt": [X, Y]}`` as ``<X.Y>``, ``${X}`` as ``<X>``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.replace("${", "<").replace("}", ">")
+    if isinstance(value, dict):
+        if "Fn::Join" in value:
+            delimiter, items = value["Fn::Join"]
+            return delimiter.join(flatten_reference(item) for item in items)
+        if "Fn::Sub" in value:
+            return flatten_reference(value["Fn::Sub"])
+        if "Fn::GetAtt" in value:
+            resource, attribute = value["Fn::GetAtt"]
+            return f"<{flatten_reference(resource)}.{flatten_reference(attribute)}>"
+        if "Fn::ImportValue" in value:
+            return flatten_reference(value["Fn::ImportValue"])
+        if "Ref" in value:
+            return f"<{flatten_reference(value['Ref'])}>"
+    raise ValueError(f"cannot name {value!r} as cdk-nag does")
+
+
+def acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arns: Sequence[str]) -> None:
+    """``grant_schedule``'s ``/schedules/*`` resources: the ``*`` is the ``{id}`` path parameter.
+
+    The finding names the ARN as it stands in the grantee's policy (concrete region and account in a
+    stack with an explicit environment, ``<AWS::Region>``/``<AWS::AccountId>`` otherwise), so the
+    acknowledgement is rendered from the same ARN. Only for a grantee in the scheduler's own
+    ``stack``: elsewhere the ARN becomes a cross-stack reference.
+    """
+    if not isinstance(grantee, Construct) or Stack.of(grantee) is not stack:
+        return
+    for arn in route_arns:
+        resource = flatten_reference(stack.resolve(arn))
+        if resource.endswith("/*"):
+            verb = resource.rsplit("/", 3)[-3]
+            acknowledge(
+                grantee,
+                f"AwsSolutions-IAM5[Resource::{resource}]",
+                f"grant_schedule: the * is the {{id}} path parameter of {verb} /schedules/{{id}} on this "
+                "scheduler's own API and stage; no other route or API is granted.",
+            )
+
+
+def acknowledge_findings(scheduler: "DelayedScheduler") -> None:
+    """cdk-nag (AwsSolutions) findings that are deliberate, each with its reason."""
+    acknowledge(
+        scheduler.enqueuer_function.role.node.find_child("DefaultPolicy"),
+        rule="AwsSolutions-IAM5[Resource::*]",
+        reason="dynamodb:ListStreams, which the DynamoDB event source mapping needs, does not support "
+               "resource-level permissions; every other stream action is scoped to this table's stream.",
+    )
+    if scheduler.encryption_key is not None:
+        for function in (scheduler.enqueuer_function, scheduler.sweeper_function):
+            for action in ("kms:ReEncrypt*", "kms:GenerateDataKey*"):
+                acknowledge(
+                    function.role.node.find_child("DefaultPolicy"),
+                    f"AwsSolutions-IAM5[Action::{action}]",
+                    "The on-failure destination into the dead-letter queue (CDK's SqsDlq for the stream "
+                    "mapping, SqsDestination for the sweeper) grants that queue's KMS producer actions "
+                    "with CDK's standard wildcards; they are scoped to that one key and cannot be "
+                    "narrowed from outside aws-cdk-lib.",
+                )
+    if scheduler.api_choice.kind == SchedulerApiKind.REST:
+        _acknowledge_rest_api(scheduler)
+
+
+def _acknowledge_rest_api(scheduler: "DelayedScheduler") -> None:
+    api, kind = scheduler.api, scheduler.api_choice.authorization.kind
+    acknowledge(api,
+        rule="AwsSolutions-APIG3",
+        reason="A WAFv2 web ACL is an account-level choice with its own cost; the API is protected by "
+               "IAM/Cognito/API-key auth, request validation and stage throttling, and a user can "
+               "associate a web ACL with the stage (DelayedScheduler.api_stage).",
+    )
+    if kind in (ApiAuthorizationKind.IAM, ApiAuthorizationKind.API_KEY):
+        acknowledge(api,
+            rule="AwsSolutions-COG4",
+            reason="The API is authorized with "
+                   + ("IAM (SigV4)" if kind == ApiAuthorizationKind.IAM
+                      else "an API key, as the user chose with ApiAuthorization.api_key()")
+                   + "; a Cognito authorizer is one of the options, not a requirement.",
+        )
+    if kind == ApiAuthorizationKind.API_KEY:
+        acknowledge(api,
+            rule="AwsSolutions-APIG4",
+            reason="The user chose API key authorization (ApiAuthorization.api_key()); every method "
+                   "requires the key.",
+        )
+    cloud_watch_role = api.node.try_find_child("CloudWatchRole")
+    if cloud_watch_role is not None:
+        acknowledge(cloud_watch_role,
+            rule="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                 "AmazonAPIGatewayPushToCloudWatchLogs]",
+            reason="API Gateway's account-level logging role needs this AWS managed policy for REST access "
+                   "and execution logs; set cloud_watch_role=False when the account already has one.",
+        )
