@@ -22,8 +22,8 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from . import _front_doors, _nag
-from ._metrics import SchedulerMetrics
 from ._functions import function_options, newest_python_runtime, runtime_function
+from ._metrics import SchedulerMetrics
 from ._runtime_asset import contract, event_filters
 from ._validation import seconds, text, validate_props
 from .api import SchedulerApi, SchedulerApiKind
@@ -34,7 +34,6 @@ __all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "newest_python_runtime"]
 _CONTRACT = contract()
 DEFAULT_TARGET_NAME: str = _CONTRACT["defaultTargetName"]
 """The name under which the ``target`` prop is registered."""
-
 
 
 @jsii.implements(IStableStringProducer)
@@ -56,9 +55,11 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     dead-letter queue (``DeadLetterQueue``), four functions (``ApiFunction``, ``SweeperFunction``,
     ``EnqueuerFunction``, ``DispatcherFunction``), each with its own role (``<Function>Role``) and
     log group (``<Function>Logs``), the every-minute sweep rule (``SweepSchedule``), and the API
-    the ``api`` prop chose: the HTTP API (``HttpApi``, its stage ``HttpApi/DefaultStage``), or the
-    REST API (``Api``), with its access logs (``ApiAccessLogs``). These construct IDs are part of
-    the public contract: renaming one replaces the resource.
+    the ``api`` prop chose, with its access logs (``ApiAccessLogs``): the HTTP API (``HttpApi``; its
+    stage ``HttpApi/DefaultStage``, routes ``HttpApi/<METHOD>--<path>`` and JWT authorizer
+    ``HttpApi/CognitoAuthorizer``) or the REST API (``Api``; Cognito authorizer ``ApiAuthorizer``,
+    ``Api/ApiKey`` and ``Api/UsagePlan``). These construct IDs are part of the public contract:
+    renaming one replaces the resource.
 
     Direct invoke: whatever the ``api`` prop, a producer allowed by ``grant_invoke`` (or
     ``grant_schedule``) may invoke ``api_function`` with ``{"method": "POST", "path": "/schedules",

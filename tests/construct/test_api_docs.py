@@ -31,3 +31,36 @@ def test_every_prop_is_documented_with_a_default():
     for name in props:
         if name != "target":  # the one required prop
             assert "Default:" in params[name], name
+
+
+def test_every_api_choice_param_is_documented_with_a_default():
+    import inspect
+
+    from cdk_delayed_scheduler.api import ApiAuthorization, SchedulerApi
+
+    api_docs = _api_docs()
+    for factory in (SchedulerApi.http, SchedulerApi.rest, ApiAuthorization.cognito):
+        _, params = api_docs._split_doc(factory.__doc__)
+        names = [p for p in inspect.signature(factory).parameters if p != "user_pool"]
+        assert sorted(params) == sorted(names + (["user_pool"] if factory is ApiAuthorization.cognito else []))
+        for name in names:
+            assert "Default:" in params[name], (factory.__name__, name)
+
+
+def test_documented_bounds_and_defaults_are_the_contracts():
+    """The docstring states what contract.json holds (the construct reads its values from there)."""
+    from cdk_delayed_scheduler._runtime_asset import contract
+    from cdk_delayed_scheduler.scheduler import DelayedScheduler
+
+    c = contract()
+    _, params = _api_docs()._split_doc(DelayedScheduler.__doc__)
+    shards, window, retention, receives = (c[k] for k in ("shardCount", "delayWindowSeconds",
+                                                          "historyRetentionSeconds", "maxReceiveCount"))
+    assert f"Allowed: {shards['min']}-{shards['max']}. Default: {shards['default']}." in params["shard_count"]
+    assert f"Allowed: {window['min']}-{window['max']} seconds" in params["delay_window"]
+    assert f"Default: {window['default']} seconds ({c['sqsMaxDelaySeconds']} less a" in params["delay_window"]
+    assert (retention["min"], retention["max"], retention["default"]) == (60, 3650 * 86400, 86400)
+    assert "Allowed: 60 seconds to 3650 days. Default: 1 day." in params["history_retention"]
+    assert f"Allowed: {receives['min']}-{receives['max']}. Default: {receives['default']}." in params["max_receive_count"]
+    assert f'Default: ``"{c["defaultLogLevel"]}"``' in params["log_level"]
+    assert f'``"{c["defaultTargetName"]}"``' in params["target"]

@@ -485,6 +485,17 @@ ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/sched
           ("POST", "/schedule-batches")}
 
 
+def _invoke_statement(b: Built) -> dict:
+    """``grant_invoke``: lambda:InvokeFunction on exactly the api function (no version wildcard)."""
+    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
+    return {"Action": "lambda:InvokeFunction", "Effect": "Allow", "Resource": {"Fn::GetAtt": [api_fn, "Arn"]}}
+
+
+def _client_statements(b: Built, role: str = "Client") -> list:
+    """The statements of the policy ``grant_schedule``/``grant_invoke`` gave the test's role."""
+    return only(b.json, "AWS::IAM::Policy", f"{role}DefaultPolicy")[1]["Properties"]["PolicyDocument"]["Statement"]
+
+
 def _paths(b: Built) -> dict:
     """Each AWS::ApiGateway::Resource's logical id -> its full path."""
     resources = {k: v["Properties"] for k, v in resources_of(b.json, "AWS::ApiGateway::Resource").items()}
@@ -645,8 +656,7 @@ def test_rest_no_auth(built):
 
 def test_rest_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(built):
     b = built["rest"]
-    invoke, statement = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"][
-        "Statement"]
+    invoke, statement = _client_statements(b)
     assert invoke == _invoke_statement(b)
     assert statement["Action"] == "execute-api:Invoke"
     rendered = [json.dumps(r) for r in statement["Resource"]]
@@ -664,12 +674,6 @@ HTTP_ROUTE_KEYS = {f"{verb} {path}" for verb, path in ROUTES}
 
 def _routes(b: Built) -> dict:
     return {r["Properties"]["RouteKey"]: r["Properties"] for r in resources_of(b.json, "AWS::ApiGatewayV2::Route").values()}
-
-
-def _invoke_statement(b: Built) -> dict:
-    """``grant_invoke``: lambda:InvokeFunction on exactly the api function (no version wildcard)."""
-    api_fn = only(b.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
-    return {"Action": "lambda:InvokeFunction", "Effect": "Allow", "Resource": {"Fn::GetAtt": [api_fn, "Arn"]}}
 
 
 def test_http_api_is_the_default_with_iam_on_every_route(built):
@@ -740,8 +744,7 @@ def test_http_no_auth(built):
 
 def test_http_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(built):
     b = built["defaults"]
-    invoke, statement = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"][
-        "Statement"]
+    invoke, statement = _client_statements(b)
     assert invoke == _invoke_statement(b)
     assert statement["Action"] == "execute-api:Invoke"
     api_id = only(b.json, "AWS::ApiGatewayV2::Api")[0]
@@ -754,9 +757,7 @@ def test_http_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(bu
 def test_grant_invoke_is_exactly_the_api_function(built):
     for name in ("defaults", "rest", "no_api"):
         b = built[name]
-        (statement,) = only(b.json, "AWS::IAM::Policy", "InvokerDefaultPolicy")[1]["Properties"]["PolicyDocument"][
-            "Statement"]
-        assert statement == _invoke_statement(b), name
+        assert _client_statements(b, "Invoker") == [_invoke_statement(b)], name
 
 
 def test_no_api_means_direct_invoke_only(built):
@@ -768,9 +769,7 @@ def test_no_api_means_direct_invoke_only(built):
     s = b.scheduler
     assert (s.api, s.api_stage, s.api_key, s.url) == (None, None, None, None)
     # grant_schedule is the invoke alone
-    (statement,) = only(b.json, "AWS::IAM::Policy", "ClientDefaultPolicy")[1]["Properties"]["PolicyDocument"][
-        "Statement"]
-    assert statement == _invoke_statement(b)
+    assert _client_statements(b) == [_invoke_statement(b)]
 
 
 # --- attributes and metrics ---------------------------------------------------------------

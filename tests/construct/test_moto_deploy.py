@@ -24,6 +24,7 @@ import json
 import os
 import time
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -197,7 +198,9 @@ class _Caller:
     def __call__(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         route_key = route_for(self.http_api["routes"], method, path)
         self.requests.append((method, path))
+        before = len(self.function.calls)
         response = self.function(http_api_event(route_key, path, body, self.http_api["api_id"]))
+        self.last_operations = [op for _, op, _ in self.function.calls[before:]]
         assert response["headers"]["Content-Type"] == "application/json"
         return response["statusCode"], json.loads(response["body"])
 
@@ -206,11 +209,6 @@ class _Caller:
         response = self.function({"method": method, "path": path, **({"body": body} if body is not None else {})})
         return response["statusCode"], response["body"]
 
-    def calls_during(self, action) -> list[str]:
-        """The AWS operations the api function made while ``action()`` ran."""
-        before = len(self.function.calls)
-        action()
-        return [op for _, op, _ in self.function.calls[before:]]
 
 
 @pytest.fixture(scope="module")
@@ -290,16 +288,15 @@ def _receive_one(session, queue_url: str) -> dict | None:
     return messages[0] if messages else None
 
 
-def _long(api: _Caller) -> "object":
-    """While set, the api function creates as if ``delay_window`` were 1 second: a schedule due in 2
+@contextmanager
+def _long(api: _Caller):
+    """While open, the api function creates as if ``delay_window`` were 1 second: a schedule due in 2
     seconds waits as a timer in the table, and the deployed sweeper (870 s) claims it at once."""
-    class _Window:
-        def __enter__(self):
-            api.function.overrides = {"DELAY_WINDOW_SECONDS": "1"}
-
-        def __exit__(self, *exc):
-            api.function.overrides = {}
-    return _Window()
+    api.function.overrides = {"DELAY_WINDOW_SECONDS": "1"}
+    try:
+        yield
+    finally:
+        api.function.overrides = {}
 
 
 def _sweep(functions):
@@ -309,12 +306,9 @@ def _sweep(functions):
 def test_a_short_timer_goes_straight_to_the_delayer_queue_then_to_the_default_target(deployed, wired, api):
     functions, _, queues = wired
     session = deployed["session"]
-    results = []
-    ops = api.calls_during(lambda: results.append(api("POST", "/schedules", {
-        "id": "wiring-short", "delaySeconds": 1, "payload": {"hello": "short"}})))
-    status, body = results[0]
+    status, body = api("POST", "/schedules", {"id": "wiring-short", "delaySeconds": 1, "payload": {"hello": "short"}})
     assert status == 201, body
-    assert ops == ["SendMessage", "PutItem"]  # the delayed message first, then the record
+    assert api.last_operations == ["SendMessage", "PutItem"]  # the delayed message first, then the record
     dispatch = queues[functions["DispatcherFunction"].name]
     message = _drive_until(lambda: _receive_one(session, deployed["outputs"]["DeliveriesQueueUrl"]), [dispatch.poll])
     envelope = json.loads(message["Body"])
@@ -329,12 +323,11 @@ def test_a_long_timer_is_swept_and_enqueued_to_the_named_fifo_target(deployed, w
     functions, streams, queues = wired
     session = deployed["session"]
     enqueue, dispatch = streams[functions["EnqueuerFunction"].name], queues[functions["DispatcherFunction"].name]
-    results = []
     with _long(api):
-        ops = api.calls_during(lambda: results.append(api("POST", "/schedules", {
-            "id": "wiring-swept", "delaySeconds": 2, "payload": [1, 2, 3], "target": "ordered"})))
-    assert results[0][0] == 201, results
-    assert ops == ["PutItem", "PutItem"]  # the timer first, then the record
+        status, body = api("POST", "/schedules",
+                           {"id": "wiring-swept", "delaySeconds": 2, "payload": [1, 2, 3], "target": "ordered"})
+    assert status == 201, body
+    assert api.last_operations == ["PutItem", "PutItem"]  # the timer first, then the record
     ordered_url = session.client("sqs").get_queue_url(QueueName="DelayedSchedulerExample-ordered.fifo")["QueueUrl"]
     message = _drive_until(lambda: _receive_one(session, ordered_url), [_sweep(functions), enqueue.poll, dispatch.poll])
     envelope = json.loads(message["Body"])
