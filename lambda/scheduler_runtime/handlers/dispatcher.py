@@ -30,11 +30,15 @@ from ._batch import BatchEvent, SqsRecord, partial_batch_response
 
 logger = logging.getLogger("scheduler_runtime")
 MAX_PARALLEL_DELIVERIES = 10  # the SQS batch size the construct configures
+# Lambda runs one invocation per sandbox at a time, so a batch starts at most ten threads (a pool
+# starts threads only on demand). Where one process runs many invocations at once (the local
+# engine), a pool of only ten would make one batch's messages wait behind another's sleep.
+_POOL_THREADS = 16 * MAX_PARALLEL_DELIVERIES
 # Pauses before re-trying the delivery start of a message whose record is not written yet
 # (a message sent with no delay can overtake its create's second write): about 0.75 s in all.
 RECORD_WAIT_PAUSES = (0.05, 0.1, 0.2, 0.4)
 # Reused across invocations of a warm function; threads start on first use.
-_deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_name_prefix="delivery")
+_deliveries = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="delivery")
 
 
 def handler(event: BatchEvent, context: Any = None) -> dict:
