@@ -152,3 +152,33 @@ def test_demo_reports_figures_and_succeeds():
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert re.search(r"delivered (\d+)/\1, lost 0, early 0", result.stdout)
     assert "delivered despite cancel 0" in result.stdout and "p99" in result.stdout
+
+
+def _children(pid: int) -> set[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return {int(p) for p in path.read_text().split()} if path.exists() else set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+def test_moto_runs_in_its_own_process_and_dies_with_a_killed_engine():
+    running = Running()
+    try:
+        [moto] = _children(running.process.pid)
+        schedule_soon(running.api, "own-process")  # the engine works through it
+        assert _alive(moto)
+        running.process.kill()  # no chance to clean up
+        running.process.wait(timeout=10)
+        deadline = time.time() + 10
+        while _alive(moto) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(moto), "moto outlived the engine that started it"
+    finally:
+        if running.process.poll() is None:
+            running.process.kill()

@@ -9,14 +9,13 @@ import logging
 import os
 import sys
 import threading
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .._runtime_asset import contract, event_filters, runtime_asset_path
-from . import moto_patches
 from .checkpoints import CheckpointStore
+from .moto_process import MotoProcess
 from .pollers import FunctionSpec, QueuePoller, ScheduleRule, StreamPoller
 from .servers import ApiServer, LambdaEndpoint
 from .targets import Delivery, stdout_target
@@ -188,17 +187,9 @@ class Engine:
 
     # --- set-up --------------------------------------------------------------
     def _start_moto(self) -> str:
-        from moto.server import ThreadedMotoServer
-
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        moto_patches.apply()
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        self._moto.start()
-        host, port = self._moto.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        # moto keeps its state per process, not per server: start from an empty account.
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10).close()
-        return endpoint
+        """A corrected moto in a child process of its own (a fresh process: an empty account)."""
+        self._moto = MotoProcess()
+        return self._moto.start()
 
     def _configure_environment(self) -> None:
         """Point the AWS SDK at the endpoints; moto accepts any credentials."""
