@@ -22,7 +22,7 @@ FULL = {
     "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True, "what_if_workers_n": 16},
     "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
     "ingest": {"repeats": 3, "n": 300},
-    "cost": {"n": 100},
+    "cost": {"n": 100, "n_long_slow": 30, "payload_n": 40},
     "coldstart": {"repeats": 5},
     "synth": {"repeats": 3},
 }
@@ -30,7 +30,8 @@ QUICK = {
     "precision": {"repeats": 1, "n": 80, "span_s": 8.0},
     "burst": {"repeats": 1, "n": 500, "lead_s": 8.0, "cap_s": 10.0, "capacity_s": 1.5},
     "ingest": {"repeats": 1, "n": 30},
-    "cost": {"n": 10, "sweeper_batch": False},
+    "cost": {"n": 10, "n_long_slow": 3, "payload_n": 10, "payload_paths": ["short"], "payload_labels": ["64KB"],
+             "cancel_n": 3, "levels": ["sparse", "heavy"]},
     "coldstart": {"repeats": 3},
     "synth": None,
 }

@@ -1,51 +1,62 @@
 """Burst: N timers due in the same second, through the local engine with its default window.
 
-The timers are written straight into the Schedules table with BatchWriteItem,
-item for item what the API writes (built by the runtime's own validation and
-item code), because 10,000 creates through the API, even through the batch
-endpoint, take minutes on moto (see the ingest section). Everything
-after the write is the real pipeline: stream INSERT -> fast-track claim ->
-stream REMOVE -> enqueuer -> delayer queue (DelaySeconds) -> dispatcher ->
-Lambda Invoke of the local target.
+The timers are due well within the window, so they are **short** timers: the API would send
+each straight to the delayer queue and then write its record. The burst writes exactly that
+before the engine's pollers start (SendMessageBatch of the messages, each delayed by the
+whole seconds left when it is sent, and BatchWriteItem of the records, built by the
+runtime's own validation, token and item code), because 10,000 creates through the API,
+even through the batch endpoint, take minutes on moto (see the ingest section). Everything
+after the write is the real pipeline: delayer queue (DelaySeconds) -> dispatcher -> Lambda
+Invoke of the local target.
 
-The due second is set far enough ahead that every timer is claimed and
-enqueued before it; a run where that did not happen is flagged, not hidden.
+The due second is set far enough ahead that every message is in the queue before it; a run
+where that did not happen is flagged, not hidden.
 """
 
 from __future__ import annotations
 
-import collections
 import time
 
 from .common import (
-    ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log,
+    BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log,
 )
 from .profiler import Profiler
 
 
 def bulk_load(engine: BenchEngine, bodies: list[dict]) -> float:
-    """Write record + timer items for each body as the API would. Returns seconds taken."""
+    """Send each body's delayer message, then write its record, as the API does for a short timer.
+
+    Returns the seconds taken.
+    """
     import boto3
 
-    from scheduler_runtime.aws.store import ScheduleRecord, TimerItem, _record_item
+    from scheduler_runtime.aws.store import ScheduleRecord
     from scheduler_runtime.core import keys, states
+    from scheduler_runtime.core.envelope import TimerRef
     from scheduler_runtime.core.timeparse import now_ms
     from scheduler_runtime.core.validation import validate_create
+    from scheduler_runtime.core.window import enqueue_delay_seconds
 
     ddb = boto3.client("dynamodb", endpoint_url=engine.endpoint_url, region_name="us-east-1")
-    shards = engine.options.shard_count
-    items = []
+    sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url, region_name="us-east-1")
     now = now_ms()
+    start = time.monotonic()
+    refs, records = [], []
     for body in bodies:
         req = validate_create(body, now, ["default"], "default")
-        shard = keys.shard_for(req.schedule_id, shards)
-        record = ScheduleRecord(req.schedule_id, req.due_ms, req.payload_json, req.target, states.SCHEDULED,
-                                shard, req.request_hash, now)
-        items.append(_record_item(record))
-        items.append(TimerItem(shard, req.due_ms, req.schedule_id, req.target).to_item())
-    start = time.monotonic()
-    for i in range(0, len(items), 24):
-        requests = {engine.table_name: [{"PutRequest": {"Item": it}} for it in items[i : i + 24]]}
+        token = keys.new_token()
+        refs.append(TimerRef(req.schedule_id, req.due_ms, token, now))
+        records.append(ScheduleRecord(req.schedule_id, req.due_ms, req.payload_json, req.target, states.QUEUED, token,
+                                      req.request_hash, now).to_item())
+    for i in range(0, len(refs), 10):
+        sent = now_ms()
+        entries = [{"Id": str(k), "MessageBody": ref.to_message_body(),
+                    "DelaySeconds": enqueue_delay_seconds(ref.due_ms, sent)} for k, ref in enumerate(refs[i : i + 10])]
+        failed = sqs.send_message_batch(QueueUrl=engine.queue_url, Entries=entries).get("Failed")
+        if failed:
+            raise RuntimeError(f"burst load: SQS refused {len(failed)} messages")
+    for i in range(0, len(records), 25):
+        requests = {engine.table_name: [{"PutRequest": {"Item": it}} for it in records[i : i + 25]]}
         while requests:
             requests = ddb.batch_write_item(RequestItems=requests).get("UnprocessedItems") or None
     return time.monotonic() - start
@@ -70,11 +81,12 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
     """Create n timers at once (bulk-written before the pollers start), due lead_s later, in one second."""
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
-    due_s = float(int(time.time() + 3 + n / 700 + lead_s))  # load runs at roughly 700 timers/s here
+    due_s = float(int(time.time() + 3 + n / 700 + lead_s))  # the load runs at roughly 700-1,000 timers/s here
     bodies = [{"id": f"burst-{i:05d}", "dueAt": due_s + (i * 1000 // n) / 1000, "payload": {"i": i}} for i in range(n)]
-    # the defaults: 900 s window, 60 s sweeps, 4 dispatcher workers
+    # the defaults: the construct's window (870 s), 60 s sweeps, 4 concurrent dispatcher invocations
     opts = EngineOptions(target=collector)
-    result: dict = {"n": n, "due_at_epoch_s": due_s}
+    result: dict = {"n": n, "due_at_epoch_s": due_s, "path": "short", "delay_window_s": opts.delay_window,
+                    "dispatcher_workers": opts.dispatcher_workers}
     try:
         eng = BurstEngine(opts, times, bodies)
         eng.start()
@@ -82,7 +94,6 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
             result["load_s"] = eng.load_s
             result["lead_s"] = due_s - eng.loaded_at
             prof = Profiler() if profile else None
-            prepositioned_at = None
             if prof:
                 prof.start()
             if counter is not None:
@@ -91,8 +102,6 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
             counted_from = time.monotonic()
             deadline = due_s + cap_s
             while time.time() < deadline and collector.count() < n:
-                if prepositioned_at is None and eng.stats.events["enqueued"] >= n:
-                    prepositioned_at = time.time()
                 time.sleep(0.05)
             t_end = time.time()
             if counter is not None:
@@ -109,7 +118,6 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
                                           "by_operation": dict(sorted(by_op.items(), key=lambda kv: -kv[1]))}
             if prof:
                 prof.stop()
-            result["enqueued_by_due"] = None
             lat = collector.lateness()
             ids = [i for (i, _, _) in lat]
             after_due = sorted(t - due_s for _, t, _ in lat)
@@ -128,9 +136,7 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
                 time_to_last_s=(after_due[-1] if delivered >= n else None),
                 delivered_rate_per_s=rate,
                 projected_time_to_last_s=(after_due[-1] if delivered >= n else (n / rate if rate else None)),
-                prepositioned_s=(prepositioned_at - eng.loaded_at) if prepositioned_at else None,
-                claimed_at_end=eng.stats.events["claimed"],
-                enqueued_at_end=eng.stats.events["enqueued"],
+                loaded_before_due=eng.loaded_at < due_s,
                 lateness_ms=distribution(lateness),
                 timeline_s=after_due,
                 put_back=eng.stats.events["put_back"],
@@ -182,7 +188,7 @@ def moto_capacity(seconds: float = 3.0) -> dict:
 
 
 def run(repeats: int, n: int, lead_s: float, cap_s: float, capacity_s: float = 3.0) -> dict:
-    from .common import RequestCounter
+    from .meter import RequestCounter
 
     out: dict = {"n": n, "lead_s": lead_s, "cap_s": cap_s, "runs": []}
     log("burst: moto's request capacity on this machine (GetItem, idle engine)")
@@ -194,8 +200,8 @@ def run(repeats: int, n: int, lead_s: float, cap_s: float, capacity_s: float = 3
         log(f"burst {r + 1}/{repeats}: {n} timers due in one second, created {lead_s:.0f} s before; cap {cap_s:.0f} s")
         res = run_once(n, lead_s, cap_s, profile=(r == 0), counter=counter)
         p99 = res["lateness_ms"].get("p99", float("nan"))
-        log(f"  delivered {res['delivered']}/{n} within {res['wall_s']:.0f} s of due; claimed {res['claimed_at_end']}, "
-            f"enqueued {res['enqueued_at_end']}; rate {res['delivered_rate_per_s'] or 0:.1f}/s; "
+        log(f"  delivered {res['delivered']}/{n} within {res['wall_s']:.0f} s of due; loaded in {res['load_s']:.1f} s; "
+            f"rate {res['delivered_rate_per_s'] or 0:.1f}/s; "
             f"projected last {res['projected_time_to_last_s'] or float('nan'):.0f} s; p99 {p99:.0f} ms")
         out["runs"].append(res)
     counter.uninstall()

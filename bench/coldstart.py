@@ -8,7 +8,7 @@ import sys
 
 from .common import ROOT, log, spread
 
-HANDLERS = ("api", "fast_track", "sweeper", "enqueuer", "dispatcher")
+HANDLERS = ("api", "sweeper", "enqueuer", "dispatcher")
 
 
 def import_ms(module: str) -> tuple[float, list]:

@@ -2,9 +2,10 @@
 
 Everything here observes the engine from the outside or through its public
 options. The only intrusions are bench-process-only wrappers: each handler is
-wrapped to time its invocations (``BenchEngine._load_handlers``), and
-``botocore.client.BaseClient._make_api_call`` is wrapped to count AWS requests.
-Neither changes what the runtime does.
+wrapped to time its invocations and the EMF metric sink to measure its lines
+(``BenchEngine._load_handlers``); ``bench.meter.RequestCounter`` wraps
+``botocore.client.BaseClient._make_api_call`` to count AWS requests. None of
+them changes what the runtime does.
 """
 
 from __future__ import annotations
@@ -31,10 +32,7 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402
 
 from scheduler_runtime.core.timeparse import parse_rfc3339  # noqa: E402
 
-try:  # the batch endpoint's limit, as the runtime enforces it
-    from scheduler_runtime.core.validation import MAX_BATCH_SIZE as BATCH_SIZE  # noqa: E402
-except ImportError:  # pragma: no cover - a runtime without the batch endpoint
-    BATCH_SIZE = 0
+from scheduler_runtime.core.contract import MAX_BATCH_SIZE as BATCH_SIZE  # noqa: E402  (the batch endpoint's limit)
 
 
 # --- statistics ----------------------------------------------------------------
@@ -106,11 +104,17 @@ class Collector:
 
 
 # --- logs: claims by path, errors --------------------------------------------------------
+PATH_OF_STATUS = {"QUEUED": "short", "SCHEDULED": "long"}
+"""The path a create took, by the status its ``created`` event logged: ``short`` (sent straight
+to the delayer queue, due within the window) or ``long`` (a timer item, claimed by a sweep)."""
+
+
 class LogTap(logging.Handler):
-    """Reads the runtime's structured logs: who claimed each id; counts errors and moto 500s."""
+    """Reads the runtime's structured logs: each id's path and stage times; counts errors and moto 500s."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
+        self.path_of: dict[str, str] = {}  # id -> "short" | "long", from the runtime's `created` event
         self.claimed_by: dict[str, str] = {}
         self.stage_times: dict[str, dict] = {}  # id -> {claimed, enqueued, delivered: wall time; firedLateMs}
         self.errors: collections.Counter = collections.Counter()
@@ -121,9 +125,11 @@ class LogTap(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         event = getattr(record, "event", None)
-        if event in ("claimed", "enqueued", "delivered"):
+        if event in ("created", "claimed", "enqueued", "delivered"):
             fields = getattr(record, "fields", {})
             with self._lock:
+                if event == "created":
+                    self.path_of.setdefault(fields.get("id", "?"), PATH_OF_STATUS.get(fields.get("status"), "unknown"))
                 stages = self.stage_times.setdefault(fields.get("id", "?"), {})
                 stages.setdefault(event, record.created)
                 if event == "delivered":
@@ -165,19 +171,24 @@ class LogTap(logging.Handler):
 
 # --- handler timing -----------------------------------------------------------------
 class HandlerTimes:
-    """Per function: invocations, wall duration of each, records per invocation."""
+    """Per function: invocations, wall duration of each, records per invocation (in step, index by
+    index), the sweeper's claims per sweep, and the byte length of each EMF metric line written."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.durations: dict[str, list[float]] = collections.defaultdict(list)
         self.records: dict[str, list[int]] = collections.defaultdict(list)
+        self.claimed: dict[str, list[int | None]] = collections.defaultdict(list)
+        self.metric_lines: list[int] = []
         self.enabled = True
 
     def wrap(self, name: str, fn: Callable) -> Callable:
         def timed(event: Any, context: Any = None) -> Any:
             start = time.perf_counter()
+            result = None
             try:
-                return fn(event, context)
+                result = fn(event, context)
+                return result
             finally:
                 if self.enabled:
                     elapsed = (time.perf_counter() - start) * 1000
@@ -185,13 +196,22 @@ class HandlerTimes:
                     with self.lock:
                         self.durations[name].append(elapsed)
                         self.records[name].append(n)
+                        self.claimed[name].append(  # in step with durations; None when not a sweep's answer
+                            int(result["claimed"]) if isinstance(result, dict) and "claimed" in result else None)
 
         return timed
+
+    def metric_line(self, line: str) -> None:
+        if self.enabled:
+            with self.lock:
+                self.metric_lines.append(len(line.encode("utf-8")))
 
     def reset(self) -> None:
         with self.lock:
             self.durations.clear()
             self.records.clear()
+            self.claimed.clear()
+            self.metric_lines.clear()
 
 
 class BenchEngine(Engine):
@@ -203,99 +223,16 @@ class BenchEngine(Engine):
 
     def _load_handlers(self) -> dict:
         handlers = super()._load_handlers()
+        from scheduler_runtime import observability
+
+        engine_sink = observability._metric_sink  # the engine's (a debug log line); EMF lines are also measured
+
+        def sink(line: str) -> None:
+            self.times.metric_line(line)
+            engine_sink(line)
+
+        observability.set_metric_sink(sink)
         return {name: self.times.wrap(name, fn) for name, fn in handlers.items()}
-
-
-# --- AWS request counting --------------------------------------------------------------
-_HANDLER_FILES = {
-    "api.py": "api",
-    "fast_track.py": "fast_track",
-    "sweeper.py": "sweeper",
-    "enqueuer.py": "enqueuer",
-    "dispatcher.py": "dispatcher",
-}
-
-
-class RequestCounter:
-    """Counts every botocore API call in this process by caller, service and operation.
-
-    The caller is the runtime handler on the stack (``api``, ``fast_track``,
-    ``sweeper``, ``enqueuer``, ``dispatcher``); calls made by the engine's
-    pollers (standing in for Lambda event source mappings) are ``esm:<poller>``;
-    anything else (set-up, the bench itself) is ``other``. ReceiveMessage calls
-    that returned messages are counted apart from empty ones.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.calls: collections.Counter = collections.Counter()
-        self.enabled = False
-        self._original: Callable | None = None
-
-    def install(self) -> None:
-        import botocore.client
-
-        if self._original is not None:
-            return
-        original = self._original = botocore.client.BaseClient._make_api_call
-        counter = self
-
-        def counted(client: Any, operation_name: str, api_params: dict) -> Any:
-            if not counter.enabled:
-                return original(client, operation_name, api_params)
-            caller = counter._caller()
-            service = client.meta.service_model.service_name
-            try:
-                result = original(client, operation_name, api_params)
-            except Exception:
-                counter._add(caller, service, operation_name, "error")
-                raise
-            tag = ""
-            if operation_name == "ReceiveMessage":
-                tag = "non-empty" if result.get("Messages") else "empty"
-            elif operation_name == "GetRecords":
-                tag = "non-empty" if result.get("Records") else "empty"
-            counter._add(caller, service, operation_name, tag)
-            return result
-
-        botocore.client.BaseClient._make_api_call = counted
-
-    def uninstall(self) -> None:
-        import botocore.client
-
-        if self._original is not None:
-            botocore.client.BaseClient._make_api_call = self._original
-            self._original = None
-
-    def _caller(self) -> str:
-        frame = sys._getframe(2)
-        while frame is not None:
-            filename = frame.f_code.co_filename
-            if "scheduler_runtime" in filename and "handlers" in filename:
-                base = os.path.basename(filename)
-                if base in _HANDLER_FILES:
-                    return _HANDLER_FILES[base]
-            if filename.endswith(os.path.join("aws", "delayer.py")) and frame.f_code.co_name == "_send_batch":
-                return "enqueuer"  # its batches go out from a thread pool, with no handler frame on that stack
-            if filename.endswith(os.path.join("local", "pollers.py")):
-                name = threading.current_thread().name
-                if name.startswith("invoke:"):  # the SQS mapping's invocation pool
-                    return "esm:sqs:" + name[len("invoke:"):].split("_")[0]
-                return "esm:" + ":".join(name.split(":")[:2])
-            frame = frame.f_back
-        return "other"
-
-    def _add(self, caller: str, service: str, operation: str, tag: str) -> None:
-        with self.lock:
-            self.calls[(caller, service, operation, tag)] += 1
-
-    def snapshot(self) -> collections.Counter:
-        with self.lock:
-            return collections.Counter(self.calls)
-
-    def reset(self) -> None:
-        with self.lock:
-            self.calls.clear()
 
 
 # --- the HTTP API client ---------------------------------------------------------------

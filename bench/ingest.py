@@ -7,10 +7,10 @@
   client and from 8.
 
 Each mode runs in a fresh engine with the same number of creates, because
-moto's per-create cost grows with the table (its transaction snapshot copies
-the item index). Timers are due in a day, beyond the (default 900 s) window, so they rest in the
-table and the measurement is the create path only (the fast-track handler
-still reads each INSERT and declines it, as it would in AWS).
+moto's per-create cost grows with the table (a Query walks every item).
+Timers are due in a day, beyond the (default 870 s) window: long timers, so
+each create writes a timer item and then the record, they rest in the table,
+and the measurement is the create path only.
 
 Two diagnostics are measured beside the rates: the api handler called directly
 (no HTTP), and a ``GET`` of an unknown id over HTTP, to separate the HTTP

@@ -1,21 +1,23 @@
-"""Precision: N timers due over a span, mixing the fast track and the sweeper path.
+"""Precision: N timers due over a span, mixing short and long timers.
 
-The window is shrunk to 5 s and the sweep interval to 1 s, so the long-horizon
-path runs in seconds. Timers are created through the HTTP API while the run is
+The window is shrunk to 5 s and the sweep interval to 1 s, so the long path
+runs in seconds. Timers are created through the HTTP API while the run is
 under way, the way a live system receives them:
 
-- even timers are created 1-4 s before they are due (inside the window: the
-  fast track claims them on the stream INSERT);
-- odd timers are created 8-20 s before they are due (beyond the window: they
-  wait in the table until a sweep finds them due within it).
+- even timers are created 1-4 s before they are due: **short** (within the
+  window: the api sends them straight to the delayer queue);
+- odd timers are created 8-20 s before they are due: **long** (beyond the
+  window: they wait as timer items until a sweep claims them, and the
+  enqueuer sends them to the delayer queue).
 
-The path each timer actually took is read from the runtime's ``claimed`` log
-(``by``), not assumed. Lateness is measured at the target: receive wall time
-minus ``dueAt``.
+The path each timer actually took is read from the runtime's ``created`` log
+(its status: QUEUED or SCHEDULED), not assumed. Lateness is measured at the
+target: receive wall time minus ``dueAt``.
 """
 
 from __future__ import annotations
 
+import collections
 import random
 import threading
 import time
@@ -47,7 +49,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
             for i in range(n):
                 due = t0 + span_s * i / n + rng.random() * span_s / n
                 lead = rng.uniform(1, 4) if i % 2 == 0 else rng.uniform(8, 20)
-                plan.append((due - lead, f"p-{seed}-{i:05d}", due, "fast-track" if i % 2 == 0 else "sweeper"))
+                plan.append((due - lead, f"p-{seed}-{i:05d}", due, "short" if i % 2 == 0 else "long"))
             plan.sort()
             intended = {sid: path for _, sid, _, path in plan}
             created_lag: list[float] = []
@@ -91,13 +93,13 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
                 prof.stop()
             if counter is not None:
                 counter.enabled = False
-            by_path: dict[str, list[float]] = {"fast-track": [], "sweeper": []}
+            by_path: dict[str, list[float]] = {"short": [], "long": []}
             seen = set()
-            early = {"fast-track": 0, "sweeper": 0}
+            early = {"short": 0, "long": 0}
             for sid, _, late in collector.lateness():
                 if not sid.startswith(f"p-{seed}-"):
                     continue
-                path = tap.claimed_by.get(sid, "unknown")
+                path = tap.path_of.get(sid, "unknown")
                 by_path.setdefault(path, []).append(late)
                 if late < 0:
                     early[path] = early.get(path, 0) + 1
@@ -112,9 +114,12 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
                 st = tap.stage_times.get(sid, {})
                 due = due_of[sid]
                 rel = lambda t: None if t is None else round(t - due, 4)  # noqa: E731
-                row = {"late_ms": round(late, 1), "path": tap.claimed_by.get(sid, "unknown"),
+                path = tap.path_of.get(sid, "unknown")
+                # A short timer is enqueued by its create (the api sends it, then logs `created`).
+                enqueued = st.get("enqueued") or (st.get("created") if path == "short" else None)
+                row = {"late_ms": round(late, 1), "path": path,
                        "created": rel(created_at.get(sid)), "claimed": rel(st.get("claimed")),
-                       "enqueued": rel(st.get("enqueued")), "fired_late_ms": st.get("firedLateMs")}
+                       "enqueued": rel(enqueued), "fired_late_ms": st.get("firedLateMs")}
                 stages.append(row)
                 series.append((round(due - t0, 3), round(late, 1), row["path"]))
             stages.sort(key=lambda r: -r["late_ms"])
@@ -135,7 +140,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
                     1 for r in late_rows if (r["fired_late_ms"] or 0) > 100),
                 "slowest_10": stages[:10],
             }
-            mismatched = sum(1 for sid, path in intended.items() if sid in tap.claimed_by and tap.claimed_by[sid] != path)
+            mismatched = sum(1 for sid, path in intended.items() if sid in tap.path_of and tap.path_of[sid] != path)
             all_late = [x for v in by_path.values() for x in v]
             return {
                 "n": n,
@@ -152,7 +157,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
                 "moto_error_samples": tap.moto_error_samples,
                 "put_back": eng.stats.events["put_back"],
                 "dispatcher_fired_late_ms": distribution(eng.stats.lateness_ms),
-                "duplicates": sum(1 for c in eng.stats.claims.values() if c > 1),
+                "duplicates": sum(1 for c in collections.Counter(
+                    sid for sid, _, _ in collector.lateness() if sid in due_of).values() if c > 1),
                 "raw": {p: v for p, v in by_path.items()},
                 "series": series,
                 "stages": stage_summary,

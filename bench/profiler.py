@@ -33,7 +33,6 @@ _LOCK_WAIT_FUNCS = {"get_application"}
 
 
 _POLLER_ROLES = {
-    "stream:fast_track": "stream poller + fast_track handler",
     "stream:enqueuer": "stream poller + enqueuer handler",
     "sqs:dispatcher": "SQS poller (ReceiveMessage)",
     "invoke:dispatcher": "dispatcher handler (SQS mapping pool)",
@@ -60,8 +59,8 @@ def _role(frames: list, thread_name: str = "") -> str:
         return "local HTTP servers (idle/parsing)"
     if any("handlers" + os.sep + "sweeper.py" in f for f in files):
         return "sweeper claims (the handler's thread pool)"
-    if any("handlers" + os.sep + "fast_track.py" in f or "handlers" + os.sep + "_stream.py" in f for f in files):
-        return "fast-track claims (the handler's thread pool)"
+    if any("aws" + os.sep + "create.py" in f for f in files):
+        return "api record writes (the handler's thread pool)"
     if "concurrent" + os.sep + "futures" in joined:
         return "handler thread pools (claims, deliveries)"
     if any(os.sep + "bench" + os.sep in f for f in files):
