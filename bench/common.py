@@ -274,7 +274,7 @@ class ApiClient:
         return response.status, data
 
     def create_batch(self, bodies: list[dict], retries: int = 5) -> tuple[int, list]:
-        """POST /schedule-batches (up to 25). Returns (status, per-item statuses)."""
+        """POST /schedule-batches (up to BATCH_SIZE). Returns (status, per-item statuses)."""
         for attempt in range(1, retries + 1):
             status, data = self.request("POST", "/schedule-batches", {"schedules": bodies})
             if status < 500:

@@ -11,8 +11,8 @@ quantity is measured in the engine per the unit it scales with, then projected t
 - **per enqueuer / dispatcher invocation** (``1/b`` per timer): the invocation, the
   enqueuer's SendMessageBatch, the SQS mapping's ReceiveMessage and DeleteMessageBatch, the
   dispatcher's EMF line. Durations: the mean billed duration of the measured invocations
-  that carried ``b`` messages (all scenarios pooled); where none did, a least-squares line
-  in ``b`` through all of them.
+  that carried ``b`` messages (all scenarios pooled; ``b ± 1``, then ``b ± 2``, when fewer
+  than five did); failing that, a least-squares line in ``b`` through all of them.
 
 Not per timer: the sweeper's invocations, an empty sweep's duration and one Query per shard
 per sweep, the SQS mapping's empty long polls, metrics: fixed monthly (``pricing.fixed_monthly``).
@@ -106,15 +106,23 @@ def duration_pools(scenarios: dict) -> dict:
     return pools
 
 
-def billed_ms_at(pool: list, b: int) -> tuple[float, str]:
-    """Mean billed ms of an invocation carrying ``b`` records, and how it was had (``measured``/``fit``)."""
-    exact = [math.ceil(ms) for records, ms in pool if records == b]
-    if len(exact) >= 3:
-        return statistics.fmean(exact), f"measured, {len(exact)} invocations"
+def billed_ms_at(pool: list, b: int, enough: int = 5) -> tuple[float, str]:
+    """Mean billed ms of an invocation carrying ``b`` records, and how it was had.
+
+    The invocations that carried exactly ``b``; when fewer than ``enough`` did, those within
+    ``b ± 1``, then ``b ± 2``; when still too few, a least-squares line in the batch size.
+    """
+    for width in (0, 1, 2):
+        near = [(r, math.ceil(ms)) for r, ms in pool if abs(r - b) <= width]
+        if len(near) >= enough:
+            sizes = sorted({r for r, _ in near})
+            what = f"{sizes[0]}-{sizes[-1]} messages" if len(sizes) > 1 else f"{b} message{'s' if b != 1 else ''}"
+            return statistics.fmean(ms for _, ms in near), f"measured, {len(near)} invocations of {what}"
     if len({r for r, _ in pool}) >= 2:
         xs, ys = [r for r, _ in pool], [math.ceil(ms) for _, ms in pool]
         slope, intercept = statistics.linear_regression(xs, ys)
         return max(1.0, intercept + slope * b), f"line fitted through {len(pool)} invocations of 1-{max(xs)} records"
+    exact = [math.ceil(ms) for r, ms in pool if r == b]
     return (statistics.fmean(exact) if exact else 0.0), f"measured, {len(exact)} invocations"
 
 

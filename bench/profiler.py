@@ -8,7 +8,8 @@ combines two cheap observations of every thread of the process:
   its role (moto server, API server, pollers, handlers, target endpoint) and
   the hottest frames of threads that are not blocked.
 
-Since moto, the pollers and the handlers share one interpreter, the GIL caps
+Since the pollers, the handlers and the HTTP servers share one interpreter
+(and moto did too, before the engine moved it to a child process), the GIL caps
 the process near one core: ``process CPU / wall`` near 1.0 means CPU-bound on
 the GIL, and the split per role says who spends it.
 """
@@ -167,7 +168,7 @@ class Profiler:
         pcpu = self._pcpu1 - self._pcpu0
         exited = pcpu - sum(by_role.values())
         if exited > 0:
-            by_role["threads that exited during the run (moto serves each request on its own connection thread)"] += exited
+            by_role["threads that exited during the run (short-lived request threads: moto's, when it ran in this process)"] += exited
         role_samples = sum(self.busy_by_role.values()) or 1
         return {
             "busy_sample_share_by_role": {k: v / role_samples for k, v in self.busy_by_role.most_common()},

@@ -78,7 +78,8 @@ def section(c: dict | None) -> list[str]:
            "measured per the unit they scale with (per timer, per create request, per enqueuer or dispatcher "
            "invocation) and priced at the level's batch size; the batch sizes the engine actually produced are shown "
            "beside. Durations at a batch size are the mean of the measured invocations that carried that many "
-           "messages, from all scenarios; where none did, a least-squares line through all of them. The engine's "
+           "messages, from all scenarios (widened to ±1, then ±2 messages when fewer than five did; failing that, a "
+           "least-squares line through all of them). The engine's "
            "durations include moto's latency, slower than DynamoDB's; the dispatcher's are dominated by waiting out "
            "the sub-second remainder of each due time (SQS delays are whole seconds).", "",
            "**Targets are excluded everywhere**: the dispatcher's Lambda Invoke of, or SQS send to, the target is "
