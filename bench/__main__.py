@@ -1,7 +1,7 @@
 """``./dev bench``: run the benchmark suite and write docs/benchmarks.md, docs/benchmarks.json and the plots.
 
     ./dev bench                 # the full suite (about 20 minutes on 2 shared cores)
-    ./dev bench --quick         # a smoke run (under 2 minutes), written to bench/.quick/
+    ./dev bench --quick         # a smoke run (about 2-3 minutes), written to bench/.quick/
     ./dev bench --only precision,cost
     ./dev bench --report-only   # re-render the document from an existing JSON file
 """
