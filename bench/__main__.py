@@ -19,7 +19,7 @@ from .common import ROOT, log
 SECTIONS = ("coldstart", "ingest", "cost", "precision", "burst", "synth")
 
 FULL = {
-    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True, "what_if_workers_n": 16},
+    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True, "what_if_workers_n": 4},
     "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
     "ingest": {"repeats": 3, "n": 300},
     "cost": {"n": 100, "n_long_slow": 30, "payload_n": 40},

@@ -28,7 +28,7 @@ a message surfaces (SQS delays are whole seconds), so its duration depends on it
 Payloads: the headline is 1 KB of JSON; heavy traffic also runs with 100 B, 4 KB and 64 KB of
 JSON and 1 KB of high-entropy data (``bench.payloads``). A cancel scenario prices a cancel.
 
-The engine runs 10 concurrent dispatcher invocations (default 4), as Lambda's SQS mapping
+The engine runs 10 concurrent dispatcher invocations (its default is 16), as Lambda's SQS mapping
 scales out, so that sparse traffic stays one message per invocation.
 """
 

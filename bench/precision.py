@@ -173,7 +173,7 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
 
 def what_if_workers(n: int, span_s: float, workers: int) -> dict:
     """One repeat with more concurrent dispatcher invocations (a public engine option), to name a cause."""
-    log(f"precision what-if: one more repeat with dispatcher_workers={workers} (engine option; default 4)")
+    log(f"precision what-if: one more repeat with dispatcher_workers={workers} (engine option; the default is 16)")
     res = run_once(n, span_s, seed=1, dispatcher_workers=workers)
     res.pop("raw", None)
     res["dispatcher_workers"] = workers

@@ -222,7 +222,8 @@ def _precision(p: dict | None) -> list[str]:
     ww = p.get("what_if_workers")
     if ww:
         a = ww["all"]
-        out.append(f"What-if (engine option, one repeat): `dispatcher_workers={ww['dispatcher_workers']}` instead of the default 4 "
+        out.append(f"What-if (engine option, one repeat): `dispatcher_workers={ww['dispatcher_workers']}` instead of the "
+                   f"engine's default {_default_dispatcher_workers()} "
                    f"concurrent dispatcher invocations, all paths: p50 {_f(a.get('p50'))} ms, p90 {_f(a.get('p90'))} ms, "
                    f"p99 {_f(a.get('p99'))} ms, max {_f(a.get('max'))} ms, early {a.get('early')}; dispatcher's own lateness "
                    f"at start p99 {_f(ww['dispatcher_fired_late_ms'].get('p99'))} ms.")
@@ -349,3 +350,9 @@ def _synth(s: dict | None) -> list[str]:
             f"| single Lambda function | {_mmm(s['baseline_s']['runs'], 2)} |",
             f"| **ratio** | **{_mmm(s['ratio']['runs'], 2)}×** |", ""]
     return out
+
+
+def _default_dispatcher_workers() -> int:
+    from cdk_delayed_scheduler.local import EngineOptions
+
+    return EngineOptions().dispatcher_workers

@@ -3,10 +3,14 @@
 Both make moto behave like the AWS service it stands in for; neither changes
 what the runtime does.
 
-1. **Long polls wake when a message becomes visible.** moto re-checks a
-   long-polled queue only when a message is sent, or after a whole second,
-   so a delayed message that becomes visible waits up to 1 s longer than on
-   SQS. Re-checking every 5 ms restores SQS's behaviour.
+1. **Long polls wake when a message becomes visible, and never spin.** moto
+   re-checks a long-polled queue only when a message is sent, or after a whole
+   second, so a delayed message that becomes visible waits up to 1 s longer
+   than on SQS. And its wait returns at once while the queue holds any message,
+   visible or not, so a long poll on a queue of delayed messages re-scans all of
+   them in a tight loop (with 10,000 delayed messages, moto's whole process
+   was busy with it). Waiting 5 ms between re-checks, or until a send wakes it,
+   fixes both.
 2. **Transactions back up only what they touch, and keep the stream.**
    Before every ``TransactWriteItems`` moto deep-copies each table it touches,
    every item and the whole stream history, and puts that copy in place of
@@ -47,7 +51,7 @@ def apply() -> None:
 
     def wait_for_messages(self: Any, timeout: float) -> None:
         with self._messages_lock:
-            self._messages_lock.wait_for(lambda: self.messages, timeout=min(timeout, 0.005))
+            self._messages_lock.wait(timeout=min(timeout, 0.005))
 
     write_lock = threading.RLock()
 

@@ -9,18 +9,19 @@ one line ``READY <endpoint>`` and then reads its stdin until end of file. The pa
 other end of that pipe, so however the engine ends (``stop()``, an exception, SIGKILL), the pipe
 closes and the child exits: no orphan is left behind.
 
-    python -m cdk_delayed_scheduler.local.moto_process   # what the engine runs
+    python -m cdk_delayed_scheduler.local._moto_child   # what the engine runs
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import sys
 import threading
 
 READY = "READY "
+# A module the package does not import itself, so ``-m`` runs it without a double import.
+CHILD_MODULE = "cdk_delayed_scheduler.local._moto_child"
 START_TIMEOUT_SECONDS = 30
 
 
@@ -33,7 +34,7 @@ class MotoProcess:
 
     def start(self) -> str:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", __name__],
+            [sys.executable, "-m", CHILD_MODULE],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -65,25 +66,3 @@ class MotoProcess:
         finally:
             if process.stdout:
                 process.stdout.close()
-
-
-def _serve() -> None:
-    """The child: corrected moto on 127.0.0.1 until the parent closes our stdin."""
-    from moto.server import ThreadedMotoServer
-
-    from cdk_delayed_scheduler.local import moto_patches
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    moto_patches.apply()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    print(f"{READY}http://{host}:{port}", flush=True)
-    try:
-        sys.stdin.read()  # returns at end of file: the parent is gone or stopping
-    finally:
-        server.stop()
-
-
-if __name__ == "__main__":
-    _serve()
