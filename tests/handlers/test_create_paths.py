@@ -20,7 +20,7 @@ def post(body):
 
 
 def record_write_fails(real, **kwargs):
-    if kwargs["Key" if "Key" in kwargs else "Item"]["pk"]["S"].startswith("SCHEDULE#"):
+    if kwargs["Item"]["pk"]["S"].startswith("SCHEDULE#"):
         raise service_error("PutItem")
     return real.put_item(**kwargs)
 

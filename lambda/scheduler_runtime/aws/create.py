@@ -68,7 +68,6 @@ class Creator:
         Each outcome is a :class:`Created` or the exception for that request alone
         (:class:`CreateConflict`, :class:`NotQueued`, or a service error).
         """
-        outcomes: list[Outcome | None] = [None] * len(requests)
         short = {str(i): r for i, r in enumerate(requests) if self.is_short(r, now_ms)}
         refs = {i: TimerRef(r.schedule_id, r.due_ms, keys.new_token(), now_ms) for i, r in short.items()}
         unsent = self._queue.send(
@@ -86,9 +85,7 @@ class Creator:
             except Exception as exc:  # noqa: BLE001 - answered per item
                 return exc
 
-        for index, outcome in enumerate(_writers.map(one, range(len(requests)))):
-            outcomes[index] = outcome
-        return [o for o in outcomes if o is not None]
+        return list(_writers.map(one, range(len(requests))))
 
     def is_short(self, request: CreateRequest, now_ms: int) -> bool:
         """Due within the window: sent straight to the delayer queue."""

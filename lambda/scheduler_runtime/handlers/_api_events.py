@@ -71,11 +71,10 @@ def parse_event(event: Any) -> ApiRequest:
         stage = context.get("stage")
         if stage and stage != "$default" and (path == f"/{stage}" or path.startswith(f"/{stage}/")):
             path = path[len(stage) + 1:] or "/"
-        direct = False
     elif "httpMethod" in event:
-        method, path, direct = str(event.get("httpMethod") or ""), str(event.get("path") or "/"), False
+        method, path = str(event.get("httpMethod") or ""), str(event.get("path") or "/")
     else:
-        method, path, direct = str(event.get("method") or ""), str(event.get("path") or ""), True
+        method, path = str(event.get("method") or ""), str(event.get("path") or "")
         if not method or not path:
             raise ApiError(400, "a direct invoke needs \"method\" and \"path\", e.g. "
                                 "{\"method\": \"POST\", \"path\": \"/schedules\", \"body\": {...}}", None)
@@ -84,7 +83,7 @@ def parse_event(event: Any) -> ApiRequest:
         segments=[s for s in path.split("/") if s],
         path=path,
         path_id=(event.get("pathParameters") or {}).get("id"),
-        direct=direct,
+        direct=is_direct(event),
         _body=event.get("body"),
         _base64=bool(event.get("isBase64Encoded")),
     )

@@ -67,7 +67,7 @@ def _create(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
     now = now_ms()
     request = validate_create(body, now, config.targets, config.default_target)
     try:
-        return _answer(request, creator.create(request, now))
+        return _answer(creator.create(request, now))
     except CreateConflict:
         raise _conflict(request) from None
 
@@ -100,14 +100,14 @@ def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, di
             if isinstance(outcome, Exception):
                 logger.error("create of %s failed: %r", request.schedule_id, outcome)
                 raise ApiError(500, "internal error; nothing was accepted for this schedule, retry it", None)
-            status, answer = _answer(request, outcome)
+            status, answer = _answer(outcome)
             results[index] = {"status": status, "body": answer}
         except ApiError as err:
             results[index] = _result_of_error(in_batch(err, index))
     return 200, {"results": results}
 
 
-def _answer(request: CreateRequest, outcome: Created) -> tuple[int, dict]:
+def _answer(outcome: Created) -> tuple[int, dict]:
     record = outcome.record
     if outcome.created:
         log_event("created", id=record.schedule_id, dueMs=record.due_ms, status=record.status)
