@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -14,6 +16,7 @@ from moto import mock_aws
 
 from cdk_delayed_scheduler.local.pollers import lambda_sqs_record, lambda_stream_record
 from scheduler_runtime.aws import context
+from scheduler_runtime.aws.store import ScheduleStore
 
 REGION = "us-east-1"
 
@@ -54,6 +57,16 @@ class Aws:
             AttributeNames=["All"], MessageAttributeNames=["All"],
         ).get("Messages", [])
         return [lambda_sqs_record(m, "arn:aws:sqs:us-east-1:123456789012:q", REGION) for m in messages]
+
+    def wait_for_messages(self, queue_url: str, timeout: float = 5.0) -> list[dict]:
+        """Receive from ``queue_url`` as soon as anything is visible there; fail after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            messages = self.receive(queue_url)
+            if messages:
+                return messages
+            time.sleep(0.02)
+        raise AssertionError(f"nothing became visible in {queue_url} within {timeout} s")
 
     def item(self, pk: str, sk: str) -> dict | None:
         return self.ddb.get_item(TableName=self.table, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True).get("Item")
@@ -143,3 +156,44 @@ def faulty(service: str, **overrides: Callable[..., Any]):
 
 def service_error(operation: str, code: str = "InternalServerError") -> ClientError:
     return ClientError({"Error": {"Code": code, "Message": "injected"}}, operation)
+
+
+@contextmanager
+def window(seconds: int):
+    saved = os.environ["DELAY_WINDOW_SECONDS"]
+    os.environ["DELAY_WINDOW_SECONDS"] = str(seconds)
+    try:
+        yield
+    finally:
+        os.environ["DELAY_WINDOW_SECONDS"] = saved
+
+
+def schedule(schedule_id: str, in_seconds: float, target: str = "default", payload=None, long: bool = False) -> None:
+    body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": payload or {"id": schedule_id}}
+    if target != "default":
+        body["target"] = target
+    with window(1 if long else 60):
+        status, answer = call_api("POST", "/schedules", body)
+    assert status == 201 and answer["status"] == ("SCHEDULED" if long and in_seconds > 1 else "QUEUED")
+
+
+def status_of(schedule_id: str) -> str:
+    return call_api("GET", f"/schedules/{schedule_id}")[1]["status"]
+
+
+def promote(aws) -> list[dict]:
+    """Run the enqueuer over every new REMOVE and return the delayer messages it produced.
+
+    The REMOVEs go in unfiltered, cancellations included: dropping those is the enqueuer's own
+    check too (behind the stream filter), and this keeps it exercised.
+    """
+    from scheduler_runtime.handlers import enqueuer
+
+    removes = aws.new_stream_records("REMOVE")
+    assert enqueuer.handler({"Records": removes}) == {"batchItemFailures": []}
+    return aws.receive(aws.delayer_url, max_messages=10)
+
+
+def store() -> ScheduleStore:
+    ctx = context.current()
+    return ScheduleStore(ctx.dynamodb, ctx.config.table_name)

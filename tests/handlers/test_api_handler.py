@@ -28,10 +28,13 @@ def test_create_get_replay_conflict(aws):
     assert aws.count_items("TIMER#") == 1 and aws.count_items("SCHEDULE#") == 1
 
 
-def test_a_conflicting_replay_does_not_add_a_timer(aws):
-    call_api("POST", "/schedules", {"id": "a", "delaySeconds": 100, "payload": 1})
-    call_api("POST", "/schedules", {"id": "a", "delaySeconds": 200, "payload": 1})
-    call_api("POST", "/schedules", {"id": "a", "delaySeconds": 100, "payload": 1})
+def test_a_conflicting_replay_does_not_add_a_timer_and_a_replay_gets_the_first_answer(aws):
+    status, first = call_api("POST", "/schedules", {"id": "a", "delaySeconds": 100, "payload": 1})
+    assert (status, first["status"]) == (201, "SCHEDULED")
+    status, conflict = call_api("POST", "/schedules", {"id": "a", "delaySeconds": 200, "payload": 1})
+    assert (status, conflict["field"]) == (409, "id")
+    time.sleep(0.002)  # the replay's own dueAt would differ: it must answer the first one
+    assert call_api("POST", "/schedules", {"id": "a", "delaySeconds": 100, "payload": 1}) == (200, first)
     assert aws.count_items("TIMER#") == 1
 
 

@@ -33,6 +33,24 @@ def dispatch_all(aws) -> list[dict]:
     return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
 
 
+def waiting_in_delayer(aws) -> int:
+    """Messages in the delayer queue that are visible or still delayed (received ones are not counted)."""
+    attributes = aws.sqs.get_queue_attributes(
+        QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"])
+    return sum(int(v) for v in attributes["Attributes"].values())
+
+
+def dispatch_until_empty(aws, timeout: float = 5.0) -> list[dict]:
+    """Dispatch whatever surfaces until nothing waits in the delayer queue; fail after ``timeout`` seconds."""
+    delivered: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while waiting_in_delayer(aws):
+        assert time.monotonic() < deadline, f"the delayer queue did not empty within {timeout} s"
+        delivered += dispatch_all(aws)
+        time.sleep(0.02)
+    return delivered
+
+
 def test_short_record_write_fails_after_the_send_then_the_retry_is_delivered_once(aws, monkeypatch):
     body = {"id": "s1", "delaySeconds": 0, "payload": {"n": 1}}
     with faulty("dynamodb", put_item=record_write_fails):
@@ -44,10 +62,8 @@ def test_short_record_write_fails_after_the_send_then_the_retry_is_delivered_onc
     assert aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])[
         "Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
     assert post(body)[0] == 201  # the client's retry
-    time.sleep(1.1)  # the put-back stray surfaces again
-    monkeypatch.setattr(window, "STRAY_AFTER_MS", 0)  # ...after its create can no longer write
-    delivered = dispatch_all(aws) + dispatch_all(aws)
-    assert [d["payload"] for d in delivered] == [{"n": 1}]
+    monkeypatch.setattr(window, "STRAY_AFTER_MS", 0)  # the put-back stray surfaces after its create can no longer write
+    assert [d["payload"] for d in dispatch_until_empty(aws)] == [{"n": 1}]
 
 
 def test_long_record_write_fails_after_the_timer_then_the_retry_adopts_the_timer(aws):
@@ -103,19 +119,29 @@ def test_short_strays_of_a_replay_and_a_conflict_are_dropped_and_the_original_de
 
 
 def test_a_message_that_overtakes_its_record_waits_for_it_and_is_delivered(aws):
+    dispatcher_tried = threading.Event()
+    threads: list[threading.Thread] = []
+    dispatched: list = []
+
+    def note_the_try(real, **kwargs):
+        try:
+            return real.update_item(**kwargs)
+        finally:
+            dispatcher_tried.set()
+
     def send_then_dispatch_before_the_record_is_written(real, **kwargs):
         response = real.send_message(**kwargs)
-        thread = threading.Thread(target=lambda: dispatched.extend(dispatch_all(aws)))
-        thread.start()
-        time.sleep(0.15)  # the record write comes after the dispatcher's first try
+        if kwargs["QueueUrl"] != aws.delayer_url:  # the delivery to the target
+            return response
+        threads.append(threading.Thread(target=lambda: dispatched.extend(dispatch_all(aws))))
+        threads[0].start()
+        assert dispatcher_tried.wait(5)  # the record is written only after the dispatcher's first try
         return response
 
-    dispatched: list = []
-    with faulty("sqs", send_message=send_then_dispatch_before_the_record_is_written):
+    with faulty("sqs", send_message=send_then_dispatch_before_the_record_is_written), \
+            faulty("dynamodb", update_item=note_the_try):
         assert post({"id": "race", "delaySeconds": 0, "payload": "made it"})[0] == 201
-    deadline = time.time() + 5
-    while not dispatched and time.time() < deadline:
-        time.sleep(0.05)
+        threads[0].join(timeout=5)
     assert [d["payload"] for d in dispatched] == ["made it"]
 
 

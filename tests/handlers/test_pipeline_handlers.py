@@ -7,53 +7,15 @@ schedule due a few seconds out waits as a timer for the sweeper (whose window is
 
 import hashlib
 import json
-import os
 import time
-from contextlib import contextmanager
 
 import pytest
 from botocore.exceptions import ClientError
 
 from scheduler_runtime.aws import context
-from scheduler_runtime.aws.store import ScheduleStore
 from scheduler_runtime.handlers import dispatcher, enqueuer, sweeper
 
-from .conftest import call_api
-
-
-@contextmanager
-def window(seconds: int):
-    saved = os.environ["DELAY_WINDOW_SECONDS"]
-    os.environ["DELAY_WINDOW_SECONDS"] = str(seconds)
-    try:
-        yield
-    finally:
-        os.environ["DELAY_WINDOW_SECONDS"] = saved
-
-
-def schedule(schedule_id: str, in_seconds: float, target: str = "default", payload=None, long: bool = False) -> None:
-    body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": payload or {"id": schedule_id}}
-    if target != "default":
-        body["target"] = target
-    with window(1 if long else 60):
-        status, answer = call_api("POST", "/schedules", body)
-    assert status == 201 and answer["status"] == ("SCHEDULED" if long and in_seconds > 1 else "QUEUED")
-
-
-def status_of(schedule_id: str) -> str:
-    return call_api("GET", f"/schedules/{schedule_id}")[1]["status"]
-
-
-def promote(aws) -> list[dict]:
-    """Run the enqueuer over new REMOVEs and return the delayer messages it produced."""
-    removes = [r for r in aws.new_stream_records("REMOVE") if "cancelled" not in r["dynamodb"]["OldImage"]]
-    assert enqueuer.handler({"Records": removes}) == {"batchItemFailures": []}
-    return aws.receive(aws.delayer_url, max_messages=10)
-
-
-def store() -> ScheduleStore:
-    ctx = context.current()
-    return ScheduleStore(ctx.dynamodb, ctx.config.table_name)
+from .conftest import call_api, faulty, promote, schedule, status_of, store
 
 
 def test_a_short_timer_goes_straight_to_the_queue_with_the_records_token(aws):
@@ -166,23 +128,38 @@ def test_enqueuer_reports_a_record_it_could_neither_send_nor_write_back(aws):
     assert result == {"batchItemFailures": [{"itemIdentifier": removes[0]["dynamodb"]["SequenceNumber"]}]}
 
 
+def send_times(sent: list):
+    """A ``send_message`` override that records when each target send starts (ms), and its parameters."""
+
+    def send(real, **kwargs):
+        sent.append((time.time() * 1000, kwargs))
+        return real.send_message(**kwargs)
+
+    return send
+
+
 @pytest.mark.parametrize("long", [False, True], ids=["short", "long"])
 def test_dispatcher_delivers_the_envelope_never_early(aws, long):
-    schedule("d1", 2.5 if long else 1.5, payload={"hello": "world"}, long=long)
+    # Due 0.9 s past a whole second: SQS's delay (whole seconds, rounded down) surfaces the
+    # message about 0.9 s early, and the dispatcher must wait out that remainder.
+    schedule("d1", 2.9 if long else 1.9, payload={"hello": "world"}, long=long)
     if long:
         sweeper.handler({})
         assert promote(aws) == []
-    time.sleep(2.2 if long else 1.1)  # the message is delayed by the whole seconds left, rounded down
-    messages = aws.receive(aws.delayer_url)
-    assert len(messages) == 1
-    assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-    delivered_at_ms = time.time() * 1000
+    messages = aws.wait_for_messages(aws.delayer_url)
+    due_ms = json.loads(messages[0]["body"])["dueMs"]
+    sent: list = []
+    with faulty("sqs", send_message=send_times(sent)):
+        lead_ms = due_ms - time.time() * 1000  # measured at the moment of dispatch
+        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+    assert lead_ms > 100, f"the message reached the dispatcher only {lead_ms:.0f} ms before due: too slow to test"
+    [(sent_at_ms, _)] = sent
+    assert sent_at_ms >= due_ms
     [delivery] = aws.receive(aws.target_url)
     envelope = json.loads(delivery["body"])
     assert set(envelope) == {"id", "dueAt", "firedAt", "attempt", "dedupeKey", "payload", "target"}
     assert envelope["payload"] == {"hello": "world"} and envelope["attempt"] == 1
     assert envelope["firedAt"] >= envelope["dueAt"]
-    assert delivered_at_ms >= json.loads(messages[0]["body"])["dueMs"]
     assert status_of("d1") == "FIRED"
     assert call_api("DELETE", "/schedules/d1")[0] == 409
 
@@ -190,11 +167,16 @@ def test_dispatcher_delivers_the_envelope_never_early(aws, long):
 def test_fifo_target_gets_group_and_a_deduplication_id_stable_across_retries(aws):
     schedule("f1", 0, target="ordered")
     [message] = aws.receive(aws.delayer_url)
-    dispatcher.handler({"Records": [message]})
-    message["attributes"]["ApproximateReceiveCount"] = "2"
-    dispatcher.handler({"Records": [message]})  # a redelivery of the same occurrence
+    sent: list = []
+    with faulty("sqs", send_message=send_times(sent)):
+        dispatcher.handler({"Records": [message]})
+        message["attributes"]["ApproximateReceiveCount"] = "2"
+        dispatcher.handler({"Records": [message]})  # a redelivery of the same occurrence
+    first, retry = (kwargs for _, kwargs in sent)
+    assert json.loads(retry["MessageBody"])["attempt"] == 2  # a real second attempt...
+    assert retry["MessageDeduplicationId"] == first["MessageDeduplicationId"]  # ...with the same deduplication id
     got = aws.sqs.receive_message(QueueUrl=aws.fifo_target_url, AttributeNames=["All"], MaxNumberOfMessages=10).get("Messages", [])
-    assert len(got) == 1  # the second send carried the same deduplication id, so SQS dropped it
+    assert len(got) == 1  # so SQS dropped the second send
     assert got[0]["Attributes"]["MessageGroupId"] == "orders"
     assert got[0]["Attributes"]["MessageDeduplicationId"] == hashlib.sha256(
         json.loads(got[0]["Body"])["dedupeKey"].encode()).hexdigest()
@@ -205,8 +187,7 @@ def test_cancel_wins_while_in_the_delayer_queue(aws, long):
     schedule("c", 1.2 if long else 0, long=long)
     if long:
         sweeper.handler({})
-        time.sleep(0.3)
-    messages = promote(aws) if long else aws.receive(aws.delayer_url)
+    messages = (promote(aws) if long else []) or aws.wait_for_messages(aws.delayer_url)
     assert len(messages) == 1 and status_of("c") == "QUEUED"
     assert call_api("DELETE", "/schedules/c") == (200, {"id": "c", "status": "CANCELLED"})
     assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
