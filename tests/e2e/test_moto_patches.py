@@ -1,43 +1,53 @@
-"""The engine's corrections to moto keep DynamoDB's transaction semantics."""
+"""The engine's corrections to moto: each removes a cost or a difference from AWS, and answers stay right.
 
-import boto3
+``moto_patch_checks.py`` runs in a process of its own (the corrections change moto for a whole
+process), once as the engine's child serves moto and once with moto as it comes, so every
+check is shown to fail without its correction.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
-from botocore.exceptions import ClientError
-
-from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import Recorder
 
 pytestmark = pytest.mark.e2e
+CHECKS = Path(__file__).with_name("moto_patch_checks.py")
 
 
-def test_a_cancelled_transaction_changes_nothing_and_the_stream_keeps_flowing():
-    with Engine(EngineOptions(target=Recorder(), shard_count=1)) as engine:
-        ddb = boto3.client("dynamodb", endpoint_url=engine.endpoint_url)
-        streams = boto3.client("dynamodbstreams", endpoint_url=engine.endpoint_url)
-        table = engine.table_name
+@pytest.fixture(scope="module")
+def runs() -> dict:
+    """Both runs at once: ``corrected`` (as the engine serves moto) and ``as_it_comes``."""
+    started = {
+        name: subprocess.Popen([sys.executable, str(CHECKS), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name, args in (("corrected", []), ("as_it_comes", ["--unpatched"]))
+    }
+    out = {}
+    for name, process in started.items():
+        stdout, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr[-2000:]
+        out[name] = json.loads(stdout.strip().splitlines()[-1])
+    return out
 
-        def item(pk, **attrs):
-            return {"pk": {"S": pk}, "sk": {"S": "s"}, **{k: {"S": v} for k, v in attrs.items()}}
 
-        ddb.put_item(TableName=table, Item=item("a", v="before"))
-        ddb.put_item(TableName=table, Item=item("d", v="before"))
-        shard = streams.describe_stream(StreamArn=engine.stream_arn)["StreamDescription"]["Shards"][0]["ShardId"]
-        iterator = streams.get_shard_iterator(StreamArn=engine.stream_arn, ShardId=shard, ShardIteratorType="LATEST")["ShardIterator"]
-        with pytest.raises(ClientError, match="TransactionCanceled"):
-            ddb.transact_write_items(TransactItems=[
-                {"Put": {"TableName": table, "Item": item("b", v="new")}},
-                {"Update": {"TableName": table, "Key": item("d"), "UpdateExpression": "SET v = :x",
-                            "ExpressionAttributeValues": {":x": {"S": "changed"}}}},
-                {"Put": {"TableName": table, "Item": item("a", v="again"), "ConditionExpression": "attribute_not_exists(pk)"}},
-            ])
-        assert "Item" not in ddb.get_item(TableName=table, Key=item("b"))
-        assert ddb.get_item(TableName=table, Key=item("a"))["Item"]["v"] == {"S": "before"}
-        assert ddb.get_item(TableName=table, Key=item("d"))["Item"]["v"] == {"S": "before"}
+@pytest.mark.parametrize("name", [
+    "query_reads_only_its_partition",
+    "send_reads_no_counts",
+    "delete_finds_its_message_by_handle",
+    "routing_lists_no_directory",
+    "stream_iterators_are_bounded",
+    "cancelled_transaction_changes_nothing_and_the_stream_flows",
+    "connections_are_kept_alive",
+])
+def test_each_correction_holds_and_fails_without_it(name, runs):
+    assert runs["corrected"][name] == "ok"
+    assert runs["as_it_comes"][name] != "ok"
 
-        ddb.put_item(TableName=table, Item=item("c", v="after"))
-        seen = []
-        for _ in range(5):  # an iterator from before the cancelled transaction still sees later writes
-            response = streams.get_records(ShardIterator=iterator)
-            seen += [r["dynamodb"]["Keys"]["pk"]["S"] for r in response["Records"]]
-            iterator = response["NextShardIterator"]
-        assert "c" in seen
+
+def test_a_long_poll_sleeps_until_its_message_is_ready_and_never_returns_it_early(runs):
+    result = runs["corrected"]["long_poll_waits_without_spinning"]
+    assert isinstance(result, dict), result
+    assert result["waited_s"] >= 1.0  # DelaySeconds=1: never before
+    assert result["scans"] <= 4  # one scan, one sleep until the message is ready, one scan
+    assert runs["as_it_comes"]["long_poll_waits_without_spinning"]["scans"] > result["scans"]

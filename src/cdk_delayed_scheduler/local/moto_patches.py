@@ -1,57 +1,92 @@
-"""Four corrections to moto, applied only to the moto that the engine runs in its own process.
+"""Corrections to moto, applied only to the moto that the engine runs in its own process.
 
-Both make moto behave like the AWS service it stands in for; neither changes
-what the runtime does.
+Each makes moto behave like the AWS service it stands in for, or removes a cost
+that grows with the data or with every request; none changes what the runtime
+does. Each has a test in ``tests/e2e/test_moto_patches.py``.
 
-1. **Long polls wake when a message becomes visible, and never spin.** moto
+1. **Long polls wake when a message becomes ready, and never spin.** moto
    re-checks a long-polled queue only when a message is sent, or after a whole
    second, so a delayed message that becomes visible waits up to 1 s longer
    than on SQS. And its wait returns at once while the queue holds any message,
    visible or not, so a long poll on a queue of delayed messages re-scans all of
-   them in a tight loop (with 10,000 delayed messages, moto's whole process
-   was busy with it). Waiting 5 ms between re-checks, or until a send wakes it,
-   fixes both.
+   them in a tight loop. Here a long poll sleeps until the earliest message
+   becomes ready, or until a send wakes it.
 2. **Transactions back up only what they touch, and keep the stream.**
    Before every ``TransactWriteItems`` moto deep-copies each table it touches,
    every item and the whole stream history, and puts that copy in place of
-   the table when the transaction is cancelled. That makes each create
+   the table when the transaction is cancelled. That makes each transaction
    O(table size), and the swap installs a new stream shard object, so stream
    iterators handed out earlier stop seeing new records. Here copies of the
    items the transaction names are put back on failure; the table and its
-   stream shard stay the same objects. Records of a cancelled transaction stay
-   in the stream, which is harmless here: a claim of a timer that does not
-   exist fails its condition.
+   stream shard stay the same objects.
 3. **Writes are serialized, as each DynamoDB item's writes are.** moto has no
    locking: a cancelled transaction restores a snapshot taken before it, and
-   would undo a claim or a create that another thread wrote in between. One
-   lock around moto's DynamoDB write operations makes that impossible.
-4. **Answers are not held back by Nagle's algorithm.** moto's HTTP server
-   writes headers and body separately, so the body waits for the client's
-   delayed ACK; with ``TCP_NODELAY`` a call's median latency drops by a third.
+   would undo a write that another thread made in between. One lock around
+   moto's DynamoDB write operations makes that impossible.
+4. **Answers are not held back by Nagle's algorithm** (``TCP_NODELAY``), for
+   moto's own server when it is used; the engine's child serves moto with a
+   keep-alive server that sets it too.
+5. **Requests are routed without a rescan under a global lock.** For each
+   request moto's dispatcher takes one process-wide lock, lists its package
+   directory (about 200 ``stat`` calls) and tries a regular expression per
+   service. Here the application for a signed DynamoDB, Streams or SQS request
+   is looked up by its signing scope and ``X-Amz-Target`` prefix, which are what
+   decide it, and the directory is listed once.
+6. **A Query reads only its partition.** moto's Query sorts the whole table
+   (every item of every partition) and then filters by the partition key, so a
+   sweep's Query costs O(table) however few timers it finds. Here a Query on
+   the table's own key sees only the items of the partition it names.
+7. **SQS finds messages without scanning them one property call at a time.**
+   A receive builds the list of ready messages with two clock reads per
+   message; a delete scans every message twice to find its receipt handle;
+   and every send reads the queue's attributes, which counts the visible,
+   delayed and in-flight messages (three more scans), only to look up
+   ``ContentBasedDeduplication``. Here ready messages are found with one clock
+   read, a delete finds its message through an index of receipt handles, and
+   the counts are computed only when an attribute that holds one is read.
+8. **Stream iterators are forgotten.** moto keeps every shard iterator it has
+   handed out, for ever; each ``GetRecords`` adds one. AWS expires them after
+   15 minutes. Here the newest 1,000 are kept, so an idle engine's memory is flat.
+9. **Each request's reflection is done once.** For every request moto lists
+   the methods of its response class with ``inspect`` and converts the action
+   name to snake case; both answers never change, so they are remembered.
 """
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
+import json
 import threading
+import weakref
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 _applied = False
+_ROUTED_BY_SCOPE = {"dynamodb", "sqs"}  # signing names whose backend the scope and target prefix decide
+STREAM_ITERATORS_KEPT = 1000
 
 
 def apply() -> None:
     global _applied
     if _applied:
         return
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.table import Table
-    from moto.sqs.models import Queue
+    _patch_dynamodb()
+    _patch_sqs()
+    _patch_dispatcher()
+    _patch_streams()
+    _patch_reflection()
     from werkzeug.serving import WSGIRequestHandler
 
-    def wait_for_messages(self: Any, timeout: float) -> None:
-        with self._messages_lock:
-            self._messages_lock.wait(timeout=min(timeout, 0.005))
+    WSGIRequestHandler.disable_nagle_algorithm = True
+    _applied = True
+
+
+# --- DynamoDB: 2, 3, 6 ---------------------------------------------------------------
+def _patch_dynamodb() -> None:
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
 
     write_lock = threading.RLock()
 
@@ -75,13 +110,33 @@ def apply() -> None:
                     _restore(*backup)
                 raise
 
-    Queue.wait_for_messages = wait_for_messages
+    original_query = Table.query
+
+    @functools.wraps(original_query)
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("index_name") or hash_key is None or not self.range_key_attr:
+            return original_query(self, hash_key, *args, **kwargs)
+        return original_query(_Partition(self, hash_key), hash_key, *args, **kwargs)
+
     Table.__deepcopy__ = lambda self, memo: self  # moto's own backup: see _backup instead
+    Table.query = query
     DynamoDBBackend.transact_write_items = transact_write_items
-    WSGIRequestHandler.disable_nagle_algorithm = True
     for name in ("put_item", "update_item", "delete_item", "batch_write_item"):
         setattr(DynamoDBBackend, name, serialized(getattr(DynamoDBBackend, name)))
-    _applied = True
+
+
+class _Partition:
+    """The table as one Query sees it: every attribute of the table, but only one partition's items."""
+
+    def __init__(self, table: Any, hash_key: Any) -> None:
+        self._table = table
+        self._hash_key = hash_key
+
+    def all_items(self) -> list:
+        return list(self._table.items.get(self._hash_key, {}).values())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table, name)
 
 
 def _backup(backend: Any, entry: dict) -> tuple | None:
@@ -113,3 +168,142 @@ def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items.get(hash_key, {}).pop(range_key, None)
     else:
         table.items[hash_key][range_key] = item
+
+
+# --- SQS: 1, 7 -----------------------------------------------------------------------
+def _patch_sqs() -> None:
+    from moto.core.utils import unix_time_millis
+    from moto.sqs.models import Message, Queue
+
+    by_handle: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def messages(self: Any) -> list:
+        now = unix_time_millis()
+        return [m for m in self._messages if m.visible_at < now and m.delayed_until <= now]
+
+    def wait_for_messages(self: Any, timeout: float) -> None:
+        with self._messages_lock:
+            now = unix_time_millis()
+            ready_at = min((max(m.visible_at, m.delayed_until) for m in self._messages), default=None)
+            if ready_at is None:
+                wait = timeout
+            elif ready_at < now:  # ready, yet not received (a FIFO group is busy): check again soon
+                wait = min(timeout, 0.005)
+            else:
+                wait = min(timeout, (ready_at - now) / 1000 + 0.001)
+            self._messages_lock.wait(timeout=wait)
+
+    original_mark_received = Message.mark_received
+
+    def mark_received(self: Any, visibility_timeout: int | None = None) -> None:
+        original_mark_received(self, visibility_timeout)
+        by_handle[self.receipt_handle] = self
+
+    original_delete = Queue.delete_message
+
+    def delete_message(self: Any, receipt_handle: str) -> None:
+        message = by_handle.get(receipt_handle)
+        if message is None or receipt_handle in self.deleted_messages:
+            return original_delete(self, receipt_handle)
+        try:
+            self._messages.remove(message)  # identity comparison, in C
+        except ValueError:  # not (or no longer) in this queue: moto's own answer
+            return original_delete(self, receipt_handle)
+        self.pending_messages.discard(message)
+        self.deleted_messages.update(message.all_receipt_handles)
+        return None
+
+    Queue.messages = property(messages)
+    Queue.attributes = property(_QueueAttributes)
+    Queue.wait_for_messages = wait_for_messages
+    Queue.delete_message = delete_message
+    Message.mark_received = mark_received
+
+
+class _QueueAttributes(Mapping):
+    """``Queue.attributes`` as moto builds it, with each value computed when it is read."""
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        self._names = list(queue.BASE_ATTRIBUTES)
+        if queue.fifo_queue:
+            self._names += queue.FIFO_ATTRIBUTES
+        if queue.kms_master_key_id:
+            self._names += queue.KMS_ATTRIBUTES
+
+    def __getitem__(self, name: str) -> Any:
+        from moto.core.utils import camelcase_to_underscores
+
+        if name not in self._names:
+            raise KeyError(name)
+        if name == "RedrivePolicy" and self._queue.redrive_policy:
+            return json.dumps(self._queue.redrive_policy)
+        value = getattr(self._queue, camelcase_to_underscores(name))
+        return str(value).lower() if isinstance(value, bool) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+# --- the request dispatcher: 5 -------------------------------------------------------
+def _patch_dispatcher() -> None:
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+    original = DomainDispatcherApplication.get_application
+    apps: dict = {}
+
+    def get_application(self: Any, environ: dict) -> Any:
+        key = _routing_key(environ)
+        if key is None:
+            return original(self, environ)
+        app = apps.get((id(self), key))
+        if app is None:
+            app = apps[(id(self), key)] = original(self, environ)
+        return app
+
+    DomainDispatcherApplication.get_application = get_application
+
+
+def _routing_key(environ: dict) -> tuple | None:
+    """``(service, region, target prefix)`` of a signed request to a service routed by them, else None."""
+    try:
+        scope = environ["HTTP_AUTHORIZATION"].split(",", 1)[0].split()[1].split("/")
+        _, _, region, service, _ = scope
+    except (KeyError, IndexError, ValueError):
+        return None
+    if service not in _ROUTED_BY_SCOPE or environ.get("PATH_INFO", "").startswith(("/moto-api", "/latest/")):
+        return None
+    return service, region, environ.get("HTTP_X_AMZ_TARGET", "").split(".", 1)[0]
+
+
+# --- DynamoDB Streams: 8 -------------------------------------------------------------
+def _patch_streams() -> None:
+    from moto.dynamodbstreams.models import DynamoDBStreamsBackend
+
+    class _Newest(collections.OrderedDict):
+        def __setitem__(self, key: Any, value: Any) -> None:
+            super().__setitem__(key, value)
+            while len(self) > STREAM_ITERATORS_KEPT:
+                self.popitem(last=False)
+
+    original_init = DynamoDBStreamsBackend.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        self.shard_iterators = _Newest()
+
+    DynamoDBStreamsBackend.__init__ = __init__
+
+
+# --- per-request reflection: 9 -------------------------------------------------------
+def _patch_reflection() -> None:
+    from moto.core import responses
+
+    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
+    responses.camelcase_to_underscores = functools.lru_cache(maxsize=4096)(responses.camelcase_to_underscores)

@@ -139,6 +139,8 @@ class StreamPoller(_PollerThread):
         self._iterators: dict[str, str | None] = {}  # shard id -> iterator (None: from checkpoint)
         self._shards_listed_at = 0.0
 
+    idle_seconds = 0.25  # Lambda polls a stream shard four times a second
+
     def poll_once(self) -> bool:
         if time.monotonic() - self._shards_listed_at > 5:
             self._refresh_shards()
@@ -149,10 +151,7 @@ class StreamPoller(_PollerThread):
             # filters before it batches, so filtered-out records cost no invocation).
             response = self._streams.get_records(ShardIterator=iterator, Limit=GET_RECORDS_LIMIT)
             records = response.get("Records", [])
-            # After an empty read, the next read starts from the checkpoint: an
-            # unpatched moto swaps its stream shard when it cancels a transaction,
-            # and the iterators it handed out earlier never see new records.
-            self._iterators[shard_id] = response.get("NextShardIterator") if records else None
+            self._iterators[shard_id] = response.get("NextShardIterator")  # None once a shard is closed
             if records:
                 busy = True
                 self._deliver([lambda_stream_record(r, self._stream_arn, self._region) for r in records])
