@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import boto3
 import pytest
@@ -11,6 +10,8 @@ import pytest
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
+
+from .conftest import wait_until_quiet
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +41,7 @@ def test_direct_invoke_creates_reads_cancels_and_delivers_like_the_http_api():
         assert ApiClient(engine.api_url).get("direct-2")[1]["status"] == "CANCELLED"
         assert invoke({"method": "GET", "path": "/schedules/nope"})["statusCode"] == 404
         assert invoke({"path": "/schedules"})["statusCode"] == 400
-        recorder.wait_for({"direct-1"}, timeout_seconds=10)
-        time.sleep(0.5)
+        assert recorder.wait_for({"direct-1"}, timeout_seconds=10)
+        wait_until_quiet(engine)  # a duplicate delivery would have arrived by now
         assert [d.envelope["payload"] for d in recorder.by_id()["direct-1"]] == [{"via": "invoke"}]
         assert invoke({"method": "GET", "path": "/schedules/direct-1"})["body"]["status"] == "FIRED"

@@ -12,6 +12,8 @@ import pytest
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder
 
+from .conftest import lead_ms, wait_until, wait_until_quiet
+
 pytestmark = pytest.mark.e2e
 
 
@@ -30,14 +32,14 @@ def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on
     options = EngineOptions(target=target, delay_window=4, sweep_interval=1, shard_count=2, visibility_timeout=1, max_receive_count=3)
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
-        due = round(time.time() + 1, 3)
+        # Due at once: a dispatcher holding a message until it is due would outlast the 1 s
+        # visibility timeout, and the message would be received again (a legitimate duplicate).
         for schedule_id, mode in (("ok", "ok"), ("flaky", "flaky"), ("doomed", "fail")):
-            assert api.create({"id": schedule_id, "dueAt": due, "payload": {"mode": mode}})[0] == 201
+            assert api.create({"id": schedule_id, "delaySeconds": 0, "payload": {"mode": mode}})[0] == 201
         assert target.wait_for({"ok", "flaky"}, timeout_seconds=20)
-        deadline = time.time() + 20
-        while api.get("doomed")[1]["status"] != "FAILED" and time.time() < deadline:
-            time.sleep(0.2)
-        status, doomed = api.get("doomed")
+        doomed = wait_until(lambda: (body := api.get("doomed")[1])["status"] == "FAILED" and body, 20,
+                            "the doomed schedule did not become FAILED")
+        wait_until_quiet(engine)
         sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url)
         parked = sqs.receive_message(QueueUrl=engine.dead_letter_queue_url, MessageAttributeNames=["All"]).get("Messages", [])
 
@@ -61,26 +63,29 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
     endpoint = f"http://{host}:{port}"
     urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     first, second = Recorder(), Recorder()
-    base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=4, sweep_interval=1, shard_count=2)
+    # A 5 s window: "across" (due in 7 s) is claimed and enqueued by the first engine about 2 s
+    # in, which then stops at once, seconds before "across" is due (the margin is checked).
+    base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=1, shard_count=2)
     try:
         with Engine(EngineOptions(target=first, **base)) as engine:
             api = ApiClient(engine.api_url)
             now = time.time()
-            api.create({"id": "before-1", "dueAt": round(now + 1, 3), "payload": 1})
-            api.create({"id": "across", "dueAt": round(now + 6, 3), "payload": 2})  # queued, fires after the restart
+            assert api.create({"id": "before-1", "dueAt": round(now + 1, 3), "payload": 1})[0] == 201
+            status, across = api.create({"id": "across", "dueAt": round(now + 7, 3), "payload": 2})
+            assert (status, across["status"]) == (201, "SCHEDULED")
             assert first.wait_for({"before-1"}, timeout_seconds=15)
-            deadline = time.time() + 10
-            while api.get("across")[1]["status"] != "QUEUED" and time.time() < deadline:
-                time.sleep(0.05)
-            assert api.get("across")[1]["status"] == "QUEUED"
+            wait_until(lambda: engine.stats.events["enqueued"] == 1, 15, "the first engine did not enqueue across")
+        margin_ms = lead_ms(across["dueAt"])
+        assert margin_ms > 500, f"the first engine stopped only {margin_ms:.0f} ms before across was due"
         checkpoints = json.loads((tmp_path / "checkpoints.json").read_text())
         assert set(checkpoints) == {"enqueuer"}
 
         with Engine(EngineOptions(target=second, **base)) as engine:
             api = ApiClient(engine.api_url)
-            api.create({"id": "after", "dueAt": round(time.time() + 5, 3), "payload": 3})  # a timer: claimed here
+            status, after = api.create({"id": "after", "dueAt": round(time.time() + 6.5, 3), "payload": 3})
+            assert (status, after["status"]) == (201, "SCHEDULED")  # a timer: claimed here
             assert second.wait_for({"across", "after"}, timeout_seconds=20)
-            time.sleep(1.5)
+            wait_until_quiet(engine)
             claims = dict(engine.stats.claims)
     finally:
         server.stop()
