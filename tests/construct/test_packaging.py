@@ -23,6 +23,14 @@ REPO = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).with_name("uv")
 
 
+def user_env(**extra: str) -> dict:
+    """The environment of a user outside this checkout: none of the variables that would point
+    Python at the checkout's sources or venv (``PYTHONPATH``, ``VIRTUAL_ENV``, ``PYTHONHOME``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CDK_DISABLE_CLI_TELEMETRY="true", **extra)
+    return env
+
+
 def _readme_stack() -> str:
     """The Python block of the README's "Use it in your stack" section."""
     readme = (REPO / "README.md").read_text()
@@ -56,8 +64,7 @@ def clean_venv(wheel, tmp_path_factory) -> Path:
     wheel = wheel[0]
     root = tmp_path_factory.mktemp("user")
     venv = root / "venv"
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1"}
-    env.pop("VIRTUAL_ENV", None)
+    env = user_env(UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
     subprocess.run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=env)
     # The locked versions of the runtime dependencies (aws-cdk-lib, constructs), as a user's lock would pin.
     constraints = root / "constraints.txt"
@@ -87,10 +94,8 @@ def test_wheel_holds_the_runtime_and_py_typed(wheel):
 def _synth_in(venv: Path, workdir: Path, outdir: Path) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "app.py").write_text(_readme_stack())
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(CDK_OUTDIR=str(outdir), JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20")
-    result = subprocess.run([str(venv / "bin" / "python"), "app.py"], cwd=workdir, env=env, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run([str(venv / "bin" / "python"), "app.py"], cwd=workdir, env=user_env(CDK_OUTDIR=str(outdir)),
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads((outdir / "Timers.template.json").read_text())
 
@@ -111,7 +116,7 @@ def readme_synth(clean_venv, tmp_path_factory) -> tuple[Path, dict]:
 def test_the_readme_stack_synthesizes_from_the_installed_wheel(clean_venv, readme_synth, tmp_path):
     located = subprocess.run([str(clean_venv / "bin" / "python"), "-c",
                               "import cdk_delayed_scheduler._runtime_asset as a; print(a.runtime_asset_path())"],
-                             cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+                             cwd=tmp_path, env=user_env(), capture_output=True, text=True, check=True).stdout.strip()
     assert located.startswith(str(clean_venv)) and located.endswith("cdk_delayed_scheduler/_runtime")
 
     outdir, template = readme_synth
@@ -128,7 +133,7 @@ def test_the_asset_hash_is_the_same_installed_and_in_the_checkout(wheel, clean_v
     installed = readme_synth[1]
     # Bytecode appears beside the installed runtime once it is imported; it must not change the hash.
     runtime = next((clean_venv / "lib").glob("python3*/site-packages/cdk_delayed_scheduler/_runtime"))
-    subprocess.run([str(clean_venv / "bin" / "python"), "-m", "compileall", "-q", str(runtime)], check=True)
+    subprocess.run([str(clean_venv / "bin" / "python"), "-m", "compileall", "-q", str(runtime)], env=user_env(), check=True)
     assert list(runtime.rglob("__pycache__"))
     again = _synth_in(clean_venv, tmp_path / "b", tmp_path / "out-again")
     keys = lambda t: {r["Properties"]["Code"]["S3Key"] for r in t["Resources"].values()  # noqa: E731
@@ -144,9 +149,7 @@ def test_npx_cdk_synth_in_a_fresh_project(clean_venv, tmp_path):
     project.mkdir()
     (project / "app.py").write_text(_readme_stack())
     (project / "cdk.json").write_text(json.dumps({"app": f"{clean_venv / 'bin' / 'python'} app.py"}))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(CDK_DISABLE_CLI_TELEMETRY="true", JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CI="true")
-    result = subprocess.run([str(cdk_cli), "synth", "--no-notices", "--quiet"], cwd=project, env=env,
+    result = subprocess.run([str(cdk_cli), "synth", "--no-notices", "--quiet"], cwd=project, env=user_env(CI="true"),
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     template = json.loads((project / "cdk.out" / "Timers.template.json").read_text())
