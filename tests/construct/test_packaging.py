@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -128,30 +127,35 @@ def test_the_readme_stack_synthesizes_from_the_installed_wheel(clean_venv, readm
     assert not any("__pycache__" in p or p.endswith(".pyc") or "/tests/" in p for p in shipped)
 
 
-def test_the_asset_hash_is_the_same_installed_and_in_the_checkout(wheel, clean_venv, readme_synth, tmp_path):
-    """__pycache__ and tests are excluded, so the hash depends on the sources alone."""
-    installed = readme_synth[1]
-    # Bytecode appears beside the installed runtime once it is imported; it must not change the hash.
-    runtime = next((clean_venv / "lib").glob("python3*/site-packages/cdk_delayed_scheduler/_runtime"))
-    subprocess.run([str(clean_venv / "bin" / "python"), "-m", "compileall", "-q", str(runtime)], env=user_env(), check=True)
-    assert list(runtime.rglob("__pycache__"))
-    again = _synth_in(clean_venv, tmp_path / "b", tmp_path / "out-again")
-    keys = lambda t: {r["Properties"]["Code"]["S3Key"] for r in t["Resources"].values()  # noqa: E731
-                      if r["Type"] == "AWS::Lambda::Function"}
-    assert keys(installed) == keys(again) == {wheel[1]}
-
-
-def test_npx_cdk_synth_in_a_fresh_project(clean_venv, tmp_path):
+@pytest.fixture(scope="module")
+def npx_synth(clean_venv, readme_synth, tmp_path_factory) -> dict:
+    """The README's stack synthesized by the pinned ``cdk`` CLI in a fresh project, after bytecode
+    has appeared beside the installed runtime (as it does once the runtime is imported); the
+    ``readme_synth`` it follows ran before there was any."""
     cdk_cli = REPO / "integ" / "node_modules" / ".bin" / "cdk"
     if not cdk_cli.exists():
         pytest.fail("the pinned CDK CLI is not installed: run ./dev test (it runs npm ci in integ/)")
-    project = tmp_path / "my-app"
+    runtime = next((clean_venv / "lib").glob("python3*/site-packages/cdk_delayed_scheduler/_runtime"))
+    subprocess.run([str(clean_venv / "bin" / "python"), "-m", "compileall", "-q", str(runtime)], env=user_env(), check=True)
+    assert list(runtime.rglob("__pycache__"))
+    project = tmp_path_factory.mktemp("npx") / "my-app"
     project.mkdir()
     (project / "app.py").write_text(_readme_stack())
     (project / "cdk.json").write_text(json.dumps({"app": f"{clean_venv / 'bin' / 'python'} app.py"}))
     result = subprocess.run([str(cdk_cli), "synth", "--no-notices", "--quiet"], cwd=project, env=user_env(CI="true"),
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    template = json.loads((project / "cdk.out" / "Timers.template.json").read_text())
-    assert any(r["Type"] == "AWS::ApiGatewayV2::Api" for r in template["Resources"].values())
-    shutil.rmtree(project / "cdk.out")
+    return json.loads((project / "cdk.out" / "Timers.template.json").read_text())
+
+
+def test_the_asset_hash_is_the_same_installed_and_in_the_checkout(wheel, readme_synth, npx_synth):
+    """__pycache__ and tests are excluded, so the hash depends on the sources alone: the same in the
+    checkout, installed, and installed with bytecode beside it."""
+    keys = lambda t: {r["Properties"]["Code"]["S3Key"] for r in t["Resources"].values()  # noqa: E731
+                      if r["Type"] == "AWS::Lambda::Function"}
+    assert keys(readme_synth[1]) == keys(npx_synth) == {wheel[1]}
+
+
+def test_npx_cdk_synth_in_a_fresh_project(npx_synth):
+    assert any(r["Type"] == "AWS::ApiGatewayV2::Api" for r in npx_synth["Resources"].values())
+    assert sum(r["Type"] == "AWS::Lambda::Function" for r in npx_synth["Resources"].values()) == 4
