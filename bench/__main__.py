@@ -1,6 +1,6 @@
 """``./dev bench``: run the benchmark suite and write docs/benchmarks.md, docs/benchmarks.json and the plots.
 
-    ./dev bench                 # the full suite (about 20 minutes on 2 shared cores)
+    ./dev bench                 # the full suite (about 40 minutes on 2 shared cores)
     ./dev bench --quick         # a smoke run (about 2-3 minutes), written to bench/.quick/
     ./dev bench --only precision,cost
     ./dev bench --report-only   # re-render the document from an existing JSON file
@@ -16,24 +16,28 @@ from pathlib import Path
 from . import common
 from .common import ROOT, log
 
-SECTIONS = ("coldstart", "ingest", "cost", "precision", "burst", "synth")
+SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite")
 
 FULL = {
-    "precision": {"repeats": 3, "n": 1000, "span_s": 60.0, "what_if_nodelay": True, "what_if_workers_n": 4},
-    "burst": {"repeats": 3, "n": 10_000, "lead_s": 20.0, "cap_s": 60.0},
+    "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
+    "precision": {"repeats": 3, "n": 300, "span_s": 20.0, "mixed_repeats": 1},
+    "burst": {"repeats": 3, "sizes": [1000, 10_000], "lead_s": 10.0, "cap_s": {"1000": 20.0, "10000": 60.0}},
     "ingest": {"repeats": 3, "n": 300},
     "cost": {"n": 100, "n_long_slow": 30, "payload_n": 40},
     "coldstart": {"repeats": 5},
     "synth": {"repeats": 3},
+    "suite": {"repeats": 1},
 }
 QUICK = {
-    "precision": {"repeats": 1, "n": 80, "span_s": 8.0},
-    "burst": {"repeats": 1, "n": 500, "lead_s": 8.0, "cap_s": 10.0, "capacity_s": 1.5},
+    "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
+    "precision": {"repeats": 1, "n": 80, "span_s": 8.0, "mixed_repeats": 1},
+    "burst": {"repeats": 1, "sizes": [500], "lead_s": 6.0, "cap_s": 10.0, "capacity_s": 1.0},
     "ingest": {"repeats": 1, "n": 30},
     "cost": {"n": 10, "n_long_slow": 3, "payload_n": 10, "payload_paths": ["short"], "payload_labels": ["64KB"],
              "cancel_n": 3, "levels": ["sparse", "heavy"]},
     "coldstart": {"repeats": 3},
     "synth": None,
+    "suite": None,
 }
 
 

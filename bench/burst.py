@@ -20,46 +20,8 @@ import time
 from .common import (
     BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log,
 )
+from .loader import load_short
 from .profiler import Profiler
-
-
-def bulk_load(engine: BenchEngine, bodies: list[dict]) -> float:
-    """Send each body's delayer message, then write its record, as the API does for a short timer.
-
-    Returns the seconds taken.
-    """
-    import boto3
-
-    from scheduler_runtime.aws.store import ScheduleRecord
-    from scheduler_runtime.core import keys, states
-    from scheduler_runtime.core.envelope import TimerRef
-    from scheduler_runtime.core.timeparse import now_ms
-    from scheduler_runtime.core.validation import validate_create
-    from scheduler_runtime.core.window import enqueue_delay_seconds
-
-    ddb = boto3.client("dynamodb", endpoint_url=engine.endpoint_url, region_name="us-east-1")
-    sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url, region_name="us-east-1")
-    now = now_ms()
-    start = time.monotonic()
-    refs, records = [], []
-    for body in bodies:
-        req = validate_create(body, now, ["default"], "default")
-        token = keys.new_token()
-        refs.append(TimerRef(req.schedule_id, req.due_ms, token, now))
-        records.append(ScheduleRecord(req.schedule_id, req.due_ms, req.payload_json, req.target, states.QUEUED, token,
-                                      req.request_hash, now).to_item())
-    for i in range(0, len(refs), 10):
-        sent = now_ms()
-        entries = [{"Id": str(k), "MessageBody": ref.to_message_body(),
-                    "DelaySeconds": enqueue_delay_seconds(ref.due_ms, sent)} for k, ref in enumerate(refs[i : i + 10])]
-        failed = sqs.send_message_batch(QueueUrl=engine.queue_url, Entries=entries).get("Failed")
-        if failed:
-            raise RuntimeError(f"burst load: SQS refused {len(failed)} messages")
-    for i in range(0, len(records), 25):
-        requests = {engine.table_name: [{"PutRequest": {"Item": it}} for it in records[i : i + 25]]}
-        while requests:
-            requests = ddb.batch_write_item(RequestItems=requests).get("UnprocessedItems") or None
-    return time.monotonic() - start
 
 
 class BurstEngine(BenchEngine):
@@ -73,7 +35,7 @@ class BurstEngine(BenchEngine):
 
     def _provision(self, session) -> None:  # noqa: ANN001
         super()._provision(session)
-        self.load_s = bulk_load(self, self._bodies)
+        self.load_s = load_short(self, self._bodies)
         self.loaded_at = time.time()
 
 
@@ -81,9 +43,9 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
     """Create n timers at once (bulk-written before the pollers start), due lead_s later, in one second."""
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
-    due_s = float(int(time.time() + 3 + n / 700 + lead_s))  # the load runs at roughly 700-1,000 timers/s here
+    due_s = float(int(time.time() + 3 + n / 400 + lead_s))  # the load runs at roughly 400-1,000 timers/s here
     bodies = [{"id": f"burst-{i:05d}", "dueAt": due_s + (i * 1000 // n) / 1000, "payload": {"i": i}} for i in range(n)]
-    # the defaults: the construct's window (870 s), 60 s sweeps, 4 concurrent dispatcher invocations
+    # the defaults: the construct's window (870 s), 60 s sweeps, the engine's dispatcher concurrency
     opts = EngineOptions(target=collector)
     result: dict = {"n": n, "due_at_epoch_s": due_s, "path": "short", "delay_window_s": opts.delay_window,
                     "dispatcher_workers": opts.dispatcher_workers}
@@ -157,52 +119,29 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
     return result
 
 
-def moto_capacity(seconds: float = 3.0) -> dict:
-    """Requests per second moto answers here (GetItem on a small table), from 1 and from 8 threads."""
-    import threading
-
-    from scheduler_runtime.aws.context import current
-
-    out = {}
-    with BenchEngine(EngineOptions(target=Collector(), sweep_interval=3600), HandlerTimes()) as eng:
-        ddb = current().dynamodb
-        key = {"pk": {"S": "SCHEDULE#none"}, "sk": {"S": "RECORD"}}
-        for threads in (1, 8):
-            count = [0]
-            lock = threading.Lock()
-            stop = time.monotonic() + seconds
-
-            def loop() -> None:
-                while time.monotonic() < stop:
-                    ddb.get_item(TableName=eng.table_name, Key=key)
-                    with lock:
-                        count[0] += 1
-
-            ts = [threading.Thread(target=loop) for _ in range(threads)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-            out[f"get_item_per_s_{threads}_threads"] = count[0] / seconds
-    return out
-
-
-def run(repeats: int, n: int, lead_s: float, cap_s: float, capacity_s: float = 3.0) -> dict:
+def run(repeats: int, sizes: list[int], lead_s: float, cap_s: dict | float, capacity_s: float = 3.0) -> dict:
+    from .engine import ceiling
     from .meter import RequestCounter
 
-    out: dict = {"n": n, "lead_s": lead_s, "cap_s": cap_s, "runs": []}
-    log("burst: moto's request capacity on this machine (GetItem, idle engine)")
-    out["moto_capacity"] = moto_capacity(capacity_s)
-    log(f"  {out['moto_capacity']}")
+    caps = cap_s if isinstance(cap_s, dict) else {n: cap_s for n in sizes}
+    out: dict = {"sizes": sizes, "lead_s": lead_s, "cap_s": caps, "by_size": {}}
+    log("burst: moto's ceiling for the calls a delivery needs, in this run")
+    out["ceiling"] = ceiling(capacity_s)
+    log(f"  {out['ceiling']['deliveries_per_s']:.0f} deliveries/s ({out['ceiling']['calls_per_s']})")
     counter = RequestCounter()
     counter.install()
-    for r in range(repeats):
-        log(f"burst {r + 1}/{repeats}: {n} timers due in one second, created {lead_s:.0f} s before; cap {cap_s:.0f} s")
-        res = run_once(n, lead_s, cap_s, profile=(r == 0), counter=counter)
-        p99 = res["lateness_ms"].get("p99", float("nan"))
-        log(f"  delivered {res['delivered']}/{n} within {res['wall_s']:.0f} s of due; loaded in {res['load_s']:.1f} s; "
-            f"rate {res['delivered_rate_per_s'] or 0:.1f}/s; "
-            f"projected last {res['projected_time_to_last_s'] or float('nan'):.0f} s; p99 {p99:.0f} ms")
-        out["runs"].append(res)
+    for n in sizes:
+        runs = []
+        cap = float(caps[str(n)] if str(n) in caps else caps[n])
+        for r in range(repeats):
+            log(f"burst {n:,} {r + 1}/{repeats}: due in one second, created {lead_s:.0f} s before; cap {cap:.0f} s")
+            res = run_once(n, lead_s, cap, profile=(r == 0), counter=counter)
+            res["rate_over_ceiling"] = (res["delivered_rate_per_s"] or 0) / out["ceiling"]["deliveries_per_s"]
+            p99 = res["lateness_ms"].get("p99", float("nan"))
+            log(f"  delivered {res['delivered']}/{n} within {res['wall_s']:.0f} s of due; loaded in {res['load_s']:.1f} s; "
+                f"rate {res['delivered_rate_per_s'] or 0:.1f}/s ({res['rate_over_ceiling']:.0%} of the ceiling); "
+                f"last after {res['time_to_last_s'] or float('nan'):.1f} s; p99 {p99:.0f} ms")
+            runs.append(res)
+        out["by_size"][str(n)] = runs
     counter.uninstall()
     return out

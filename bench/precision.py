@@ -1,18 +1,17 @@
-"""Precision: N timers due over a span, mixing short and long timers.
+"""Precision: N timers, each due a random 2-22 s after its creation, created while the run is under way.
 
-The window is shrunk to 5 s and the sweep interval to 1 s, so the long path
-runs in seconds. Timers are created through the HTTP API while the run is
-under way, the way a live system receives them:
+Timers are created through the HTTP API the way a live system receives them: each at its
+own moment, from 6 clients, due ``lead_s`` (uniform, 2-22 s by default) after it. Two runs
+of it:
 
-- even timers are created 1-4 s before they are due: **short** (within the
-  window: the api sends them straight to the delayer queue);
-- odd timers are created 8-20 s before they are due: **long** (beyond the
-  window: they wait as timer items until a sweep claims them, and the
-  enqueuer sends them to the delayer queue).
+- **default window** (the construct's 870 s), as a new user runs the engine: every timer is
+  **short** (the api sends it straight to the delayer queue);
+- **5 s window, 1 s sweeps**: timers due more than 5 s ahead are **long** (they wait as
+  timer items until a sweep claims them, and the enqueuer sends them on), so both paths run.
 
-The path each timer actually took is read from the runtime's ``created`` log
-(its status: QUEUED or SCHEDULED), not assumed. Lateness is measured at the
-target: receive wall time minus ``dueAt``.
+The path each timer actually took is read from the runtime's ``created`` log (its status:
+QUEUED or SCHEDULED), not assumed. Lateness is measured at the target: receive wall time
+minus ``dueAt``.
 """
 
 from __future__ import annotations
@@ -24,17 +23,19 @@ import time
 
 from .common import ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
 
-WINDOW_S = 5
+MIXED_WINDOW_S = 5
 SWEEP_S = 1.0
 WORKERS = 6
 
 
 def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers: int | None = None,
-             profile: bool = False) -> dict:
+             profile: bool = False, lead_s: tuple[float, float] = (2.0, 22.0), window_s: int | None = None) -> dict:
     rng = random.Random(seed)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
-    opts = EngineOptions(target=collector, delay_window=WINDOW_S, sweep_interval=SWEEP_S)
+    opts = EngineOptions(target=collector, sweep_interval=SWEEP_S)
+    if window_s:
+        opts.delay_window = window_s
     if dispatcher_workers:
         opts.dispatcher_workers = dispatcher_workers
     try:
@@ -44,12 +45,12 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
             collector.wait_for(1, 30)
             base = collector.count()
             start = time.time()
-            t0 = start + 21.0
+            t0 = start + lead_s[1] + 1.0
             plan = []
             for i in range(n):
                 due = t0 + span_s * i / n + rng.random() * span_s / n
-                lead = rng.uniform(1, 4) if i % 2 == 0 else rng.uniform(8, 20)
-                plan.append((due - lead, f"p-{seed}-{i:05d}", due, "short" if i % 2 == 0 else "long"))
+                lead = rng.uniform(*lead_s)
+                plan.append((due - lead, f"p-{seed}-{i:05d}", due, "short" if lead <= opts.delay_window else "long"))
             plan.sort()
             intended = {sid: path for _, sid, _, path in plan}
             created_lag: list[float] = []
@@ -171,40 +172,17 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
         tap.uninstall()
 
 
-def what_if_workers(n: int, span_s: float, workers: int) -> dict:
-    """One repeat with more concurrent dispatcher invocations (a public engine option), to name a cause."""
-    log(f"precision what-if: one more repeat with dispatcher_workers={workers} (engine option; the default is 16)")
-    res = run_once(n, span_s, seed=1, dispatcher_workers=workers)
-    res.pop("raw", None)
-    res["dispatcher_workers"] = workers
-    a = res["all"]
-    log(f"  p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} max {a.get('max', 0):.0f} ms; early {a['early']}")
-    return res
-
-
-def run(repeats: int, n: int, span_s: float, what_if_nodelay: bool = False, what_if_workers_n: int = 0) -> dict:
-    out: dict = {"n": n, "span_s": span_s, "window_s": WINDOW_S, "sweep_interval_s": SWEEP_S, "runs": []}
-    for r in range(repeats):
-        log(f"precision {r + 1}/{repeats}: {n} timers due over {span_s:.0f} s")
-        res = run_once(n, span_s, seed=r + 1, profile=(r == 0))
-        a = res["all"]
-        log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
-            f"max {a.get('max', 0):.0f} ms; early {a['early']}; 5xx retries {res['create_retries_5xx']}")
-        out["runs"].append(res)
-    from cdk_delayed_scheduler.local import servers
-
-    if what_if_nodelay and not getattr(servers._QuietHandler, "disable_nagle_algorithm", False):
-        log("precision what-if: one more repeat with TCP_NODELAY on the engine's HTTP servers (bench-side patch)")
-        previous = getattr(servers._QuietHandler, "disable_nagle_algorithm", False)
-        servers._QuietHandler.disable_nagle_algorithm = True
-        try:
-            res = run_once(n, span_s, seed=1)
-        finally:
-            servers._QuietHandler.disable_nagle_algorithm = previous
-        res.pop("raw", None)
-        a = res["all"]
-        log(f"  p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} max {a.get('max', 0):.0f} ms; early {a['early']}")
-        out["what_if_nodelay"] = res
-    if what_if_workers_n:
-        out["what_if_workers"] = what_if_workers(n, span_s, what_if_workers_n)
+def run(repeats: int, n: int, span_s: float, lead_s: tuple[float, float] = (2.0, 22.0), mixed_repeats: int = 1) -> dict:
+    out: dict = {"n": n, "span_s": span_s, "lead_s": list(lead_s), "window_s": None, "mixed_window_s": MIXED_WINDOW_S,
+                 "sweep_interval_s": SWEEP_S, "runs": [], "mixed_runs": []}
+    for label, count, window in (("runs", repeats, None), ("mixed_runs", mixed_repeats, MIXED_WINDOW_S)):
+        for r in range(count):
+            log(f"precision {r + 1}/{count}: {n} timers, each due {lead_s[0]:.0f}-{lead_s[1]:.0f} s after its create, "
+                f"over {span_s:.0f} s; window {window or 'default'}")
+            res = run_once(n, span_s, seed=r + 1, profile=(r == 0 and label == "runs"), lead_s=lead_s, window_s=window)
+            a = res["all"]
+            log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
+                f"max {a.get('max', 0):.0f} ms; early {a['early']}; by path "
+                + ", ".join(f"{p} p99 {v.get('p99', 0):.0f}" for p, v in res["by_path"].items()))
+            out[label].append(res)
     return out

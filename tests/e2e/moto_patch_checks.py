@@ -102,9 +102,16 @@ def main(patched: bool) -> dict:
                 key = page.get("LastEvaluatedKey")
                 if not key:
                     break
+            between = ddb.query(TableName="t", KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+                                ExpressionAttributeValues={":p": {"S": "C"}, ":a": {"S": "2"}, ":b": {"S": "3"}})
+            prefix = ddb.query(TableName="t", KeyConditionExpression="pk = :p AND begins_with(sk, :a)",
+                               ExpressionAttributeValues={":p": {"S": "C"}, ":a": {"S": "4"}})
+            whole = ddb.query(TableName="t", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "A"}})
         finally:
             undo()
-        return None if pages[:2] == [["B3", "B2"], ["B1"]] else f"wrong pages {pages}"
+        found = [pages, *([item["v"]["S"] for item in page["Items"]] for page in (between, prefix, whole))]
+        wanted = [[["B3", "B2"], ["B1"]], ["C2", "C3"], ["C4"], ["A1", "A2", "A3", "A4"]]
+        return None if found == wanted else f"wrong answers {found}"
 
     check(results, "query_reads_only_its_partition", query_reads_only_its_partition)
 

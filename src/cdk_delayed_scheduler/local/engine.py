@@ -133,6 +133,11 @@ class Engine:
         assert self._lambda is not None, "the engine is not started"
         return self._lambda.url
 
+    @property
+    def moto_pid(self) -> int | None:
+        """The process id of the moto the engine started (None with ``endpoint_url``, or before start)."""
+        return self._moto.pid if self._moto is not None else None
+
     def start(self) -> "Engine":
         opts = self.options
         self.endpoint_url = opts.endpoint_url or self._start_moto()

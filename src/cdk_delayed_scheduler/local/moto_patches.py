@@ -35,7 +35,12 @@ does. Each has a test in ``tests/e2e/test_moto_patches.py``.
 6. **A Query reads only its partition.** moto's Query sorts the whole table
    (every item of every partition) and then filters by the partition key, so a
    sweep's Query costs O(table) however few timers it finds. Here a Query on
-   the table's own key sees only the items of the partition it names.
+   the table's own key sees only the items of the partition it names. When the
+   sort key is a string, only the items that meet the sort-key condition
+   (tested with moto's own comparison, on the raw string), already in order
+   (Python's string order is DynamoDB's, code point by code point): moto's own
+   per-item work, which weighs each item's size before it even tests the
+   condition, then runs on the matches alone and stops at the limit.
 7. **SQS finds messages without scanning them one property call at a time.**
    A receive builds the list of ready messages with two clock reads per
    message; a delete scans every message twice to find its receipt handle;
@@ -113,10 +118,12 @@ def _patch_dynamodb() -> None:
     original_query = Table.query
 
     @functools.wraps(original_query)
-    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("index_name") or hash_key is None or not self.range_key_attr:
-            return original_query(self, hash_key, *args, **kwargs)
-        return original_query(_Partition(self, hash_key), hash_key, *args, **kwargs)
+    def query(self: Any, hash_key: Any, range_comparison: Any, range_objs: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[4] if len(args) > 4 else kwargs.get("index_name")
+        if index_name or hash_key is None or not self.range_key_attr or len(kwargs.get("range_key_conditions") or []) > 1:
+            return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
+        partition = _Partition(self, hash_key, range_comparison, range_objs)
+        return original_query(partition, hash_key, range_comparison, range_objs, *args, **kwargs)
 
     Table.__deepcopy__ = lambda self, memo: self  # moto's own backup: see _backup instead
     Table.query = query
@@ -126,14 +133,30 @@ def _patch_dynamodb() -> None:
 
 
 class _Partition:
-    """The table as one Query sees it: every attribute of the table, but only one partition's items."""
+    """The table as one Query sees it: every attribute of the table, but only one partition's items.
 
-    def __init__(self, table: Any, hash_key: Any) -> None:
+    With a string sort key the items come sorted by the raw strings (in C), and only those that
+    meet the Query's sort-key condition, tested with moto's own comparison on the raw value: moto
+    then sorts and tests just those, and stops at the Query's limit.
+    """
+
+    def __init__(self, table: Any, hash_key: Any, range_comparison: str | None, range_objs: list | None) -> None:
         self._table = table
         self._hash_key = hash_key
+        self._comparison = range_comparison
+        self._range_objs = range_objs or []
 
     def all_items(self) -> list:
-        return list(self._table.items.get(self._hash_key, {}).values())
+        from moto.dynamodb.comparisons import get_comparison_func
+
+        items = list(self._table.items.get(self._hash_key, {}).values())
+        if self._table.range_key_type != "S" or any(o.type != "S" for o in self._range_objs):
+            return items
+        if self._comparison:
+            test, values = get_comparison_func(self._comparison), [o.value for o in self._range_objs]
+            items = [item for item in items if test(item.range_key.value, *values)]
+        items.sort(key=lambda item: item.range_key.value)
+        return items
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._table, name)
