@@ -3,6 +3,11 @@
 from projen.python import BuildSystem, PythonProject, UvOptions
 
 NAME = "cdk-delayed-scheduler"
+#: The repository's home, used for every absolute link (the PyPI page cannot follow relative ones).
+HOME = "https://github.com/cdk-delayed-scheduler/cdk-delayed-scheduler"
+#: moto's internals are patched by the local engine (local/moto_patches.py): only the minor
+#: release it is tested on is allowed.
+MOTO = "moto[server]>=5.2,<5.3"
 
 project = PythonProject(
     name=NAME,
@@ -20,31 +25,59 @@ project = PythonProject(
     github=False,
     sample=False,
     pytest=False,
+    # The floors are tested: tests/construct/test_floor.py synthesizes the README's stack with
+    # exactly these versions (aws-cdk-lib 2.269.0 is the first whose validation acknowledgements
+    # take cdk-nag's "Rule[Finding::...]" ids; cdk-nag 3.0.2 the first that honours them).
     deps=[
-        "aws-cdk-lib>=2.180.0,<3",
-        "constructs>=10.0.0,<11",
+        "aws-cdk-lib>=2.269.0,<3",
+        "constructs>=10.5.1,<11",
     ],
     dev_deps=[
         "boto3>=1.34",
-        "moto[server]>=5.1",
+        MOTO,
         "rich>=13",
         "pytest>=8",
         "pytest-randomly>=3.15",
         "mypy>=1.10",
-        "cdk-nag>=3,<4",
+        "cdk-nag>=3.0.2,<4",
         "cfn-lint>=1",
-        "hatchling>=1.25",
+        "hatchling>=1.27",
         "uv>=0.5",
         "matplotlib>=3.8",
         "aws-cdk.integ-tests-alpha>=2.180.0a0,<3",
     ],
     uv_options=UvOptions(
-        build_system=BuildSystem(requires=["hatchling>=1.25"], build_backend="hatchling.build"),
+        build_system=BuildSystem(requires=["hatchling>=1.27"], build_backend="hatchling.build"),
         project={
             "name": NAME,
             "requires_python": ">=3.10",
+            # PyPI's page: a short description with absolute links (README.md is the repository's).
+            "readme": "docs/pypi.md",
+            "license_files": ["LICENSE"],
+            "keywords": ["aws", "aws-cdk", "cdk", "construct", "scheduler", "timer", "delay", "sqs", "dynamodb",
+                         "lambda", "eventbridge"],
+            "classifiers": [
+                "Development Status :: 4 - Beta",
+                "Framework :: AWS CDK",
+                "Framework :: AWS CDK :: 2",
+                "Intended Audience :: Developers",
+                "Operating System :: OS Independent",
+                "Programming Language :: Python :: 3",
+                "Programming Language :: Python :: 3 :: Only",
+                "Topic :: Software Development :: Libraries",
+                "Topic :: System :: Distributed Computing",
+                "Typing :: Typed",
+            ],
+            "urls": {
+                "Homepage": HOME,
+                "Documentation": f"{HOME}/blob/main/README.md",
+                "API reference": f"{HOME}/blob/main/API.md",
+                "Source": HOME,
+                "Issues": f"{HOME}/issues",
+            },
             "scripts": {"cdk-delayed-scheduler": "cdk_delayed_scheduler.local.cli:main"},
-            "optional_dependencies": {"local": ["boto3>=1.34", "moto[server]>=5.1", "rich>=13"]},
+            # The local engine never imports aws-cdk-lib; see docs/pypi.md for an install without it.
+            "optional_dependencies": {"local": ["boto3>=1.34", MOTO, "rich>=13"]},
         },
     ),
 )

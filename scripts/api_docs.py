@@ -27,8 +27,11 @@ HEADER = """# API reference
 Generated from the docstrings by `scripts/api_docs.py` (`./dev api-docs`); do not edit by hand.
 
 ```python
-from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, targets
+from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, targets
 ```
+
+Types are written as in the source: `lambda_` is `aws_cdk.aws_lambda`, `sqs` is `aws_cdk.aws_sqs`, and
+so on for each `aws_cdk` module; `cloudwatch` is `aws_cdk.aws_cloudwatch`.
 """
 
 _PARAM = re.compile(r"^:param (\w+):\s*(.*)$")
@@ -48,6 +51,25 @@ def _split_doc(doc: str | None) -> tuple[str, dict[str, str]]:
             current = None
             prose.append(line)
     return "\n".join(prose).strip(), params
+
+
+def _examples(prose: str) -> str:
+    """``Example::`` and its indented block as a fenced Python block."""
+    out, lines, i = [], prose.splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.rstrip().endswith("::"):
+            out.append(line)
+            i += 1
+            continue
+        out += [line.rstrip()[:-1], "", "```python"]
+        i += 1
+        block = []
+        while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" ")):
+            block.append(lines[i])
+            i += 1
+        out += textwrap.dedent("\n".join(block)).strip("\n").splitlines() + ["```", ""]
+    return "\n".join(out)
 
 
 def _cell(text: str) -> str:
@@ -72,6 +94,14 @@ def _default(parameter: inspect.Parameter) -> str:
     return f"`{value!r}`"
 
 
+def _returns(function) -> str:
+    annotation = inspect.signature(function).return_annotation
+    if annotation in (inspect.Signature.empty, None, "None"):
+        return ""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return " -> " + text.strip("'\"")
+
+
 def _signature(name: str, function) -> str:
     parameters = []
     for p in inspect.signature(function).parameters.values():
@@ -80,7 +110,7 @@ def _signature(name: str, function) -> str:
         if p.kind is inspect.Parameter.KEYWORD_ONLY and "*" not in parameters:
             parameters.append("*")
         parameters.append("**" + p.name if p.kind is inspect.Parameter.VAR_KEYWORD else p.name)
-    return f"{name}({', '.join(parameters)})"
+    return f"{name}({', '.join(parameters)})" + ("" if name[:1].isupper() else _returns(function))
 
 
 def _params_table(function, descriptions: dict[str, str]) -> list[str]:
@@ -92,10 +122,10 @@ def _params_table(function, descriptions: dict[str, str]) -> list[str]:
     return rows
 
 
-def _attribute_docs(cls) -> list[tuple[str, str]]:
-    """``self.name = ...`` followed by a string literal, in source order."""
+def _attribute_docs(cls) -> list[tuple[str, str, str]]:
+    """``self.name: type = ...`` followed by a string literal, in source order: (name, type, doc)."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, str]] = []
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if not isinstance(body, list):
@@ -105,13 +135,15 @@ def _attribute_docs(cls) -> list[tuple[str, str]]:
                 [statement.target] if isinstance(statement, ast.AnnAssign) else [])
             documented = (isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
                           and isinstance(following.value.value, str))
+            kind = ast.unparse(statement.annotation) if isinstance(statement, ast.AnnAssign) else ""
             for target in targets:
                 if not documented:
                     continue
+                doc = inspect.cleandoc(following.value.value)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                    found.append((target.attr, inspect.cleandoc(following.value.value)))
+                    found.append((target.attr, kind, doc))
                 elif isinstance(node, ast.ClassDef) and isinstance(target, ast.Name):  # a documented field
-                    found.append((target.id, inspect.cleandoc(following.value.value)))
+                    found.append((target.id, kind, doc))
     return found
 
 
@@ -129,7 +161,7 @@ def _public_members(cls):
 
 def _document_class(cls, heading: str = "##", title: str | None = None) -> list[str]:
     prose, params = _split_doc(cls.__doc__)
-    out = [f"{heading} {title or cls.__name__}", "", prose, ""]
+    out = [f"{heading} {title or cls.__name__}", "", _examples(prose), ""]
     init = cls.__dict__.get("__init__")
     if init is not None and params:
         out += [f"**Constructor:** `{_signature(cls.__name__, init)}`", ""]
@@ -137,9 +169,10 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
     attributes = _attribute_docs(cls)
     properties = [(n, m) for n, m in _public_members(cls) if isinstance(m, property)]
     if attributes or properties:
-        out += [f"{heading}# Attributes", "", "| name | description |", "|---|---|"]
-        out += [f"| `{name}` | {_cell(doc)} |" for name, doc in attributes]
-        out += [f"| `{name}` | {_cell(inspect.getdoc(m) or '')} |" for name, m in properties]
+        out += [f"{heading}# Attributes", "", "| name | type | description |", "|---|---|---|"]
+        out += [f"| `{name}` | `{_cell(kind)}` | {_cell(doc)} |" for name, kind, doc in attributes]
+        out += [f"| `{name}` | `{_cell(_returns(m.fget).removeprefix(' -> '))}` | {_cell(inspect.getdoc(m) or '')} |"
+                for name, m in properties]
         out.append("")
     methods = [(n, m) for n, m in _public_members(cls) if inspect.isfunction(m) or isinstance(m, staticmethod)]
     if methods:
@@ -148,7 +181,7 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
             function = member.__func__ if isinstance(member, staticmethod) else member
             method_prose, method_params = _split_doc(function.__doc__)
             prefix = f"{cls.__name__}." if isinstance(member, staticmethod) else ""
-            out += [f"{heading}## `{prefix}{_signature(name, function)}`", "", method_prose, ""]
+            out += [f"{heading}## `{prefix}{_signature(name, function)}`", "", _examples(method_prose), ""]
             for param, text in method_params.items():
                 out.append(f"- `{param}`: {_cell(text)}")
             if method_params:
@@ -157,14 +190,15 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
 
 
 def render() -> str:
-    from cdk_delayed_scheduler import api, scheduler, targets
+    from cdk_delayed_scheduler import _log_level, api, scheduler, targets
 
     lines = [HEADER]
     lines += _document_class(scheduler.DelayedScheduler)
     lines += _document_class(api.SchedulerApi)
     lines += _document_class(api.ApiAuthorization)
+    lines += _document_class(_log_level.LogLevel)
     module_prose, _ = _split_doc(targets.__doc__)
-    lines += ["## `targets`", "", module_prose, ""]
+    lines += ["## `targets`", "", _examples(module_prose), ""]
     for name in targets.__all__:
         lines += _document_class(getattr(targets, name), heading="###", title=f"targets.{name}")
     text = "\n".join(lines)

@@ -36,7 +36,10 @@ def log_event(event: str, level: int = logging.INFO, **fields: object) -> None:
 
 
 def emit_metrics(namespace: str, dimensions: dict, metrics: dict, unit: str = "Milliseconds", timestamp_ms: int = 0) -> None:
-    """One EMF record with the given metric values under ``namespace`` and ``dimensions``."""
+    """One EMF record with the given metric values under ``namespace`` and ``dimensions``, plus
+    ``FunctionName``: the emitting function's name (Lambda sets ``AWS_LAMBDA_FUNCTION_NAME``), so two
+    schedulers that share a namespace have metrics of their own; ``local`` outside Lambda."""
+    dimensions = {**dimensions, "FunctionName": os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or "local"}
     record = {
         "_aws": {
             "Timestamp": timestamp_ms,

@@ -1,35 +1,41 @@
 """cdk-delayed-scheduler: to-the-second one-shot timers for AWS CDK apps.
 
-``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, targets``
+``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, targets``
 
-The construct classes load aws-cdk-lib lazily, so the local engine's command
-line (``cdk_delayed_scheduler.local``) starts without importing it.
+Type checkers and editors see the real classes (the imports below under ``TYPE_CHECKING``). At
+run time the construct classes load on first use, so the local engine
+(``cdk_delayed_scheduler.local``) never imports aws-cdk-lib.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["DelayedScheduler", "SchedulerApi", "ApiAuthorization", "targets"]
+__all__ = ["DelayedScheduler", "SchedulerApi", "ApiAuthorization", "LogLevel", "targets"]
 
-_LAZY = {
-    "DelayedScheduler": ("cdk_delayed_scheduler.scheduler", "DelayedScheduler"),
-    "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
-    "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
-    "targets": ("cdk_delayed_scheduler.targets", None),
-}
+if TYPE_CHECKING:
+    from . import targets
+    from ._log_level import LogLevel
+    from .api import ApiAuthorization, SchedulerApi
+    from .scheduler import DelayedScheduler
+else:
+    _LAZY = {
+        "DelayedScheduler": ("cdk_delayed_scheduler.scheduler", "DelayedScheduler"),
+        "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
+        "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
+        "LogLevel": ("cdk_delayed_scheduler._log_level", "LogLevel"),
+        "targets": ("cdk_delayed_scheduler.targets", None),
+    }
 
+    def __getattr__(name: str) -> Any:
+        if name not in _LAZY:
+            raise AttributeError(f"module 'cdk_delayed_scheduler' has no attribute {name!r}")
+        module_name, attribute = _LAZY[name]
+        module = importlib.import_module(module_name)
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value
+        return value
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'cdk_delayed_scheduler' has no attribute {name!r}")
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(module_name)
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import jsii
+from aws_cdk import FeatureFlags, Stack, Stage
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
@@ -19,6 +21,12 @@ from ._runtime_asset import contract
 from .api import ROUTES, ApiAuthorization, ApiAuthorizationKind, SchedulerApi, SchedulerApiKind
 
 DESCRIPTION = "Delayed scheduler: create, read and cancel one-shot timers."
+
+#: CDK's feature flag: when set, a REST API creates no account-level logging role by default.
+DISABLE_CLOUD_WATCH_ROLE_FLAG = "@aws-cdk/aws-apigateway:disableCloudWatchRole"
+# The AWS::ApiGateway::Account an earlier REST scheduler created, per stage (the app, or a Stage
+# inside it) and environment: an account-wide setting is created once, and later schedulers wait for it.
+_ACCOUNT_OWNERS: "weakref.WeakKeyDictionary[Stage, dict[str, Construct]]" = weakref.WeakKeyDictionary()
 
 #: The HTTP API's access log line: who called which route, and how it went.
 HTTP_ACCESS_LOG_FORMAT = json.dumps({
@@ -170,6 +178,29 @@ def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> d
     raise ValueError(f"api: unknown authorization kind {kind!r}; use the ApiAuthorization factories")
 
 
+def _owners(scope: Construct) -> dict[str, Construct]:
+    stage = Stage.of(scope)
+    assert stage is not None, "a DelayedScheduler is always inside a Stack, so inside an App or Stage"
+    return _ACCOUNT_OWNERS.setdefault(stage, {})
+
+
+def _account_setting(scope: Construct, choice: SchedulerApi) -> tuple[bool, Optional[Construct]]:
+    """Whether this REST API creates API Gateway's account-level logging role (``AWS::ApiGateway::Account``),
+    and the one an earlier scheduler created for the same environment in this app, if any.
+
+    ``cloud_watch_role=None`` follows CDK's ``@aws-cdk/aws-apigateway:disableCloudWatchRole`` flag,
+    as ``RestApi`` does. Either way the role is created at most once per app (or Stage) and
+    environment: one Account resource per account and region, which later REST APIs depend on.
+    """
+    wanted = choice.cloud_watch_role
+    if wanted is None:
+        wanted = not FeatureFlags.of(scope).is_enabled(DISABLE_CLOUD_WATCH_ROLE_FLAG)
+    if not wanted:
+        return False, None
+    existing = _owners(scope).get(Stack.of(scope).environment)
+    return existing is None, existing
+
+
 def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
               access_logs: Optional[logs.ILogGroup]) -> FrontDoor:
     method_options = _rest_method_options(scope, choice.authorization)
@@ -180,12 +211,13 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
             resource_path=True, response_length=True, status=True, user=True,
         ),
     ) if access_logs is not None else {}
+    create_account, existing_account = _account_setting(scope, choice)
     api = apigw.RestApi(
         scope,
         "Api",
         description=DESCRIPTION,
         endpoint_types=[apigw.EndpointType.REGIONAL],
-        cloud_watch_role=choice.cloud_watch_role,
+        cloud_watch_role=create_account,
         deploy_options=apigw.StageOptions(
             stage_name=choice.stage_name,
             throttling_rate_limit=choice.throttling_rate_limit,
@@ -196,6 +228,11 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
             **logging,
         ),
     )
+
+    if create_account:
+        _owners(scope)[Stack.of(scope).environment] = api.node.find_child("Account")
+    elif existing_account is not None:
+        api.deployment_stage.node.add_dependency(existing_account)  # a stack dependency across stacks
 
     integration = apigw.LambdaIntegration(function, proxy=True)
     body_validator = api.add_request_validator("BodyValidator", validate_request_body=True,

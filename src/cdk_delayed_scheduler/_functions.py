@@ -5,43 +5,49 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from aws_cdk import Duration, RemovalPolicy, Token
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from ._log_level import LogLevel
 from ._runtime_asset import runtime_asset_path
 
 _CODE_EXCLUDES = ["**/__pycache__", "**/*.pyc", "**/tests"]
 _HANDLER_MODULE = "scheduler_runtime.handlers"
-_QUIET_LEVELS = ("WARNING", "ERROR", "CRITICAL")
+_QUIET_LEVELS = (LogLevel.WARNING, LogLevel.ERROR, LogLevel.CRITICAL)
+
+#: The functions' runtime unless the ``runtime`` prop says otherwise. Pinned: it changes with a
+#: release of this package, never with an upgrade of aws-cdk-lib.
+DEFAULT_RUNTIME: lambda_.Runtime = lambda_.Runtime.PYTHON_3_14
 
 
 def newest_python_runtime() -> lambda_.Runtime:
-    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib offers (the runtime needs 3.10 or later)."""
+    """The newest ``PYTHON_3_x`` runtime this aws-cdk-lib offers (what cdk-nag's AwsSolutions-L1 asks for)."""
     versions = [int(m.group(1)) for name in dir(lambda_.Runtime) if (m := re.fullmatch(r"PYTHON_3_(\d+)", name))]
-    return getattr(lambda_.Runtime, f"PYTHON_3_{max(versions)}")
+    runtime: lambda_.Runtime = getattr(lambda_.Runtime, f"PYTHON_3_{max(versions)}")
+    return runtime
 
 
-def logging_config(level: str) -> dict:
+def logging_config(level: LogLevel) -> dict[str, Any]:
     """Lambda's log settings for the runtime's ``level``. The JSON format lets Lambda filter: system
     level WARN drops START/END/REPORT when the runtime is quiet. The application level stays at
     INFO (DEBUG for DEBUG): the EMF metric lines carry no level, and Lambda counts those as INFO.
     A token level keeps the text format (nothing filtered)."""
-    if Token.is_unresolved(level):
+    if level.is_token:
         return {}
     return dict(
         logging_format=lambda_.LoggingFormat.JSON,
         system_log_level_v2=lambda_.SystemLogLevel.WARN if level in _QUIET_LEVELS else lambda_.SystemLogLevel.INFO,
-        application_log_level_v2=(lambda_.ApplicationLogLevel.DEBUG if level == "DEBUG"
+        application_log_level_v2=(lambda_.ApplicationLogLevel.DEBUG if level == LogLevel.DEBUG
                                   else lambda_.ApplicationLogLevel.INFO),
     )
 
 
-def function_options(architecture: lambda_.Architecture, level: str) -> dict:
+def function_options(runtime: lambda_.Runtime, architecture: lambda_.Architecture, level: LogLevel) -> dict[str, Any]:
     """What every runtime function shares: runtime, architecture, the code asset, log settings."""
-    return dict(runtime=newest_python_runtime(), architecture=architecture,
+    return dict(runtime=runtime, architecture=architecture,
                 code=lambda_.Code.from_asset(str(runtime_asset_path()), exclude=_CODE_EXCLUDES),
                 **logging_config(level))
 

@@ -2,48 +2,97 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Mapping, Optional, TypedDict
 
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+#: The dimension the runtime puts on every metric it emits, beside ``FunctionName`` (the emitting
+#: function's name, which tells one scheduler from another in the same namespace).
+SERVICE_DIMENSION = {"Service": "DelayedScheduler"}
+
+
+class MetricOptions(TypedDict, total=False):
+    """The fields of ``aws_cdk.aws_cloudwatch.MetricOptions``, as keyword arguments."""
+
+    account: str
+    color: str
+    dimensions_map: Mapping[str, str]
+    id: str
+    label: str
+    period: Duration
+    region: str
+    stack_account: str
+    stack_region: str
+    statistic: str
+    unit: cloudwatch.Unit
+    visible: bool
 
 
 class SchedulerMetrics:
     """``metric_*`` methods; the class that mixes this in has the queues, the dispatcher function
     and ``metrics_namespace``."""
 
-    def metric_dead_letter_queue_depth(self, **options: Any) -> cloudwatch.Metric:
+    dead_letter_queue: sqs.Queue
+    delayer_queue: sqs.Queue
+    dispatcher_function: lambda_.Function
+    metrics_namespace: str
+
+    def metric_dead_letter_queue_depth(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Messages waiting in the dead-letter queue (``ApproximateNumberOfMessagesVisible``);
         anything above zero is a schedule or a batch that needs attention.
 
-        :param options: ``cloudwatch.MetricOptions`` fields (``period``, ``statistic``, ...).
+        :param options: the ``cloudwatch.MetricOptions`` fields (``period``, ``statistic``, ``label``, ...).
             Default: maximum over 5 minutes.
         """
         options.setdefault("statistic", "Maximum")
         return self.dead_letter_queue.metric_approximate_number_of_messages_visible(**options)
 
-    def metric_delayer_queue_depth(self, **options: Any) -> cloudwatch.Metric:
-        """Schedules waiting in the delayer queue, visible and delayed.
+    def metric_delayer_queue_depth(self, *, period: Optional[Duration] = None, statistic: str = "Maximum",
+                                   label: Optional[str] = None,
+                                   color: Optional[str] = None) -> cloudwatch.MathExpression:
+        """Schedules waiting in the delayer queue: ``visible + delayed``, a math expression over
+        ``ApproximateNumberOfMessagesVisible`` and ``ApproximateNumberOfMessagesDelayed`` (most of
+        the queue is delayed: each message waits out its schedule's delay). Messages a dispatcher
+        holds are in ``delayer_queue.metric_approximate_number_of_messages_not_visible()``.
 
-        :param options: ``cloudwatch.MetricOptions`` fields. Default: maximum over 5 minutes.
+        :param period: the period of both metrics and the expression. Default: 5 minutes.
+        :param statistic: the statistic of both metrics. Default: ``"Maximum"``.
+        :param label: the expression's label. Default: ``"Delayer queue depth"``.
+        :param color: the expression's color on a graph. Default: automatic.
         """
-        options.setdefault("statistic", "Maximum")
-        return self.delayer_queue.metric_approximate_number_of_messages_visible(**options)
+        queue = self.delayer_queue
+        return cloudwatch.MathExpression(
+            expression="visible + delayed",
+            using_metrics={
+                "visible": queue.metric_approximate_number_of_messages_visible(period=period, statistic=statistic),
+                "delayed": queue.metric("ApproximateNumberOfMessagesDelayed", period=period, statistic=statistic),
+            },
+            period=period, label=label or "Delayer queue depth", color=color,
+        )
 
-    def metric_lateness(self, **options: Any) -> cloudwatch.Metric:
+    def metric_lateness(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """How late deliveries start after their ``dueAt``, in milliseconds (``LatenessMs``, which
-        the dispatcher emits as CloudWatch Embedded Metric Format, dimension
-        ``Service=DelayedScheduler``).
+        the dispatcher emits as CloudWatch Embedded Metric Format, with the dimensions
+        ``Service=DelayedScheduler`` and ``FunctionName=<this scheduler's dispatcher function>``, so
+        each scheduler has its own).
 
-        :param options: ``cloudwatch.MetricOptions`` fields. Default: p99 over 5 minutes.
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: p99 over 5 minutes.
         """
         options.setdefault("statistic", "p99")
-        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name="LatenessMs",
-                                 dimensions_map={"Service": "DelayedScheduler"}, unit=cloudwatch.Unit.MILLISECONDS,
-                                 **options)
+        options.setdefault("unit", cloudwatch.Unit.MILLISECONDS)
+        options.setdefault("dimensions_map", {**SERVICE_DIMENSION,
+                                              "FunctionName": self.dispatcher_function.function_name})
+        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name="LatenessMs", **options)
 
-    def metric_dispatcher_errors(self, **options: Any) -> cloudwatch.Metric:
+    def metric_dispatcher_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Failed dispatcher invocations (Lambda ``Errors``).
 
-        :param options: ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
         """
         return self.dispatcher_function.metric_errors(**options)

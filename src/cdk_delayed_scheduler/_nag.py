@@ -1,26 +1,46 @@
 """The cdk-nag (AwsSolutions) findings the construct makes on purpose, acknowledged with their reasons.
 
 Every acknowledgement goes through :func:`acknowledge`, so a test can turn them all off and see
-exactly the findings they answer.
+exactly the findings they answer. Each is written twice: as CDK's native validation
+acknowledgement, which cdk-nag 3 (a validation plugin) reads, and as the ``cdk_nag`` metadata of
+each CloudFormation resource under the scope, which cdk-nag 2 (an Aspect) reads, the form its own
+``NagSuppressions.add_resource_suppressions`` writes.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from . import _functions
 from .api import ApiAuthorizationKind, SchedulerApiKind
 
 if TYPE_CHECKING:
     from .scheduler import DelayedScheduler
 
+#: The metadata key cdk-nag 2 reads its suppressions from.
+NAG2_METADATA = "cdk_nag"
+
 
 def acknowledge(scope: Construct, rule: str, reason: str) -> None:
-    """Acknowledge one cdk-nag finding on ``scope`` (CDK's native validation acknowledgements)."""
+    """Acknowledge one cdk-nag finding on ``scope`` and the resources under it.
+
+    :param rule: cdk-nag 3's finding id, e.g. ``AwsSolutions-IAM5[Resource::*]``; cdk-nag 2 gets
+        ``{"id": "AwsSolutions-IAM5", "applies_to": ["Resource::*"]}`` from it.
+    """
     Validations.of(scope).acknowledge(Acknowledgment(id=rule, reason=reason))
+    rule_id, _, finding = rule.partition("[")
+    suppression: dict[str, Any] = {"id": rule_id, "reason": reason}
+    if finding:
+        suppression["applies_to"] = [finding.removesuffix("]")]
+    for node in scope.node.find_all():
+        if CfnResource.is_cfn_resource(node):
+            existing = node.get_metadata(NAG2_METADATA) or {}
+            rules = [*existing.get("rules_to_suppress", []), suppression]
+            node.add_metadata(NAG2_METADATA, {**existing, "rules_to_suppress": rules})
 
 
 def flatten_reference(value: Any) -> str:
@@ -89,30 +109,55 @@ def acknowledge_findings(scheduler: "DelayedScheduler") -> None:
                 )
     if scheduler.api_choice.kind == SchedulerApiKind.REST:
         _acknowledge_rest_api(scheduler)
+    _acknowledge_pinned_runtime(scheduler)
+
+
+def _python_version(runtime: Any) -> tuple[int, ...]:
+    return tuple(int(part) for part in runtime.name.removeprefix("python").split("."))
+
+
+def _acknowledge_pinned_runtime(scheduler: "DelayedScheduler") -> None:
+    """AwsSolutions-L1 (not the newest runtime) on the pinned default runtime, only while this
+    aws-cdk-lib offers a newer Python; a runtime the user chose is the user's to answer."""
+    pinned = _functions.DEFAULT_RUNTIME
+    if scheduler.runtime.name != pinned.name:
+        return
+    newest = _functions.newest_python_runtime()
+    if _python_version(newest) <= _python_version(pinned):
+        return
+    for function in scheduler.functions:
+        acknowledge(function,
+            rule="AwsSolutions-L1",
+            reason=f"cdk-delayed-scheduler pins its functions' runtime ({pinned.name}) so that an aws-cdk-lib "
+                   f"upgrade never changes it; {newest.name} is chosen with the runtime prop "
+                   f"(runtime=Runtime.{newest.name.upper().replace('PYTHON', 'PYTHON_').replace('.', '_')}).",
+        )
 
 
 def _acknowledge_rest_api(scheduler: "DelayedScheduler") -> None:
+    """On the stage (APIG3) and on each method (COG4, APIG4): the resources those rules judge."""
     api, kind = scheduler.api, scheduler.api_choice.authorization.kind
-    acknowledge(api,
+    acknowledge(api.deployment_stage,
         rule="AwsSolutions-APIG3",
         reason="A WAFv2 web ACL is an account-level choice with its own cost; the API is protected by "
                "IAM/Cognito/API-key auth, request validation and stage throttling, and a user can "
                "associate a web ACL with the stage (DelayedScheduler.api_stage).",
     )
-    if kind in (ApiAuthorizationKind.IAM, ApiAuthorizationKind.API_KEY):
-        acknowledge(api,
-            rule="AwsSolutions-COG4",
-            reason="The API is authorized with "
-                   + ("IAM (SigV4)" if kind == ApiAuthorizationKind.IAM
-                      else "an API key, as the user chose with ApiAuthorization.api_key()")
-                   + "; a Cognito authorizer is one of the options, not a requirement.",
-        )
-    if kind == ApiAuthorizationKind.API_KEY:
-        acknowledge(api,
-            rule="AwsSolutions-APIG4",
-            reason="The user chose API key authorization (ApiAuthorization.api_key()); every method "
-                   "requires the key.",
-        )
+    for method in api.methods:
+        if kind in (ApiAuthorizationKind.IAM, ApiAuthorizationKind.API_KEY):
+            acknowledge(method,
+                rule="AwsSolutions-COG4",
+                reason="The API is authorized with "
+                       + ("IAM (SigV4)" if kind == ApiAuthorizationKind.IAM
+                          else "an API key, as the user chose with ApiAuthorization.api_key()")
+                       + "; a Cognito authorizer is one of the options, not a requirement.",
+            )
+        if kind == ApiAuthorizationKind.API_KEY:
+            acknowledge(method,
+                rule="AwsSolutions-APIG4",
+                reason="The user chose API key authorization (ApiAuthorization.api_key()); every method "
+                       "requires the key.",
+            )
     cloud_watch_role = api.node.try_find_child("CloudWatchRole")
     if cloud_watch_role is not None:
         acknowledge(cloud_watch_role,

@@ -3,14 +3,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Optional
 
-from aws_cdk import Duration, Token
+from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 
+from ._log_level import LogLevel
 from ._runtime_asset import contract
+from .targets import check_target
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: The oldest Python the runtime is tested on; a ``runtime`` prop must be this or later.
+OLDEST_PYTHON = (3, 11)
+#: The dispatcher's own part of a delivery (the wait for the due time, the delivery start's write),
+#: which ``dispatcher_timeout`` must leave beside a Lambda target's timeout.
+DISPATCH_MARGIN_SECONDS = 5
 
 
 def check_range(prop: str, value: Any, low: Optional[float], high: Optional[float], unit: str = "") -> None:
@@ -45,9 +54,37 @@ def seconds(duration: Duration) -> Any:
     return duration.to_seconds()
 
 
-def check_log_level(log_level: str) -> None:
-    if not Token.is_unresolved(log_level) and str(log_level).upper() not in LOG_LEVELS:
-        raise ValueError(f"log_level: must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+def describe(value: Any) -> str:
+    """A wrong value as an error message shows it: a literal as written, anything else by its type."""
+    return repr(value) if isinstance(value, (str, int, float, bool)) else f"a {type(value).__name__}"
+
+
+def check_type(prop: str, value: Any, expected: type, example: str) -> None:
+    """Raise ``ValueError`` unless ``value`` is ``None`` or an ``expected``, naming an example."""
+    if value is not None and not isinstance(value, expected):
+        raise ValueError(f"{prop}: must be {example}, got {describe(value)}")
+
+
+def check_duration(prop: str, value: Any) -> None:
+    example = f"Duration.seconds({value})" if isinstance(value, (int, float)) else "Duration.seconds(60)"
+    check_type(prop, value, Duration, f"a Duration, e.g. {example}")
+
+
+def check_log_level(log_level: Any) -> None:
+    if isinstance(log_level, str):
+        raise ValueError(f"log_level: must be a LogLevel, e.g. LogLevel.INFO, or LogLevel.of(text) for text "
+                         f"or a token; got {log_level!r}")
+    check_type("log_level", log_level, LogLevel, "a LogLevel, e.g. LogLevel.INFO")
+
+
+def check_runtime(runtime: Any) -> None:
+    """A Python Lambda runtime, ``OLDEST_PYTHON`` or later (an unknown newer name is allowed)."""
+    oldest = ".".join(map(str, OLDEST_PYTHON))
+    check_type("runtime", runtime, lambda_.Runtime, f"a Lambda runtime, e.g. Runtime.PYTHON_{oldest.replace('.', '_')}")
+    match = re.fullmatch(r"python(\d+)\.(\d+)", runtime.name)
+    if runtime.family != lambda_.RuntimeFamily.PYTHON or not match or (int(match[1]), int(match[2])) < OLDEST_PYTHON:
+        raise ValueError(f"runtime: must be a Python {oldest} or later Lambda runtime (the scheduler's runtime is "
+                         f"Python), got {runtime.name}")
 
 
 def check_non_empty(prop: str, value: Any) -> None:
@@ -62,21 +99,51 @@ def text(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def validate_props(*, target: Any, api_is_valid: bool, shard_count: Any, delay_window: Duration,
-                   history_retention: Duration, max_receive_count: Any, billing_mode: dynamodb.BillingMode,
-                   read_capacity: Any, write_capacity: Any, log_level: str, memory_sizes: Mapping[str, Any],
-                   dispatcher_timeout: Duration, dispatcher_batch_size: Any,
+def check_dispatcher_covers(name: str, target_timeout: Optional[Duration], dispatcher_timeout: Duration) -> None:
+    """A Lambda target's run must fit in the dispatcher's, or its deliveries would time out and repeat."""
+    if target_timeout is None or Token.is_unresolved(target_timeout.to_seconds()):
+        return
+    run = int(target_timeout.to_seconds())
+    needed, have = run + DISPATCH_MARGIN_SECONDS, int(dispatcher_timeout.to_seconds())
+    if have < needed:
+        raise ValueError(
+            f"dispatcher_timeout: must be at least {needed} seconds to cover target {name!r}, a Lambda function "
+            f"with a {run}-second timeout (the dispatcher waits for it, plus {DISPATCH_MARGIN_SECONDS} seconds of "
+            f"its own), got {have} seconds")
+
+
+def validate_props(*, target: Any, extra_targets: Any, api_is_valid: bool, shard_count: Any,
+                   delay_window: Duration, history_retention: Duration, max_receive_count: Any,
+                   billing_mode: dynamodb.BillingMode, read_capacity: Any, write_capacity: Any,
+                   removal_policy: Any, log_level: LogLevel, log_retention: Any, runtime: Any, architecture: Any,
+                   memory_sizes: Mapping[str, Any], dispatcher_timeout: Duration, dispatcher_batch_size: Any,
                    dispatcher_max_batching_window: Optional[Duration], dispatcher_max_concurrency: Any,
                    stream_batch_size: Any, stream_retry_attempts: Any, metrics_namespace: str) -> None:
-    """``DelayedScheduler``'s props, each against its contract bounds or its documented range."""
+    """``DelayedScheduler``'s props: each of the right kind, then against its contract bounds or range."""
     c = contract()
     if target is None:
         raise ValueError("target: a target is required, e.g. targets.LambdaInvoke(fn)")
+    check_target("target", target)
+    if extra_targets is not None and not isinstance(extra_targets, Mapping):
+        raise ValueError('extra_targets: must be a mapping of name to target, e.g. {"billing": '
+                         f"targets.LambdaInvoke(fn)}}, got {describe(extra_targets)}")
     if not api_is_valid:
         raise ValueError("api: must be SchedulerApi.http(...), SchedulerApi.rest(...) or SchedulerApi.none()")
-    for prop, duration in (("delay_window", delay_window), ("history_retention", history_retention),
-                           ("dispatcher_timeout", dispatcher_timeout),
-                           ("dispatcher_max_batching_window", dispatcher_max_batching_window)):
+    durations = (("delay_window", delay_window), ("history_retention", history_retention),
+                 ("dispatcher_timeout", dispatcher_timeout),
+                 ("dispatcher_max_batching_window", dispatcher_max_batching_window))
+    for prop, duration in durations:
+        check_duration(prop, duration)
+    for prop, value, kind, example in (
+        ("billing_mode", billing_mode, dynamodb.BillingMode, "a BillingMode, e.g. BillingMode.PAY_PER_REQUEST"),
+        ("removal_policy", removal_policy, RemovalPolicy, "a RemovalPolicy, e.g. RemovalPolicy.DESTROY"),
+        ("log_retention", log_retention, logs.RetentionDays, "a RetentionDays, e.g. RetentionDays.ONE_WEEK"),
+        ("architecture", architecture, lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
+    ):
+        check_type(prop, value, kind, example)
+    check_log_level(log_level)
+    check_runtime(runtime)
+    for prop, duration in durations:
         check_whole_seconds(prop, duration)
     check_bounds("shard_count", shard_count, c["shardCount"])
     check_bounds("delay_window", seconds(delay_window), c["delayWindowSeconds"], unit="seconds")
@@ -86,7 +153,6 @@ def validate_props(*, target: Any, api_is_valid: bool, shard_count: Any, delay_w
         raise ValueError("read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED")
     check_range("read_capacity", read_capacity, 1, None)
     check_range("write_capacity", write_capacity, 1, None)
-    check_log_level(log_level)
     for name, size in memory_sizes.items():
         check_range(f"{name}_memory_size", size, 128, 10240)
     if Token.is_unresolved(dispatcher_timeout.to_seconds()):

@@ -88,7 +88,8 @@ class SchedulerApi:
 
     def __init__(self, kind: str, *, authorization: Optional[ApiAuthorization] = None,
                  throttling_rate_limit: Optional[float] = None, throttling_burst_limit: Optional[int] = None,
-                 access_logging: bool = False, stage_name: Optional[str] = None, cloud_watch_role: bool = False) -> None:
+                 access_logging: bool = False, stage_name: Optional[str] = None,
+                 cloud_watch_role: Optional[bool] = False) -> None:
         self.kind = kind
         self.authorization = authorization
         self.throttling_rate_limit = throttling_rate_limit
@@ -130,7 +131,7 @@ class SchedulerApi:
     @staticmethod
     def rest(*, authorization: Optional[ApiAuthorization] = None, throttling_rate_limit: float = 100,
              throttling_burst_limit: int = 200, access_logging: bool = True, stage_name: str = "v1",
-             cloud_watch_role: bool = True) -> "SchedulerApi":
+             cloud_watch_role: Optional[bool] = None) -> "SchedulerApi":
         """An API Gateway REST API (regional): request models and validators (JSON schemas of the
         create and batch bodies), gateway responses in the API's ``{"message", "field"}`` shape,
         execution logs at ERROR level, API keys and usage plans, and a stage a WAF web ACL can be
@@ -145,9 +146,13 @@ class SchedulerApi:
             one log line, about 400 bytes, per API request. cdk-nag (APIG1) reports an API without
             it. Default: true.
         :param stage_name: the stage name in the API's URL. Default: ``"v1"``.
-        :param cloud_watch_role: create the account-wide role that lets API Gateway write REST
-            logs (``AWS::ApiGateway::Account``); set false when the account already has one.
-            Default: true.
+        :param cloud_watch_role: create the role that lets API Gateway write REST logs, and set it
+            in the account (``AWS::ApiGateway::Account``, retained: an account-wide setting). It is
+            created at most once per app and environment (account and region): a second REST
+            scheduler, in this stack or another, uses the first one's (its stage depends on it).
+            Set false when the account already has the role. Default: as CDK's ``RestApi``: not
+            created when the app sets the ``@aws-cdk/aws-apigateway:disableCloudWatchRole`` feature
+            flag (``cdk init`` sets it), created otherwise.
         """
         authorization = authorization or ApiAuthorization.iam()
         _check_throttling(throttling_rate_limit, throttling_burst_limit)

@@ -11,25 +11,23 @@ from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
-from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_destinations as lambda_destinations
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from . import _front_doors, _nag
-from ._functions import function_options, newest_python_runtime, runtime_function
+from . import _front_doors, _nag, _wiring
+from ._functions import DEFAULT_RUNTIME, function_options, runtime_function
+from ._log_level import LogLevel
 from ._metrics import SchedulerMetrics
-from ._runtime_asset import contract, event_filters
-from ._validation import seconds, text, validate_props
+from ._runtime_asset import contract
+from ._validation import check_dispatcher_covers, seconds, text, validate_props
 from .api import SchedulerApi, SchedulerApiKind
-from .targets import IScheduleTarget
+from .targets import IScheduleTarget, check_target
 
-__all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "newest_python_runtime"]
+__all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "LogLevel"]
 
 _CONTRACT = contract()
 DEFAULT_TARGET_NAME: str = _CONTRACT["defaultTargetName"]
@@ -67,6 +65,17 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     /schedule-batches`` with ``{"schedules": [...]}``); it answers ``{"statusCode": 201, "body":
     {...}}``, the same bodies as the API.
 
+    Each due schedule reaches its target as ``{"id", "dueAt", "firedAt", "attempt", "dedupeKey",
+    "payload", "target"}``, at least once: drop repeats by ``dedupeKey`` (docs/consuming.md).
+
+    Example::
+
+        timers = DelayedScheduler(self, "Timers", target=targets.SqsSendMessage(deliveries))
+        timers.grant_schedule(app_role)  # the API's four routes, and a direct invoke
+        cloudwatch.Alarm(self, "Stuck", metric=timers.metric_dead_letter_queue_depth(),
+                         threshold=0, comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                         evaluation_periods=1)
+
     :param scope: the parent construct.
     :param id: this construct's id.
     :param target: where due schedules go when they name no target (registered as ``"default"``).
@@ -95,24 +104,30 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     :param point_in_time_recovery: continuous backups of the table. Default: true.
     :param removal_policy: what happens to the table (it holds the schedules) and the log
         groups when they leave the stack. Default: ``RemovalPolicy.RETAIN``.
-    :param log_level: the runtime's log level (``LOG_LEVEL``). At WARNING and above only what
-        needs a look is written, and the functions log in Lambda's JSON format with system log
+    :param log_level: the runtime's log level (``LOG_LEVEL``): ``LogLevel.DEBUG``, ``.INFO``,
+        ``.WARNING``, ``.ERROR``, ``.CRITICAL``, or ``LogLevel.of(text)``. At WARNING and above only
+        what needs a look is written, and the functions log in Lambda's JSON format with system log
         level WARN, so Lambda's START/END/REPORT lines (about 330 bytes per invocation) are not
         written either; INFO or DEBUG give the full event trail and Lambda's platform lines. (A
-        token keeps Lambda's text format.) Allowed: DEBUG, INFO, WARNING, ERROR, CRITICAL.
-        Default: ``"WARNING"``.
+        token keeps Lambda's text format.) Default: ``LogLevel.WARNING``.
     :param log_retention: how long the functions' and the API's logs are kept.
         Default: ``RetentionDays.ONE_MONTH``.
+    :param runtime: the functions' Lambda runtime. Allowed: Python 3.11 or later. Default:
+        ``Runtime.PYTHON_3_14``, pinned by this package: it changes only with a release of
+        cdk-delayed-scheduler, never with an aws-cdk-lib upgrade. (When aws-cdk-lib offers a newer
+        Python, cdk-nag's AwsSolutions-L1 finding on the pinned default is acknowledged; set
+        ``runtime`` to move.)
     :param architecture: the functions' processor architecture. Default: ``Architecture.ARM_64``.
-        (The runtime is always the newest Python runtime this aws-cdk-lib offers.)
     :param api_memory_size: the api function's memory, in MiB. Allowed: 128-10240. Default: 256.
     :param sweeper_memory_size: the sweeper's memory, in MiB. Allowed: 128-10240. Default: 256.
     :param enqueuer_memory_size: the enqueuer's memory, in MiB. Allowed: 128-10240. Default: 128.
     :param dispatcher_memory_size: the dispatcher's memory, in MiB; it mostly waits out a
         sub-second remainder, so the smallest size is the cheapest. Allowed: 128-10240. Default: 128.
     :param dispatcher_timeout: the dispatcher's timeout. It invokes Lambda targets
-        synchronously, so it must cover a target's run. The delayer queue's visibility timeout
-        is 6 times this. Allowed: 10-900 seconds. Default: 60 seconds.
+        synchronously, so it must cover a target's run: at least 5 seconds longer than the timeout
+        of each ``targets.LambdaInvoke`` function (when known: a function defined in this app). The
+        delayer queue's visibility timeout is 6 times this, and a failed delivery is retried after
+        it. Allowed: 10-900 seconds. Default: 60 seconds (a retry 6 minutes later).
     :param dispatcher_batch_size: delayer messages per dispatcher invocation. Allowed: 1-10.
         Default: 10.
     :param dispatcher_max_batching_window: how long Lambda gathers a dispatcher batch.
@@ -145,8 +160,9 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         encryption_key: Optional[kms.IKey] = None,
         point_in_time_recovery: bool = True,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
-        log_level: str = _CONTRACT["defaultLogLevel"],
+        log_level: Optional[LogLevel] = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        runtime: Optional[lambda_.Runtime] = None,
         architecture: Optional[lambda_.Architecture] = None,
         api_memory_size: int = 256,
         sweeper_memory_size: int = 256,
@@ -167,76 +183,64 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         history_retention = history_retention or Duration.seconds(c["historyRetentionSeconds"]["default"])
         dispatcher_timeout = dispatcher_timeout or Duration.seconds(60)
         api = api or SchedulerApi.http()
+        level = log_level or LogLevel.of(c["defaultLogLevel"])
+        runtime = runtime or DEFAULT_RUNTIME
         architecture = architecture or lambda_.Architecture.ARM_64
 
         validate_props(
-            target=target, api_is_valid=isinstance(api, SchedulerApi), shard_count=shard_count,
-            delay_window=delay_window, history_retention=history_retention, max_receive_count=max_receive_count,
-            billing_mode=billing_mode, read_capacity=read_capacity, write_capacity=write_capacity,
-            log_level=log_level, dispatcher_timeout=dispatcher_timeout,
+            target=target, extra_targets=extra_targets, api_is_valid=isinstance(api, SchedulerApi),
+            shard_count=shard_count, delay_window=delay_window, history_retention=history_retention,
+            max_receive_count=max_receive_count, billing_mode=billing_mode, read_capacity=read_capacity,
+            write_capacity=write_capacity, removal_policy=removal_policy, log_level=level,
+            log_retention=log_retention, runtime=runtime, architecture=architecture,
             memory_sizes={"api": api_memory_size, "sweeper": sweeper_memory_size, "enqueuer": enqueuer_memory_size,
                           "dispatcher": dispatcher_memory_size},
-            dispatcher_batch_size=dispatcher_batch_size, dispatcher_max_batching_window=dispatcher_max_batching_window,
+            dispatcher_timeout=dispatcher_timeout, dispatcher_batch_size=dispatcher_batch_size,
+            dispatcher_max_batching_window=dispatcher_max_batching_window,
             dispatcher_max_concurrency=dispatcher_max_concurrency, stream_batch_size=stream_batch_size,
             stream_retry_attempts=stream_retry_attempts, metrics_namespace=metrics_namespace,
         )
-        provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
 
-        self.metrics_namespace = metrics_namespace
-        self.encryption_key = encryption_key
-        self.api_choice = api
+        self.metrics_namespace: str = metrics_namespace
+        """The CloudWatch namespace of the runtime's metrics."""
+        self.encryption_key: Optional[kms.IKey] = encryption_key
+        """The customer managed key of the table and both queues, or ``None``."""
+        self.api_choice: SchedulerApi = api
         """The ``SchedulerApi`` this scheduler was built with."""
+        self.runtime: lambda_.Runtime = runtime
+        """The functions' Lambda runtime."""
+        self.dispatcher_timeout: Duration = dispatcher_timeout
+        """The dispatcher's timeout; the delayer queue's visibility timeout is 6 times it."""
         self._target_json: dict[str, Any] = {}
         self._targets: dict[str, IScheduleTarget] = {}
 
-        # --- state: the Schedules table ------------------------------------------------------
-        self.table = dynamodb.Table(
-            self, "Table",
-            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=billing_mode,
-            read_capacity=(read_capacity or 5) if provisioned else None,
-            write_capacity=(write_capacity or 5) if provisioned else None,
-            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-            time_to_live_attribute="expiresAt",
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=point_in_time_recovery
-            ),
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.DEFAULT,
-            encryption_key=encryption_key,
-            removal_policy=removal_policy,
-        )
+        # --- state: the Schedules table, the delayer queue and its dead-letter queue -------------
+        self.table: dynamodb.Table = _wiring.schedules_table(
+            self, billing_mode=billing_mode, read_capacity=read_capacity, write_capacity=write_capacity,
+            encryption_key=encryption_key, point_in_time_recovery=point_in_time_recovery,
+            removal_policy=removal_policy)
         """The Schedules table (partition key ``pk``, sort key ``sk``, TTL attribute ``expiresAt``)."""
-
-        # --- queues --------------------------------------------------------------------------
-        queue_encryption = (
-            dict(encryption=sqs.QueueEncryption.KMS, encryption_master_key=encryption_key)
-            if encryption_key
-            else dict(encryption=sqs.QueueEncryption.SQS_MANAGED)
-        )
-        self.dead_letter_queue = sqs.Queue(self, "DeadLetterQueue", retention_period=Duration.days(14),
-                                           enforce_ssl=True, **queue_encryption)
+        encryption = _wiring.queue_encryption(encryption_key)
+        self.dead_letter_queue: sqs.Queue = sqs.Queue(self, "DeadLetterQueue", retention_period=Duration.days(14),
+                                           enforce_ssl=True, **encryption)
         """Everything that could not be delivered or processed: envelopes parked by the
         dispatcher with the reason, delayer messages past ``max_receive_count``, stream batches
         past their retries, sweep events EventBridge could not deliver and sweeps that failed.
         Kept 14 days."""
-
-        self.delayer_queue = sqs.Queue(
+        self.delayer_queue: sqs.Queue = sqs.Queue(
             self, "DelayerQueue",
             visibility_timeout=Duration.seconds(6 * int(dispatcher_timeout.to_seconds())),
             retention_period=Duration.days(4),
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letter_queue, max_receive_count=max_receive_count),
-            **queue_encryption,
+            **encryption,
         )
         """The SQS standard queue that holds each schedule due within the window with a message delay."""
-
-        if encryption_key is not None:
-            # EventBridge sends failed sweep events to the dead-letter queue, which this key encrypts.
-            encryption_key.grant(iam.ServicePrincipal("events.amazonaws.com"), "kms:GenerateDataKey", "kms:Decrypt")
+        # EventBridge sends failed sweep events to the dead-letter queue, which this key encrypts.
+        _wiring.grant_key(encryption_key, iam.ServicePrincipal("events.amazonaws.com"),
+                          "kms:GenerateDataKey", "kms:Decrypt")
 
         # --- functions ---------------------------------------------------------------------
-        level = log_level if Token.is_unresolved(log_level) else str(log_level).upper()
         environment = {
             "TABLE_NAME": self.table.table_name,
             "DELAYER_QUEUE_URL": self.delayer_queue.queue_url,
@@ -247,25 +251,25 @@ class DelayedScheduler(SchedulerMetrics, Construct):
             "HISTORY_RETENTION_SECONDS": text(seconds(history_retention)),
             "MAX_RECEIVE_COUNT": text(max_receive_count),
             "METRICS_NAMESPACE": metrics_namespace,
-            "LOG_LEVEL": level,
+            "LOG_LEVEL": level.name,
         }
         options = dict(environment=environment, log_retention=log_retention, removal_policy=removal_policy,
-                       **function_options(architecture, level))
+                       **function_options(runtime, architecture, level))
 
-        self.api_function = runtime_function(self, "ApiFunction", "api", api_memory_size,
+        self.api_function: lambda_.Function = runtime_function(self, "ApiFunction", "api", api_memory_size,
                                              Duration.seconds(c["apiFunctionTimeoutSeconds"]),
                                              "Takes, reads and cancels schedules (API and direct invoke).", **options)
         """Answers ``POST /schedules``, ``GET``/``DELETE /schedules/{id}`` and ``POST /schedule-batches``,
         from the API or a direct invoke; sends schedules due within the window to the delayer queue."""
-        self.sweeper_function = runtime_function(self, "SweeperFunction", "sweeper", sweeper_memory_size,
+        self.sweeper_function: lambda_.Function = runtime_function(self, "SweeperFunction", "sweeper", sweeper_memory_size,
                                                  Duration.seconds(60), "Claims every minute the schedules that "
                                                  "become due within the window.", **options)
         """Claims, every minute, the schedules that have come due within the window (and overdue ones)."""
-        self.enqueuer_function = runtime_function(self, "EnqueuerFunction", "enqueuer", enqueuer_memory_size,
+        self.enqueuer_function: lambda_.Function = runtime_function(self, "EnqueuerFunction", "enqueuer", enqueuer_memory_size,
                                                   Duration.seconds(60),
                                                   "Turns claimed schedules into delayed SQS messages.", **options)
         """Turns each claimed schedule (a stream REMOVE record) into a delayed message."""
-        self.dispatcher_function = runtime_function(self, "DispatcherFunction", "dispatcher", dispatcher_memory_size,
+        self.dispatcher_function: lambda_.Function = runtime_function(self, "DispatcherFunction", "dispatcher", dispatcher_memory_size,
                                                     dispatcher_timeout, "Delivers due schedules to their targets.",
                                                     **options)
         """Delivers due schedules from the delayer queue to their targets."""
@@ -281,49 +285,14 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         self._grant_send(self.dispatcher_function, self.delayer_queue)  # put back an early message
         self._grant_send(self.dispatcher_function, self.dead_letter_queue)  # park an exhausted delivery
 
-        # --- wiring: stream -> enqueuer ------------------------------------------------------
-        # The mapping grants read access to exactly this table's stream, plus dynamodb:ListStreams
-        # on "*": that action has no resource-level permissions in IAM.
-        self.enqueuer_function.add_event_source(
-            sources.DynamoEventSource(
-                self.table,
-                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=stream_batch_size,
-                bisect_batch_on_error=True,
-                retry_attempts=stream_retry_attempts,
-                report_batch_item_failures=True,
-                on_failure=sources.SqsDlq(self.dead_letter_queue),
-                filters=[lambda_.FilterCriteria.filter(event_filters()["enqueuer"])],
-            )
-        )
-
-        # --- wiring: every minute -> sweeper -------------------------------------------------
-        # A failed sweep is not retried (the next minute's sweep is the retry); it is recorded
-        # in the dead-letter queue, so its depth alarm shows a sweeper that keeps failing.
-        self.sweeper_function.configure_async_invoke(
-            retry_attempts=0,
-            max_event_age=Duration.minutes(2),
-            on_failure=lambda_destinations.SqsDestination(self.dead_letter_queue),
-        )
-        self.sweep_rule = events.Rule(
-            self, "SweepSchedule",
-            description="Runs the delayed scheduler's sweeper every minute.",
-            schedule=events.Schedule.rate(Duration.minutes(1)),
-            targets=[events_targets.LambdaFunction(self.sweeper_function, dead_letter_queue=self.dead_letter_queue,
-                                                   retry_attempts=2, max_event_age=Duration.minutes(2))],
-        )
+        # --- wiring ------------------------------------------------------------------------
+        _wiring.stream_to_enqueuer(self.enqueuer_function, self.table, self.dead_letter_queue,
+                                   batch_size=stream_batch_size, retry_attempts=stream_retry_attempts)
+        self.sweep_rule: events.Rule = _wiring.every_minute_to_sweeper(self, self.sweeper_function, self.dead_letter_queue)
         """The EventBridge ``rate(1 minute)`` rule that invokes the sweeper."""
-
-        # --- wiring: delayer queue -> dispatcher ---------------------------------------------
-        self.dispatcher_function.add_event_source(
-            sources.SqsEventSource(
-                self.delayer_queue,
-                batch_size=dispatcher_batch_size,
-                max_batching_window=dispatcher_max_batching_window,
-                report_batch_item_failures=True,
-                max_concurrency=dispatcher_max_concurrency,
-            )
-        )
+        _wiring.delayer_to_dispatcher(self.dispatcher_function, self.delayer_queue, batch_size=dispatcher_batch_size,
+                                      max_batching_window=dispatcher_max_batching_window,
+                                      max_concurrency=dispatcher_max_concurrency)
 
         # --- targets -------------------------------------------------------------------------
         self.add_target(DEFAULT_TARGET_NAME, target)
@@ -340,7 +309,8 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         """The API: an ``HttpApi`` (``SchedulerApi.http()``), a ``RestApi`` (``SchedulerApi.rest()``),
         or ``None`` (``SchedulerApi.none()``)."""
         self.api_stage: Optional[Union[apigwv2.HttpStage, apigw.Stage]] = door.stage if door else None
-        """The API's stage (``$default`` for the HTTP API); associate a WAF web ACL with a REST stage here."""
+        """The API's stage: the HTTP API's ``$default``, or the REST stage, where a WAF web ACL can be
+        associated; ``None`` with ``SchedulerApi.none()``."""
         self.api_key: Optional[apigw.IApiKey] = door.api_key if door else None
         """The API key, with ``SchedulerApi.rest(authorization=ApiAuthorization.api_key())`` only."""
         _nag.acknowledge_findings(self)
@@ -349,17 +319,23 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     def add_target(self, name: str, target: IScheduleTarget) -> None:
         """Register ``target`` under ``name``; a schedule picks it with ``"target": name``.
 
+        Example::
+
+            timers.add_target("billing", targets.LambdaInvoke(billing_fn))
+
         :param name: 1-64 characters of ``A-Za-z0-9._:-``, unique in this scheduler.
-        :param target: e.g. ``targets.SqsSendMessage(queue)``.
+        :param target: e.g. ``targets.SqsSendMessage(queue)``. A ``targets.LambdaInvoke`` function's
+            timeout must leave ``dispatcher_timeout`` 5 seconds to spare.
         """
         if not isinstance(name, str) or not re.match(_CONTRACT["targetNamePattern"], name):
             raise ValueError(f"target name: must be 1-64 characters of A-Za-z0-9._:-, got {name!r}")
         if name in self._targets:
             raise ValueError(f"target name: {name!r} is already registered")
-        if not isinstance(target, IScheduleTarget):
-            raise ValueError(f"target {name!r}: must be a target from cdk_delayed_scheduler.targets")
+        check_target(f"target {name!r}", target)
+        config = target.bind(self.dispatcher_function)
+        check_dispatcher_covers(name, config.timeout, self.dispatcher_timeout)
         self._targets[name] = target
-        self._target_json[name] = dict(target.bind(self.dispatcher_function).target_json)
+        self._target_json[name] = dict(config.target_json)
 
     @property
     def target_names(self) -> list[str]:
@@ -369,7 +345,10 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to invoke the api function directly: ``lambda:InvokeFunction`` on exactly
         ``api_function`` (no versions or aliases). The event is ``{"method", "path", "body"}``, the
-        answer ``{"statusCode", "body"}`` (see the class description)."""
+        answer ``{"statusCode", "body"}`` (see the class description).
+
+        :param grantee: e.g. the producer's role or function.
+        """
         return iam.Grant.add_to_principal(grantee=grantee, actions=["lambda:InvokeFunction"],
                                           resource_arns=[self.api_function.function_arn])
 
@@ -382,6 +361,8 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         ``/schedules/*`` resources stands for the ``{id}`` path parameter; when ``grantee`` is a
         construct in this stack, that cdk-nag finding (AwsSolutions-IAM5) is acknowledged on it
         with this reason.
+
+        :param grantee: e.g. the producer's role or function.
         """
         grant = self.grant_invoke(grantee)
         if self._front_door is None:
@@ -393,8 +374,8 @@ class DelayedScheduler(SchedulerMetrics, Construct):
 
     @property
     def url(self) -> Optional[str]:
-        """The API's base URL, e.g. ``https://abc123.execute-api.eu-west-1.amazonaws.com/`` (HTTP) or
-        ``.../v1/`` (REST); ``None`` with ``SchedulerApi.none()``."""
+        """The API's base URL, e.g. ``https://abc123.execute-api.eu-west-1.amazonaws.com/``
+        (HTTP) or ``.../v1/`` (REST); ``None`` with ``SchedulerApi.none()``."""
         return self._front_door.url if self._front_door else None
 
     @property
@@ -405,10 +386,8 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     # --- internals -------------------------------------------------------------------------
     def _grant_table(self, function: lambda_.Function, *actions: str) -> None:
         self.table.grant(function, *actions)
-        if self.encryption_key is not None:
-            self.encryption_key.grant(function, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+        _wiring.grant_key(self.encryption_key, function, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
 
     def _grant_send(self, function: lambda_.Function, queue: sqs.Queue) -> None:
         queue.grant(function, "sqs:SendMessage")
-        if self.encryption_key is not None:
-            self.encryption_key.grant(function, "kms:GenerateDataKey", "kms:Decrypt")
+        _wiring.grant_key(self.encryption_key, function, "kms:GenerateDataKey", "kms:Decrypt")

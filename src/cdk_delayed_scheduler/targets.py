@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from aws_cdk import Token
+from aws_cdk import Duration, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
@@ -33,6 +33,10 @@ class ScheduleTargetConfig:
 
     target_json: Mapping[str, Any]
     """The target's description, e.g. ``{"type": "lambda", "functionArn": ...}`` (may hold tokens)."""
+
+    timeout: Optional[Duration] = None
+    """How long one delivery may take at most, when the dispatcher waits for it (a Lambda target's
+    own timeout); the scheduler's ``dispatcher_timeout`` must cover it. ``None``: not known."""
 
 
 class IScheduleTarget(abc.ABC):
@@ -53,11 +57,24 @@ class LambdaInvoke(IScheduleTarget):
     retries are exhausted. The dispatcher waits for the function, so its
     ``dispatcher_timeout`` must cover the function's run.
 
+    A failed delivery is retried when the delayer message becomes visible again: after the
+    delayer queue's visibility timeout, 6 times ``dispatcher_timeout`` (6 x 60 s by default), up
+    to ``max_receive_count`` deliveries in all. Meanwhile ``GET`` answers ``FIRED`` with the
+    number of ``attempts`` started. Example::
+
+        callback = lambda_.Function(self, "Callback", ...)
+        DelayedScheduler(self, "Timers", target=targets.LambdaInvoke(callback))
+
     :param handler: the function to invoke. Only ``lambda:InvokeFunction`` on
-        exactly its ARN is granted to the dispatcher.
+        exactly its ARN is granted to the dispatcher. Its timeout, when known,
+        must be at least 5 seconds shorter than the scheduler's ``dispatcher_timeout``.
     """
 
     def __init__(self, handler: lambda_.IFunction) -> None:
+        if not _is_function(handler):
+            hint = "; for a queue use targets.SqsSendMessage(queue)" if _is_queue(handler) else ""
+            raise ValueError(f"handler: must be a Lambda function (aws_lambda.IFunction), got "
+                             f"{type(handler).__name__}{hint}")
         self.handler = handler
 
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
@@ -67,7 +84,10 @@ class LambdaInvoke(IScheduleTarget):
             actions=["lambda:InvokeFunction"],
             resource_arns=[self.handler.function_arn],
         )
-        return ScheduleTargetConfig({"type": "lambda", "functionArn": self.handler.function_arn})
+        timeout = None  # an imported function's, an alias's or a version's timeout is not known here
+        if isinstance(self.handler, lambda_.Function):
+            timeout = self.handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
+        return ScheduleTargetConfig({"type": "lambda", "functionArn": self.handler.function_arn}, timeout=timeout)
 
 
 class SqsSendMessage(IScheduleTarget):
@@ -76,6 +96,11 @@ class SqsSendMessage(IScheduleTarget):
     The message body is the envelope; the ``dedupeKey`` also travels as a
     message attribute. A FIFO queue gets a deduplication id derived from the
     ``dedupeKey``, and the message group id below.
+
+    Example::
+
+        DelayedScheduler(self, "Timers", target=targets.SqsSendMessage(deliveries))
+        timers.add_target("orders", targets.SqsSendMessage(orders_fifo, message_group_id="orders"))
 
     :param queue: the queue. The dispatcher is granted ``sqs:SendMessage`` on
         it, plus ``kms:GenerateDataKey``/``kms:Decrypt`` when the queue is
@@ -86,6 +111,9 @@ class SqsSendMessage(IScheduleTarget):
     """
 
     def __init__(self, queue: sqs.IQueue, *, message_group_id: Optional[str] = None) -> None:
+        if not _is_queue(queue):
+            hint = "; for a function use targets.LambdaInvoke(fn)" if _is_function(queue) else ""
+            raise ValueError(f"queue: must be an SQS queue (aws_sqs.IQueue), got {type(queue).__name__}{hint}")
         fifo = queue.fifo
         if message_group_id is not None:
             if not Token.is_unresolved(fifo) and not fifo:
@@ -110,3 +138,28 @@ class SqsSendMessage(IScheduleTarget):
         if self.message_group_id is not None:
             description["messageGroupId"] = self.message_group_id
         return ScheduleTargetConfig(description)
+
+
+# Lambda's own default, for a function defined without a timeout (``Function.timeout`` is then None).
+_LAMBDA_DEFAULT_TIMEOUT = Duration.seconds(3)
+
+
+def _is_function(value: Any) -> bool:
+    return hasattr(value, "function_arn") and hasattr(value, "grant_invoke")
+
+
+def _is_queue(value: Any) -> bool:
+    return hasattr(value, "queue_url") and hasattr(value, "queue_arn")
+
+
+def check_target(prop: str, value: Any) -> None:
+    """Raise ``ValueError`` naming ``prop`` unless ``value`` is a target, with the wrapper to use."""
+    if isinstance(value, IScheduleTarget):
+        return
+    if _is_function(value):
+        hint = "wrap the function: targets.LambdaInvoke(fn)"
+    elif _is_queue(value):
+        hint = "wrap the queue: targets.SqsSendMessage(queue)"
+    else:
+        hint = "e.g. targets.LambdaInvoke(fn) or targets.SqsSendMessage(queue)"
+    raise ValueError(f"{prop}: must be a target from cdk_delayed_scheduler.targets, got {type(value).__name__}; {hint}")

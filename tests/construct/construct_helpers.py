@@ -31,3 +31,16 @@ def only(template: dict, cfn_type: str, contains: str = "") -> tuple[str, dict]:
     found = {k: v for k, v in resources_of(template, cfn_type).items() if contains in k}
     assert len(found) == 1, f"expected one {cfn_type} with {contains!r} in its id, got {sorted(found)}"
     return next(iter(found.items()))
+
+
+def acknowledged(construct) -> dict[str, set[str]]:
+    """{construct path: cdk-nag 3 rule ids acknowledged on it} under ``construct`` (CDK's native
+    validation acknowledgements)."""
+    import aws_cdk as cdk
+
+    found: dict[str, set[str]] = {}
+    for node in construct.node.find_all():
+        for entry in node.node.metadata:
+            if entry.type == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
+                found.setdefault(node.node.path, set()).update(r.removeprefix("Annotation::") for r in entry.data)
+    return found

@@ -62,5 +62,37 @@ def test_documented_bounds_and_defaults_are_the_contracts():
     assert (retention["min"], retention["max"], retention["default"]) == (60, 3650 * 86400, 86400)
     assert "Allowed: 60 seconds to 3650 days. Default: 1 day." in params["history_retention"]
     assert f"Allowed: {receives['min']}-{receives['max']}. Default: {receives['default']}." in params["max_receive_count"]
-    assert f'Default: ``"{c["defaultLogLevel"]}"``' in params["log_level"]
+    assert f'Default: ``LogLevel.{c["defaultLogLevel"]}``' in params["log_level"]
     assert f'``"{c["defaultTargetName"]}"``' in params["target"]
+
+
+def test_api_md_gives_every_attribute_and_return_value_its_type():
+    """Each attribute row has a type, each method and property of the construct a return type."""
+    import inspect
+
+    from cdk_delayed_scheduler.scheduler import DelayedScheduler
+
+    text = (REPO / "API.md").read_text()
+    section = text.split("## DelayedScheduler", 1)[1].split("\n## ", 1)[0]
+    attributes = section.split("### Attributes", 1)[1].split("### Methods", 1)[0]
+    rows = [line.split("|")[1:4] for line in attributes.splitlines() if line.startswith("| `")]
+    assert len(rows) >= 19
+    assert all(kind.strip() not in ("", "``") for _, kind, _ in rows), rows
+    assert "| `table` | `dynamodb.Table` |" in attributes and "| `url` | `Optional[str]` |" in attributes
+    for name, member in inspect.getmembers(DelayedScheduler, inspect.isfunction):
+        if name.startswith(("metric_", "grant_")):
+            assert f"`{name}(" in section and inspect.signature(member).return_annotation is not inspect.Signature.empty
+            heading = next(line for line in section.splitlines() if line.startswith(f"#### `{name}("))
+            assert " -> " in heading, heading
+
+
+def test_docstrings_show_examples_and_api_md_renders_them_as_python():
+    from cdk_delayed_scheduler import LogLevel, targets
+    from cdk_delayed_scheduler.scheduler import DelayedScheduler
+
+    for documented in (DelayedScheduler, DelayedScheduler.add_target, targets.LambdaInvoke, targets.SqsSendMessage,
+                       LogLevel):
+        assert "Example::" in documented.__doc__, documented
+    text = (REPO / "API.md").read_text()
+    assert [line for line in text.splitlines() if line.rstrip().endswith("::")] == []  # each became a fenced block
+    assert text.count("```python") >= 6

@@ -13,6 +13,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -22,7 +23,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match, Template
 
-from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, SchedulerApi, targets
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, LogLevel, SchedulerApi, targets
 from cdk_delayed_scheduler._runtime_asset import event_filters
 
 from construct_helpers import only, resources_of
@@ -95,8 +96,9 @@ def built():
         encryption_key=key,
         point_in_time_recovery=False,
         removal_policy=cdk.RemovalPolicy.DESTROY,
-        log_level="debug",
+        log_level=LogLevel.of("debug"),
         log_retention=logs.RetentionDays.ONE_WEEK,
+        runtime=lambda_.Runtime.PYTHON_3_12,
         architecture=lambda_.Architecture.X86_64,
         api_memory_size=512,
         sweeper_memory_size=1024,
@@ -120,7 +122,7 @@ def built():
     pool3 = cognito.UserPool(stack3, "Pool")
     app_client = pool3.add_client("App")
     http_cognito = Built(stack3, DelayedScheduler(
-        stack3, "Timers", target=targets.LambdaInvoke(_callback(stack3)), log_level="INFO",
+        stack3, "Timers", target=targets.LambdaInvoke(_callback(stack3)), log_level=LogLevel.INFO,
         api=SchedulerApi.http(authorization=ApiAuthorization.cognito(pool3, scopes=["timers/write"],
                                                                      user_pool_clients=[app_client]),
                               throttling_rate_limit=10, throttling_burst_limit=20, access_logging=False)),
@@ -240,7 +242,7 @@ def test_functions_defaults(built):
     handlers = {}
     for fid in FUNCTION_IDS:
         props = _function(b, fid)
-        assert props["Runtime"] == "python3.14"  # the newest aws-cdk-lib 2.275 offers
+        assert props["Runtime"] == "python3.14"  # the pinned default
         assert props["Architectures"] == ["arm64"]
         assert props["MemorySize"] == MEMORY[fid]
         handlers[fid] = props["Handler"]
@@ -299,11 +301,21 @@ def test_functions_custom(built):
     assert (logging["SystemLogLevel"], logging["ApplicationLogLevel"]) == ("INFO", "INFO")
 
 
-def test_newest_python_runtime():
-    from cdk_delayed_scheduler.scheduler import newest_python_runtime
+def test_the_runtime_is_pinned_and_a_prop(built, monkeypatch):
+    """An aws-cdk-lib that offers a newer Python does not move the functions; the ``runtime`` prop
+    does. (The newer release is simulated by a ``PYTHON_3_99`` attribute on ``lambda.Runtime`` that
+    names an existing runtime object: a new ``Runtime`` would join aws-cdk-lib's list for the whole
+    test session, and cdk-nag's L1 rule reads that list.)"""
+    from cdk_delayed_scheduler import _functions
 
-    offered = [int(n.rsplit("_", 1)[1]) for n in dir(lambda_.Runtime) if n.startswith("PYTHON_3_")]
-    assert newest_python_runtime().name == f"python3.{max(offered)}"
+    monkeypatch.setattr(lambda_.Runtime, "PYTHON_3_99", lambda_.Runtime.PYTHON_3_12, raising=False)
+    assert _functions.newest_python_runtime().name == "python3.12"  # what "the newest" would now pick
+    stack = cdk.Stack(cdk.App(), "Upgraded")
+    upgraded = Built(stack, DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(_callback(stack))))
+    upgraded.json = Template.from_stack(stack).to_json()
+    assert {_function(upgraded, fid)["Runtime"] for fid in FUNCTION_IDS} == {"python3.14"}
+    assert upgraded.scheduler.runtime.name == "python3.14"
+    assert {_function(built["custom"], fid)["Runtime"] for fid in FUNCTION_IDS} == {"python3.12"}
 
 
 def _rendered_targets(b: Built) -> dict:
@@ -794,15 +806,53 @@ def test_metrics(built):
     stack, s = built["defaults"].stack, built["defaults"].scheduler
     lateness = s.metric_lateness()
     assert (lateness.namespace, lateness.metric_name, lateness.statistic) == ("DelayedScheduler", "LatenessMs", "p99")
-    assert lateness.dimensions == {"Service": "DelayedScheduler"}
+    assert lateness.unit == cloudwatch.Unit.MILLISECONDS
+    dimensions = stack.resolve(lateness.dimensions)
+    dispatcher = stack.get_logical_id(s.dispatcher_function.node.default_child)
+    assert dimensions == {"Service": "DelayedScheduler", "FunctionName": {"Ref": dispatcher}}  # this instance's
     assert built["custom"].scheduler.metric_lateness(statistic="Maximum").namespace == "Acme/Timers"
+    assert s.metric_lateness(period=cdk.Duration.minutes(1), label="late").period.to_seconds() == 60
     depth = s.metric_dead_letter_queue_depth(period=cdk.Duration.minutes(1))
     assert depth.metric_name == "ApproximateNumberOfMessagesVisible" and depth.statistic == "Maximum"
     assert stack.resolve(depth.dimensions["QueueName"]) == {
         "Fn::GetAtt": [stack.get_logical_id(s.dead_letter_queue.node.default_child), "QueueName"]}
     assert depth.period.to_seconds() == 60
-    assert s.metric_delayer_queue_depth().metric_name == "ApproximateNumberOfMessagesVisible"
     assert s.metric_dispatcher_errors().metric_name == "Errors"
+
+
+def test_delayer_depth_is_visible_plus_delayed(built):
+    """Most of the delayer queue is delayed messages: the depth adds them to the visible ones."""
+    stack, s = built["defaults"].stack, built["defaults"].scheduler
+    depth = s.metric_delayer_queue_depth(period=cdk.Duration.minutes(1))
+    assert isinstance(depth, cloudwatch.MathExpression)
+    assert depth.expression == "visible + delayed" and depth.period.to_seconds() == 60
+    queue_name = {"Fn::GetAtt": [stack.get_logical_id(s.delayer_queue.node.default_child), "QueueName"]}
+    used = {key: (m.metric_name, m.statistic, m.period.to_seconds(), stack.resolve(m.dimensions["QueueName"]))
+            for key, m in depth.using_metrics.items()}
+    assert used == {"visible": ("ApproximateNumberOfMessagesVisible", "Maximum", 60, queue_name),
+                    "delayed": ("ApproximateNumberOfMessagesDelayed", "Maximum", 60, queue_name)}
+    alarm = cloudwatch.Alarm(cdk.Stack(cdk.App(), "A"), "Deep", metric=s.metric_delayer_queue_depth(statistic="Average"),
+                             threshold=1000, evaluation_periods=1)
+    assert alarm.metric.using_metrics["delayed"].statistic == "Average"
+
+
+def test_one_metric_method_per_runtime_emf_figure(built):
+    """Every figure the runtime emits as EMF (``emit_metrics(..., {"Name": ...})``) has a
+    ``metric_*`` method that reads it, in the namespace and with the dimensions the runtime uses."""
+    import ast
+
+    from construct_helpers import REPO
+
+    emitted = set()
+    for path in (REPO / "lambda" / "scheduler_runtime").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "emit_metrics":
+                emitted.update(k.value for k in node.args[2].keys)
+    assert emitted == {"LatenessMs"}
+    s = built["defaults"].scheduler
+    readers = {m.metric_name: name for name in dir(s) if name.startswith("metric_")
+               for m in [getattr(s, name)()] if isinstance(m, cloudwatch.Metric) and m.namespace == s.metrics_namespace}
+    assert set(readers) == emitted
 
 
 def _inventory(b: Built) -> collections.Counter:

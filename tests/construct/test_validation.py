@@ -10,7 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 
-from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, SchedulerApi, targets
+from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, LogLevel, SchedulerApi, targets
 from cdk_delayed_scheduler._runtime_asset import contract
 
 
@@ -34,7 +34,7 @@ def target(stack):
         ({"history_retention": cdk.Duration.seconds(59)}, r"history_retention: must be between 60 and"),
         ({"read_capacity": 5}, r"read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED"),
         ({"billing_mode": dynamodb.BillingMode.PROVISIONED, "write_capacity": 0}, r"write_capacity: must be >= 1"),
-        ({"log_level": "LOUD"}, r"log_level: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ({"log_level": "INFO"}, r"log_level: must be a LogLevel, e.g. LogLevel.INFO, or LogLevel.of\(text\)"),
         ({"api_memory_size": 64}, r"api_memory_size: must be between 128 and 10240"),
         ({"sweeper_memory_size": 10241}, r"sweeper_memory_size: must be between 128 and 10240"),
         ({"enqueuer_memory_size": 127}, r"enqueuer_memory_size: must be between 128 and 10240"),
@@ -64,7 +64,7 @@ def test_invalid_props_raise_value_error_naming_the_prop(stack, target, props, m
 def test_unresolved_tokens_are_not_validated(stack, target):
     shards = cdk.CfnParameter(stack, "Shards", type="Number").value_as_number
     memory = cdk.CfnParameter(stack, "Memory", type="Number").value_as_number
-    level = cdk.CfnParameter(stack, "Level").value_as_string
+    level = LogLevel.of(cdk.CfnParameter(stack, "Level").value_as_string)
     window = cdk.Duration.seconds(cdk.CfnParameter(stack, "Window", type="Number").value_as_number)
     scheduler = DelayedScheduler(stack, "Timers", target=target, shard_count=shards, api_memory_size=memory,
                                  log_level=level, delay_window=window)
@@ -136,7 +136,8 @@ def test_scheduler_api_factories_and_their_defaults():
     for api in (http, rest):
         assert (api.authorization.kind, api.throttling_rate_limit, api.throttling_burst_limit, api.access_logging) == (
             "IAM", 100, 200, True)
-    assert (rest.stage_name, rest.cloud_watch_role, http.cloud_watch_role) == ("v1", True, False)
+    # None: follow CDK's @aws-cdk/aws-apigateway:disableCloudWatchRole flag, as RestApi does
+    assert (rest.stage_name, rest.cloud_watch_role, http.cloud_watch_role) == ("v1", None, False)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,106 @@
+"""What ``DelayedScheduler`` builds around its functions: the table, the queues, and the three
+triggers (stream -> enqueuer, every minute -> sweeper, delayer queue -> dispatcher)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as lambda_destinations
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from ._runtime_asset import event_filters
+
+
+def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, read_capacity: Optional[int],
+                    write_capacity: Optional[int], encryption_key: Optional[kms.IKey], point_in_time_recovery: bool,
+                    removal_policy: RemovalPolicy) -> dynamodb.Table:
+    """``Table``: partition key ``pk``, sort key ``sk``, TTL ``expiresAt``, a NEW_AND_OLD_IMAGES stream."""
+    provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
+    return dynamodb.Table(
+        scope, "Table",
+        partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+        billing_mode=billing_mode,
+        read_capacity=(read_capacity or 5) if provisioned else None,
+        write_capacity=(write_capacity or 5) if provisioned else None,
+        stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+        time_to_live_attribute="expiresAt",
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=point_in_time_recovery
+        ),
+        encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.DEFAULT,
+        encryption_key=encryption_key,
+        removal_policy=removal_policy,
+    )
+
+
+def queue_encryption(encryption_key: Optional[kms.IKey]) -> dict[str, Any]:
+    """Both queues: the customer managed key when given, else SQS-managed SSE."""
+    if encryption_key:
+        return dict(encryption=sqs.QueueEncryption.KMS, encryption_master_key=encryption_key)
+    return dict(encryption=sqs.QueueEncryption.SQS_MANAGED)
+
+
+def stream_to_enqueuer(enqueuer: lambda_.Function, table: dynamodb.Table, dead_letter_queue: sqs.IQueue, *,
+                       batch_size: int, retry_attempts: int) -> None:
+    """The enqueuer reads claims (REMOVE records that pass ``event_filters.json``) from the stream.
+
+    The mapping grants read access to exactly this table's stream, plus ``dynamodb:ListStreams``
+    on ``*``: that action has no resource-level permissions in IAM.
+    """
+    enqueuer.add_event_source(
+        sources.DynamoEventSource(
+            table,
+            starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+            batch_size=batch_size,
+            bisect_batch_on_error=True,
+            retry_attempts=retry_attempts,
+            report_batch_item_failures=True,
+            on_failure=sources.SqsDlq(dead_letter_queue),
+            filters=[lambda_.FilterCriteria.filter(event_filters()["enqueuer"])],
+        )
+    )
+
+
+def every_minute_to_sweeper(scope: Construct, sweeper: lambda_.Function, dead_letter_queue: sqs.IQueue) -> events.Rule:
+    """``SweepSchedule``. A failed sweep is not retried (the next minute's sweep is the retry); it is
+    recorded in the dead-letter queue, so its depth alarm shows a sweeper that keeps failing."""
+    sweeper.configure_async_invoke(
+        retry_attempts=0,
+        max_event_age=Duration.minutes(2),
+        on_failure=lambda_destinations.SqsDestination(dead_letter_queue),
+    )
+    return events.Rule(
+        scope, "SweepSchedule",
+        description="Runs the delayed scheduler's sweeper every minute.",
+        schedule=events.Schedule.rate(Duration.minutes(1)),
+        targets=[events_targets.LambdaFunction(sweeper, dead_letter_queue=dead_letter_queue,
+                                               retry_attempts=2, max_event_age=Duration.minutes(2))],
+    )
+
+
+def delayer_to_dispatcher(dispatcher: lambda_.Function, delayer_queue: sqs.IQueue, *, batch_size: int,
+                          max_batching_window: Optional[Duration], max_concurrency: Optional[int]) -> None:
+    dispatcher.add_event_source(
+        sources.SqsEventSource(
+            delayer_queue,
+            batch_size=batch_size,
+            max_batching_window=max_batching_window,
+            report_batch_item_failures=True,
+            max_concurrency=max_concurrency,
+        )
+    )
+
+
+def grant_key(key: Optional[kms.IKey], grantee: iam.IGrantable, *actions: str) -> None:
+    if key is not None:
+        key.grant(grantee, *actions)
