@@ -193,3 +193,73 @@ def test_lambda_target_accepts_an_imported_function(stack):
     fn = lambda_.Function.from_function_arn(stack, "Imported", "arn:aws:lambda:eu-west-1:123456789012:function:cb")
     scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(fn))
     assert scheduler.target_names == ["default"]
+
+
+# --- the mistakes a first-time user makes: each named, with what to write instead --------------
+def _function(stack, id="Fn", **props):
+    return lambda_.Function(stack, id, runtime=lambda_.Runtime.PYTHON_3_13, handler="index.handler",
+                            code=lambda_.Code.from_inline("def handler(event, context):\n    return None\n"), **props)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"delay_window": 900}, r"^delay_window: must be a Duration, e.g. Duration.seconds\(900\), got 900$"),
+        ({"history_retention": 3600}, r"^history_retention: must be a Duration, e.g. Duration.seconds\(3600\)"),
+        ({"dispatcher_timeout": 120}, r"^dispatcher_timeout: must be a Duration, e.g. Duration.seconds\(120\)"),
+        ({"dispatcher_max_batching_window": "1s"}, r"^dispatcher_max_batching_window: must be a Duration.*got '1s'"),
+        ({"removal_policy": "destroy"}, r"^removal_policy: must be a RemovalPolicy, e.g. RemovalPolicy.DESTROY"),
+        ({"billing_mode": "PROVISIONED"}, r"^billing_mode: must be a BillingMode"),
+        ({"log_retention": 7}, r"^log_retention: must be a RetentionDays, e.g. RetentionDays.ONE_WEEK, got 7"),
+        ({"architecture": "arm64"}, r"^architecture: must be an Architecture, e.g. Architecture.X86_64"),
+        ({"runtime": "python3.13"}, r"^runtime: must be a Lambda runtime, e.g. Runtime.PYTHON_3_11, got 'python3.13'"),
+        ({"runtime": lambda_.Runtime.NODEJS_22_X}, r"^runtime: must be a Python 3.11 or later Lambda runtime .*got nodejs22.x"),
+        ({"runtime": lambda_.Runtime.PYTHON_3_10}, r"^runtime: must be a Python 3.11 or later Lambda runtime .*got python3.10"),
+        ({"extra_targets": ["billing"]}, r"^extra_targets: must be a mapping of name to target"),
+    ],
+)
+def test_a_wrong_kind_of_value_is_named_with_an_example(stack, target, props, message):
+    with pytest.raises(ValueError, match=message):
+        DelayedScheduler(stack, "Timers", target=target, **props)
+
+
+def test_a_function_or_queue_given_as_a_target_is_told_which_wrapper_to_use(stack):
+    fn, queue = _function(stack), sqs.Queue(stack, "Deliveries")
+    with pytest.raises(ValueError, match=r"^target: must be a target from cdk_delayed_scheduler.targets, got Function; "
+                                         r"wrap the function: targets.LambdaInvoke\(fn\)$"):
+        DelayedScheduler(stack, "Timers", target=fn)
+    with pytest.raises(ValueError, match=r"^target: .*got Queue; wrap the queue: targets.SqsSendMessage\(queue\)$"):
+        DelayedScheduler(stack, "Timers2", target=queue)
+    with pytest.raises(ValueError, match=r"^handler: must be a Lambda function \(aws_lambda.IFunction\), got Queue; "
+                                         r"for a queue use targets.SqsSendMessage\(queue\)$"):
+        targets.LambdaInvoke(queue)
+    with pytest.raises(ValueError, match=r"^queue: must be an SQS queue \(aws_sqs.IQueue\), got Function; "
+                                         r"for a function use targets.LambdaInvoke\(fn\)$"):
+        targets.SqsSendMessage(fn)
+
+
+def test_the_dispatcher_timeout_must_cover_each_lambda_targets_timeout(stack):
+    slow = _function(stack, "Slow", timeout=cdk.Duration.seconds(60))
+    with pytest.raises(ValueError, match=r"^dispatcher_timeout: must be at least 65 seconds to cover target 'default', "
+                                         r"a Lambda function with a 60-second timeout .* got 60 seconds$"):
+        DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(slow))
+    scheduler = DelayedScheduler(stack, "Fits", target=targets.LambdaInvoke(slow),
+                                 dispatcher_timeout=cdk.Duration.seconds(65))
+    longer = _function(stack, "Longer", timeout=cdk.Duration.minutes(2))
+    with pytest.raises(ValueError, match=r"^dispatcher_timeout: must be at least 125 seconds to cover target 'batch'"):
+        scheduler.add_target("batch", targets.LambdaInvoke(longer))
+    assert scheduler.target_names == ["default"]
+    # Lambda's own default (3 s) when a function sets none; an imported function's is not known
+    quick = DelayedScheduler(stack, "Quick", target=targets.LambdaInvoke(_function(stack, "Default")),
+                             dispatcher_timeout=cdk.Duration.seconds(10))
+    imported = lambda_.Function.from_function_arn(stack, "Imported", "arn:aws:lambda:eu-west-1:123456789012:function:x")
+    quick.add_target("imported", targets.LambdaInvoke(imported))
+    assert quick.target_names == ["default", "imported"]
+
+
+def test_log_level_is_a_log_level():
+    assert LogLevel.of("info") == LogLevel.INFO and repr(LogLevel.of("Debug")) == "LogLevel.DEBUG"
+    with pytest.raises(ValueError, match=r"^log_level: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'VERBOSE'$"):
+        LogLevel.of("VERBOSE")
+    token = LogLevel.of(cdk.CfnParameter(cdk.Stack(cdk.App(), "P"), "Level").value_as_string)
+    assert token.is_token and not LogLevel.WARNING.is_token
