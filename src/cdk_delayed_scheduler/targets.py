@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_iam as iam
@@ -70,7 +70,8 @@ class LambdaInvoke(IScheduleTarget):
         must be at least 5 seconds shorter than the scheduler's ``dispatcher_timeout``.
     """
 
-    def __init__(self, handler: lambda_.IFunction) -> None:
+    def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase]) -> None:
+        # (FunctionBase too: pyright does not accept aws-cdk-lib's own Function as its IFunction protocol)
         if not _is_function(handler):
             hint = "; for a queue use targets.SqsSendMessage(queue)" if _is_queue(handler) else ""
             raise ValueError(f"handler: must be a Lambda function (aws_lambda.IFunction), got "

@@ -15,19 +15,16 @@ the versions, so a repeat run only synthesizes. The newest versions are the rest
 from __future__ import annotations
 
 import csv
-import fcntl
-import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from construct_helpers import REPO
+from construct_helpers import REPO, cached_dir, uv_env, uv_venv
 
 pytestmark = pytest.mark.slow
 
@@ -81,41 +78,12 @@ def _app_source(nag_major: int) -> str:
     return source.rstrip().removesuffix("app.synth()") + EXTRA_STACK + "app.synth()\n"
 
 
-def _uv_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env.update(UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
-    return env
-
-
-def _cached(name: str, key: str, build) -> Path:
-    """A directory under the temp dir built once per ``key`` (a lock keeps parallel runs apart)."""
-    path = Path(tempfile.gettempdir()) / f"cdk-delayed-scheduler-{name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
-    with open(f"{path}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (path / ".ready").exists():
-            subprocess.run(["rm", "-rf", str(path)], check=True)
-            build(path)
-            (path / ".ready").touch()
-    return path
-
-
-def _floor_venv() -> Path:
-    pins = [f"{name}=={version}" for name, version in sorted(floors().items())]
-
-    def build(path: Path) -> None:
-        subprocess.run([str(UV), "venv", "-q", "--python", sys.executable, str(path)], check=True, env=_uv_env())
-        subprocess.run([str(UV), "pip", "install", "-q", "--python", str(path / "bin" / "python"), *pins],
-                       check=True, env=_uv_env())
-
-    return _cached("floor", f"{sys.version}|{pins}", build)
-
-
 def _nag2_target() -> Path:
     def build(path: Path) -> None:
         subprocess.run([str(UV), "pip", "install", "-q", "--no-deps", "--target", str(path), f"cdk-nag=={CDK_NAG_2}"],
-                       check=True, env=_uv_env())
+                       check=True, env=uv_env())
 
-    return _cached("cdk-nag2", CDK_NAG_2, build)
+    return cached_dir("cdk-nag2", CDK_NAG_2, build)
 
 
 def _start(python: Path, workdir: Path, nag_major: int, extra_path: list[Path]) -> subprocess.Popen:
@@ -131,7 +99,8 @@ def _start(python: Path, workdir: Path, nag_major: int, extra_path: list[Path]) 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("floor")
-    floor_python = _floor_venv() / "bin" / "python"
+    pins = [f"{name}=={version}" for name, version in sorted(floors().items())]
+    floor_python = uv_venv("floor", pins) / "bin" / "python"
     started = {
         "floor": _start(floor_python, root / "floor", 3, []),
         "nag2": _start(Path(sys.executable), root / "nag2", 2, [_nag2_target()]),

@@ -32,8 +32,20 @@ def _port(text: str) -> int:
     return value
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("cdk-delayed-scheduler")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cdk-delayed-scheduler", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="cdk-delayed-scheduler",
+        description="Run the delayed scheduler on this machine (local), or watch it work (demo).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     local = commands.add_parser("local", help="run the whole scheduler on this machine (moto on 127.0.0.1)")
