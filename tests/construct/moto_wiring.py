@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from fnmatch import fnmatchcase
 from unittest import mock
 
+import pytest
+
 from cdk_delayed_scheduler.local.event_filter import matches
 
 REGION = "us-east-1"
@@ -292,3 +294,46 @@ def route_for(route_keys, method: str, path: str) -> str:
                 t == p or (t.startswith("{") and p) for t, p in zip(template_parts, parts)):
             return key
     raise AssertionError(f"no route of the deployed HTTP API matches {method} {path}: {sorted(route_keys)}")
+
+
+# --- scenarios, each run once per module whichever asks first ---------------------------------------
+#: The scenarios that drive the deployed functions, by name. Each runs once per module, whichever
+#: asks first: its own test, or an audit of every call the scenarios made (so the audits do not
+#: depend on the order the tests run in).
+SCENARIOS: dict = {}
+
+
+def scenario(function):
+    """Register ``function(deployed, wired, api)`` as a scenario; the test pytest collects runs it once."""
+    SCENARIOS[function.__name__] = function
+
+    def test(workload):
+        workload.run(function.__name__)
+
+    test.__name__, test.__doc__ = function.__name__, function.__doc__
+    return test
+
+
+class Workload:
+    def __init__(self, deployed, wired, api) -> None:
+        self.args = (deployed, wired, api)
+        self.outcomes: dict = {}
+
+    def run(self, name: str) -> None:
+        """Run a scenario unless it ran already; raise what it raised (then or now)."""
+        if name not in self.outcomes:
+            try:
+                SCENARIOS[name](*self.args)
+                self.outcomes[name] = None
+            except (Exception, pytest.fail.Exception) as exc:  # noqa: BLE001 - reported by the scenario's own test
+                self.outcomes[name] = exc
+        if self.outcomes[name] is not None:
+            raise self.outcomes[name]
+
+    def run_all(self) -> None:
+        """Every scenario, for the audits; a failing one is reported by its own test."""
+        for name in SCENARIOS:
+            try:
+                self.run(name)
+            except (Exception, pytest.fail.Exception):  # noqa: BLE001
+                pass
