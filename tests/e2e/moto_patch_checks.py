@@ -207,6 +207,26 @@ def main(patched: bool) -> dict:
 
     check(results, "stream_iterators_are_bounded", stream_iterators_are_bounded)
 
+    def stream_records_are_answered_as_stored() -> Any:
+        from moto.core.responses import BaseResponse
+
+        ddb.put_item(TableName="t", Item={"pk": {"S": "bin"}, "sk": {"S": "1"}, "b": {"B": b"\x00\xff"}, "n": {"N": "7"}})
+        arn = ddb.describe_table(TableName="t")["Table"]["LatestStreamArn"]
+        shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        undo = forbid(BaseResponse, "serialized")  # moto's generic serializer, walked per attribute
+        try:
+            records = streams.get_records(ShardIterator=iterator)["Records"]
+        finally:
+            undo()
+        last = records[-1]["dynamodb"]
+        age = time.time() - last["ApproximateCreationDateTime"].timestamp()
+        if last["NewImage"] != {"pk": {"S": "bin"}, "sk": {"S": "1"}, "b": {"B": b"\x00\xff"}, "n": {"N": "7"}}:
+            return f"new image {last['NewImage']}"
+        return None if len(records) == 13 and 0 <= age < 60 else f"{len(records)} records, created {age:.0f} s ago"
+
+    check(results, "stream_records_are_answered_as_stored", stream_records_are_answered_as_stored)
+
     def cancelled_transaction_changes_nothing_and_the_stream_flows() -> Any:
         from botocore.exceptions import ClientError
 

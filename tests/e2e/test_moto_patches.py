@@ -37,6 +37,7 @@ def runs() -> dict:
     "delete_finds_its_message_by_handle",
     "routing_lists_no_directory",
     "stream_iterators_are_bounded",
+    "stream_records_are_answered_as_stored",
     "cancelled_transaction_changes_nothing_and_the_stream_flows",
     "connections_are_kept_alive",
 ])

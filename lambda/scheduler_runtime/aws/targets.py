@@ -27,8 +27,11 @@ def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
         InvocationType="RequestResponse",
         Payload=json.dumps(envelope, ensure_ascii=False).encode("utf-8"),
     )
+    # Read to the end even when unused: an unread body keeps the connection out of the pool,
+    # and the next invoke would open (on AWS: handshake) a new one.
+    answer = response["Payload"].read()
     if response.get("FunctionError"):
-        detail = response["Payload"].read().decode("utf-8", "replace")[:500]
+        detail = answer.decode("utf-8", "replace")[:500]
         raise DeliveryError(f"lambda {target['functionArn']} failed: {response['FunctionError']}: {detail}")
 
 

@@ -162,6 +162,9 @@ class KeepAliveWSGIServer(ThreadingHTTPServer):
     """A WSGI application on 127.0.0.1, HTTP/1.1 with persistent connections."""
 
     daemon_threads = True
+    # socketserver's default backlog of 5 overflows when a burst opens a pool's worth of connections
+    # at once; the kernel then resets some of them, and their first request fails.
+    request_queue_size = 1024
 
     def __init__(self, app: Callable, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _WSGIHandler)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -48,6 +49,23 @@ class FunctionSpec:
 
     def invoke(self, event: dict) -> Any:
         return self.handler(event, LambdaContext(self.name, self.timeout_seconds, self.stopping))
+
+
+def read_records_as_sent(streams: Any) -> None:
+    """Make ``streams.get_records`` answer the records as DynamoDB Streams sends them, as Lambda passes them on.
+
+    Lambda hands a function the stream's JSON as it is (binary values in base64, times in
+    epoch seconds); botocore would turn every attribute of every image into Python values
+    first, which for a page of 1,000 records is most of the poller's CPU, and all of it is
+    wasted on records the filter drops. The answer is kept as sent, under ``Records``.
+    """
+
+    def keep_as_sent(response_dict: dict, customized_response_dict: dict, **_: Any) -> None:
+        if response_dict.get("status_code") == 200:
+            customized_response_dict.update(json.loads(response_dict["body"]))
+            response_dict["body"] = b"{}"  # nothing left for botocore's parser to walk
+
+    streams.meta.events.register("before-parse.dynamodb-streams.GetRecords", keep_as_sent)
 
 
 def lambda_stream_record(record: dict, stream_arn: str, region: str) -> dict:
@@ -128,6 +146,7 @@ class StreamPoller(_PollerThread):
         super().__init__(f"stream:{function.name}", stop)
         self._function = function
         self._streams = streams
+        read_records_as_sent(streams)
         self._stream_arn = stream_arn
         self._pattern = filter_pattern
         self._checkpoints = checkpoints

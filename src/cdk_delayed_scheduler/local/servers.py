@@ -48,6 +48,7 @@ class _QuietHandler(BaseHTTPRequestHandler):
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # many clients connecting at once (socketserver's default backlog is 5)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up is routine; anything else is logged, not printed raw."""
