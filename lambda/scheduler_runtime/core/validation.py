@@ -68,7 +68,10 @@ def validate_schedule_id(value: Any, field: str = "id") -> str:
     if not isinstance(value, str):
         raise ApiError(400, f"{field} must be a string of 1-128 characters from A-Za-z0-9._:-", field)
     if not ID_PATTERN.match(value):
-        raise ApiError(400, f"{field} must be 1-128 characters from A-Za-z0-9._:- (got {len(value)} characters)", field)
+        if not 1 <= len(value) <= 128:
+            raise ApiError(400, f"{field} must be 1-128 characters long (got {len(value)})", field)
+        position, bad = next((i, c) for i, c in enumerate(value) if not ID_PATTERN.match(c))
+        raise ApiError(400, f"{field} may hold only A-Za-z0-9._:- (got {bad!r} at position {position})", field)
     return value
 
 
