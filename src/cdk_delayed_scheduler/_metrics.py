@@ -9,12 +9,16 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 
+from ._runtime_asset import contract
+
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-#: The dimension the runtime puts on every metric it emits, beside ``FunctionName`` (the emitting
-#: function's name, which tells one scheduler from another in the same namespace).
-SERVICE_DIMENSION = {"Service": "DelayedScheduler"}
+#: The dimensions the runtime puts on every metric it emits (``contract.json``), beside ``FunctionName``
+#: (the emitting function's name, which tells one scheduler from another in the same namespace).
+SERVICE_DIMENSION: dict = dict(contract()["metrics"]["dimensions"])
+#: The runtime's EMF figure names (``contract.json``).
+LATENESS_METRIC: str = contract()["metrics"]["lateness"]
 
 
 class MetricOptions(TypedDict, total=False):
@@ -88,7 +92,7 @@ class SchedulerMetrics:
         options.setdefault("unit", cloudwatch.Unit.MILLISECONDS)
         options.setdefault("dimensions_map", {**SERVICE_DIMENSION,
                                               "FunctionName": self.dispatcher_function.function_name})
-        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name="LatenessMs", **options)
+        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=LATENESS_METRIC, **options)
 
     def metric_dispatcher_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Failed dispatcher invocations (Lambda ``Errors``).

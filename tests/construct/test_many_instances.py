@@ -4,7 +4,6 @@ Gateway logging role is created at most once per environment (or never, with CDK
 
 from __future__ import annotations
 
-import ast
 import json
 
 import aws_cdk as cdk
@@ -13,7 +12,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 
 from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
-from construct_helpers import REPO, resources_of
+from construct_helpers import resources_of
 
 FLAG = "@aws-cdk/aws-apigateway:disableCloudWatchRole"
 ENV = cdk.Environment(account="123456789012", region="eu-west-1")
@@ -93,30 +92,14 @@ def test_each_scheduler_has_its_own_lateness_metric(app):
         "Ref": app["second"].get_logical_id(later.dispatcher_function.node.default_child)}
 
 
-def _dispatcher_emit_call() -> tuple[str, dict, list]:
-    """The dispatcher's ``emit_metrics(namespace, dimensions, {name: ...})`` call, read from its source."""
-    source = (REPO / "lambda" / "scheduler_runtime" / "handlers" / "dispatcher.py").read_text()
-    (call,) = [n for n in ast.walk(ast.parse(source))
-               if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "emit_metrics"]
-    return ast.unparse(call.args[0]), ast.literal_eval(call.args[1]), [k.value for k in call.args[2].keys]
+def test_metric_lateness_reads_what_the_runtime_emits(app):
+    """``metric_lateness`` reads the namespace, figure and dimensions that ``contract.json`` gives the
+    runtime (``tests/handlers/test_metrics_emitted.py`` checks the dispatcher's EMF record against
+    the same contract), with this scheduler's dispatcher as ``FunctionName``."""
+    from cdk_delayed_scheduler._runtime_asset import contract
 
-
-def test_the_runtime_emits_what_metric_lateness_reads(app, monkeypatch):
-    """The EMF record the dispatcher writes, in a function named like this scheduler's dispatcher,
-    is the metric ``metric_lateness`` reads: namespace, name and every dimension."""
-    from scheduler_runtime import observability
-
-    namespace_source, dimensions, names = _dispatcher_emit_call()
-    assert namespace_source == "ctx.config.metrics_namespace" and names == ["LatenessMs"]
-    lines: list[str] = []
-    monkeypatch.setattr(observability, "_metric_sink", lines.append)
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "Pair-OrdersDispatcherFunction-abc123")
-    observability.emit_metrics("DelayedScheduler", dimensions, {"LatenessMs": [12]})
-    record = json.loads(lines[0])
-    (directive,) = record["_aws"]["CloudWatchMetrics"]
+    metrics = contract()["metrics"]
     metric = app["http"].metric_lateness()
-    assert directive["Namespace"] == metric.namespace
-    assert [m["Name"] for m in directive["Metrics"]] == [metric.metric_name]
-    assert directive["Dimensions"] == [sorted(metric.dimensions)]
-    assert record["FunctionName"] == "Pair-OrdersDispatcherFunction-abc123"
-    assert record["Service"] == metric.dimensions["Service"]
+    assert (metric.namespace, metric.metric_name) == (app["http"].metrics_namespace, metrics["lateness"])
+    assert sorted(metric.dimensions) == sorted({*metrics["dimensions"], "FunctionName"})
+    assert {k: metric.dimensions[k] for k in metrics["dimensions"]} == metrics["dimensions"]

@@ -23,3 +23,6 @@ DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["d
 DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
 API_FUNCTION_TIMEOUT_SECONDS: int = _CONTRACT["apiFunctionTimeoutSeconds"]
 DEFAULT_LOG_LEVEL: str = _CONTRACT["defaultLogLevel"]
+METRIC_DIMENSIONS: dict = _CONTRACT["metrics"]["dimensions"]
+"""The dimensions of every metric the runtime emits (``FunctionName`` is added per function)."""
+LATENESS_METRIC: str = _CONTRACT["metrics"]["lateness"]

@@ -22,6 +22,7 @@ from ..aws.context import Context, current
 from ..aws.delayer import DelayerQueue
 from ..aws.store import DeliveryStart, ScheduleStore
 from ..aws.targets import DeliveryError, deliver
+from ..core.contract import LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef, build_envelope
 from ..core.timeparse import now_ms
 from ..core.window import dispatch_timing, is_stray_age
@@ -66,7 +67,7 @@ def handler(event: BatchEvent, context: Any = None) -> dict:
     outcomes = list(_deliveries.map(process, records))
     lateness = [late for late, _ in outcomes if late is not None]
     if lateness:
-        emit_metrics(ctx.config.metrics_namespace, {"Service": "DelayedScheduler"}, {"LatenessMs": lateness},
+        emit_metrics(ctx.config.metrics_namespace, METRIC_DIMENSIONS, {LATENESS_METRIC: lateness},
                      timestamp_ms=now_ms())
     return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
 
