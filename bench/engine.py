@@ -193,8 +193,13 @@ def creates(n: int, waiting: int, tag: str) -> dict:
             out["settle_s"] = wait_until_idle(eng)
         _new_connection_creates(eng.api_url, 20, 600, f"{tag}-warm")
         for path, due_in in DUE_IN_S.items():
-            out[f"new_connection_{path}_per_s"] = _new_connection_creates(eng.api_url, n, due_in, f"{tag}-s{path}")
-            out[f"pooled_{path}_per_s"] = _pooled_creates(eng.api_url, 2 * n, due_in, f"{tag}-p{path}")
+            for kind, creates_per_s, count in (("new_connection", _new_connection_creates, n), ("pooled", _pooled_creates, 2 * n)):
+                engine0, moto0, t0 = _cpu_seconds(), _cpu_seconds(eng.moto_pid), time.monotonic()
+                out[f"{kind}_{path}_per_s"] = creates_per_s(eng.api_url, count, due_in, f"{tag}-{kind}-{path}")
+                wall = time.monotonic() - t0
+                # where the time goes: each process's share of one core while it ran (1.0 = a core saturated)
+                out.setdefault("core_share", {})[f"{kind}_{path}"] = {
+                    "engine": (_cpu_seconds() - engine0) / wall, "moto": (_cpu_seconds(eng.moto_pid) - moto0) / wall}
     return out
 
 

@@ -136,6 +136,16 @@ def section(e: dict | None) -> list[str]:
         out.append(f"| {client} | {path} | {mmm([r['empty'].get(key) for r in runs])} | "
                    f"{mmm([r['full'].get(key) for r in runs])} | {mmm([r['full_over_empty'].get(key) for r in runs], 2)} |")
     out.append("")
+    if all(r["empty"].get("core_share") for r in runs):
+        out += ["Where the time goes, empty engine: each process's share of one core while the creates ran (1.0 = a "
+                "core saturated; the engine process also runs the load generator). Neither near 1.0 means the creates "
+                "wait on each other's round trips and on the GIL, not on a saturated core.", "",
+                "| client | timers | engine process | moto |", "|---|---|---|---|"]
+        for key, client, path in _RATES:
+            shares = [r["empty"]["core_share"].get(key.removesuffix("_per_s")) or {} for r in runs]
+            out.append(f"| {client} | {path} | {mmm([x.get('engine') for x in shares], 2)} | "
+                       f"{mmm([x.get('moto') for x in shares], 2)} |")
+        out.append("")
     i = e.get("idle")
     if i:
         out += ["### Idle CPU", "",
