@@ -168,7 +168,7 @@ class Profiler:
         pcpu = self._pcpu1 - self._pcpu0
         exited = pcpu - sum(by_role.values())
         if exited > 0:
-            by_role["threads that exited during the run (the engine's per-connection HTTP server threads)"] += exited
+            by_role["CPU not attributed to a thread alive at the end (exited threads: per-connection HTTP threads, among others)"] += exited
         role_samples = sum(self.busy_by_role.values()) or 1
         return {
             "busy_sample_share_by_role": {k: v / role_samples for k, v in self.busy_by_role.most_common()},
