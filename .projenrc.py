@@ -102,8 +102,6 @@ pyproject.add_override(
     "tool.pytest.ini_options",
     {
         "testpaths": ["tests"],
-        # Random order is switched on once the suite is order-independent (issue 13).
-        "addopts": "-p no:randomly",
         "pythonpath": ["src", "lambda"],
         "markers": [
             "e2e: end-to-end runs of the local engine (slow)",
