@@ -194,8 +194,6 @@ def test_a_sweep_that_stopped_early_is_resumed_by_the_next_and_nothing_is_claime
     assert sorted(claimed) == sorted(ids)  # each exactly once
 
 
-@pytest.mark.xfail(strict=True, reason="runtime: a create's own stray timer is deleted unflagged, so its REMOVE "
-                                       "passes the enqueuer's filter and becomes a message put back every 15 min until due")
 def test_a_conflicting_creates_own_timer_is_removed_without_being_enqueued(aws):
     status, first = call_api("POST", "/schedules", {"id": "far", "delaySeconds": 86_400, "payload": 1})
     assert (status, first["status"]) == (201, "SCHEDULED")

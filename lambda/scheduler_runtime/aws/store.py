@@ -182,18 +182,27 @@ class ScheduleStore:
             return TimerItem.from_item(exc.response["Item"])
 
     def delete_own_timer(self, timer: TimerItem) -> None:
-        """Remove a stray timer this create attempt wrote (its token), if it is still there."""
+        """Flag, then delete, a stray timer this create attempt wrote (its token), if it is still there.
+
+        Flagged as a cancel's timer is, so the enqueuer's filter drops its REMOVE: unflagged, it
+        would become a delayer message that the dispatcher puts back every 15 minutes until its
+        due time (a year out: about 35,000 round trips) before it meets the token and drops it.
+        Two writes, on the rare path of a 409 or a replay with another ``dueAt``.
+        """
         try:
-            self._ddb.delete_item(
+            self._ddb.update_item(
                 TableName=self._table,
                 Key=timer.key.as_item_key(),
+                UpdateExpression="SET cancelled = :t",
                 ConditionExpression="#tok = :tok",
                 ExpressionAttributeNames={"#tok": "token"},
-                ExpressionAttributeValues={":tok": {"S": timer.token}},
+                ExpressionAttributeValues={":tok": {"S": timer.token}, ":t": {"BOOL": True}},
             )
         except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
+            if _is_condition_failure(exc):
+                return  # gone, or another attempt's
+            raise
+        self.delete_cancelled_timer(timer.key)
 
     def _put_if_absent(self, item: dict) -> dict | None:
         """Put ``item`` if its key is free; the existing item when it is not."""
