@@ -38,6 +38,7 @@ project = PythonProject(
         "rich>=13",
         "pytest>=8",
         "pytest-randomly>=3.15",
+        "pytest-xdist>=3.5",
         "mypy>=1.10",
         "pyright>=1.1.400",
         "cdk-nag>=3.0.2,<4",
@@ -102,6 +103,9 @@ pyproject.add_override(
     "tool.pytest.ini_options",
     {
         "testpaths": ["tests"],
+        # Two workers, one test module each at a time (module fixtures build a stack or an engine once);
+        # `-n 0` runs everything in one process.
+        "addopts": "-n 2 --dist loadfile",
         "pythonpath": ["src", "lambda"],
         "markers": [
             "e2e: end-to-end runs of the local engine (slow)",
