@@ -47,69 +47,65 @@ def _rss_mb(pid: int | None = None) -> float:
 
 # --- the ceiling --------------------------------------------------------------------------
 def ceiling(seconds: float) -> dict:
-    """Calls per second moto answers from 8 threads, per operation a timer needs, and the timers/s they allow."""
+    """Calls per second moto answers from 8 threads, per call a timer needs, and the timers/s they allow.
+
+    The calls are the runtime's own (``ScheduleStore.put_record``, ``DelayerQueue.send_one``,
+    ``ScheduleStore.begin_delivery``: the same expressions, conditions and return values), made
+    through the runtime's shared clients; receives and deletes take batches of 10, as the
+    dispatcher's mapping does.
+    """
     import boto3
 
+    from scheduler_runtime.aws.context import current
+    from scheduler_runtime.aws.delayer import DelayerQueue
+    from scheduler_runtime.aws.store import ScheduleRecord, ScheduleStore
+    from scheduler_runtime.core import states
+    from scheduler_runtime.core.envelope import TimerRef
+
     with BenchEngine(EngineOptions(target=Collector(), sweep_interval=3600), HandlerTimes()) as eng:
-        local = threading.local()
-
-        def clients() -> tuple:
-            if not hasattr(local, "ddb"):
-                local.ddb = boto3.client("dynamodb", endpoint_url=eng.endpoint_url, region_name="us-east-1")
-                local.sqs = boto3.client("sqs", endpoint_url=eng.endpoint_url, region_name="us-east-1")
-            return local.ddb, local.sqs
-
-        queue = boto3.client("sqs", endpoint_url=eng.endpoint_url, region_name="us-east-1").create_queue(
+        ctx = current()
+        store = ScheduleStore(ctx.dynamodb, eng.table_name)
+        queue_url = boto3.client("sqs", endpoint_url=eng.endpoint_url, region_name="us-east-1").create_queue(
             QueueName="ceiling")["QueueUrl"]
+        queue = DelayerQueue(ctx.sqs, queue_url)
         counter = iter(range(10**9))
+        written: list[TimerRef] = []
         handles: list[str] = []
         lock = threading.Lock()
-
-        written: list[str] = []
+        due = int(time.time() * 1000)
 
         def put() -> None:
-            ddb, _ = clients()
-            pk = f"SCHEDULE#c{next(counter)}"
-            ddb.put_item(TableName=eng.table_name, Item={"pk": {"S": pk}, "sk": {"S": "RECORD"},
-                                                          "token": {"S": "t"}, "status": {"S": "QUEUED"}},
-                         ConditionExpression="attribute_not_exists(pk)")
-            written.append(pk)
+            ref = TimerRef(f"c{next(counter)}", due, "t", due)
+            store.put_record(ScheduleRecord(ref.schedule_id, due, '{"i": 1}', "default", states.QUEUED, "t", b"0" * 16, due))
+            written.append(ref)
 
         def update() -> None:
-            ddb, _ = clients()
-            ddb.update_item(TableName=eng.table_name, Key={"pk": {"S": written[next(counter) % len(written)]}, "sk": {"S": "RECORD"}},
-                            UpdateExpression="SET #s = :f", ConditionExpression="#t = :t",
-                            ExpressionAttributeNames={"#s": "status", "#t": "token"},
-                            ExpressionAttributeValues={":f": {"S": "FIRED"}, ":t": {"S": "t"}})
+            store.begin_delivery(written[next(counter) % len(written)], due, 86_400)
 
         def send() -> None:
-            _, sqs = clients()
-            sqs.send_message(QueueUrl=queue, MessageBody=json.dumps({"id": next(counter)}))
+            queue.send_one(TimerRef(f"s{next(counter)}", due, "t", due), 0)
 
         def receive() -> bool:
-            _, sqs = clients()
-            got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, VisibilityTimeout=300).get("Messages", [])
+            got = ctx.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=300).get("Messages", [])
             with lock:
                 handles.extend(m["ReceiptHandle"] for m in got)
             return len(got) == 10
 
         def delete() -> bool:
-            _, sqs = clients()
             with lock:
                 batch, handles[:10] = handles[:10], []
             if batch:
-                sqs.delete_message_batch(QueueUrl=queue, Entries=[{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(batch)])
+                ctx.sqs.delete_message_batch(QueueUrl=queue_url, Entries=[{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(batch)])
             return len(batch) == 10
 
         out: dict = {"threads": CLIENTS, "calls_per_s": {}}
         for name, call in (("PutItem", put), ("UpdateItem", update), ("SendMessage", send)):
             out["calls_per_s"][name] = _rate(call, seconds)
-        # Receives and deletes of full batches of 10, from a queue filled first with as many messages as
-        # the sends managed in their time (so the queue is as long as in the send phase)
+        # Receives and deletes of full batches of 10, from a queue filled first with three times as many
+        # messages as the sends managed in their time
         stocked = int(out["calls_per_s"]["SendMessage"] * seconds)
-        sqs = clients()[1]
-        for i in range(0, 3 * stocked, 10):
-            sqs.send_message_batch(QueueUrl=queue, Entries=[{"Id": str(k), "MessageBody": "x"} for k in range(10)])
+        for _ in range(0, 3 * stocked, 10):
+            ctx.sqs.send_message_batch(QueueUrl=queue_url, Entries=[{"Id": str(k), "MessageBody": "x"} for k in range(10)])
         out["calls_per_s"]["ReceiveMessage (10)"] = _rate(receive, seconds)
         out["calls_per_s"]["DeleteMessageBatch (10)"] = _rate(delete, seconds)
         c = out["calls_per_s"]
