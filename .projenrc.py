@@ -39,6 +39,7 @@ project = PythonProject(
         "pytest>=8",
         "pytest-randomly>=3.15",
         "pytest-xdist>=3.5",
+        "hypothesis>=6.100",
         "mypy>=1.10",
         "pyright>=1.1.400",
         "cdk-nag>=3.0.2,<4",
