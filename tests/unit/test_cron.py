@@ -170,3 +170,28 @@ def test_the_fast_search_agrees_with_a_minute_by_minute_walk(minutes, hours, day
     fast = [x for _, x in zip(range(3), parse(expression).occurrences(after, z))]
     in_horizon = [x for x in fast if x < (after // 60_000 + 1 + horizon) * 60_000]
     assert in_horizon == found[: len(in_horizon)] and len(found) == len(in_horizon), expression
+
+
+DST_DAYS = {"Europe/Paris": [dt.datetime(2026, 3, 28, 22), dt.datetime(2026, 10, 24, 22)],
+            "America/New_York": [dt.datetime(2026, 3, 8, 4), dt.datetime(2026, 11, 1, 3)],
+            "Australia/Lord_Howe": [dt.datetime(2026, 4, 4, 13), dt.datetime(2026, 10, 3, 14)]}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(minutes=plain(0, 59), zone=st.sampled_from(sorted(DST_DAYS)), which=st.integers(0, 1),
+       offset_minutes=st.integers(0, 240))
+def test_around_each_clock_change_the_search_agrees_with_the_walk(minutes, zone, which, offset_minutes):
+    """Every hour of the night of a change (a half-hour change at Lord Howe), so skipped and repeated
+    wall times are in every example."""
+    minute_text, minute_values = minutes
+    z = zone_of(zone)
+    start = DST_DAYS[zone][which].replace(tzinfo=dt.timezone.utc) + dt.timedelta(minutes=offset_minutes)
+    after = int(start.timestamp() * 1000)
+    expression = f"{minute_text} 0-5 * * ? *"
+    found, t = [], (after // 60_000 + 1) * 60_000
+    while len(found) < 5:
+        local = dt.datetime.fromtimestamp(t / 1000, z)
+        if local.fold == 0 and local.minute in minute_values and local.hour <= 5:
+            found.append(t)
+        t += 60_000
+    assert [x for _, x in zip(range(5), parse(expression).occurrences(after, z))] == found, expression
