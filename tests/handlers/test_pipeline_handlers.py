@@ -142,26 +142,31 @@ def send_times(sent: list):
 def test_dispatcher_delivers_the_envelope_never_early(aws, long):
     # Due 0.9 s past a whole second: SQS's delay (whole seconds, rounded down) surfaces the
     # message about 0.9 s early, and the dispatcher must wait out that remainder.
-    schedule("d1", 2.9 if long else 1.9, payload={"hello": "world"}, long=long)
-    if long:
-        sweeper.handler({})
-        assert promote(aws) == []
-    messages = aws.wait_for_messages(aws.delayer_url)
-    due_ms = json.loads(messages[0]["body"])["dueMs"]
-    sent: list = []
-    with faulty("sqs", send_message=send_times(sent)):
-        lead_ms = due_ms - time.time() * 1000  # measured at the moment of dispatch
-        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-    assert lead_ms > 100, f"the message reached the dispatcher only {lead_ms:.0f} ms before due: too slow to test"
-    [(sent_at_ms, _)] = sent
-    assert sent_at_ms >= due_ms
-    [delivery] = aws.receive(aws.target_url)
+    # The lead left at dispatch shrinks by however long the create, sweep and promotion took; on a
+    # busy machine a try can leave too little to show anything, so up to three tries, each a new id.
+    for attempt in range(3):
+        schedule(f"d{attempt}", 2.9 if long else 1.9, payload={"hello": "world"}, long=long)
+        if long:
+            sweeper.handler({})
+            assert promote(aws) == []
+        messages = aws.wait_for_messages(aws.delayer_url)
+        due_ms = json.loads(messages[0]["body"])["dueMs"]
+        sent: list = []
+        with faulty("sqs", send_message=send_times(sent)):
+            lead_ms = due_ms - time.time() * 1000  # measured at the moment of dispatch
+            assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+        [(sent_at_ms, _)] = sent
+        assert sent_at_ms >= due_ms  # never early, whatever the lead
+        [delivery] = aws.receive(aws.target_url)
+        if lead_ms > 100:
+            break
+    assert lead_ms > 100, f"the message reached the dispatcher only {lead_ms:.0f} ms before due, three times: too slow to test"
     envelope = json.loads(delivery["body"])
     assert set(envelope) == {"id", "dueAt", "firedAt", "attempt", "dedupeKey", "payload", "target"}
     assert envelope["payload"] == {"hello": "world"} and envelope["attempt"] == 1
     assert envelope["firedAt"] >= envelope["dueAt"]
-    assert status_of("d1") == "FIRED"
-    assert call_api("DELETE", "/schedules/d1")[0] == 409
+    assert status_of(envelope["id"]) == "FIRED"
+    assert call_api("DELETE", f"/schedules/{envelope['id']}")[0] == 409
 
 
 def test_fifo_target_gets_group_and_a_deduplication_id_stable_across_retries(aws):
