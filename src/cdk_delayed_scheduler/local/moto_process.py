@@ -21,9 +21,10 @@ import os
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
+
+from .servers import _QuietHandler, _QuietServer
 
 READY = "READY "
 # A module the package does not import itself, so ``-m`` runs it without a double import.
@@ -81,16 +82,12 @@ class MotoProcess:
 # costs a new TCP connection and a new server thread. The child serves moto's WSGI
 # application with KeepAliveWSGIServer instead: HTTP/1.1 with persistent connections, one
 # thread per connection, bodies read exactly by Content-Length (or chunked coding), and
-# TCP_NODELAY.
+# TCP_NODELAY: the engine's own server and handler (servers.py), calling a WSGI application.
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
 
 
-class _WSGIHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # persistent connections unless the client asks to close
-    disable_nagle_algorithm = True  # headers and body are two writes: no wait for a delayed ACK
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
-        logger.debug(format, *args)
+class _WSGIHandler(_QuietHandler):
+    """The engine's HTTP/1.1 handler (persistent connections, ``TCP_NODELAY``), calling a WSGI app."""
 
     def _body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -158,20 +155,12 @@ class _WSGIHandler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _call
 
 
-class KeepAliveWSGIServer(ThreadingHTTPServer):
-    """A WSGI application on 127.0.0.1, HTTP/1.1 with persistent connections."""
-
-    daemon_threads = True
-    # socketserver's default backlog of 5 overflows when a burst opens a pool's worth of connections
-    # at once; the kernel then resets some of them, and their first request fails.
-    request_queue_size = 1024
+class KeepAliveWSGIServer(_QuietServer):
+    """A WSGI application on 127.0.0.1, HTTP/1.1 with persistent connections (the engine's own server kind)."""
 
     def __init__(self, app: Callable, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _WSGIHandler)
         self.app = app
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        logger.debug("connection from %s ended with an error", client_address, exc_info=True)
 
 
 def serve_moto(port: int = 0) -> KeepAliveWSGIServer:

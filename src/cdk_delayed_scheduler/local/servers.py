@@ -48,7 +48,9 @@ class _QuietHandler(BaseHTTPRequestHandler):
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 1024  # many clients connecting at once (socketserver's default backlog is 5)
+    # socketserver's default backlog of 5 overflows when a burst opens a pool's worth of connections
+    # at once; the kernel then resets some of them, and their first request fails.
+    request_queue_size = 1024
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up is routine; anything else is logged, not printed raw."""
