@@ -10,6 +10,7 @@
 | ``DELAY_WINDOW_SECONDS`` | schedules due within this many seconds go to the delayer queue | ``contract.json`` |
 | ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
 | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``contract.json`` |
+| ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
 | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``DelayedScheduler`` |
 | ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
 
@@ -35,6 +36,7 @@ ENV_KEYS = (
     "DELAY_WINDOW_SECONDS",
     "HISTORY_RETENTION_SECONDS",
     "MAX_RECEIVE_COUNT",
+    "LISTING",
     "METRICS_NAMESPACE",
 )
 
@@ -55,6 +57,7 @@ class Config:
     history_retention_seconds: int = contract.DEFAULT_HISTORY_RETENTION_SECONDS
     max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
     metrics_namespace: str = "DelayedScheduler"
+    listing: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
@@ -78,6 +81,7 @@ class Config:
                 env, "HISTORY_RETENTION_SECONDS", contract.DEFAULT_HISTORY_RETENTION_SECONDS),
             max_receive_count=_positive_int(env, "MAX_RECEIVE_COUNT", contract.DEFAULT_MAX_RECEIVE_COUNT),
             metrics_namespace=env.get("METRICS_NAMESPACE") or "DelayedScheduler",
+            listing=_flag(env, "LISTING"),
         )
 
 
@@ -92,3 +96,10 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if value < 1:
         raise ConfigError(f"{name} must be >= 1, got {value}")
     return value
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = (env.get(name) or "false").strip().lower()
+    if raw not in ("true", "false"):
+        raise ConfigError(f"{name} must be true or false, got {raw!r}")
+    return raw == "true"

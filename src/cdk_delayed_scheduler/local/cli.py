@@ -73,6 +73,12 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sweep-interval", type=_positive_float, default=60.0, help="seconds between sweeps (default 60)")
     parser.add_argument("--shard-count", type=_positive_int, default=shards,
                         help=f"timer partitions (the construct's shard_count; default {shards})")
+    parser.add_argument("--listing", action="store_true",
+                        help="serve GET /schedules (the construct's listing): each create and status change "
+                             "also writes the listing index")
+    parser.add_argument("--require-signature", action="store_true",
+                        help="answer 403 to API requests without a well-formed SigV4 Authorization header, "
+                             "as API Gateway with IAM auth does")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,6 +116,7 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
     options = options_class(
         port=args.port, target=target, delay_window=args.delay_window, sweep_interval=args.sweep_interval,
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
+        listing=args.listing, require_signature=args.require_signature,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -58,6 +58,12 @@ class EngineOptions:
     max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     history_retention: int = DEFAULT_HISTORY_RETENTION_SECONDS
     stream_max_retries: int = 3
+    listing: bool = False
+    """Serve ``GET /schedules`` (the construct's ``listing``): every create and status change also
+    writes the listing index. Off, the route answers 404 saying how to turn it on."""
+    require_signature: bool = False
+    """Answer 403 to an API request without a well-formed SigV4 ``Authorization`` header, as API
+    Gateway with IAM auth does (the signature itself is not checked: moto's credentials are fake)."""
 
 
 @dataclass
@@ -172,7 +178,7 @@ class Engine:
         sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
         self._threads.append(ScheduleRule(sweeper, opts.sweep_interval, self._stop))
 
-        self._api = ApiServer(handlers["api"], opts.port)
+        self._api = ApiServer(handlers["api"], opts.port, require_signature=opts.require_signature)
         self._api.start()
         for thread in self._threads:
             thread.start()
@@ -236,8 +242,7 @@ class Engine:
         except ddb.exceptions.ResourceNotFoundException:
             table = ddb.create_table(
                 TableName=self.table_name,
-                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+                **_table_definition(self.options.listing),
                 BillingMode="PAY_PER_REQUEST",
                 StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
             )["TableDescription"]
@@ -264,6 +269,7 @@ class Engine:
             DELAY_WINDOW_SECONDS=str(opts.delay_window),
             HISTORY_RETENTION_SECONDS=str(opts.history_retention),
             MAX_RECEIVE_COUNT=str(opts.max_receive_count),
+            LISTING="true" if opts.listing else "false",
         )
 
     def _load_handlers(self) -> dict[str, Callable]:
@@ -284,6 +290,24 @@ class Engine:
     def _on_stream_failure(self, function: str, records: list) -> None:
         with self.stats.lock:
             self.stats.stream_failures.extend((function, r["dynamodb"]["SequenceNumber"]) for r in records)
+
+
+def _table_definition(listing: bool) -> dict:
+    """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
+    keys = [("pk", "HASH"), ("sk", "RANGE")]
+    index = _CONTRACT["listing"]
+    attributes = [name for name, _ in keys]
+    definition: dict = {"KeySchema": [{"AttributeName": n, "KeyType": k} for n, k in keys]}
+    if listing:
+        attributes += [index["partitionKey"], index["sortKey"]]
+        definition["GlobalSecondaryIndexes"] = [{
+            "IndexName": index["indexName"],
+            "KeySchema": [{"AttributeName": index["partitionKey"], "KeyType": "HASH"},
+                          {"AttributeName": index["sortKey"], "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }]
+    definition["AttributeDefinitions"] = [{"AttributeName": n, "AttributeType": "S"} for n in attributes]
+    return definition
 
 
 def _ensure_queue(sqs: Any, name: str, attributes: dict) -> str:

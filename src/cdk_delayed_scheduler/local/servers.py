@@ -76,7 +76,8 @@ class _Server:
 
 
 class ApiServer(_Server):
-    def __init__(self, api_handler: Callable[[dict, Any], dict], port: int = 0) -> None:
+    def __init__(self, api_handler: Callable[[dict, Any], dict], port: int = 0, require_signature: bool = False) -> None:
+        # TODO(issue 9, client helper): with require_signature, answer 403 without a well-formed SigV4 header.
         class Handler(_QuietHandler):
             def _serve(self) -> None:
                 raw = self._read_body()
