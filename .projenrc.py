@@ -31,6 +31,11 @@ project = PythonProject(
     deps=[
         "aws-cdk-lib>=2.269.0,<3",
         "constructs>=10.5.1,<11",
+        # The typed client (cdk_delayed_scheduler.client) signs and invokes through botocore alone.
+        "botocore>=1.34",
+        # Time zones for cron schedules: the construct ships this package in the functions' asset,
+        # since a Lambda Python runtime is not guaranteed to carry the system's zone files.
+        "tzdata>=2024.1",
     ],
     dev_deps=[
         "boto3>=1.34",
