@@ -99,9 +99,9 @@ def _http_api_event(method: str, raw_path: str, headers: dict, raw_body: bytes) 
     parts = urlsplit(raw_path)
     segments = [unquote(s) for s in parts.path.split("/") if s]
     route, path_parameters = "$default", None
-    if len(segments) == 2 and segments[0] == "schedules":
-        route, path_parameters = f"{method} /schedules/{{id}}", {"id": segments[1]}
-    elif segments in (["schedules"], ["schedule-batches"]):
+    if len(segments) == 2 and segments[0] in ("schedules", "periodic"):
+        route, path_parameters = f"{method} /{segments[0]}/{{id}}", {"id": segments[1]}
+    elif segments in (["schedules"], ["schedule-batches"], ["periodic"]):
         route = f"{method} /{segments[0]}"
     try:
         body, is_base64 = raw_body.decode("utf-8"), False
