@@ -17,10 +17,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ._runtime_asset import contract
+from ._rest_models import method_requests
 from .api import ROUTES, ApiAuthorization, ApiAuthorizationKind, SchedulerApi, SchedulerApiKind
 
-DESCRIPTION = "Delayed scheduler: create, read and cancel one-shot timers."
+DESCRIPTION = "Delayed scheduler: create, read, list and cancel one-shot and periodic timers."
 
 #: CDK's feature flag: when set, a REST API creates no account-level logging role by default.
 DISABLE_CLOUD_WATCH_ROLE_FLAG = "@aws-cdk/aws-apigateway:disableCloudWatchRole"
@@ -43,8 +43,9 @@ class FrontDoor:
     api: Union[apigwv2.HttpApi, apigw.RestApi]
     stage: Union[apigwv2.HttpStage, apigw.Stage]
     url: str
-    route_arns: list
-    """``execute-api`` ARNs of the four routes on this stage (``{id}`` as ``*``)."""
+    route_arns: dict
+    """``(verb, path)`` -> the ``execute-api`` ARN of that route on this stage (``{id}`` as ``*``), for
+    each of ``ROUTES``, in its order."""
     api_key: Optional[apigw.IApiKey] = None
 
 
@@ -59,8 +60,8 @@ def build(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
     raise ValueError(f"api: unknown kind {choice.kind!r}; use the SchedulerApi factories")
 
 
-def _route_arns(api: Any, stage_name: str) -> list:
-    return [api.arn_for_execute_api(verb, path.replace("{id}", "*"), stage_name) for verb, path in ROUTES]
+def _route_arns(api: Any, stage_name: str) -> dict:
+    return {(verb, path): api.arn_for_execute_api(verb, path.replace("{id}", "*"), stage_name) for verb, path in ROUTES}
 
 
 # --- HTTP API --------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def _http_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
             apigwv2.LogGroupLogDestination(access_logs), apigw.AccessLogFormat.custom(HTTP_ACCESS_LOG_FORMAT),
         ) if access_logs is not None else None,
     )
-    # One integration for the four routes: the api function routes by the event's routeKey.
+    # One integration for every route: the api function routes by the event's routeKey.
     integration = integrations.HttpLambdaIntegration(
         "ApiIntegration", function, payload_format_version=apigwv2.PayloadFormatVersion.VERSION_2_0)
     for verb, path in ROUTES:
@@ -121,47 +122,6 @@ def _http_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
 
 
 # --- REST API --------------------------------------------------------------------------------
-def create_schedule_schema() -> apigw.JsonSchema:
-    """The JSON schema API Gateway applies to ``POST /schedules`` before the function runs.
-    The api handler validates again, in full (RFC 3339 parsing, the 256 KiB payload limit, ...)."""
-    c = contract()
-    return apigw.JsonSchema(
-        schema=apigw.JsonSchemaVersion.DRAFT4,
-        title="CreateSchedule",
-        type=apigw.JsonSchemaType.OBJECT,
-        additional_properties=False,
-        required=["payload"],
-        properties={
-            "id": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, pattern=c["idPattern"]),
-            "dueAt": apigw.JsonSchema(type=[apigw.JsonSchemaType.STRING, apigw.JsonSchemaType.NUMBER]),
-            "delaySeconds": apigw.JsonSchema(type=apigw.JsonSchemaType.NUMBER, minimum=0),
-            "payload": apigw.JsonSchema(),
-            "target": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, pattern=c["targetNamePattern"]),
-        },
-    )
-
-
-def create_schedule_batch_schema() -> apigw.JsonSchema:
-    """The JSON schema API Gateway applies to ``POST /schedule-batches``: ``{"schedules": [...]}``
-    with 1 to ``maxBatchSize`` JSON objects. Each item is validated by the api handler, which answers
-    per item (``schedules[i].field``), so one bad item never refuses the others."""
-    return apigw.JsonSchema(
-        schema=apigw.JsonSchemaVersion.DRAFT4,
-        title="CreateScheduleBatch",
-        type=apigw.JsonSchemaType.OBJECT,
-        additional_properties=False,
-        required=["schedules"],
-        properties={
-            "schedules": apigw.JsonSchema(
-                type=apigw.JsonSchemaType.ARRAY,
-                min_items=1,
-                max_items=contract()["maxBatchSize"],
-                items=apigw.JsonSchema(type=apigw.JsonSchemaType.OBJECT),
-            ),
-        },
-    )
-
-
 def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> dict:
     kind = authorization.kind
     if kind == ApiAuthorizationKind.IAM:
@@ -235,23 +195,8 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
         api.deployment_stage.node.add_dependency(existing_account)  # a stack dependency across stacks
 
     integration = apigw.LambdaIntegration(function, proxy=True)
-    body_validator = api.add_request_validator("BodyValidator", validate_request_body=True,
-                                               validate_request_parameters=True)
-    params_validator = api.add_request_validator("ParametersValidator", validate_request_parameters=True)
-    models = {
-        "/schedules": api.add_model("CreateScheduleModel", content_type="application/json",
-                                    model_name="CreateSchedule", schema=create_schedule_schema()),
-        "/schedule-batches": api.add_model("CreateScheduleBatchModel", content_type="application/json",
-                                           model_name="CreateScheduleBatch", schema=create_schedule_batch_schema()),
-    }
-    for verb, path in ROUTES:
-        resource = api.root.resource_for_path(path)
-        if path in models:
-            resource.add_method(verb, integration, request_validator=body_validator,
-                                request_models={"application/json": models[path]}, **method_options)
-        else:
-            resource.add_method(verb, integration, request_validator=params_validator,
-                                request_parameters={"method.request.path.id": True}, **method_options)
+    for (verb, path), request in method_requests(api).items():
+        api.root.resource_for_path(path).add_method(verb, integration, **request, **method_options)
 
     # Errors API Gateway answers itself (request validation, auth, throttling) keep the API's
     # error shape, {"message": ..., "field": ...}, like the errors of the api function.

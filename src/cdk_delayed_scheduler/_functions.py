@@ -12,9 +12,8 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from ._log_level import LogLevel
-from ._runtime_asset import runtime_asset_path
+from ._runtime_asset import ASSET_EXCLUDES, function_asset_path
 
-_CODE_EXCLUDES = ["**/__pycache__", "**/*.pyc", "**/tests"]
 _HANDLER_MODULE = "scheduler_runtime.handlers"
 _QUIET_LEVELS = (LogLevel.WARNING, LogLevel.ERROR, LogLevel.CRITICAL)
 
@@ -46,9 +45,10 @@ def logging_config(level: LogLevel) -> dict[str, Any]:
 
 
 def function_options(runtime: lambda_.Runtime, architecture: lambda_.Architecture, level: LogLevel) -> dict[str, Any]:
-    """What every runtime function shares: runtime, architecture, the code asset, log settings."""
+    """What every runtime function shares: runtime, architecture, the code asset (the runtime and the
+    ``tzdata`` package, see ``function_asset_path``), log settings."""
     return dict(runtime=runtime, architecture=architecture,
-                code=lambda_.Code.from_asset(str(runtime_asset_path()), exclude=_CODE_EXCLUDES),
+                code=lambda_.Code.from_asset(str(function_asset_path()), exclude=ASSET_EXCLUDES),
                 **logging_config(level))
 
 

@@ -66,8 +66,9 @@ def flatten_reference(value: Any) -> str:
     raise ValueError(f"cannot name {value!r} as cdk-nag does")
 
 
-def acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arns: Sequence[str]) -> None:
-    """``grant_schedule``'s ``/schedules/*`` resources: the ``*`` is the ``{id}`` path parameter.
+def acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arns: Sequence[str], method: str) -> None:
+    """The ``/<collection>/*`` resources ``method`` (``grant_schedule``, ``grant_read``) granted: each ``*``
+    is the ``{id}`` path parameter of one route.
 
     The finding names the ARN as it stands in the grantee's policy (concrete region and account in a
     stack with an explicit environment, ``<AWS::Region>``/``<AWS::AccountId>`` otherwise), so the
@@ -79,11 +80,11 @@ def acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arn
     for arn in route_arns:
         resource = flatten_reference(stack.resolve(arn))
         if resource.endswith("/*"):
-            verb = resource.rsplit("/", 3)[-3]
+            verb, collection = resource.rsplit("/", 3)[-3:-1]
             acknowledge(
                 grantee,
                 f"AwsSolutions-IAM5[Resource::{resource}]",
-                f"grant_schedule: the * is the {{id}} path parameter of {verb} /schedules/{{id}} on this "
+                f"{method}: the * is the {{id}} path parameter of {verb} /{collection}/{{id}} on this "
                 "scheduler's own API and stage; no other route or API is granted.",
             )
 

@@ -113,7 +113,7 @@ def check_dispatcher_covers(name: str, target_timeout: Optional[Duration], dispa
 
 
 def validate_props(*, target: Any, extra_targets: Any, api_is_valid: bool, shard_count: Any,
-                   delay_window: Duration, history_retention: Duration, max_receive_count: Any,
+                   delay_window: Duration, history_retention: Duration, max_receive_count: Any, listing: Any,
                    billing_mode: dynamodb.BillingMode, read_capacity: Any, write_capacity: Any,
                    removal_policy: Any, log_level: LogLevel, log_retention: Any, runtime: Any, architecture: Any,
                    memory_sizes: Mapping[str, Any], dispatcher_timeout: Duration, dispatcher_batch_size: Any,
@@ -141,6 +141,7 @@ def validate_props(*, target: Any, extra_targets: Any, api_is_valid: bool, shard
         ("architecture", architecture, lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
     ):
         check_type(prop, value, kind, example)
+    check_type("listing", listing, bool, "True or False")
     check_log_level(log_level)
     check_runtime(runtime)
     for prop, duration in durations:

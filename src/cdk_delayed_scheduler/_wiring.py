@@ -17,21 +17,24 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from ._runtime_asset import event_filters
+from ._runtime_asset import contract, event_filters
 
 
 def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, read_capacity: Optional[int],
                     write_capacity: Optional[int], encryption_key: Optional[kms.IKey], point_in_time_recovery: bool,
-                    removal_policy: RemovalPolicy) -> dynamodb.Table:
-    """``Table``: partition key ``pk``, sort key ``sk``, TTL ``expiresAt``, a NEW_AND_OLD_IMAGES stream."""
+                    removal_policy: RemovalPolicy, listing: bool) -> dynamodb.Table:
+    """``Table``: partition key ``pk``, sort key ``sk``, TTL ``expiresAt``, a NEW_AND_OLD_IMAGES stream;
+    with ``listing``, the listing index (names from ``contract.json``), keys only, with the table's
+    capacity when provisioned."""
     provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
-    return dynamodb.Table(
+    capacity = dict(read_capacity=(read_capacity or 5) if provisioned else None,
+                    write_capacity=(write_capacity or 5) if provisioned else None)
+    table = dynamodb.Table(
         scope, "Table",
         partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
         sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
         billing_mode=billing_mode,
-        read_capacity=(read_capacity or 5) if provisioned else None,
-        write_capacity=(write_capacity or 5) if provisioned else None,
+        **capacity,
         stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
         time_to_live_attribute="expiresAt",
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
@@ -41,6 +44,16 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, rea
         encryption_key=encryption_key,
         removal_policy=removal_policy,
     )
+    if listing:
+        index = contract()["listing"]
+        table.add_global_secondary_index(
+            index_name=index["indexName"],
+            partition_key=dynamodb.Attribute(name=index["partitionKey"], type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=index["sortKey"], type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+            **capacity,
+        )
+    return table
 
 
 def queue_encryption(encryption_key: Optional[kms.IKey]) -> dict[str, Any]:

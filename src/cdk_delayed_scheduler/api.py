@@ -9,11 +9,17 @@ from aws_cdk import aws_cognito as cognito
 
 from ._validation import check_non_empty, check_range
 
-__all__ = ["SchedulerApi", "SchedulerApiKind", "ApiAuthorization", "ApiAuthorizationKind", "ROUTES"]
+__all__ = ["SchedulerApi", "SchedulerApiKind", "ApiAuthorization", "ApiAuthorizationKind", "ROUTES", "READ_ROUTES"]
 
-#: The four routes, each answered by the api function, in every kind of API.
+#: The routes, each answered by the api function, in every kind of API. ``GET /schedules`` (the
+#: listing) is declared whatever the ``listing`` prop: without listing the api function answers it
+#: 404 with how to turn listing on, which says more than API Gateway's bare "Not Found" would, and
+#: turning listing on later changes no route (so no caller's grant).
 ROUTES = (("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
-          ("POST", "/schedule-batches"))
+          ("POST", "/schedule-batches"), ("GET", "/schedules"),
+          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}"), ("GET", "/periodic"))
+#: The routes that only read (``DelayedScheduler.grant_read``).
+READ_ROUTES = tuple(route for route in ROUTES if route[0] == "GET")
 
 
 class ApiAuthorizationKind:
@@ -101,8 +107,9 @@ class SchedulerApi:
     @staticmethod
     def http(*, authorization: Optional[ApiAuthorization] = None, throttling_rate_limit: float = 100,
              throttling_burst_limit: int = 200, access_logging: bool = True) -> "SchedulerApi":
-        """An API Gateway HTTP API (the default): the four routes on the ``$default`` stage (auto-deployed,
-        so the URL has no stage path), each integrated with the api function (payload format 2.0).
+        """An API Gateway HTTP API (the default): the routes (``ROUTES``) on the ``$default`` stage
+        (auto-deployed, so the URL has no stage path), each integrated with the api function (payload
+        format 2.0).
         The cheapest API Gateway door. API Gateway's own refusals (403 unauthorized, 404 unknown
         route, 429 throttled) answer ``{"message"}``; everything else is the api function's
         ``{"message", "field"}``. No account-wide logging role is created.
@@ -133,9 +140,9 @@ class SchedulerApi:
              throttling_burst_limit: int = 200, access_logging: bool = True, stage_name: str = "v1",
              cloud_watch_role: Optional[bool] = None) -> "SchedulerApi":
         """An API Gateway REST API (regional): request models and validators (JSON schemas of the
-        create and batch bodies), gateway responses in the API's ``{"message", "field"}`` shape,
-        execution logs at ERROR level, API keys and usage plans, and a stage a WAF web ACL can be
-        associated with (``DelayedScheduler.api_stage``).
+        create, batch and periodic bodies; the listing routes' query strings), gateway responses in
+        the API's ``{"message", "field"}`` shape, execution logs at ERROR level, API keys and usage
+        plans, and a stage a WAF web ACL can be associated with (``DelayedScheduler.api_stage``).
 
         :param authorization: who may call it: ``ApiAuthorization.iam()``, ``.api_key()``,
             ``.cognito(pool)`` or ``.none()``. Default: ``ApiAuthorization.iam()``.

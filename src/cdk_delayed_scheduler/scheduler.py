@@ -19,6 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from . import _front_doors, _nag, _wiring
+from ._grants import SchedulerGrants
 from ._functions import DEFAULT_RUNTIME, function_options, runtime_function
 from ._log_level import LogLevel
 from ._metrics import SchedulerMetrics
@@ -45,9 +46,9 @@ class _TargetsJson:
         return Stack.of(self._scheduler).to_json_string(dict(self._scheduler._target_json))
 
 
-class DelayedScheduler(SchedulerMetrics, Construct):
-    """To-the-second, one-shot timers at any horizon: an API that takes schedules, and delivery of
-    each one to a target when it is due.
+class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
+    """To-the-second timers at any horizon, one-shot and periodic: an API that takes schedules, and
+    delivery of each one to a target when it is due.
 
     It creates the Schedules table (``Table``), the delayer queue (``DelayerQueue``) and its
     dead-letter queue (``DeadLetterQueue``), four functions (``ApiFunction``, ``SweeperFunction``,
@@ -62,8 +63,8 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     Direct invoke: whatever the ``api`` prop, a producer allowed by ``grant_invoke`` (or
     ``grant_schedule``) may invoke ``api_function`` with ``{"method": "POST", "path": "/schedules",
     "body": {...}}`` (``GET``/``DELETE`` ``/schedules/<id>`` without a body, ``POST
-    /schedule-batches`` with ``{"schedules": [...]}``); it answers ``{"statusCode": 201, "body":
-    {...}}``, the same bodies as the API.
+    /schedule-batches`` with ``{"schedules": [...]}``, ``PUT /periodic/<id>`` with a definition, and
+    so on for every route); it answers ``{"statusCode": 201, "body": {...}}``, the same bodies as the API.
 
     Each due schedule reaches its target as ``{"id", "dueAt", "firedAt", "attempt", "dedupeKey",
     "payload", "target"}``, at least once: drop repeats by ``dedupeKey`` (docs/consuming.md).
@@ -71,7 +72,7 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     Example::
 
         timers = DelayedScheduler(self, "Timers", target=targets.SqsSendMessage(deliveries))
-        timers.grant_schedule(app_role)  # the API's four routes, and a direct invoke
+        timers.grant_schedule(app_role)  # every route of the API, and a direct invoke
         cloudwatch.Alarm(self, "Stuck", metric=timers.metric_dead_letter_queue_depth(),
                          threshold=0, comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
                          evaluation_periods=1)
@@ -94,6 +95,14 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     :param history_retention: how long final states (fired, cancelled, failed) stay readable
         through ``GET``; then they expire through the table's TTL. Allowed: 60 seconds to 3650 days.
         Default: 1 day.
+    :param listing: serve ``GET /schedules`` (schedules by status and due time, paginated, never a
+        scan) from a sparse keys-only global secondary index of the table (``listing_index_name``),
+        which follows the table's billing mode and capacity. It costs writes: every create and each
+        status change (delivery start, failure, cancel) also writes the index, about doubling the
+        write cost of the lean path (a one-shot timer costs 2 table writes without listing, and 2 more
+        index writes of a keys-only item with it). Without it, ``GET /schedules`` answers 404 with
+        how to turn it on: the route is declared either way, so turning listing on changes no
+        route and no grant. Default: false.
     :param billing_mode: the table's billing mode. Default: ``BillingMode.PAY_PER_REQUEST``.
     :param read_capacity: provisioned read capacity, with ``BillingMode.PROVISIONED`` only.
         Allowed: >= 1. Default: 5.
@@ -154,6 +163,7 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         shard_count: int = _CONTRACT["shardCount"]["default"],
         delay_window: Optional[Duration] = None,
         history_retention: Optional[Duration] = None,
+        listing: bool = False,
         billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,
         read_capacity: Optional[int] = None,
         write_capacity: Optional[int] = None,
@@ -190,7 +200,7 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         validate_props(
             target=target, extra_targets=extra_targets, api_is_valid=isinstance(api, SchedulerApi),
             shard_count=shard_count, delay_window=delay_window, history_retention=history_retention,
-            max_receive_count=max_receive_count, billing_mode=billing_mode, read_capacity=read_capacity,
+            max_receive_count=max_receive_count, listing=listing, billing_mode=billing_mode, read_capacity=read_capacity,
             write_capacity=write_capacity, removal_policy=removal_policy, log_level=level,
             log_retention=log_retention, runtime=runtime, architecture=architecture,
             memory_sizes={"api": api_memory_size, "sweeper": sweeper_memory_size, "enqueuer": enqueuer_memory_size,
@@ -218,8 +228,10 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         self.table: dynamodb.Table = _wiring.schedules_table(
             self, billing_mode=billing_mode, read_capacity=read_capacity, write_capacity=write_capacity,
             encryption_key=encryption_key, point_in_time_recovery=point_in_time_recovery,
-            removal_policy=removal_policy)
+            removal_policy=removal_policy, listing=listing)
         """The Schedules table (partition key ``pk``, sort key ``sk``, TTL attribute ``expiresAt``)."""
+        self.listing_index_name: Optional[str] = c["listing"]["indexName"] if listing else None
+        """The name of the table's listing index (keys only) with ``listing=True``, else ``None``."""
         encryption = _wiring.queue_encryption(encryption_key)
         self.dead_letter_queue: sqs.Queue = sqs.Queue(self, "DeadLetterQueue", retention_period=Duration.days(14),
                                            enforce_ssl=True, **encryption)
@@ -250,6 +262,7 @@ class DelayedScheduler(SchedulerMetrics, Construct):
             "DELAY_WINDOW_SECONDS": text(seconds(delay_window)),
             "HISTORY_RETENTION_SECONDS": text(seconds(history_retention)),
             "MAX_RECEIVE_COUNT": text(max_receive_count),
+            "LISTING": "true" if listing else "false",
             "METRICS_NAMESPACE": metrics_namespace,
             "LOG_LEVEL": level.name,
         }
@@ -259,7 +272,7 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         self.api_function: lambda_.Function = runtime_function(self, "ApiFunction", "api", api_memory_size,
                                              Duration.seconds(c["apiFunctionTimeoutSeconds"]),
                                              "Takes, reads and cancels schedules (API and direct invoke).", **options)
-        """Answers ``POST /schedules``, ``GET``/``DELETE /schedules/{id}`` and ``POST /schedule-batches``,
+        """Answers every route (``api.ROUTES``: schedules, batches, the listing, periodic definitions),
         from the API or a direct invoke; sends schedules due within the window to the delayer queue."""
         self.sweeper_function: lambda_.Function = runtime_function(self, "SweeperFunction", "sweeper", sweeper_memory_size,
                                                  Duration.seconds(60), "Claims every minute the schedules that "
@@ -274,16 +287,7 @@ class DelayedScheduler(SchedulerMetrics, Construct):
                                                     **options)
         """Delivers due schedules from the delayer queue to their targets."""
 
-        # Least privilege, per function: exactly the table operations and sends its handler makes.
-        self._grant_table(self.api_function, "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem",
-                          "dynamodb:DeleteItem")
-        self._grant_table(self.sweeper_function, "dynamodb:Query", "dynamodb:DeleteItem")
-        self._grant_table(self.enqueuer_function, "dynamodb:BatchWriteItem")  # write-back of refused timers
-        self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem")
-        self._grant_send(self.api_function, self.delayer_queue)  # short timers go straight to the queue
-        self._grant_send(self.enqueuer_function, self.delayer_queue)
-        self._grant_send(self.dispatcher_function, self.delayer_queue)  # put back an early message
-        self._grant_send(self.dispatcher_function, self.dead_letter_queue)  # park an exhausted delivery
+        self._grant_runtime()  # least privilege, per function
 
         # --- wiring ------------------------------------------------------------------------
         _wiring.stream_to_enqueuer(self.enqueuer_function, self.table, self.dead_letter_queue,
@@ -342,36 +346,6 @@ class DelayedScheduler(SchedulerMetrics, Construct):
         """The registered target names, ``"default"`` first."""
         return list(self._targets)
 
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allow ``grantee`` to invoke the api function directly: ``lambda:InvokeFunction`` on exactly
-        ``api_function`` (no versions or aliases). The event is ``{"method", "path", "body"}``, the
-        answer ``{"statusCode", "body"}`` (see the class description).
-
-        :param grantee: e.g. the producer's role or function.
-        """
-        return iam.Grant.add_to_principal(grantee=grantee, actions=["lambda:InvokeFunction"],
-                                          resource_arns=[self.api_function.function_arn])
-
-    def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allow ``grantee`` to schedule: ``execute-api:Invoke`` on ``POST /schedules``,
-        ``GET``/``DELETE /schedules/*`` and ``POST /schedule-batches`` of this API's stage (HTTP or
-        REST), and ``grant_invoke``; nothing else. With ``SchedulerApi.none()``, ``grant_invoke`` only.
-
-        The routes' part is meaningful with IAM authorization (the default). The ``*`` in the two
-        ``/schedules/*`` resources stands for the ``{id}`` path parameter; when ``grantee`` is a
-        construct in this stack, that cdk-nag finding (AwsSolutions-IAM5) is acknowledged on it
-        with this reason.
-
-        :param grantee: e.g. the producer's role or function.
-        """
-        grant = self.grant_invoke(grantee)
-        if self._front_door is None:
-            return grant
-        route_arns = self._front_door.route_arns
-        _nag.acknowledge_route_wildcards(Stack.of(self), grantee, route_arns)
-        return grant.combine(iam.Grant.add_to_principal(grantee=grantee, actions=["execute-api:Invoke"],
-                                                        resource_arns=route_arns))
-
     @property
     def url(self) -> Optional[str]:
         """The API's base URL, e.g. ``https://abc123.execute-api.eu-west-1.amazonaws.com/``
@@ -382,12 +356,3 @@ class DelayedScheduler(SchedulerMetrics, Construct):
     def functions(self) -> list[lambda_.Function]:
         """The four runtime functions: api, sweeper, enqueuer, dispatcher."""
         return [self.api_function, self.sweeper_function, self.enqueuer_function, self.dispatcher_function]
-
-    # --- internals -------------------------------------------------------------------------
-    def _grant_table(self, function: lambda_.Function, *actions: str) -> None:
-        self.table.grant(function, *actions)
-        _wiring.grant_key(self.encryption_key, function, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
-
-    def _grant_send(self, function: lambda_.Function, queue: sqs.Queue) -> None:
-        queue.grant(function, "sqs:SendMessage")
-        _wiring.grant_key(self.encryption_key, function, "kms:GenerateDataKey", "kms:Decrypt")

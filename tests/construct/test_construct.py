@@ -234,7 +234,8 @@ def test_queues_custom(built):
 
 # --- functions ---------------------------------------------------------------------------
 ENV_NAMES = {"TABLE_NAME", "DELAYER_QUEUE_URL", "DEAD_LETTER_QUEUE_URL", "TARGETS", "SHARD_COUNT",
-             "DELAY_WINDOW_SECONDS", "HISTORY_RETENTION_SECONDS", "MAX_RECEIVE_COUNT", "METRICS_NAMESPACE", "LOG_LEVEL"}
+             "DELAY_WINDOW_SECONDS", "HISTORY_RETENTION_SECONDS", "MAX_RECEIVE_COUNT", "LISTING", "METRICS_NAMESPACE",
+             "LOG_LEVEL"}
 
 
 def test_functions_defaults(built):
@@ -254,6 +255,7 @@ def test_functions_defaults(built):
         assert env["MAX_RECEIVE_COUNT"] == "5"
         assert env["METRICS_NAMESPACE"] == "DelayedScheduler"
         assert env["LOG_LEVEL"] == "WARNING"
+        assert env["LISTING"] == "false"
         assert env["TABLE_NAME"] == {"Ref": _logical_id(b, b.scheduler.table)}
         assert env["DELAYER_QUEUE_URL"] == {"Ref": _logical_id(b, b.scheduler.delayer_queue)}
         assert env["DEAD_LETTER_QUEUE_URL"] == {"Ref": _logical_id(b, b.scheduler.dead_letter_queue)}
@@ -380,12 +382,12 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
     logs_write = {"logs:CreateLogStream", "logs:PutLogEvents"}
     expected = {
         "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-                        "sqs:SendMessage"},
+                        "dynamodb:Query", "sqs:SendMessage"},
         "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                             "sqs:GetQueueUrl"},
         "EnqueuerFunction": {"dynamodb:BatchWriteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl"} | stream_read,
-        "DispatcherFunction": {"dynamodb:UpdateItem", "sqs:SendMessage", "sqs:ReceiveMessage",
+        "DispatcherFunction": {"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage", "sqs:ReceiveMessage",
                                "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage",
                                "sqs:GetQueueAttributes", "lambda:InvokeFunction"},
     }
@@ -400,7 +402,7 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
             if any(a.startswith("dynamodb:") and a != "dynamodb:ListStreams" and "Stream" not in a
                    and a not in ("dynamodb:GetRecords", "dynamodb:GetShardIterator")
                    for a in _actions([statement])):
-                assert statement["Resource"] == [table], (fid, statement)
+                assert statement["Resource"] == table, (fid, statement)  # the table alone, no index
     # the delayer and DLQ sends are scoped to exactly those queues
     assert [s for s in _policy(b, "ApiFunction") if s["Action"] == "sqs:SendMessage"] == [
         {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": delayer}]  # short timers, straight in
@@ -494,7 +496,8 @@ def test_log_groups_follow_the_removal_policy(built):
 
 # --- API -------------------------------------------------------------------------------------
 ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
-          ("POST", "/schedule-batches")}
+          ("POST", "/schedule-batches"), ("GET", "/schedules"),
+          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}"), ("GET", "/periodic")}
 
 
 def _invoke_statement(b: Built) -> dict:
@@ -666,14 +669,15 @@ def test_rest_no_auth(built):
         assert props["AuthorizationType"] == "NONE" and "ApiKeyRequired" not in props
 
 
-def test_rest_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(built):
+def test_rest_grant_schedule_is_execute_api_on_every_route_and_the_invoke(built):
     b = built["rest"]
     invoke, statement = _client_statements(b)
     assert invoke == _invoke_statement(b)
     assert statement["Action"] == "execute-api:Invoke"
     rendered = [json.dumps(r) for r in statement["Resource"]]
-    assert len(rendered) == 4
-    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/POST/schedule-batches"'):
+    assert len(rendered) == len(ROUTES)
+    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/POST/schedule-batches"',
+                   '/GET/schedules"', '/PUT/periodic/*"', '/GET/periodic/*"', '/DELETE/periodic/*"', '/GET/periodic"'):
         assert sum(r.endswith(suffix + "]]}") for r in rendered) == 1, (suffix, rendered)
     stage_id = only(b.json, "AWS::ApiGateway::Stage")[0]
     api_id = _logical_id(b, b.scheduler.api)
@@ -706,7 +710,7 @@ def test_http_api_is_the_default_with_iam_on_every_route(built):
     # API Gateway may invoke the function for each route, and nothing else may
     sources = sorted(json.dumps(p["Properties"]["SourceArn"]) for p in resources_of(b.json, "AWS::Lambda::Permission").values()
                      if p["Properties"]["Principal"] == "apigateway.amazonaws.com")
-    assert len(sources) == 4 and all(f'{{"Ref": "{api_id}"}}' in s for s in sources)
+    assert len(sources) == len(ROUTES) and all(f'{{"Ref": "{api_id}"}}' in s for s in sources)
 
 
 def test_http_stage_is_default_auto_deployed_throttled_and_logged(built):
@@ -754,7 +758,7 @@ def test_http_no_auth(built):
     assert {r["AuthorizationType"] for r in routes.values()} == {"NONE"}
 
 
-def test_http_grant_schedule_is_execute_api_on_the_four_routes_and_the_invoke(built):
+def test_http_grant_schedule_is_execute_api_on_every_route_and_the_invoke(built):
     b = built["defaults"]
     invoke, statement = _client_statements(b)
     assert invoke == _invoke_statement(b)
@@ -871,24 +875,24 @@ def test_every_resource_the_construct_creates_is_accounted_for(built):
     assert _inventory(built["no_api"]) == CORE
     assert _inventory(built["defaults"]) - CORE == {
         "AWS::Logs::LogGroup": 1,  # the API's access logs
-        "AWS::Lambda::Permission": 4,  # one per route
+        "AWS::Lambda::Permission": 9,  # one per route
         "AWS::ApiGatewayV2::Api": 1, "AWS::ApiGatewayV2::Stage": 1, "AWS::ApiGatewayV2::Integration": 1,
-        "AWS::ApiGatewayV2::Route": 4,
+        "AWS::ApiGatewayV2::Route": 9,
     }
     rest = built["rest"]
     assert _inventory(rest) - CORE == {
         "AWS::IAM::Role": 1,  # API Gateway's logging role
         "AWS::Logs::LogGroup": 1,
-        "AWS::Lambda::Permission": 8,  # each method, for its stage and for test-invoke
+        "AWS::Lambda::Permission": 18,  # each method, for its stage and for test-invoke
         "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
-        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 3, "AWS::ApiGateway::Method": 4,
-        "AWS::ApiGateway::Model": 2, "AWS::ApiGateway::RequestValidator": 2,
+        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 5, "AWS::ApiGateway::Method": 9,
+        "AWS::ApiGateway::Model": 3, "AWS::ApiGateway::RequestValidator": 2,
         "AWS::ApiGateway::GatewayResponse": 4,
     }
     permissions = [r["Properties"] for r in resources_of(rest.json, "AWS::Lambda::Permission").values()]
     api_fn = only(rest.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
     sweeper = only(rest.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
     assert sum(p["Principal"] == "apigateway.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [api_fn, "Arn"]}
-               for p in permissions) == 8
+               for p in permissions) == 18
     assert sum(p["Principal"] == "events.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}
                for p in permissions) == 1

@@ -1,0 +1,120 @@
+"""Who may do what: the ``grant_*`` methods of ``DelayedScheduler``, and each runtime function's own
+least-privilege policy."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from aws_cdk import Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+
+from . import _nag, _wiring
+from .api import READ_ROUTES, ROUTES
+
+if TYPE_CHECKING:
+    from ._front_doors import FrontDoor
+
+_KEY_USER = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+_KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
+
+
+class SchedulerGrants:
+    """``grant_*`` methods; the class that mixes this in has the table, the queues, the functions,
+    the front door and the listing index's name."""
+
+    table: dynamodb.Table
+    delayer_queue: sqs.Queue
+    dead_letter_queue: sqs.Queue
+    api_function: lambda_.Function
+    sweeper_function: lambda_.Function
+    enqueuer_function: lambda_.Function
+    dispatcher_function: lambda_.Function
+    encryption_key: Optional[kms.IKey]
+    listing_index_name: Optional[str]
+    _front_door: Optional["FrontDoor"]
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allow ``grantee`` to invoke the api function directly: ``lambda:InvokeFunction`` on exactly
+        ``api_function`` (no versions or aliases). The event is ``{"method", "path", "body"}``, the
+        answer ``{"statusCode", "body"}`` (see the class description). A direct invoke reaches every
+        route: there is no read-only invoke.
+
+        :param grantee: e.g. the producer's role or function.
+        """
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["lambda:InvokeFunction"],
+                                          resource_arns=[self.api_function.function_arn])
+
+    def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allow ``grantee`` to schedule: ``execute-api:Invoke`` on each route of this API's stage (HTTP
+        or REST): ``POST /schedules``, ``GET``/``DELETE /schedules/*``, ``POST /schedule-batches``,
+        ``GET /schedules`` (the listing), ``PUT``/``GET``/``DELETE /periodic/*`` and ``GET /periodic``;
+        and ``grant_invoke``; nothing else. With ``SchedulerApi.none()``, ``grant_invoke`` only.
+
+        The routes' part is meaningful with IAM authorization (the default). The ``*`` in the
+        ``/schedules/*`` and ``/periodic/*`` resources stands for the ``{id}`` path parameter; when
+        ``grantee`` is a construct in this stack, that cdk-nag finding (AwsSolutions-IAM5) is
+        acknowledged on it with this reason.
+
+        :param grantee: e.g. the producer's role or function.
+        """
+        grant = self.grant_invoke(grantee)
+        routes = self._grant_routes(grantee, ROUTES, "grant_schedule")
+        return grant.combine(routes) if routes else grant
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allow ``grantee`` to read, and only read: ``execute-api:Invoke`` on the ``GET`` routes of this
+        API's stage (``GET /schedules/*``, ``GET /schedules``, ``GET /periodic/*``, ``GET /periodic``),
+        e.g. for a dashboard or an operator's tool. No direct invoke: that reaches every route.
+
+        As with ``grant_schedule``, the ``*`` is the ``{id}`` path parameter (acknowledged for cdk-nag
+        on a grantee in this stack), and the grant is meaningful with IAM authorization. With
+        ``SchedulerApi.none()`` it raises ``ValueError``: without an API there is no read-only way in.
+
+        :param grantee: e.g. an operator's role.
+        """
+        grant = self._grant_routes(grantee, READ_ROUTES, "grant_read")
+        if grant is None:
+            raise ValueError("grant_read: this scheduler has no API (SchedulerApi.none()), and a direct invoke "
+                             "reaches every route; use grant_invoke, or an API")
+        return grant
+
+    # --- internals -------------------------------------------------------------------------
+    def _grant_routes(self, grantee: iam.IGrantable, routes: tuple, method: str) -> Optional[iam.Grant]:
+        """``execute-api:Invoke`` on ``routes`` of this API's stage; ``None`` without an API."""
+        if self._front_door is None:
+            return None
+        arns = [self._front_door.route_arns[route] for route in routes]
+        _nag.acknowledge_route_wildcards(Stack.of(self.table), grantee, arns, method)
+        return iam.Grant.add_to_principal(grantee=grantee, actions=["execute-api:Invoke"], resource_arns=arns)
+
+    def _grant_runtime(self) -> None:
+        """Least privilege, per function: exactly the table operations and sends its handler makes, on
+        the table itself (``Table.grant`` would add ``<table>/index/*`` to each once the table has an
+        index) and, with listing, ``Query`` on the listing index alone."""
+        listing = self.listing_index_name is not None
+        self._grant_table(self.api_function, "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem",
+                          "dynamodb:DeleteItem", "dynamodb:Query",  # Query: GET /periodic reads shard partitions
+                          *(["dynamodb:BatchGetItem"] if listing else []))  # a listing page's records
+        if listing:
+            iam.Grant.add_to_principal(grantee=self.api_function, actions=["dynamodb:Query"],
+                                       resource_arns=[f"{self.table.table_arn}/index/{self.listing_index_name}"])
+        self._grant_table(self.sweeper_function, "dynamodb:Query", "dynamodb:DeleteItem")
+        self._grant_table(self.enqueuer_function, "dynamodb:BatchWriteItem")  # write-back of refused timers
+        # UpdateItem: a delivery's start and end; GetItem and PutItem: a periodic definition's next timer
+        self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem")
+        self._grant_send(self.api_function, self.delayer_queue)  # short timers go straight to the queue
+        self._grant_send(self.enqueuer_function, self.delayer_queue)
+        self._grant_send(self.dispatcher_function, self.delayer_queue)  # put back an early message
+        self._grant_send(self.dispatcher_function, self.dead_letter_queue)  # park an exhausted delivery
+
+    def _grant_table(self, function: lambda_.Function, *actions: str) -> None:
+        iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[self.table.table_arn])
+        _wiring.grant_key(self.encryption_key, function, *_KEY_USER)
+
+    def _grant_send(self, function: lambda_.Function, queue: sqs.Queue) -> None:
+        queue.grant(function, "sqs:SendMessage")
+        _wiring.grant_key(self.encryption_key, function, *_KEY_PRODUCER)

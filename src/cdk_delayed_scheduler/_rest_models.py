@@ -1,0 +1,104 @@
+"""What the REST API checks before the api function runs: a JSON schema for each body, the path's
+``{id}`` and the listing routes' query strings. The api handler validates everything again, in full
+(RFC 3339 parsing, cron expressions, the 256 KiB payload limit, ...), and answers with the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import aws_apigateway as apigw
+
+from ._runtime_asset import contract
+from .api import ROUTES
+
+_STRING, _NUMBER, _INTEGER = apigw.JsonSchemaType.STRING, apigw.JsonSchemaType.NUMBER, apigw.JsonSchemaType.INTEGER
+
+#: The optional query-string parameters of the listing routes (none is required).
+QUERY_PARAMETERS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("GET", "/schedules"): ("status", "dueAfter", "dueBefore", "limit", "nextToken"),
+    ("GET", "/periodic"): ("limit", "nextToken"),
+}
+
+
+def _object(title: str, required: list[str], properties: dict[str, apigw.JsonSchema]) -> apigw.JsonSchema:
+    """A draft-4 object schema with exactly ``properties``."""
+    return apigw.JsonSchema(schema=apigw.JsonSchemaVersion.DRAFT4, title=title, type=apigw.JsonSchemaType.OBJECT,
+                            additional_properties=False, required=required, properties=properties)
+
+
+def _instant() -> apigw.JsonSchema:
+    """``dueAt``, ``startAt``, ``endAt``: RFC 3339 text or epoch seconds."""
+    return apigw.JsonSchema(type=[_STRING, _NUMBER])
+
+
+def _target() -> apigw.JsonSchema:
+    return apigw.JsonSchema(type=_STRING, pattern=contract()["targetNamePattern"])
+
+
+def create_schedule_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``POST /schedules`` before the function runs."""
+    return _object("CreateSchedule", ["payload"], {
+        "id": apigw.JsonSchema(type=_STRING, pattern=contract()["idPattern"]),
+        "dueAt": _instant(),
+        "delaySeconds": apigw.JsonSchema(type=_NUMBER, minimum=0),
+        "payload": apigw.JsonSchema(),
+        "target": _target(),
+    })
+
+
+def create_schedule_batch_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``POST /schedule-batches``: ``{"schedules": [...]}``
+    with 1 to ``maxBatchSize`` JSON objects. Each item is validated by the api handler, which answers
+    per item (``schedules[i].field``), so one bad item never refuses the others."""
+    return _object("CreateScheduleBatch", ["schedules"], {
+        "schedules": apigw.JsonSchema(type=apigw.JsonSchemaType.ARRAY, min_items=1,
+                                      max_items=contract()["maxBatchSize"],
+                                      items=apigw.JsonSchema(type=apigw.JsonSchemaType.OBJECT)),
+    })
+
+
+def put_periodic_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``PUT /periodic/{id}``. Exactly one of ``every`` and
+    ``cron`` is the api handler's rule (it names the field), as exactly one of ``dueAt`` and
+    ``delaySeconds`` is for a create."""
+    return _object("PutPeriodic", ["payload"], {
+        "payload": apigw.JsonSchema(),
+        "every": apigw.JsonSchema(type=_INTEGER, minimum=contract()["periodic"]["minEverySeconds"]),
+        "cron": apigw.JsonSchema(type=_STRING),
+        "timeZone": apigw.JsonSchema(type=_STRING),
+        "startAt": _instant(),
+        "endAt": _instant(),
+        "target": _target(),
+    })
+
+
+#: Each route with a body: (the model's construct id, its name, its schema).
+_BODY_MODELS = {
+    ("POST", "/schedules"): ("CreateScheduleModel", "CreateSchedule", create_schedule_schema),
+    ("POST", "/schedule-batches"): ("CreateScheduleBatchModel", "CreateScheduleBatch", create_schedule_batch_schema),
+    ("PUT", "/periodic/{id}"): ("PutPeriodicModel", "PutPeriodic", put_periodic_schema),
+}
+
+
+def method_requests(api: apigw.RestApi) -> dict[tuple[str, str], dict[str, Any]]:
+    """For each route, ``add_method``'s request options: its validator, its body model, its parameters.
+
+    ``BodyValidator`` checks the body and the parameters of the routes with a body;
+    ``ParametersValidator`` the path's ``{id}`` (required) and the query strings (optional) of the others.
+    """
+    body = api.add_request_validator("BodyValidator", validate_request_body=True, validate_request_parameters=True)
+    parameters = api.add_request_validator("ParametersValidator", validate_request_parameters=True)
+    models = {route: api.add_model(model_id, content_type="application/json", model_name=name, schema=schema())
+              for route, (model_id, name, schema) in _BODY_MODELS.items()}
+    requests = {}
+    for route in ROUTES:
+        options: dict[str, Any] = dict(request_validator=body if route in models else parameters)
+        if route in models:
+            options["request_models"] = {"application/json": models[route]}
+        wanted = {f"method.request.querystring.{name}": False for name in QUERY_PARAMETERS.get(route, ())}
+        if "{id}" in route[1]:
+            wanted["method.request.path.id"] = True
+        if wanted:
+            options["request_parameters"] = wanted
+        requests[route] = options
+    return requests
