@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .signature import signature_problem
+
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 
@@ -76,14 +78,20 @@ class _Server:
 
 
 class ApiServer(_Server):
+    """The HTTP API; with ``require_signature``, a request without well-formed SigV4 headers gets 403
+    (the signature itself is not verified: see :mod:`.signature`)."""
+
     def __init__(self, api_handler: Callable[[dict, Any], dict], port: int = 0, require_signature: bool = False) -> None:
-        # TODO(issue 9, client helper): with require_signature, answer 403 without a well-formed SigV4 header.
         class Handler(_QuietHandler):
             def _serve(self) -> None:
                 raw = self._read_body()
                 if raw is None:
                     body = json.dumps({"message": f"request body exceeds {MAX_REQUEST_BYTES} bytes", "field": "body"})
                     self._reply(413, body.encode(), {"Content-Type": "application/json"})
+                    return
+                problem = signature_problem({k.lower(): v for k, v in self.headers.items()}) if require_signature else None
+                if problem:
+                    self._reply(403, json.dumps({"message": problem}).encode(), {"Content-Type": "application/json"})
                     return
                 response = api_handler(_http_api_event(self.command, self.path, dict(self.headers), raw), None)
                 headers = dict(response.get("headers") or {})

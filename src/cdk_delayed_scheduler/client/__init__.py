@@ -1,0 +1,26 @@
+"""The scheduler's typed client, for application code: ``from cdk_delayed_scheduler.client import SchedulerClient``.
+
+It needs only the standard library and botocore (no aws-cdk-lib, constructs or boto3), so a
+Lambda function can bundle it without the construct's dependencies; see ``docs/client.md``.
+
+```python
+from datetime import timedelta
+from cdk_delayed_scheduler.client import SchedulerClient
+
+timers = SchedulerClient("https://abc123.execute-api.eu-west-1.amazonaws.com")  # SigV4-signed HTTP
+# or: SchedulerClient.for_function("Timers-ApiFunction...")                       # direct invoke
+created = timers.schedule(timedelta(minutes=5), {"order": 42})
+```
+"""
+
+from ._client import MAX_BATCH_SIZE, BatchItem, SchedulerClient
+from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundError, PayloadTooLargeError,
+                      RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
+from ._models import Periodic, PeriodicStatus, Removed, Schedule, ScheduleRequest, ScheduleStatus, When
+
+__all__ = [
+    "SchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
+    "Schedule", "Periodic", "Removed", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When",
+    "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
+    "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
+]

@@ -1,0 +1,201 @@
+"""``SchedulerClient``: every call of the scheduler's API as a typed method."""
+
+from __future__ import annotations
+
+import builtins
+import re
+import uuid
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar, Union
+from urllib.parse import quote, urlencode
+
+import botocore.session
+
+from .._runtime_asset import contract
+from ._errors import SchedulerError, error_for
+from ._models import (Periodic, Removed, Schedule, ScheduleRequest, When, create_body, format_time, whole_seconds)
+from ._transport import Backoff, HttpTransport, InvokeTransport, Transport, send_with_retries
+
+T = TypeVar("T")
+MAX_BATCH_SIZE: int = contract()["maxBatchSize"]
+"""How many creates one ``POST /schedule-batches`` takes (``maxBatchSize`` in the runtime's ``contract.json``)."""
+BatchItem = Union[ScheduleRequest, Mapping[str, Any]]
+_IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
+
+
+def _path_id(identifier: str) -> str:
+    return quote(identifier, safe="")
+
+
+def _time_or_none(value: datetime | None, argument: str) -> str | None:
+    return None if value is None else format_time(value, argument)
+
+
+class SchedulerClient:
+    """The scheduler's API, typed: over HTTP(S) with SigV4 (this constructor) or by direct invoke (:meth:`for_function`).
+
+    ``session`` (a ``botocore.session.Session``; default ``botocore.session.get_session()``) gives
+    the credentials and the region. Throttling (429) and server errors (5xx) are retried up to
+    ``max_attempts`` times in all, with exponential backoff and full jitter (``backoff_base``
+    seconds doubled each retry, at most ``backoff_cap``); other errors raise at once. Retrying a
+    create is safe: the client sends an id with every create (a new uuid4 unless you give one), and
+    the same id with the same body answers the same schedule.
+    """
+
+    def __init__(self, api_url: str, session: botocore.session.Session | None = None, *, region: str | None = None,
+                 timeout: float = 30.0, max_attempts: int = 4, backoff_base: float = 0.1, backoff_cap: float = 5.0) -> None:
+        transport = HttpTransport(api_url, session or botocore.session.get_session(), region, timeout)
+        self._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
+
+    @classmethod
+    def for_function(cls, name_or_arn: str, session: botocore.session.Session | None = None, *,
+                     region: str | None = None, max_attempts: int = 4, backoff_base: float = 0.1,
+                     backoff_cap: float = 5.0) -> "SchedulerClient":
+        """A client that invokes the api function (``lambda:InvokeFunction``) instead of calling the HTTP API.
+
+        The region comes from ``region=``, the function's ARN, or the session. The Lambda client
+        honours ``AWS_ENDPOINT_URL_LAMBDA`` and ``AWS_ENDPOINT_URL``.
+        """
+        client = cls.__new__(cls)
+        transport = InvokeTransport(name_or_arn, session or botocore.session.get_session(), region)
+        client._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
+        return client
+
+    def _setup(self, transport: Transport, region: str, backoff: Backoff) -> None:
+        self._transport = transport
+        self._backoff = backoff
+        self.region = region
+        """The region requests are signed for (HTTP) or sent to (direct invoke)."""
+
+    def _call(self, method: str, path: str, body: Any | None = None) -> Any:
+        return send_with_retries(self._transport, self._backoff, method, path, body)
+
+    # --- one-shot schedules ---------------------------------------------------------------
+    def schedule(self, at: When, payload: Any, *, id: str | None = None, target: str | None = None) -> Schedule:  # noqa: A002 - the API's name
+        """Schedule ``payload`` for delivery at ``at``: ``POST /schedules``.
+
+        ``at`` is a timezone-aware ``datetime`` (sent as ``dueAt``, RFC 3339 UTC with milliseconds)
+        or a ``timedelta`` from when the server receives the call (sent as ``delaySeconds``;
+        fractions of a second are kept). ``id`` defaults to a new uuid4, generated here so that a
+        retried call is idempotent. Answers the schedule's ``id``, ``due_at``, ``status``
+        (``QUEUED`` or ``SCHEDULED``) and ``target``; the same id and body again answers the same.
+        """
+        body = create_body(at, payload, id if id is not None else str(uuid.uuid4()), target)
+        return Schedule.from_json(self._call("POST", "/schedules", body))
+
+    def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
+        """Schedule many at once: ``POST /schedule-batches``, ``MAX_BATCH_SIZE`` (10) items a call.
+
+        Each item is a :class:`ScheduleRequest` or a mapping with its keys (``at``, ``payload``,
+        ``id``, ``target``). The answer has one entry per item, in order: the :class:`Schedule`, or
+        the typed error for that item (returned, not raised; its ``field`` names the item's place in
+        ``items``: ``schedules[12].dueAt``). Items answered with throttling or a server error are
+        sent again, alone, within ``max_attempts``. Raises only when a whole call fails.
+        """
+        bodies = [self._item_body(index, item) for index, item in enumerate(items)]
+        results: builtins.list[Schedule | SchedulerError | None] = [None] * len(bodies)
+        for start in range(0, len(bodies), MAX_BATCH_SIZE):
+            self._batch(bodies, builtins.list(range(start, min(start + MAX_BATCH_SIZE, len(bodies)))), results)
+        return [result for result in results if result is not None]
+
+    @staticmethod
+    def _item_body(index: int, item: BatchItem) -> dict:
+        request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
+        schedule_id = request.id if request.id is not None else str(uuid.uuid4())
+        return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at")
+
+    def _batch(self, bodies: builtins.list[dict], pending: builtins.list[int],
+               results: builtins.list[Schedule | SchedulerError | None]) -> None:
+        for attempt in range(1, self._backoff.max_attempts + 1):
+            answer = self._call("POST", "/schedule-batches", {"schedules": [bodies[i] for i in pending]})
+            retry = []
+            for position, (index, result) in enumerate(zip(pending, answer["results"])):
+                if 200 <= result["status"] < 300:
+                    results[index] = Schedule.from_json(result["body"])
+                    continue
+                error = error_for(result["status"], _renumbered(result.get("body"), position, index))
+                results[index] = error
+                if error.retryable:
+                    retry.append(index)
+            pending = retry
+            if not pending or attempt == self._backoff.max_attempts:
+                return
+            self._backoff.sleep(attempt)
+
+    def get(self, id: str) -> Schedule:  # noqa: A002 - the API's name
+        """The schedule with all its fields: ``GET /schedules/{id}``; :class:`NotFoundError` if unknown (or expired)."""
+        return Schedule.from_json(self._call("GET", f"/schedules/{_path_id(id)}"))
+
+    def cancel(self, id: str) -> Removed:  # noqa: A002 - the API's name
+        """Cancel a schedule: ``DELETE /schedules/{id}``.
+
+        Answers ``Removed(id, status="CANCELLED")`` (again for one already cancelled);
+        :class:`NotFoundError` if unknown, :class:`ConflictError` once it has fired or failed.
+        """
+        return Removed.from_json(self._call("DELETE", f"/schedules/{_path_id(id)}"))
+
+    # --- periodic timers -------------------------------------------------------------------
+    def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002 - the API's name
+                     cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
+                     end_at: datetime | None = None, target: str | None = None) -> Periodic:
+        """Create or replace a periodic timer: ``PUT /periodic/{id}``.
+
+        Give exactly one of ``every`` (whole seconds, an int or a timedelta) or ``cron``
+        (EventBridge's six fields, e.g. ``"0 9 ? * MON-FRI *"``, in ``time_zone``, IANA, default
+        UTC). ``start_at``/``end_at`` are aware datetimes. The same body again changes nothing; a
+        different one replaces the definition from its next occurrence.
+        """
+        fields = {"payload": payload, "every": None if every is None else whole_seconds(every), "cron": cron,
+                  "timeZone": time_zone, "startAt": _time_or_none(start_at, "start_at"),
+                  "endAt": _time_or_none(end_at, "end_at"), "target": target}
+        body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
+        return Periodic.from_json(self._call("PUT", f"/periodic/{_path_id(id)}", body))
+
+    def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
+        """The periodic timer's definition and progress: ``GET /periodic/{id}``; :class:`NotFoundError` if unknown."""
+        return Periodic.from_json(self._call("GET", f"/periodic/{_path_id(id)}"))
+
+    def delete_periodic(self, id: str) -> Removed:  # noqa: A002 - the API's name
+        """Delete a periodic timer, so that no further occurrence is delivered: ``DELETE /periodic/{id}``.
+
+        Answers ``Removed(id, status="DELETED")``; :class:`NotFoundError` if unknown.
+        """
+        return Removed.from_json(self._call("DELETE", f"/periodic/{_path_id(id)}"))
+
+    def list_periodic(self, *, page_size: int | None = None) -> Iterator[Periodic]:
+        """Every periodic timer: ``GET /periodic?limit=&nextToken=``, page after page as the iterator is consumed."""
+        return self._pages("/periodic", {"limit": page_size}, Periodic.from_json)
+
+    # --- listing (last: the method's name shadows the builtin in this class's body) ---------
+    def list(self, *, status: str | None = None, due_after: datetime | None = None,
+             due_before: datetime | None = None, page_size: int | None = None) -> Iterator[Schedule]:
+        """Schedules by status and due time: ``GET /schedules?status=&dueAfter=&dueBefore=&limit=&nextToken=``.
+
+        Follows ``nextToken`` page after page (``page_size`` items each, the server's ``limit``) as
+        the iterator is consumed; errors raise when the page that meets them is fetched. The
+        items carry no payload (:meth:`get` has it). The scheduler must be deployed with ``listing``.
+        """
+        params = {"status": status, "dueAfter": _time_or_none(due_after, "due_after"),
+                  "dueBefore": _time_or_none(due_before, "due_before"), "limit": page_size}
+        return self._pages("/schedules", params, Schedule.from_json)
+
+    def _pages(self, path: str, params: Mapping[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Iterator[T]:
+        query = {name: value for name, value in params.items() if value is not None}
+        while True:
+            answer = self._call("GET", f"{path}?{urlencode(query)}" if query else path)
+            yield from (build(item) for item in answer.get("items") or [])
+            token = answer.get("nextToken")
+            if not token:
+                return
+            query["nextToken"] = token
+
+
+def _renumbered(body: Any, position: int, index: int) -> Any:
+    """A batch item's error body with ``schedules[position]`` (its place in the call) made ``schedules[index]``."""
+    if not isinstance(body, dict) or position == index:
+        return body
+    named = f"schedules[{index}]"
+    renamed = {**body, "message": _IN_BATCH.sub(named, str(body.get("message", "")))}
+    if isinstance(body.get("field"), str):
+        renamed["field"] = _IN_BATCH.sub(named, body["field"])
+    return renamed

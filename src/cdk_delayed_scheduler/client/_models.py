@@ -1,0 +1,154 @@
+"""The client's results and requests, and the conversions between them and the wire's camelCase JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal, Mapping, Union
+
+ScheduleStatus = Literal["SCHEDULED", "QUEUED", "FIRED", "CANCELLED", "FAILED"]
+"""The statuses a one-shot schedule goes through (a newer server may answer others: they are kept as sent)."""
+PeriodicStatus = Literal["ACTIVE", "ENDED"]
+When = Union[datetime, timedelta]
+"""A due time: an aware ``datetime``, or a ``timedelta`` from the moment the server receives the call."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A one-shot schedule, as ``POST /schedules`` (``id, due_at, status, target`` only), ``GET`` or a listing answers it."""
+
+    id: str
+    due_at: datetime
+    status: str
+    target: str | None = None
+    payload: Any = field(default=None, hash=False)
+    """``None`` where the answer carries none (a create's answer, a listing's items)."""
+    created_at: datetime | None = None
+    attempts: int | None = None
+    fired_at: datetime | None = None
+    ended_at: datetime | None = None
+    last_error: str | None = None
+    raw: dict = field(default_factory=dict, hash=False, repr=False)
+    """The answer's JSON object as received, unknown fields included."""
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Schedule":
+        """Build from the wire's JSON object, ignoring unknown fields."""
+        return cls(
+            id=str(body["id"]), due_at=_required_time(body, "dueAt"), status=str(body["status"]),
+            target=body.get("target"), payload=body.get("payload"), created_at=parse_time(body.get("createdAt")),
+            attempts=body.get("attempts"), fired_at=parse_time(body.get("firedAt")),
+            ended_at=parse_time(body.get("endedAt")), last_error=body.get("lastError"), raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class Periodic:
+    """A periodic timer's definition and progress, as ``PUT``/``GET /periodic/{id}`` or a listing answers it."""
+
+    id: str
+    status: str
+    target: str | None = None
+    next_due_at: datetime | None = None
+    """``None`` once the timer has ended (past ``end_at``)."""
+    every: int | None = None
+    """Seconds between occurrences (``None`` for a cron timer)."""
+    cron: str | None = None
+    time_zone: str | None = None
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    last_due_at: datetime | None = None
+    last_fired_at: datetime | None = None
+    fired_count: int = 0
+    skipped_count: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    payload: Any = field(default=None, hash=False)
+    raw: dict = field(default_factory=dict, hash=False, repr=False)
+    """The answer's JSON object as received, unknown fields included."""
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Periodic":
+        """Build from the wire's JSON object, ignoring unknown fields."""
+        times = {name: parse_time(body.get(wire)) for name, wire in (
+            ("next_due_at", "nextDueAt"), ("start_at", "startAt"), ("end_at", "endAt"), ("last_due_at", "lastDueAt"),
+            ("last_fired_at", "lastFiredAt"), ("created_at", "createdAt"), ("updated_at", "updatedAt"))}
+        return cls(
+            id=str(body["id"]), status=str(body["status"]), target=body.get("target"), every=body.get("every"),
+            cron=body.get("cron"), time_zone=body.get("timeZone"), fired_count=int(body.get("firedCount") or 0),
+            skipped_count=int(body.get("skippedCount") or 0), payload=body.get("payload"), raw=dict(body), **times,
+        )
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What a cancel (``status == "CANCELLED"``) or a periodic delete (``"DELETED"``) answers."""
+
+    id: str
+    status: str
+    raw: dict = field(default_factory=dict, hash=False, repr=False)
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Removed":
+        return cls(id=str(body["id"]), status=str(body["status"]), raw=dict(body))
+
+
+@dataclass(frozen=True)
+class ScheduleRequest:
+    """One item of :meth:`SchedulerClient.schedule_many`: the arguments of :meth:`SchedulerClient.schedule`."""
+
+    at: When
+    payload: Any
+    id: str | None = None
+    target: str | None = None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An aware UTC ``datetime`` from the wire's RFC 3339 text (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+
+
+def _required_time(body: Mapping[str, Any], name: str) -> datetime:
+    value = parse_time(body[name])
+    if value is None:
+        raise ValueError(f"the answer's {name} is null")
+    return value
+
+
+def format_time(value: datetime, argument: str) -> str:
+    """RFC 3339 UTC with milliseconds (the server keeps milliseconds); ``ValueError`` naming ``argument`` if naive."""
+    if not isinstance(value, datetime):
+        raise TypeError(f"{argument} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{argument} must be a timezone-aware datetime (e.g. datetime.now(timezone.utc)), got a naive one")
+    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at") -> dict:
+    """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta."""
+    body: dict[str, Any] = {"id": schedule_id}
+    if isinstance(at, timedelta):
+        body["delaySeconds"] = at.total_seconds()
+    elif isinstance(at, datetime):
+        body["dueAt"] = format_time(at, argument)
+    else:
+        raise TypeError(f"{argument} must be a datetime or a timedelta, got {type(at).__name__}")
+    body["payload"] = payload
+    if target is not None:
+        body["target"] = target
+    return body
+
+
+def whole_seconds(every: int | timedelta) -> int:
+    """``every`` as whole seconds; ``ValueError`` for a fraction (the server counts whole seconds)."""
+    if isinstance(every, timedelta):
+        seconds = every.total_seconds()
+        if seconds != int(seconds):
+            raise ValueError(f"every must be whole seconds, got {seconds}")
+        return int(seconds)
+    if isinstance(every, bool) or not isinstance(every, int):
+        raise TypeError(f"every must be an int of seconds or a timedelta, got {type(every).__name__}")
+    return every

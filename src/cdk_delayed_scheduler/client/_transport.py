@@ -1,0 +1,150 @@
+"""The client's two ways to reach the api function, and its retries.
+
+- :class:`HttpTransport`: HTTP(S) requests to the API, signed with SigV4 for ``execute-api``.
+- :class:`InvokeTransport`: ``lambda:InvokeFunction`` of the api function with the direct-invoke
+  event ``{"method", "path", "body"}``, answered ``{"statusCode", "body"}``.
+
+Both answer ``(status, body)`` with the body as a JSON value, and raise a :class:`SchedulerError`
+only when there is no answer to read (no connection, Lambda refused the invoke, the function crashed).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import botocore.exceptions
+import botocore.session
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.config import Config
+from botocore.httpsession import URLLib3Session
+from botocore.utils import get_environ_proxies
+
+from ._errors import FunctionError, SchedulerError, ServerError, ThrottledError, TransportError, error_for
+
+_EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?$")
+_FUNCTION_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:(?P<region>[a-z0-9-]+):")
+
+
+class Transport(Protocol):
+    """One request to the api function, answered as ``(HTTP status, JSON body)``."""
+
+    def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]: ...
+
+
+def _region(explicit: str | None, inferred: str | None, session: botocore.session.Session) -> str:
+    region = explicit or inferred or session.get_config_variable("region")
+    if not region:
+        raise ValueError("no AWS region: pass region=, or configure one (AWS_REGION, AWS_DEFAULT_REGION or a profile)")
+    return str(region)
+
+
+def _json_or_text(raw: bytes) -> Any:
+    text = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(text) if text.strip() else None
+    except ValueError:
+        return text  # API Gateway's own error pages may be plain text
+
+
+class HttpTransport:
+    """SigV4-signed requests (service ``execute-api``) to ``api_url``, over one pool of kept-alive connections."""
+
+    def __init__(self, api_url: str, session: botocore.session.Session, region: str | None = None,
+                 timeout: float = 30.0) -> None:
+        parts = urlsplit(api_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
+        host = _EXECUTE_API_HOST.match(parts.hostname)
+        self.region = _region(region, host.group("region") if host else None, session)
+        self._base = api_url.rstrip("/")
+        self._credentials = session.get_credentials()
+        if self._credentials is None:
+            raise botocore.exceptions.NoCredentialsError()
+        self._http = URLLib3Session(proxies=get_environ_proxies(api_url), timeout=timeout)
+
+    def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        request = AWSRequest(method=method, url=self._base + path, data=data, headers=headers)
+        SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
+        try:
+            response = self._http.send(request.prepare())
+        except botocore.exceptions.BotoCoreError as exc:
+            raise TransportError(f"{method} {self._base}{path}: {exc}") from exc
+        return response.status_code, _json_or_text(response.content)
+
+
+class InvokeTransport:
+    """Direct invokes of the api function through botocore's ``lambda`` client.
+
+    The client honours ``AWS_ENDPOINT_URL_LAMBDA`` / ``AWS_ENDPOINT_URL`` and the session's
+    configuration, and makes one attempt per call: :func:`send_with_retries` does the retrying.
+    """
+
+    def __init__(self, function: str, session: botocore.session.Session, region: str | None = None) -> None:
+        arn = _FUNCTION_ARN.match(function)
+        self.region = _region(region, arn.group("region") if arn else None, session)
+        self.function = function
+        self._lambda = session.create_client("lambda", region_name=self.region,
+                                             config=Config(retries={"total_max_attempts": 1}))
+
+    def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
+        event: dict[str, Any] = {"method": method, "path": path}
+        if body is not None:
+            event["body"] = body
+        try:
+            response = self._lambda.invoke(FunctionName=self.function, Payload=json.dumps(event).encode("utf-8"))
+        except botocore.exceptions.ClientError as exc:
+            error = exc.response.get("Error", {})
+            status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 500)
+            message = f"lambda:Invoke of {self.function}: {error.get('Code')}: {error.get('Message')}"
+            if error.get("Code") == "TooManyRequestsException":
+                raise ThrottledError(429, message) from exc
+            raise error_for(status, {"message": message}) from exc
+        except botocore.exceptions.BotoCoreError as exc:
+            raise TransportError(f"lambda:Invoke of {self.function}: {exc}") from exc
+        answer = _json_or_text(response["Payload"].read())
+        if response.get("FunctionError"):
+            details = answer if isinstance(answer, dict) else {}
+            raise FunctionError(f"the function failed: {details.get('errorMessage') or answer}", details.get("errorType"))
+        if not isinstance(answer, dict) or not isinstance(answer.get("statusCode"), int):
+            raise ServerError(502, f"the function answered {str(answer)[:200]!r}, not {{\"statusCode\", \"body\"}}")
+        return answer["statusCode"], answer.get("body")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with full jitter: before retry ``n`` (1-based), sleep up to ``min(cap, base * 2**(n-1))`` s."""
+
+    max_attempts: int = 4
+    base: float = 0.1
+    cap: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+
+    def sleep(self, retry: int) -> None:
+        time.sleep(random.uniform(0, min(self.cap, self.base * 2 ** (retry - 1))))
+
+
+def send_with_retries(transport: Transport, backoff: Backoff, method: str, path: str, body: Any | None) -> Any:
+    """The body of a 2xx answer; the typed error otherwise, after retrying throttling and 5xx (never other 4xx)."""
+    for attempt in range(1, backoff.max_attempts + 1):
+        try:
+            status, answer = transport.send(method, path, body)
+            if 200 <= status < 300:
+                return answer
+            raise error_for(status, answer)
+        except SchedulerError as error:
+            if not error.retryable or attempt == backoff.max_attempts:
+                raise
+        backoff.sleep(attempt)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

@@ -1,0 +1,132 @@
+"""Fixtures for the typed client's tests: one local engine per module (SigV4 required, listing on),
+the client over each transport, and a scripted HTTP server for retries and error mapping."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+import pytest
+
+from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.local import Engine, EngineOptions
+from cdk_delayed_scheduler.local.client import Recorder
+from cdk_delayed_scheduler.local.engine import API_FUNCTION
+
+TRANSPORTS = ["http", "invoke"]
+WINDOW = 4  # seconds: the engine's delay window, so the sweeper path runs in seconds
+
+
+@dataclass
+class Local:
+    engine: Engine
+    recorder: Recorder
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[Local]:
+    """One engine for the module: SigV4 required on the HTTP API, the listing index on, a recording target."""
+    recorder = Recorder()
+    options = EngineOptions(target=recorder, require_signature=True, listing=True, delay_window=WINDOW,
+                            sweep_interval=0.5, shard_count=2)
+    with Engine(options) as engine:
+        yield Local(engine, recorder)
+
+
+def client_for(transport: str, engine: Engine, monkeypatch: pytest.MonkeyPatch, **options: Any) -> SchedulerClient:
+    """A client for ``engine``: SigV4-signed HTTP, or direct invokes through the engine's Lambda endpoint
+    (named by ``AWS_ENDPOINT_URL_LAMBDA``, as an application would name a local endpoint)."""
+    if transport == "http":
+        return SchedulerClient(engine.api_url, **options)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", engine.lambda_endpoint_url)
+    return SchedulerClient.for_function(API_FUNCTION, **options)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def client(request: pytest.FixtureRequest, local: Local, monkeypatch: pytest.MonkeyPatch) -> SchedulerClient:
+    """The client, once over each transport."""
+    return client_for(request.param, local.engine, monkeypatch)
+
+
+def fresh_id(prefix: str) -> str:
+    """An id no other test (or transport's run) uses in the module's engine."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict
+    body: Any
+
+
+@dataclass
+class ScriptedServer:
+    """An HTTP server on 127.0.0.1 that answers ``script`` in turn (then its last answer again) and records each request.
+
+    Each answer is ``(status, JSON body)``, ``(status, JSON body, headers)``, or a callable that
+    takes the request (a :class:`Seen`) and returns one of those.
+    """
+
+    script: list
+    seen: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
+                            json.loads(raw) if raw else None)
+                with server._lock:
+                    server.seen.append(seen)
+                    answer = server.script[min(len(server.seen), len(server.script)) - 1]
+                status, body, *headers = answer(seen) if callable(answer) else answer
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", **(headers[0] if headers else {})}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = _answer
+
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    """``scripted([(status, body[, headers]), ...])`` starts a :class:`ScriptedServer`; all are closed after the test."""
+    servers: list[ScriptedServer] = []
+
+    def start(script: list) -> ScriptedServer:
+        servers.append(ScriptedServer(script))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
