@@ -1,0 +1,48 @@
+"""The client imports only the standard library and botocore, and works where the construct's
+dependencies are not installed (a Lambda bundle made with ``pip install --no-deps``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+HEAVY = ("aws_cdk", "constructs", "jsii", "boto3")
+
+
+def run_python(code: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_importing_the_client_imports_no_cdk_jsii_or_boto3():
+    done = run_python(f"import cdk_delayed_scheduler.client, sys; "
+                      f"assert not any(m.startswith({HEAVY!r}) for m in sys.modules), "
+                      f"sorted(m for m in sys.modules if m.startswith({HEAVY!r}))")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_client_works_where_the_constructs_dependencies_cannot_be_imported(scripted):
+    answer = {"id": "x", "dueAt": "2030-01-01T00:00:00.000Z", "status": "QUEUED", "target": "default"}
+    server = scripted([(201, answer)])
+    code = textwrap.dedent(f"""
+        import importlib.abc, sys
+        from datetime import timedelta
+
+        class Absent(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {HEAVY!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}")
+                return None
+
+        sys.meta_path.insert(0, Absent())
+        from cdk_delayed_scheduler.client import SchedulerClient
+        print(SchedulerClient({server.url!r}, region="us-east-1").schedule(timedelta(seconds=5), {{"a": 1}}).status)
+    """)
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "QUEUED"
+    assert server.seen[0].body["payload"] == {"a": 1} and "authorization" in server.seen[0].headers
