@@ -62,8 +62,13 @@ def test_unknown_ids_are_404(aws):
 
 
 def test_routes_and_methods(aws):
-    assert call_api("GET", "/schedules")[0] == 405
+    assert call_api("PATCH", "/schedules")[0] == 405
+    status, body = call_api("GET", "/schedules")  # listing is off unless the deployment turns it on
+    assert status == 404 and "listing=True" in body["message"] and "--listing" in body["message"]
     assert call_api("PUT", "/schedules/x")[0] == 405
+    assert call_api("POST", "/periodic/x")[0] == 405
+    assert call_api("DELETE", "/periodic")[0] == 405
+    assert call_api("GET", "/periodic/a/b")[0] == 404
     assert call_api("GET", "/elsewhere")[0] == 404
     assert call_api("GET", "/schedules/a/b")[0] == 404
     status, body = call_api("GET", "/schedules/" + "x" * 129)

@@ -14,8 +14,8 @@ from typing import Any, Iterator
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, payload, states
-from ..core.contract import DEFAULT_TARGET_NAME
+from ..core import keys, listing, payload, states
+from ..core.contract import DEFAULT_TARGET_NAME, LISTING
 from ..core.envelope import TimerRef
 
 
@@ -62,21 +62,22 @@ class ScheduleRecord:
 
     @classmethod
     def from_item(cls, item: dict) -> "ScheduleRecord":
-        (kind, value), = item["payload"].items()
+        # A listing reads records without their payload and request hash.
+        (kind, value), = item.get("payload", {"S": ""}).items()
         return cls(
             schedule_id=keys.schedule_id_of(item["pk"]["S"]),
-            due_ms=_n(item, "dueMs"),
-            payload_json=payload.decode(kind, value),
-            target=_s(item, "target", DEFAULT_TARGET_NAME),
-            status=_s(item, "status"),
-            token=_s(item, "token"),
-            request_hash=item["requestHash"]["B"],
-            created_ms=_n(item, "createdMs"),
-            shard=_n(item, "shard", None),
-            attempts=_n(item, "attempts", 0),
-            fired_ms=_n(item, "firedMs", None),
-            ended_ms=_n(item, "endedMs", None),
-            last_error=_s(item, "lastError", None),
+            due_ms=n_attr(item, "dueMs"),
+            payload_json=payload.decode(kind, value) if "payload" in item else "",
+            target=s_attr(item, "target", DEFAULT_TARGET_NAME),
+            status=s_attr(item, "status"),
+            token=s_attr(item, "token"),
+            request_hash=item.get("requestHash", {"B": b""})["B"],
+            created_ms=n_attr(item, "createdMs"),
+            shard=n_attr(item, "shard", None),
+            attempts=n_attr(item, "attempts", 0),
+            fired_ms=n_attr(item, "firedMs", None),
+            ended_ms=n_attr(item, "endedMs", None),
+            last_error=s_attr(item, "lastError", None),
         )
 
 
@@ -94,17 +95,22 @@ class TimerItem:
     token: str
     created_ms: int
     cancelled: bool = False
+    version: int | None = None
+    """Set for a periodic timer's occurrence: its definition's version (see :class:`TimerRef`)."""
 
     @property
     def key(self) -> keys.Key:
-        return keys.timer_key(self.shard, self.due_ms, self.schedule_id)
+        return keys.timer_key(self.shard, self.due_ms, self.schedule_id, self.version is not None)
 
     @property
     def ref(self) -> TimerRef:
-        return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms)
+        return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms, self.version)
 
     def to_item(self) -> dict:
-        return {**self.key.as_item_key(), "token": {"S": self.token}, "createdMs": {"N": str(self.created_ms)}}
+        item = {**self.key.as_item_key(), "token": {"S": self.token}, "createdMs": {"N": str(self.created_ms)}}
+        if self.version is not None:
+            item["v"] = {"N": str(self.version)}
+        return item
 
     @classmethod
     def from_item(cls, item: dict) -> "TimerItem":
@@ -113,9 +119,10 @@ class TimerItem:
             shard=keys.shard_of_partition(item["pk"]["S"]),
             due_ms=due_ms,
             schedule_id=schedule_id,
-            token=_s(item, "token"),
-            created_ms=_n(item, "createdMs"),
+            token=s_attr(item, "token"),
+            created_ms=n_attr(item, "createdMs"),
             cancelled=item.get("cancelled", {}).get("BOOL", False),
+            version=n_attr(item, "v", None) if keys.is_periodic_sort_key(item["sk"]["S"]) else None,
         )
 
 
@@ -141,9 +148,23 @@ class DeliveryStart:
 
 
 class ScheduleStore:
-    def __init__(self, dynamodb: Any, table_name: str) -> None:
+    def __init__(self, dynamodb: Any, table_name: str, listing_shards: int | None = None) -> None:
+        """``listing_shards``: the shard count when the listing index is on (``LISTING``), else None.
+
+        With it, a create's record carries the index keys, and each status change keeps them
+        right: removed at delivery start and cancel, moved to FAILED's partition on failure.
+        """
         self._ddb = dynamodb
         self._table = table_name
+        self._listing_shards = listing_shards
+
+    @classmethod
+    def for_config(cls, dynamodb: Any, config: Any) -> "ScheduleStore":
+        return cls(dynamodb, config.table_name, config.shard_count if config.listing else None)
+
+    def _unlisted(self, update: str) -> str:
+        """``update`` that also takes the record out of the listing index, when listing is on."""
+        return update + (f" REMOVE {LISTING['partitionKey']}, {LISTING['sortKey']}" if self._listing_shards else "")
 
     # --- create (api) ---------------------------------------------------------
     def put_record(self, record: ScheduleRecord) -> tuple[ScheduleRecord, bool]:
@@ -152,7 +173,10 @@ class ScheduleStore:
         An existing id with the same request hash is an idempotent replay (``created`` is
         False, the stored record is returned); with another hash it raises :class:`CreateConflict`.
         """
-        existing = self._put_if_absent(record.to_item())
+        item = record.to_item()
+        if self._listing_shards:
+            item.update(listing.index_keys(record.status, record.schedule_id, record.due_ms, self._listing_shards))
+        existing = self._put_if_absent(item)
         if existing is None:
             return record, True
         stored = ScheduleRecord.from_item(existing)
@@ -177,9 +201,13 @@ class ScheduleStore:
             )
             return None
         except ClientError as exc:
-            if not _is_condition_failure(exc):
+            if not is_condition_failure(exc):
                 raise
             return TimerItem.from_item(exc.response["Item"])
+
+    def put_periodic_timer(self, timer: TimerItem) -> None:
+        """Write a periodic occurrence's timer, over any timer with its key: the definition's token decides."""
+        self._ddb.put_item(TableName=self._table, Item=timer.to_item())
 
     def delete_own_timer(self, timer: TimerItem) -> None:
         """Flag, then delete, a stray timer this create attempt wrote (its token), if it is still there.
@@ -199,7 +227,7 @@ class ScheduleStore:
                 ExpressionAttributeValues={":tok": {"S": timer.token}, ":t": {"BOOL": True}},
             )
         except ClientError as exc:
-            if _is_condition_failure(exc):
+            if is_condition_failure(exc):
                 return  # gone, or another attempt's
             raise
         self.delete_cancelled_timer(timer.key)
@@ -215,7 +243,7 @@ class ScheduleStore:
             )
             return None
         except ClientError as exc:
-            if not _is_condition_failure(exc):
+            if not is_condition_failure(exc):
                 raise
             return exc.response["Item"]
 
@@ -242,7 +270,7 @@ class ScheduleStore:
         """Cancel unless delivery started. Returns ``(record, changed)``; record None if unknown."""
         new, old = self._update_record(
             schedule_id,
-            "SET #st = :cancelled, endedMs = :now, expiresAt = :exp",
+            self._unlisted("SET #st = :cancelled, endedMs = :now, expiresAt = :exp"),
             "#st IN (:scheduled, :queued)",
             {":cancelled": states.CANCELLED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
              ":now": now_ms, ":exp": now_ms // 1000 + retention_seconds},
@@ -270,7 +298,7 @@ class ScheduleStore:
                 ExpressionAttributeValues={":t": {"BOOL": True}},
             )
         except ClientError as exc:
-            if _is_condition_failure(exc):
+            if is_condition_failure(exc):
                 return  # already claimed: the dispatcher will see CANCELLED
             raise
         self.delete_cancelled_timer(key)
@@ -284,7 +312,7 @@ class ScheduleStore:
                 ExpressionAttributeValues={":t": {"BOOL": True}},
             )
         except ClientError as exc:
-            if not _is_condition_failure(exc):
+            if not is_condition_failure(exc):
                 raise
 
     # --- claim (sweeper) and write-back (enqueuer) -----------------------------
@@ -317,7 +345,7 @@ class ScheduleStore:
             )
             return True
         except ClientError as exc:
-            if _is_condition_failure(exc):
+            if is_condition_failure(exc):
                 return False
             raise
 
@@ -358,7 +386,7 @@ class ScheduleStore:
         """
         new, old = self._update_record(
             ref.schedule_id,
-            "SET #st = :fired, firedMs = :now, expiresAt = :exp ADD attempts :one",
+            self._unlisted("SET #st = :fired, firedMs = :now, expiresAt = :exp ADD attempts :one"),
             "#tok = :tok AND #st IN (:scheduled, :queued, :fired)",
             {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED, ":tok": ref.token,
              ":now": now_ms, ":exp": now_ms // 1000 + retention_seconds, ":one": 1},
@@ -371,14 +399,15 @@ class ScheduleStore:
             return DeliveryStart(None, "stray")
         return DeliveryStart(None, old["status"]["S"])
 
-    def mark_failed(self, schedule_id: str, reason: str, now_ms: int, retention_seconds: int) -> None:
-        self._update_record(
-            schedule_id,
-            "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp",
-            "#st = :fired",
-            {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
-             ":exp": now_ms // 1000 + retention_seconds},
-        )
+    def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, retention_seconds: int) -> None:
+        values: dict = {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
+                        ":exp": now_ms // 1000 + retention_seconds}
+        update = "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp"
+        if self._listing_shards:
+            index = listing.index_keys(states.FAILED, record.schedule_id, record.due_ms, self._listing_shards)
+            update += f", {LISTING['partitionKey']} = :lpk, {LISTING['sortKey']} = :lsk"
+            values.update({":lpk": index[LISTING["partitionKey"]]["S"], ":lsk": index[LISTING["sortKey"]]["S"]})
+        self._update_record(record.schedule_id, update, "#st = :fired", values)
 
     def _update_record(self, schedule_id: str, update: str, condition: str, values: dict) -> tuple[dict | None, dict | None]:
         """A conditional update of a schedule record: ``(new image, None)``, or ``(None, old image or {})``.
@@ -404,7 +433,7 @@ class ScheduleStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )["Attributes"], None
         except ClientError as exc:
-            if _is_condition_failure(exc):
+            if is_condition_failure(exc):
                 return None, exc.response.get("Item") or {}
             raise
 
@@ -412,7 +441,7 @@ class ScheduleStore:
 _MISSING = object()
 
 
-def _s(item: dict, name: str, default: Any = _MISSING) -> Any:
+def s_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
     if name in item:
         return item[name]["S"]
     if default is _MISSING:
@@ -420,7 +449,7 @@ def _s(item: dict, name: str, default: Any = _MISSING) -> Any:
     return default
 
 
-def _n(item: dict, name: str, default: Any = _MISSING) -> Any:
+def n_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
     if name in item:
         return int(item[name]["N"])
     if default is _MISSING:
@@ -428,5 +457,5 @@ def _n(item: dict, name: str, default: Any = _MISSING) -> Any:
     return default
 
 
-def _is_condition_failure(exc: ClientError) -> bool:
+def is_condition_failure(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"

@@ -26,3 +26,9 @@ DEFAULT_LOG_LEVEL: str = _CONTRACT["defaultLogLevel"]
 METRIC_DIMENSIONS: dict = _CONTRACT["metrics"]["dimensions"]
 """The dimensions of every metric the runtime emits (``FunctionName`` is added per function)."""
 LATENESS_METRIC: str = _CONTRACT["metrics"]["lateness"]
+LISTING: dict = _CONTRACT["listing"]
+"""The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
+PERIODIC_DEFAULT_TIME_ZONE: str = _CONTRACT["periodic"]["defaultTimeZone"]
+PERIODIC_MIN_EVERY_SECONDS: int = _CONTRACT["periodic"]["minEverySeconds"]
+PERIODIC_RETRY_DELAYS_SECONDS: tuple[int, ...] = tuple(_CONTRACT["periodic"]["retryDelaySeconds"])
+"""Delays before each retry of a periodic occurrence whose delivery failed (the next is armed already)."""

@@ -25,18 +25,30 @@ class TimerRef:
     due_ms: int
     token: str
     created_ms: int
+    version: int | None = None
+    """Set for an occurrence of a periodic timer: the version of the definition that armed it."""
+    attempt: int = 0
+    """Set (>= 1) on a periodic occurrence whose delivery has started: the attempt it carries."""
+
+    @property
+    def periodic(self) -> bool:
+        return self.version is not None
 
     def to_message_body(self) -> str:
-        return json.dumps(
-            {"id": self.schedule_id, "dueMs": self.due_ms, "token": self.token, "createdMs": self.created_ms},
-            separators=(",", ":"),
-        )
+        body: dict = {"id": self.schedule_id, "dueMs": self.due_ms, "token": self.token, "createdMs": self.created_ms}
+        if self.version is not None:
+            body["v"] = self.version
+        if self.attempt:
+            body["attempt"] = self.attempt
+        return json.dumps(body, separators=(",", ":"))
 
     @classmethod
     def from_message_body(cls, body: str) -> "TimerRef":
         data = json.loads(body)
+        version = data.get("v")
         return cls(schedule_id=str(data["id"]), due_ms=int(data["dueMs"]), token=str(data["token"]),
-                   created_ms=int(data["createdMs"]))
+                   created_ms=int(data["createdMs"]), version=None if version is None else int(version),
+                   attempt=int(data.get("attempt", 0)))
 
 
 def build_envelope(

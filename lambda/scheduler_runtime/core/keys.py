@@ -1,12 +1,16 @@
 """Item keys and shard choice for the single Schedules table.
 
-Two item kinds share the table (generic ``pk``/``sk`` leave room for more, such
-as periodic definitions and their next occurrence):
+Three item kinds share the table:
 
 - the *schedule record*, one per schedule, keyed by id: the source of truth
   for GET, idempotency and the status;
-- the *timer*, one per pending occurrence, in a shard partition sorted by due
-  time: the work queue that the sweeper queries and that claims delete.
+- the *periodic definition*, one per periodic timer, in one of a fixed number of
+  partitions sorted by id (so ``GET /periodic`` pages through them without a scan):
+  the definition, and the token of its one pending occurrence;
+- the *timer*, one per pending occurrence (of a schedule or of a periodic timer) due
+  beyond the window, in a shard partition sorted by due time: the work queue that the
+  sweeper queries and that claims delete. A periodic occurrence's sort key ends in
+  ``#p``; ids never hold ``#``, so the two kinds never share a key.
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from .contract import ID_PATTERN  # noqa: F401 - re-exported: the id rule lives 
 RECORD_PREFIX = "SCHEDULE#"
 RECORD_SK = "RECORD"
 TIMER_PREFIX = "TIMER#"
+DEFINITION_PREFIX = "PERIODIC#"
+DEFINITION_PARTITIONS = 16
+"""Fixed, unlike ``shard_count``: a definition's key must not move when that prop changes."""
+PERIODIC_SUFFIX = "#p"
 # 13 digits cover every epoch millisecond up to year 2286; we pad to 15 so
 # the lexical order of sort keys is the numeric order up to year 9999.
 _DUE_DIGITS = 15
@@ -54,12 +62,20 @@ def shard_of_partition(timer_pk: str) -> int:
     return int(timer_pk[len(TIMER_PREFIX):])
 
 
-def timer_sort_key(due_ms: int, schedule_id: str) -> str:
-    return f"{due_ms:0{_DUE_DIGITS}d}#{schedule_id}"
+def timer_sort_key(due_ms: int, schedule_id: str, periodic: bool = False) -> str:
+    return f"{due_ms:0{_DUE_DIGITS}d}#{schedule_id}" + (PERIODIC_SUFFIX if periodic else "")
 
 
-def timer_key(shard: int, due_ms: int, schedule_id: str) -> Key:
-    return Key(timer_partition(shard), timer_sort_key(due_ms, schedule_id))
+def timer_key(shard: int, due_ms: int, schedule_id: str, periodic: bool = False) -> Key:
+    return Key(timer_partition(shard), timer_sort_key(due_ms, schedule_id, periodic))
+
+
+def definition_partition(index: int) -> str:
+    return f"{DEFINITION_PREFIX}{index:02d}"
+
+
+def definition_key(periodic_id: str) -> Key:
+    return Key(definition_partition(shard_for(periodic_id, DEFINITION_PARTITIONS)), periodic_id)
 
 
 def due_cutoff_sort_key(cutoff_ms: int) -> str:
@@ -68,9 +84,13 @@ def due_cutoff_sort_key(cutoff_ms: int) -> str:
 
 
 def parse_timer_sort_key(sort_key: str) -> tuple[int, str]:
-    """``(due_ms, schedule_id)`` back from a timer's sort key."""
-    due, _, schedule_id = sort_key.partition("#")
+    """``(due_ms, id)`` back from a timer's sort key (a schedule's, or a periodic timer's)."""
+    due, _, schedule_id = sort_key.removesuffix(PERIODIC_SUFFIX).partition("#")
     return int(due), schedule_id
+
+
+def is_periodic_sort_key(sort_key: str) -> bool:
+    return sort_key.endswith(PERIODIC_SUFFIX)
 
 
 def schedule_id_of(record_pk: str) -> str:

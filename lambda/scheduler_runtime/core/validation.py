@@ -106,6 +106,17 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
             raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
         timing = {"delaySeconds": delay}
 
+    payload_json = validate_payload(body)
+    target = validate_target(body, targets, default_target)
+
+    request_hash = hashlib.sha256(
+        canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
+    ).digest()[:16]
+    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
+
+
+def validate_payload(body: dict) -> str:
+    """The body's ``payload`` (required, any JSON, at most 256 KiB serialized) in its stored, canonical form."""
     if "payload" not in body:
         raise ApiError(400, "payload is required (any JSON value, at most 256 KiB serialized)", "payload")
     try:
@@ -115,16 +126,16 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
         raise ApiError(400, "payload must be JSON that encodes as UTF-8 (no lone surrogates, bounded nesting)", "payload") from None
     if size > MAX_PAYLOAD_BYTES:
         raise ApiError(413, f"payload is {size} bytes serialized; the limit is {MAX_PAYLOAD_BYTES} bytes (256 KiB)", "payload")
+    return payload_json
 
+
+def validate_target(body: dict, targets: Iterable[str], default_target: str) -> str:
+    """The body's ``target``: a registered target name, the default one when absent."""
     registered = list(targets)
     target = body.get("target", default_target)
     if not isinstance(target, str) or target not in registered:
         raise ApiError(400, f"target must be a registered target name: {', '.join(sorted(registered))}", "target")
-
-    request_hash = hashlib.sha256(
-        canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
-    ).digest()[:16]
-    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
+    return target
 
 
 def batch_items(body: dict) -> list:

@@ -5,7 +5,8 @@
 - **REST API** (API Gateway proxy integration): ``httpMethod``, ``path``, ``pathParameters``.
 - **Direct invoke** (``lambda:InvokeFunction``, no API Gateway): ``{"method": "POST",
   "path": "/schedules", "body": {...}}``; ``body`` is a JSON value or JSON text, and the
-  answer is ``{"statusCode": 201, "body": {...}}`` with the body as a JSON value.
+  answer is ``{"statusCode": 201, "body": {...}}`` with the body as a JSON value. Query
+  parameters go in the path (``/schedules?status=FAILED&limit=10``).
 
 The routes, bodies and status codes are the same through each door.
 """
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl
 from typing import Any, TypedDict
 
 from ..core.validation import ApiError, parse_json_body
@@ -39,6 +41,8 @@ class ApiRequest:
     direct: bool
     _body: Any
     _base64: bool = False
+    query: dict = field(default_factory=dict)
+    """Query string parameters (the last value of a repeated one)."""
 
     def json_body(self) -> dict:
         """The body as a JSON object; :class:`ApiError` (400) when it is not one."""
@@ -65,6 +69,7 @@ def parse_event(event: Any) -> ApiRequest:
     if not isinstance(event, dict):
         raise ApiError(400, "the event must be a JSON object such as {\"method\", \"path\", \"body\"}", None)
     context = event.get("requestContext") or {}
+    query = dict(event.get("queryStringParameters") or {})
     if event.get("version") == "2.0":
         method = str((context.get("http") or {}).get("method") or "")
         path = str(event.get("rawPath") or "/")
@@ -78,6 +83,8 @@ def parse_event(event: Any) -> ApiRequest:
         if not method or not path:
             raise ApiError(400, "a direct invoke needs \"method\" and \"path\", e.g. "
                                 "{\"method\": \"POST\", \"path\": \"/schedules\", \"body\": {...}}", None)
+        path, _, query_string = path.partition("?")
+        query = dict(parse_qsl(query_string, keep_blank_values=True))
     return ApiRequest(
         method=method.upper(),
         segments=[s for s in path.split("/") if s],
@@ -86,7 +93,16 @@ def parse_event(event: Any) -> ApiRequest:
         direct=is_direct(event),
         _body=event.get("body"),
         _base64=bool(event.get("isBase64Encoded")),
+        query={str(k): str(v) for k, v in query.items()},
     )
+
+
+def require_method(request: ApiRequest, *allowed: str) -> str:
+    """The request's method when the route allows it; 405 naming the allowed ones otherwise."""
+    if request.method not in allowed:
+        route = "/" + "/".join(request.segments[:1] + (["{id}"] if len(request.segments) > 1 else []))
+        raise ApiError(405, f"method {request.method} is not allowed on {route}; use {' or '.join(allowed)}", None)
+    return request.method
 
 
 def respond(direct: bool, status: int, body: dict) -> dict:

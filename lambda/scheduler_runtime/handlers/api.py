@@ -1,4 +1,9 @@
-"""The api function: ``POST /schedules``, ``GET``/``DELETE /schedules/{id}`` and ``POST /schedule-batches``.
+"""The api function: every route of the API.
+
+- ``POST /schedules``, ``GET``/``DELETE /schedules/{id}``, ``POST /schedule-batches``;
+- ``GET /schedules?status=&dueAfter=&dueBefore=&limit=&nextToken=`` (with listing on);
+- ``PUT``/``GET``/``DELETE /periodic/{id}`` and ``GET /periodic?limit=&nextToken=``
+  (:mod:`._periodic_routes`).
 
 It answers the HTTP API (the default), the REST API and direct invokes alike
 (:mod:`._api_events`). A batch takes up to ``MAX_BATCH_SIZE`` creates in one call: one
@@ -7,7 +12,6 @@ request and one invocation instead of ten, and one ``SendMessageBatch`` for its 
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -15,12 +19,16 @@ from ..aws.config import Config
 from ..aws.context import current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
 from ..aws.delayer import DelayerQueue
-from ..aws.store import ScheduleRecord, ScheduleStore
+from ..aws.listing import list_page
+from ..aws.store import ScheduleStore
 from ..core import states
+from ..core.listing import parse_list_query
 from ..core.timeparse import format_rfc3339_ms, now_ms
 from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create, validate_schedule_id
 from ..observability import log_event
-from ._api_events import ApiRequest, is_direct, parse_event, respond
+from ._api_events import ApiRequest, is_direct, parse_event, require_method, respond
+from ._periodic_routes import periodic_route
+from ._views import describe_record
 
 BATCH_RESOURCE = "schedule-batches"
 logger = logging.getLogger("scheduler_runtime")
@@ -42,24 +50,23 @@ def handler(event: dict, context: Any = None) -> dict:
 def _route(request: ApiRequest) -> tuple[int, dict]:
     method, segments = request.method, request.segments
     ctx = current()
-    store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
+    if segments[:1] == ["periodic"] and len(segments) <= 2:
+        return periodic_route(ctx, request)
+    store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
     creator = Creator(store, DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
     if segments == [BATCH_RESOURCE]:
-        if method != "POST":
-            raise ApiError(405, f"method {method} is not allowed on /{BATCH_RESOURCE}; use POST", None)
+        require_method(request, "POST")
         return _create_batch(creator, ctx.config, request.json_body())
     if segments[:1] != ["schedules"] or len(segments) > 2:
         raise ApiError(404, f"no route for {method} {request.path}", None)
     if len(segments) == 1:
-        if method != "POST":
-            raise ApiError(405, f"method {method} is not allowed on /schedules; use POST", None)
+        if require_method(request, "POST", "GET") == "GET":
+            return _list(ctx.dynamodb, ctx.config, request.query)
         return _create(creator, ctx.config, request.json_body())
     schedule_id = validate_schedule_id(request.path_id or segments[1])
-    if method == "GET":
+    if require_method(request, "GET", "DELETE") == "GET":
         return _read(store, schedule_id)
-    if method == "DELETE":
-        return _cancel(store, ctx.config, schedule_id)
-    raise ApiError(405, f"method {method} is not allowed on /schedules/{{id}}; use GET or DELETE", None)
+    return _cancel(store, ctx.config, schedule_id)
 
 
 def _create(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
@@ -133,7 +140,19 @@ def _read(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:
     status = record.status
     if status == states.SCHEDULED and not store.timer_pending(record):
         status = states.QUEUED  # the sweeper claimed its timer: it is in the delayer queue
-    return 200, _describe(record, status)
+    return 200, describe_record(record, status)
+
+
+def _list(dynamodb: Any, config: Config, params: dict) -> tuple[int, dict]:
+    if not config.listing:
+        raise ApiError(404, "listing is off for this scheduler: deploy it with listing=True (the local engine: "
+                            "--listing); each create and status change then also writes the listing index", None)
+    query = parse_list_query(params, config.table_name)
+    items, token = list_page(dynamodb, config, query, now_ms())
+    body: dict = {"items": [describe_record(record, status, with_payload=False) for record, status in items]}
+    if token:
+        body["nextToken"] = token
+    return 200, body
 
 
 def _cancel(store: ScheduleStore, config: Config, schedule_id: str) -> tuple[int, dict]:
@@ -145,22 +164,3 @@ def _cancel(store: ScheduleStore, config: Config, schedule_id: str) -> tuple[int
     elif states.cancel_outcome(record.status) == "conflict":
         raise ApiError(409, f"schedule '{schedule_id}' is {record.status} and can no longer be cancelled", "id")
     return 200, {"id": schedule_id, "status": states.CANCELLED}
-
-
-def _describe(record: ScheduleRecord, status: str) -> dict:
-    body: dict = {
-        "id": record.schedule_id,
-        "dueAt": format_rfc3339_ms(record.due_ms),
-        "status": status,
-        "payload": json.loads(record.payload_json),
-        "target": record.target,
-        "createdAt": format_rfc3339_ms(record.created_ms),
-        "attempts": record.attempts,
-    }
-    if record.fired_ms is not None:
-        body["firedAt"] = format_rfc3339_ms(record.fired_ms)
-    if record.ended_ms is not None:
-        body["endedAt"] = format_rfc3339_ms(record.ended_ms)
-    if record.last_error:
-        body["lastError"] = record.last_error
-    return body

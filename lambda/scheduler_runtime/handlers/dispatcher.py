@@ -9,6 +9,10 @@ Per message, each in parallel with the rest of its batch:
    until the create that sent it can no longer write;
 4. deliver; on failure retry through SQS, and on the last receive park the
    full envelope and the reason in the dead-letter queue and mark it FAILED.
+
+An occurrence of a periodic timer takes the same first two steps, then :class:`Periodic` arms the
+next occurrence and advances the definition (its step 3), and a failed delivery is retried by a
+message of its own naming the attempt, so the next occurrence is never held up by it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import Context, current
+from ..aws.definitions import DefinitionStore
 from ..aws.delayer import DelayerQueue
+from ..aws.periodic import START_DEADLINE_MS, Periodic
 from ..aws.store import DeliveryStart, ScheduleStore
 from ..aws.targets import DeliveryError, deliver
 from ..core.contract import LATENESS_METRIC, METRIC_DIMENSIONS
@@ -44,7 +50,7 @@ _deliveries = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="
 
 def handler(event: BatchEvent, context: Any = None) -> dict:
     ctx = current()
-    store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
+    store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
     queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url)
 
     def process(message: SqsRecord) -> tuple[int | None, bool]:
@@ -83,6 +89,8 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
         time.sleep(timing.wait_ms / 1000)
     while now_ms() < ref.due_ms:  # sleep() may wake a hair early; never deliver early
         time.sleep(0.001)
+    if ref.periodic:
+        return _dispatch_occurrence(ctx, store, queue, ref, receive_count)
 
     config = ctx.config
     fired = now_ms()
@@ -98,21 +106,61 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
     record = start.record
     envelope = build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json, record.target)
     try:
-        target = config.targets.get(record.target)
-        if target is None:
-            raise DeliveryError(f"target '{record.target}' is not registered")
-        deliver(ctx, target, envelope)
+        _deliver(ctx, envelope)
     except DeliveryError as exc:
         if receive_count < config.max_receive_count:
             raise
         reason = f"delivery failed after {receive_count} attempts: {exc}"
-        queue.dead_letter(envelope, reason)
-        store.mark_failed(record.schedule_id, reason, now_ms(), config.history_retention_seconds)
-        log_event("dead_lettered", level=logging.ERROR, id=record.schedule_id, reason=reason)
+        _dead_letter(queue, envelope, reason)
+        store.mark_failed(record, reason, now_ms(), config.history_retention_seconds)
         return None
-    late = fired - record.due_ms
-    log_event("delivered", id=record.schedule_id, attempt=record.attempts, lateMs=late)
-    return late
+    return _delivered(envelope, fired - record.due_ms)
+
+
+def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef,
+                         receive_count: int) -> int | None:
+    """Deliver one occurrence of a periodic timer (the next one is armed first). Its lateness, or None."""
+    periodic = Periodic(DefinitionStore(ctx.dynamodb, ctx.config.table_name), store, queue, ctx.config)
+    occurrence = periodic.start(ref, receive_count)
+    definition = occurrence.definition
+    if definition is None:
+        return _not_delivered(queue, ref, DeliveryStart(None, occurrence.refusal))
+    envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
+                              definition.payload_json, definition.target)
+    if now_ms() - occurrence.began_ms > START_DEADLINE_MS:
+        # A DELETE may be answered from began + SETTLE_MS on: too late to start safely; again at once.
+        periodic.start_late(definition, occurrence.due_ms, occurrence.attempt)
+        log_event("put_back", id=ref.schedule_id, delaySeconds=0, reason="start deadline passed")
+        return None
+    try:
+        _deliver(ctx, envelope)
+    except DeliveryError as exc:
+        if periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt):
+            log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id, attempt=occurrence.attempt,
+                      reason=str(exc)[:500])
+            return None
+        reason = f"delivery failed after {occurrence.attempt} attempts: {exc}"
+        _dead_letter(queue, envelope, reason)
+        periodic.record_failure(definition, reason)
+        return None
+    return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
+
+
+def _deliver(ctx: Context, envelope: dict) -> None:
+    target = ctx.config.targets.get(envelope["target"])
+    if target is None:
+        raise DeliveryError(f"target '{envelope['target']}' is not registered")
+    deliver(ctx, target, envelope)
+
+
+def _dead_letter(queue: DelayerQueue, envelope: dict, reason: str) -> None:
+    queue.dead_letter(envelope, reason)
+    log_event("dead_lettered", level=logging.ERROR, id=envelope["id"], reason=reason)
+
+
+def _delivered(envelope: dict, late_ms: int) -> int:
+    log_event("delivered", id=envelope["id"], attempt=envelope["attempt"], lateMs=late_ms)
+    return late_ms
 
 
 def _not_delivered(queue: DelayerQueue, ref: TimerRef, start: DeliveryStart) -> None:

@@ -1,0 +1,230 @@
+"""Periodic definitions in the Schedules table: every read and conditional write made on them.
+
+A definition item holds the definition (``every`` or ``cron``/``timeZone``, bounds, payload,
+target, the request hash and a ``version`` that each replacement raises) and the state of its one
+pending occurrence: the ``token`` the occurrence's message or timer carries, ``nextDueMs`` and,
+when that occurrence waits as a timer, its ``shard``. The dispatcher advances it with one
+conditional write per occurrence (:meth:`DefinitionStore.advance`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from botocore.exceptions import ClientError
+
+from ..core import keys, payload
+from ..core.contract import DEFAULT_TARGET_NAME
+from ..core.periodic import Spec
+from .store import is_condition_failure, n_attr, s_attr
+
+ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
+
+
+@dataclass(frozen=True)
+class Definition:
+    periodic_id: str
+    spec: Spec
+    anchor_ms: int
+    payload_json: str
+    target: str
+    request_hash: bytes
+    version: int
+    created_ms: int
+    updated_ms: int
+    status: str = ACTIVE
+    token: str = ""
+    next_due_ms: int | None = None
+    shard: int | None = None
+    """Set while the pending occurrence waits as a timer item (due beyond the window)."""
+    last_token: str | None = None
+    last_due_ms: int | None = None
+    began_ms: int | None = None
+    """When the latest delivery attempt was allowed to start: a DELETE answers only after it has settled."""
+    last_fired_ms: int | None = None
+    fired_count: int = 0
+    skipped_count: int = 0
+    last_error: str | None = None
+
+    @property
+    def pending_timer(self) -> keys.Key | None:
+        if self.shard is None or self.next_due_ms is None:
+            return None
+        return keys.timer_key(self.shard, self.next_due_ms, self.periodic_id, periodic=True)
+
+    def to_item(self) -> dict:
+        kind, value = payload.encode(self.payload_json)
+        item: dict = {**keys.definition_key(self.periodic_id).as_item_key(), "payload": {kind: value},
+                      "requestHash": {"B": self.request_hash}, "version": _n(self.version), "anchorMs": _n(self.anchor_ms),
+                      "createdMs": _n(self.created_ms), "updatedMs": _n(self.updated_ms), "status": {"S": self.status},
+                      "token": {"S": self.token}, "firedCount": _n(self.fired_count), "skippedCount": _n(self.skipped_count)}
+        optional = {"every": self.spec.every_ms and self.spec.every_ms // 1000, "cron": self.spec.cron,
+                    "timeZone": self.spec.time_zone, "startMs": self.spec.start_ms, "endMs": self.spec.end_ms,
+                    "nextDueMs": self.next_due_ms, "shard": self.shard, "lastDueMs": self.last_due_ms,
+                    "lastFiredMs": self.last_fired_ms, "lastError": self.last_error}
+        if self.target != DEFAULT_TARGET_NAME:
+            optional["target"] = self.target
+        for name, value in optional.items():
+            if value is not None:
+                item[name] = _n(value) if isinstance(value, int) else {"S": value}
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict) -> "Definition":
+        (kind, value), = item["payload"].items()
+        every = n_attr(item, "every", None)
+        spec = Spec(every_ms=None if every is None else every * 1000, cron=s_attr(item, "cron", None),
+                    time_zone=s_attr(item, "timeZone", None), start_ms=n_attr(item, "startMs", None),
+                    end_ms=n_attr(item, "endMs", None))
+        return cls(
+            periodic_id=item["sk"]["S"], spec=spec, anchor_ms=n_attr(item, "anchorMs"),
+            payload_json=payload.decode(kind, value), target=s_attr(item, "target", DEFAULT_TARGET_NAME),
+            request_hash=item["requestHash"]["B"], version=n_attr(item, "version"), created_ms=n_attr(item, "createdMs"),
+            updated_ms=n_attr(item, "updatedMs"), status=s_attr(item, "status"), token=s_attr(item, "token", ""),
+            next_due_ms=n_attr(item, "nextDueMs", None), shard=n_attr(item, "shard", None),
+            last_token=s_attr(item, "lastToken", None), last_due_ms=n_attr(item, "lastDueMs", None),
+            began_ms=n_attr(item, "beganMs", None), last_fired_ms=n_attr(item, "lastFiredMs", None),
+            fired_count=n_attr(item, "firedCount", 0), skipped_count=n_attr(item, "skippedCount", 0),
+            last_error=s_attr(item, "lastError", None),
+        )
+
+
+@dataclass(frozen=True)
+class Advance:
+    """What one delivered occurrence changes on its definition (see :meth:`DefinitionStore.advance`)."""
+
+    token: str
+    """The token of the occurrence being delivered: the definition must still hold it."""
+    next_token: str
+    next_due_ms: int | None
+    next_shard: int | None
+    delivered_due_ms: int
+    skipped: int
+    now_ms: int
+
+
+class DefinitionStore:
+    def __init__(self, dynamodb: Any, table_name: str) -> None:
+        self._ddb = dynamodb
+        self._table = table_name
+
+    def get(self, periodic_id: str) -> Definition | None:
+        item = self._ddb.get_item(TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
+                                  ConsistentRead=True).get("Item")
+        return Definition.from_item(item) if item else None
+
+    def put(self, definition: Definition, replacing: Definition | None) -> Definition | None:
+        """Write a new definition, or replace ``replacing`` if it is still the stored one.
+
+        Returns None once written; the stored definition when another write came first.
+        """
+        if replacing is None:  # a new id, or one deleted before
+            condition, values = "attribute_not_exists(pk) OR #st = :deleted", {":deleted": {"S": DELETED}}
+        else:
+            condition, values = "version = :v", {":v": _n(replacing.version)}
+        names = {"ExpressionAttributeNames": {"#st": "status"}} if replacing is None else {}
+        try:
+            self._ddb.put_item(TableName=self._table, Item=definition.to_item(), ConditionExpression=condition,
+                               ExpressionAttributeValues=values, ReturnValuesOnConditionCheckFailure="ALL_OLD", **names)
+            return None
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+            return Definition.from_item(exc.response["Item"])
+
+    def delete(self, periodic_id: str, now_ms: int, retention_seconds: int) -> Definition | None:
+        """Mark DELETED (a tombstone that expires with the history); the definition as it was, None if unknown."""
+        try:
+            old = self._ddb.update_item(
+                TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
+                UpdateExpression="SET #st = :deleted, updatedMs = :now, expiresAt = :exp REMOVE nextDueMs, shard",
+                ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues={":deleted": {"S": DELETED}, ":now": _n(now_ms),
+                                           ":exp": _n(now_ms // 1000 + retention_seconds)},
+                ReturnValues="ALL_OLD")["Attributes"]
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return None
+            raise
+        return Definition.from_item(old)
+
+    def advance(self, periodic_id: str, step: Advance, retention_seconds: int) -> Definition | None:
+        """The one write of a delivered occurrence: the next occurrence's token and due time, the
+        counters, and ``beganMs``, if the definition is ACTIVE and still holds ``step.token``.
+
+        Returns the new image, or None when refused (deleted, replaced, or another delivery of
+        the same occurrence came first).
+        """
+        sets = ["#tok = :next", "lastToken = :tok", "lastDueMs = :due", "beganMs = :now", "lastFiredMs = :now",
+                "firedCount = firedCount + :one", "skippedCount = skippedCount + :skipped"]
+        values = {":next": {"S": step.next_token}, ":tok": {"S": step.token}, ":due": _n(step.delivered_due_ms),
+                  ":now": _n(step.now_ms), ":one": _n(1), ":skipped": _n(step.skipped), ":active": {"S": ACTIVE}}
+        removes = []
+        if step.next_due_ms is None:
+            sets += ["#st = :ended", "expiresAt = :exp"]
+            values.update({":ended": {"S": ENDED}, ":exp": _n(step.now_ms // 1000 + retention_seconds)})
+            removes += ["nextDueMs", "shard"]
+        else:
+            sets.append("nextDueMs = :nextDue")
+            values[":nextDue"] = _n(step.next_due_ms)
+            if step.next_shard is None:
+                removes.append("shard")
+            else:
+                sets.append("shard = :shard")
+                values[":shard"] = _n(step.next_shard)
+        update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        return self._update(periodic_id, update, "#tok = :tok AND #st = :active", values)
+
+    def begin_attempt(self, periodic_id: str, version: int, now_ms: int) -> Definition | None:
+        """Stamp ``beganMs`` for a retry of an occurrence already advanced past, if the same version is ACTIVE."""
+        return self._update(periodic_id, "SET beganMs = :now", "version = :v AND #st = :active",
+                            {":now": _n(now_ms), ":v": _n(version), ":active": {"S": ACTIVE}})
+
+    def record_failure(self, periodic_id: str, version: int, reason: str) -> None:
+        """Keep the reason of an occurrence's exhausted delivery on its definition (the failure path only)."""
+        self._update(periodic_id, "SET lastError = :why", "version = :v", {":why": {"S": reason[:1000]}, ":v": _n(version)})
+
+    def pages(self, partition: int, after_id: str | None, limit: int) -> list[Definition]:
+        """Up to ``limit`` live definitions of one partition with ids after ``after_id``, in id order."""
+        kwargs: dict = {
+            "TableName": self._table, "KeyConditionExpression": "pk = :p" + (" AND sk > :after" if after_id else ""),
+            "FilterExpression": "#st <> :deleted", "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeValues": {":p": {"S": keys.definition_partition(partition)}, ":deleted": {"S": DELETED}},
+        }
+        if after_id:
+            kwargs["ExpressionAttributeValues"][":after"] = {"S": after_id}
+        found: list[Definition] = []
+        for page in _query_pages(self._ddb, kwargs, limit):
+            found.extend(Definition.from_item(item) for item in page)
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
+    def _update(self, periodic_id: str, update: str, condition: str, values: dict) -> Definition | None:
+        names = {name: attr for name, attr in (("#st", "status"), ("#tok", "token")) if name in update + condition}
+        try:
+            new = self._ddb.update_item(
+                TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(), UpdateExpression=update,
+                ConditionExpression=condition, ExpressionAttributeValues=values, ReturnValues="ALL_NEW",
+                **({"ExpressionAttributeNames": names} if names else {}))["Attributes"]
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return None
+            raise
+        return Definition.from_item(new)
+
+
+def _query_pages(ddb: Any, kwargs: dict, limit: int) -> Iterator[list[dict]]:
+    kwargs = {**kwargs, "Limit": limit}
+    while True:
+        page = ddb.query(**kwargs)
+        yield page.get("Items", [])
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last
+
+
+def _n(value: int) -> dict:
+    return {"N": str(value)}

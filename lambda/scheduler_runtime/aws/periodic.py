@@ -1,0 +1,175 @@
+"""Periodic timers: a definition plus exactly one pending occurrence, which travels the one-shot path.
+
+- **PUT** arms the first occurrence with a new token (a delayer message when due within the
+  window, else a timer item), then writes the definition holding that token, as a create does.
+  Replacing a definition arms the new one's first occurrence with a new token, so an occurrence
+  of the old one already queued meets a token it does not hold and is never delivered.
+- **Each occurrence**, when the dispatcher starts it, arms the next one (from the definition,
+  never from the firing time) and then advances the definition to the new token in one
+  conditional write, whatever then happens to this occurrence's delivery. A failed delivery is
+  retried by a message of its own that names the attempt, and after the last one is parked in the
+  dead-letter queue with the reason.
+- **DELETE** marks the definition DELETED, so no occurrence or retry can start after it. A
+  delivery start is allowed only within ``START_DEADLINE_MS`` of the write that allowed it, and
+  DELETE answers no sooner than ``SETTLE_MS`` after the latest such write: so nothing is
+  delivered after DELETE has answered (with up to half a second of clock skew between hosts).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from ..core import keys
+from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
+from ..core.envelope import TimerRef
+from ..core.periodic import PeriodicRequest
+from ..core.timeparse import now_ms as clock_ms
+from ..core.window import enqueue_delay_seconds, is_within_window
+from .config import Config
+from .definitions import ACTIVE, DELETED, ENDED, Advance, Definition, DefinitionStore
+from .delayer import DelayerQueue
+from .store import ScheduleStore, TimerItem
+
+START_DEADLINE_MS = 500
+SETTLE_MS = 1_000
+
+
+@dataclass(frozen=True)
+class Put:
+    definition: Definition
+    created: bool
+    changed: bool
+    """False for the same body again: nothing was written."""
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """A delivery the dispatcher may start now: what to deliver, or why not (``refusal``)."""
+
+    definition: Definition | None
+    due_ms: int = 0
+    attempt: int = 0
+    began_ms: int = 0
+    refusal: str | None = None
+
+
+class Periodic:
+    def __init__(self, definitions: DefinitionStore, store: ScheduleStore, queue: DelayerQueue, config: Config) -> None:
+        self._definitions = definitions
+        self._store = store
+        self._queue = queue
+        self._config = config
+
+    # --- api ---------------------------------------------------------------------
+    def put(self, request: PeriodicRequest, now_ms: int) -> Put:
+        """Create or replace a definition; the same body again changes nothing."""
+        for _ in range(3):  # a concurrent PUT or DELETE of the same id: decide again on what it wrote
+            stored = self._definitions.get(request.periodic_id)
+            live = stored if stored is not None and stored.status != DELETED else None
+            if live is not None and live.request_hash == request.request_hash:
+                return Put(live, created=False, changed=False)
+            anchor = request.anchor_ms(now_ms)
+            first = request.spec.first_due(anchor, now_ms)
+            token, version = keys.new_token(), (stored.version + 1 if stored is not None else 1)
+            shard = self.arm(TimerRef(request.periodic_id, first, token, now_ms, version), now_ms) if first is not None else None
+            # A replacement keeps the history (counts, last firing); a new id, or one deleted before, starts afresh.
+            history = ({"created_ms": live.created_ms, "last_due_ms": live.last_due_ms, "last_fired_ms": live.last_fired_ms,
+                        "fired_count": live.fired_count, "skipped_count": live.skipped_count}
+                       if live is not None else {"created_ms": now_ms})
+            definition = Definition(
+                periodic_id=request.periodic_id, spec=request.spec, anchor_ms=anchor, payload_json=request.payload_json,
+                target=request.target, request_hash=request.request_hash, version=version, updated_ms=now_ms,
+                status=ACTIVE if first is not None else ENDED, token=token, next_due_ms=first, shard=shard, **history,
+            )
+            if self._definitions.put(definition, live) is None:
+                if live is not None:
+                    self._remove_timer(live)
+                return Put(definition, created=live is None, changed=True)
+            self._remove_timer(definition)  # lost the race: the occurrence this attempt armed is a stray
+        raise RuntimeError(f"periodic timer '{request.periodic_id}' kept changing under this PUT; retry it")
+
+    def delete(self, periodic_id: str, now_ms: int) -> Definition | None:
+        """DELETE: nothing is delivered once this returns. None when the id is unknown."""
+        old = self._definitions.delete(periodic_id, now_ms, self._config.history_retention_seconds)
+        if old is None:
+            return None
+        self._remove_timer(old)
+        if old.began_ms is not None:
+            settle = old.began_ms + SETTLE_MS - clock_ms()
+            if settle > 0:  # a delivery allowed just before may still be starting: let it start first
+                time.sleep(settle / 1000)
+        return old
+
+    # --- dispatcher ------------------------------------------------------------------
+    def start(self, ref: TimerRef, receive_count: int) -> Occurrence:
+        """Decide on a due occurrence message: advance the definition and deliver, or refuse."""
+        if ref.attempt:
+            return self._start_attempt(ref, ref.attempt)
+        definition = self._definitions.get(ref.schedule_id)
+        if definition is None:
+            return Occurrence(None, refusal="missing")
+        if definition.status != ACTIVE:
+            return Occurrence(None, refusal=definition.status)
+        if definition.token != ref.token:
+            if definition.last_token == ref.token and definition.version == ref.version:
+                # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
+                return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count)
+            return Occurrence(None, refusal="stray")
+        now = clock_ms()
+        due, skipped, following = definition.spec.catch_up(ref.due_ms, now)
+        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, now)
+        if following is not None:
+            step = replace(step, next_shard=self.arm(
+                TimerRef(ref.schedule_id, following, step.next_token, now, definition.version), now))
+        advanced = self._definitions.advance(ref.schedule_id, step, self._config.history_retention_seconds)
+        if advanced is None:
+            if step.next_shard is not None:
+                self._remove_timer(replace(definition, shard=step.next_shard, next_due_ms=following,
+                                           token=step.next_token))
+            return Occurrence(None, refusal="superseded")
+        return Occurrence(advanced, due, 1, now)
+
+    def retry_later(self, definition: Definition, due_ms: int, attempt: int) -> bool:
+        """Send the next attempt of a failed occurrence; False when the attempts are spent."""
+        if attempt >= self._config.max_receive_count:
+            return False
+        delay = PERIODIC_RETRY_DELAYS_SECONDS[min(attempt, len(PERIODIC_RETRY_DELAYS_SECONDS)) - 1]
+        self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
+                                      clock_ms(), definition.version, attempt + 1), delay)
+        return True
+
+    def start_late(self, definition: Definition, due_ms: int, attempt: int) -> None:
+        """The start deadline passed before the target call: the same attempt again, at once."""
+        self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
+                                      clock_ms(), definition.version, attempt), 0)
+
+    def record_failure(self, definition: Definition, reason: str) -> None:
+        self._definitions.record_failure(definition.periodic_id, definition.version, reason)
+
+    # --- shared --------------------------------------------------------------------
+    def arm(self, ref: TimerRef, now_ms: int) -> int | None:
+        """Send or store an occurrence: its shard when it waits as a timer, None when it is in the queue."""
+        if is_within_window(ref.due_ms, now_ms, self._config.delay_window_seconds):
+            self._queue.send_one(ref, enqueue_delay_seconds(ref.due_ms, now_ms))
+            return None
+        shard = keys.shard_for(ref.schedule_id, self._config.shard_count)
+        self._store.put_periodic_timer(TimerItem(shard, ref.due_ms, ref.schedule_id, ref.token, now_ms,
+                                                 version=ref.version))
+        return shard
+
+    def _start_attempt(self, ref: TimerRef, attempt: int) -> Occurrence:
+        now = clock_ms()
+        definition = self._definitions.begin_attempt(ref.schedule_id, ref.version or 0, now)
+        if definition is None:
+            return Occurrence(None, refusal="deleted or replaced")
+        return Occurrence(definition, ref.due_ms, attempt, now)
+
+    def _remove_timer(self, definition: Definition) -> None:
+        """Flag and delete the pending timer of ``definition`` if it still holds its token."""
+        if definition.pending_timer is not None and definition.next_due_ms is not None and definition.shard is not None:
+            self._store.delete_own_timer(TimerItem(definition.shard, definition.next_due_ms, definition.periodic_id,
+                                                   definition.token, 0, version=definition.version))
+
+
+__all__ = ["ACTIVE", "DELETED", "ENDED", "Occurrence", "Periodic", "Put", "SETTLE_MS", "START_DEADLINE_MS"]

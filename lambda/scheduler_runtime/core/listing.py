@@ -1,0 +1,139 @@
+"""Listing, pure: the ``GET /schedules`` query, the opaque page token, and the index keys of a record.
+
+With listing on, a record in a listed status carries two more attributes, the keys of a sparse,
+keys-only index: ``listPk`` = ``<stored status>#<shard>`` (spread over ``shard_count``
+partitions, so no index key is hot) and ``listSk`` = the due time and id, the same order as a
+timer's sort key. A page queries each wanted partition for the next due times and merges them.
+
+Listed: the pending statuses ``SCHEDULED`` and ``QUEUED``, and ``FAILED``. ``FIRED`` and
+``CANCELLED`` records leave the index (one more index write each), and stay readable by id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+
+from . import states
+from .contract import LISTING
+from .keys import shard_for, timer_sort_key
+from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
+from .validation import ApiError
+
+STATUSES: tuple[str, ...] = tuple(LISTING["statuses"])
+DEFAULT_LIMIT, MIN_LIMIT, MAX_LIMIT = (LISTING["limit"][k] for k in ("default", "min", "max"))
+PARAMETERS = ("status", "dueAfter", "dueBefore", "limit", "nextToken")
+# Which stored statuses hold the records that may show as each listed status (a waiting timer's
+# record stays stored as SCHEDULED once the sweeper has claimed it, and shows as QUEUED).
+STORED_FOR = {states.SCHEDULED: (states.SCHEDULED,), states.QUEUED: (states.QUEUED, states.SCHEDULED),
+              states.FAILED: (states.FAILED,)}
+_FIRST_KEY, _LAST_KEY = "0", "9" * 15 + "$"
+# Sort keys are "<15 digits>#<id>" and ids hold only A-Za-z0-9._:- (all above ','), so the
+# cursor followed by ',' sorts after the cursor and before every key that follows it.
+_AFTER = ","
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    status: str | None
+    due_after_ms: int | None
+    due_before_ms: int | None
+    limit: int
+    cursor: str | None
+    """The sort key of the last item of the previous page."""
+
+    @property
+    def stored_statuses(self) -> tuple[str, ...]:
+        return STORED_FOR[self.status] if self.status else STATUSES
+
+    def key_range(self) -> tuple[str, str] | None:
+        """The inclusive ``listSk`` range still to read; None when it is empty."""
+        low = _FIRST_KEY if self.due_after_ms is None else timer_sort_key(self.due_after_ms, "").replace("#", "$")
+        if self.cursor is not None:
+            low = max(low, self.cursor + _AFTER)
+        high = _LAST_KEY if self.due_before_ms is None else timer_sort_key(self.due_before_ms - 1, "").replace("#", "$")
+        return (low, high) if low <= high else None
+
+    def filters(self) -> list:
+        return [self.status or "", self.due_after_ms, self.due_before_ms]
+
+
+def index_keys(stored_status: str, schedule_id: str, due_ms: int, shard_count: int) -> dict:
+    """The index attributes of a record in a listed status (attribute-value form)."""
+    return {LISTING["partitionKey"]: {"S": f"{stored_status}#{shard_for(schedule_id, shard_count):02d}"},
+            LISTING["sortKey"]: {"S": timer_sort_key(due_ms, schedule_id)}}
+
+
+def partitions(query: ListQuery, shard_count: int) -> list[str]:
+    return [f"{status}#{shard:02d}" for status in query.stored_statuses for shard in range(shard_count)]
+
+
+def parse_list_query(params: dict, token_key: str) -> ListQuery:
+    """Validate ``GET /schedules`` parameters; :class:`ApiError` (400) names the parameter and the rule."""
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if unknown:
+        raise ApiError(400, f"unknown query parameter '{unknown[0]}'; allowed are {', '.join(PARAMETERS)}", unknown[0])
+    status = params.get("status") or None
+    if status is not None and status not in STATUSES:
+        raise ApiError(400, f"status must be one of {', '.join(STATUSES)} (FIRED and CANCELLED schedules "
+                            "are not listed; read them by id)", "status")
+    due_after, due_before = _instant(params, "dueAfter"), _instant(params, "dueBefore")
+    limit_text = params.get("limit")
+    limit = DEFAULT_LIMIT
+    if limit_text is not None:
+        if not str(limit_text).isdigit() or not MIN_LIMIT <= int(limit_text) <= MAX_LIMIT:
+            raise ApiError(400, f"limit must be a whole number from {MIN_LIMIT} to {MAX_LIMIT}", "limit")
+        limit = int(limit_text)
+    query = ListQuery(status, due_after, due_before, limit, None)
+    token = params.get("nextToken")
+    if token:
+        cursor, filters = read_token(token, token_key)
+        if filters != query.filters():
+            raise ApiError(400, "nextToken belongs to a listing with other filters; repeat the same "
+                                "status, dueAfter and dueBefore with it", "nextToken")
+        query = ListQuery(status, due_after, due_before, limit, cursor)
+    return query
+
+
+def make_token(cursor: str, filters: list, key: str) -> str:
+    """An opaque page token: the position and the filters, with a keyed checksum."""
+    body = base64.urlsafe_b64encode(json.dumps([cursor, filters], separators=(",", ":")).encode()).decode().rstrip("=")
+    return f"{body}.{_mac(body, key)}"
+
+
+def read_token(token: str, key: str) -> tuple[str, list]:
+    """``(cursor, filters)`` of a token this API issued; :class:`ApiError` for anything else."""
+    error = ApiError(400, "nextToken is not a token this listing issued (changed, truncated or from "
+                          "another scheduler); start again without it", "nextToken")
+    body, _, mac = str(token).partition(".")
+    if not body or not hmac.compare_digest(mac, _mac(body, key)):
+        raise error
+    try:
+        cursor, filters = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except (ValueError, binascii.Error, TypeError):
+        raise error from None
+    if not isinstance(cursor, str) or not isinstance(filters, list):
+        raise error
+    return cursor, filters
+
+
+def _mac(body: str, key: str) -> str:
+    # Integrity, not secrecy: a token grants nothing the caller could not ask for with parameters.
+    return hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _instant(params: dict, name: str) -> int | None:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None
+    value: object = raw
+    try:
+        value = float(raw) if str(raw).replace(".", "", 1).isdigit() else raw
+        parsed = parse_instant(value)
+    except InvalidInstant as exc:
+        raise ApiError(400, f"{name} {exc}", name) from None
+    return min(parsed, MAX_EPOCH_MS)

@@ -1,0 +1,47 @@
+"""The API's views of stored items: a schedule record and a periodic definition, as JSON bodies."""
+
+from __future__ import annotations
+
+import json
+
+from ..aws.definitions import Definition
+from ..aws.store import ScheduleRecord
+from ..core.timeparse import format_rfc3339_ms
+
+
+def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool = True) -> dict:
+    """``GET /schedules/{id}`` (list items leave the payload out)."""
+    body: dict = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms), "status": status}
+    if with_payload:
+        body["payload"] = json.loads(record.payload_json)
+    body.update(target=record.target, createdAt=format_rfc3339_ms(record.created_ms), attempts=record.attempts)
+    _times(body, firedAt=record.fired_ms, endedAt=record.ended_ms)
+    if record.last_error:
+        body["lastError"] = record.last_error
+    return body
+
+
+def describe_definition(definition: Definition, *, with_payload: bool = True) -> dict:
+    """The API's view of a definition (``GET /periodic/{id}``; list items leave the payload out)."""
+    spec = definition.spec
+    body: dict = {"id": definition.periodic_id, "status": definition.status}
+    if spec.every_ms is not None:
+        body["every"] = spec.every_ms // 1000
+    else:
+        body.update(cron=spec.cron, timeZone=spec.time_zone)
+    _times(body, startAt=spec.start_ms, endAt=spec.end_ms)
+    body.update(target=definition.target,
+                nextDueAt=format_rfc3339_ms(definition.next_due_ms) if definition.next_due_ms is not None else None,
+                firedCount=definition.fired_count, skippedCount=definition.skipped_count,
+                createdAt=format_rfc3339_ms(definition.created_ms), updatedAt=format_rfc3339_ms(definition.updated_ms))
+    _times(body, lastDueAt=definition.last_due_ms, lastFiredAt=definition.last_fired_ms)
+    if definition.last_error:
+        body["lastError"] = definition.last_error
+    if with_payload:
+        body["payload"] = json.loads(definition.payload_json)
+    return body
+
+
+def _times(body: dict, **instants: int | None) -> None:
+    """Add each instant that is set, as RFC 3339 UTC with milliseconds."""
+    body.update({name: format_rfc3339_ms(value) for name, value in instants.items() if value is not None})
