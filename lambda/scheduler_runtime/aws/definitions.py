@@ -138,8 +138,8 @@ class DefinitionStore:
         try:
             old = self._ddb.update_item(
                 TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
-                UpdateExpression="SET #st = :deleted, updatedMs = :now, expiresAt = :exp REMOVE nextDueMs, shard",
-                ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames={"#st": "status"},
+                UpdateExpression="SET #st = :deleted, updatedMs = :now, expiresAt = :exp REMOVE nextDueMs, #sh",
+                ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames={"#st": "status", "#sh": "shard"},
                 ExpressionAttributeValues={":deleted": {"S": DELETED}, ":now": _n(now_ms),
                                            ":exp": _n(now_ms // 1000 + retention_seconds)},
                 ReturnValues="ALL_OLD")["Attributes"]
@@ -164,14 +164,14 @@ class DefinitionStore:
         if step.next_due_ms is None:
             sets += ["#st = :ended", "expiresAt = :exp"]
             values.update({":ended": {"S": ENDED}, ":exp": _n(step.now_ms // 1000 + retention_seconds)})
-            removes += ["nextDueMs", "shard"]
+            removes += ["nextDueMs", "#sh"]
         else:
             sets.append("nextDueMs = :nextDue")
             values[":nextDue"] = _n(step.next_due_ms)
             if step.next_shard is None:
-                removes.append("shard")
+                removes.append("#sh")
             else:
-                sets.append("shard = :shard")
+                sets.append("#sh = :shard")
                 values[":shard"] = _n(step.next_shard)
         update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         return self._update(periodic_id, update, "#tok = :tok AND #st = :active", values)
@@ -202,7 +202,8 @@ class DefinitionStore:
         return found[:limit]
 
     def _update(self, periodic_id: str, update: str, condition: str, values: dict) -> Definition | None:
-        names = {name: attr for name, attr in (("#st", "status"), ("#tok", "token")) if name in update + condition}
+        names = {name: attr for name, attr in (("#st", "status"), ("#tok", "token"), ("#sh", "shard"))
+                 if name in update + condition}
         try:
             new = self._ddb.update_item(
                 TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(), UpdateExpression=update,

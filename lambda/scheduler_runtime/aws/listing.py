@@ -22,7 +22,7 @@ from .store import ScheduleRecord
 
 _queries = ThreadPoolExecutor(max_workers=16, thread_name_prefix="list")
 # Everything a list item shows, and not the payload: a page stays small whatever the payloads.
-_RECORD_FIELDS = "pk, sk, dueMs, #st, target, createdMs, attempts, firedMs, endedMs, lastError, shard, #tok"
+_RECORD_FIELDS = "pk, sk, dueMs, #st, target, createdMs, attempts, firedMs, endedMs, lastError, #sh, #tok"
 BATCH_GET_LIMIT = 100
 
 
@@ -69,7 +69,7 @@ def _records(ddb: Any, table: str, ids: list[str]) -> dict[str, ScheduleRecord]:
     found: dict[str, ScheduleRecord] = {}
     for item in _batch_get(ddb, table, [keys.record_key(i).as_item_key() for i in ids],
                            {"ProjectionExpression": _RECORD_FIELDS,
-                            "ExpressionAttributeNames": {"#st": "status", "#tok": "token"}}):
+                            "ExpressionAttributeNames": {"#st": "status", "#tok": "token", "#sh": "shard"}}):
         record = ScheduleRecord.from_item(item)
         found[record.schedule_id] = record
     return found
