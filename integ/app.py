@@ -19,8 +19,8 @@ STACK_NAME = "DelayedSchedulerExample"
 
 
 class ExampleStack(cdk.Stack):
-    """A deliveries queue as the default target, a FIFO queue as a named extra target,
-    and a role that may call the scheduler's API."""
+    """A deliveries queue as the default target, a FIFO queue as a named extra target, the
+    listing (``GET /schedules``), and a role that may call the scheduler's API."""
 
     def __init__(self, scope: Construct, id: str, **kwargs) -> None:
         super().__init__(scope, id, **kwargs)
@@ -34,10 +34,11 @@ class ExampleStack(cdk.Stack):
             "Timers",
             target=targets.SqsSendMessage(self.deliveries),
             extra_targets={"ordered": targets.SqsSendMessage(self.ordered, message_group_id="orders")},
+            listing=True,
             removal_policy=cdk.RemovalPolicy.DESTROY,  # an example: nothing to keep
         )
         self.client_role = iam.Role(self, "ClientRole", assumed_by=iam.AccountRootPrincipal(),
-                                    description="May create, read and cancel schedules.")
+                                    description="May create, read, list and cancel schedules and periodic timers.")
         self.timers.grant_schedule(self.client_role)
         cdk.CfnOutput(self, "ApiUrl", value=self.timers.url)
         cdk.CfnOutput(self, "DeliveriesQueueUrl", value=self.deliveries.queue_url)

@@ -184,6 +184,8 @@ def iam_requests(service: str, operation: str, params: dict) -> list[tuple[str, 
                     for item in params["TransactItems"] for kind, body in item.items()]
         if operation in ("BatchWriteItem", "BatchGetItem"):
             return [(f"dynamodb:{operation}", table(name)) for name in params["RequestItems"]]
+        if params.get("IndexName"):  # a Query of an index is authorized on the index's ARN
+            return [(f"dynamodb:{operation}", f"{table(params['TableName'])}/index/{params['IndexName']}")]
         return [(f"dynamodb:{operation}", table(params["TableName"]))]
     if service == "sqs":
         action = "sqs:SendMessage" if operation == "SendMessageBatch" else f"sqs:{operation}"
@@ -212,6 +214,28 @@ def role_statements(session, role_arn: str) -> list[dict]:
         statements.extend(document["Statement"])
     assert not iam.list_attached_role_policies(RoleName=role_name)["AttachedPolicies"]
     return statements
+
+
+# --- driving the pipeline ------------------------------------------------------------------------
+def drive_until(predicate, steps, timeout: float = 30.0):
+    """Run each of ``steps`` (pollers) until ``predicate()`` holds; return what it returned."""
+    deadline = time.monotonic() + timeout
+    handed = [0] * len(steps)
+    while time.monotonic() < deadline:
+        for i, step in enumerate(steps):
+            outcome = step()
+            handed[i] += outcome if isinstance(outcome, int) else 1
+        result = predicate()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError(f"the pipeline did not get there in time; records/messages handed over per step: {handed}")
+
+
+def receive_one(session, queue_url: str) -> dict | None:
+    messages = session.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1,
+                                                     MessageAttributeNames=["All"], AttributeNames=["All"]).get("Messages")
+    return messages[0] if messages else None
 
 
 # --- the HTTP API, which moto's CloudFormation skips ---------------------------------------------
@@ -269,12 +293,17 @@ def replay_http_api(session, template: dict, resolve: TemplateResolver) -> dict:
 
 
 def http_api_event(route_key: str, path: str, body: dict | None, api_id: str) -> dict:
-    """What API Gateway's HTTP API (payload format 2.0) hands the api function for one request."""
+    """What API Gateway's HTTP API (payload format 2.0) hands the api function for one request
+    (``path`` may carry a query string)."""
+    from urllib.parse import parse_qsl
+
+    path, _, query = path.partition("?")
     method, template_path = route_key.split(" ", 1)
     names = [s[1:-1] for s in template_path.split("/") if s.startswith("{")]
     values = [v for t, v in zip(template_path.split("/"), path.split("/")) if t.startswith("{")]
     return {
-        "version": "2.0", "routeKey": route_key, "rawPath": path, "rawQueryString": "",
+        "version": "2.0", "routeKey": route_key, "rawPath": path, "rawQueryString": query,
+        **({"queryStringParameters": dict(parse_qsl(query))} if query else {}),
         "headers": {"content-type": "application/json"},
         "requestContext": {"accountId": ACCOUNT, "apiId": api_id, "stage": "$default", "routeKey": route_key,
                            "http": {"method": method, "path": path, "protocol": "HTTP/1.1"}},
@@ -286,7 +315,7 @@ def http_api_event(route_key: str, path: str, body: dict | None, api_id: str) ->
 
 def route_for(route_keys, method: str, path: str) -> str:
     """The route key API Gateway would match ``method path`` to; AssertionError when none does."""
-    parts = path.split("/")
+    parts = path.partition("?")[0].split("/")
     for key in route_keys:
         verb, template_path = key.split(" ", 1)
         template_parts = template_path.split("/")

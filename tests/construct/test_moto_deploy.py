@@ -19,6 +19,7 @@ authorization and the callers' grants are checked here against the policies, not
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -28,9 +29,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from moto_listing_and_periodic import (test_a_periodic_timer_is_delivered_and_armed_again,  # noqa: F401 - collected
+                                       test_the_listing_pages_through_the_index)
 from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, StreamMapping, TemplateResolver, Workload,
                          allowed, forget_stream_triggers, http_api_event, iam_requests, replay_http_api,
                          role_statements, route_for, scenario)
+from moto_wiring import drive_until as _drive_until
+from moto_wiring import receive_one as _receive_one
 
 from cdk_delayed_scheduler._runtime_asset import contract, runtime_asset_path
 
@@ -138,15 +143,19 @@ def test_the_stack_is_create_complete(deployed):
     assert template_types - types == SKIPPED_BY_MOTO
 
 
-def test_deployed_code_is_the_runtime_without_tests_or_bytecode(deployed):
-    """The zip every function runs holds exactly the runtime's sources (hash-stable asset)."""
+def _sources(root: Path, prefix: str = "") -> dict[str, str]:
+    return {prefix + p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc" and "tests" not in p.parts}
+
+
+def test_deployed_code_is_the_runtime_and_tzdata_without_tests_or_bytecode(deployed):
+    """The zip every function runs holds exactly the runtime's sources and the installed tzdata package
+    (the zone files cron schedules need), and nothing else (hash-stable asset)."""
     session = deployed["session"]
     s3 = session.client("s3")
-    expected = {
-        p.relative_to(runtime_asset_path()).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in runtime_asset_path().rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc" and "tests" not in p.parts
-    }
+    tzdata = Path(next(iter(importlib.util.find_spec("tzdata").submodule_search_locations)))
+    expected = {**_sources(runtime_asset_path()), **_sources(tzdata, "tzdata/")}
+    assert "tzdata/zoneinfo/Europe/Paris" in expected
     bucket = [b["Name"] for b in s3.list_buckets()["Buckets"] if b["Name"].startswith("cdk-hnb659fds-assets-")][0]
     zips = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"] if o["Key"].endswith(".zip")]
     assert len(zips) == 1, zips
@@ -200,6 +209,7 @@ class _Caller:
         self.requests.append((method, path))
         before = len(self.function.calls)
         response = self.function(http_api_event(route_key, path, body, self.http_api["api_id"]))
+        self.requests[-1] = (method, path.partition("?")[0])  # API Gateway authorizes the path alone
         self.last_operations = [op for _, op, _ in self.function.calls[before:]]
         assert response["headers"]["Content-Type"] == "application/json"
         return response["statusCode"], json.loads(response["body"])
@@ -226,7 +236,8 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     assert http_api["api"]["ProtocolType"] == "HTTP"
     routes = http_api["routes"]
     assert set(routes) == {"POST /schedules", "GET /schedules/{id}", "DELETE /schedules/{id}",
-                           "POST /schedule-batches"}
+                           "POST /schedule-batches", "GET /schedules", "PUT /periodic/{id}", "GET /periodic/{id}",
+                           "DELETE /periodic/{id}", "GET /periodic"}
     (integration,) = http_api["integrations"].values()
     assert (integration["IntegrationType"], integration["PayloadFormatVersion"]) == ("AWS_PROXY", "2.0")
     assert integration["IntegrationUri"] == functions["ApiFunction"].arn
@@ -238,14 +249,14 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == 100
     log_groups = {r["PhysicalResourceId"] for lid, r in deployed["resources"].items() if lid.startswith("TimersApiAccessLogs")}
     assert stage["AccessLogSettings"]["DestinationArn"] == f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{log_groups.pop()}:*"
-    # API Gateway may invoke the api function through any of the four routes of this API
+    # API Gateway may invoke the api function through any route of this API, one permission per path
+    # (None: moto's Ref to the skipped API)
     policy = json.loads(deployed["session"].client("lambda").get_policy(
         FunctionName=functions["ApiFunction"].name)["Policy"])
     sources = {s["Condition"]["ArnLike"]["AWS:SourceArn"] for s in policy["Statement"]
                if s["Principal"] == {"Service": "apigateway.amazonaws.com"}}
-    assert {s.rsplit("/", 1)[0] for s in sources} <= {f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*",
-                                                      f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*/schedules"}
-    assert len(sources) == 3  # /schedules, /schedules/{id}, /schedule-batches (None: moto's Ref to the skipped API)
+    assert sources == {f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*{path}" for path in (
+        "/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}")}
 
 
 def test_mappings_connect_the_right_sources_to_the_right_functions(deployed, wired):
@@ -271,26 +282,6 @@ def test_the_sweep_rule_targets_the_sweeper(deployed, wired):
     assert rule["ScheduleExpression"] == "rate(1 minute)"
     (target,) = events.list_targets_by_rule(Rule=rule_name)["Targets"]
     assert target["Arn"] == functions["SweeperFunction"].arn
-
-
-def _drive_until(predicate, steps, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    handed = [0] * len(steps)
-    while time.monotonic() < deadline:
-        for i, step in enumerate(steps):
-            outcome = step()
-            handed[i] += outcome if isinstance(outcome, int) else 1
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"the pipeline did not get there in time; records/messages handed over per step: {handed}")
-
-
-def _receive_one(session, queue_url: str) -> dict | None:
-    messages = session.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1,
-                                                     MessageAttributeNames=["All"], AttributeNames=["All"]).get("Messages")
-    return messages[0] if messages else None
 
 
 @contextmanager
@@ -497,14 +488,19 @@ def test_every_call_the_handlers_made_is_allowed_by_their_deployed_roles(deploye
     assert denied == []
     # the lean data path: no transactions; each function made the calls of its part of the flow
     assert not any("Transact" in op for ops in made.values() for op in ops), made
-    assert {"SendMessage", "PutItem", "GetItem"} <= made["ApiFunction"], made
+    assert {"SendMessage", "PutItem", "GetItem", "Query", "BatchGetItem"} <= made["ApiFunction"], made
     assert made["SweeperFunction"] == {"Query", "DeleteItem"}, made
     assert {"SendMessageBatch", "BatchWriteItem"} <= made["EnqueuerFunction"], made
-    assert {"UpdateItem", "SendMessage"} <= made["DispatcherFunction"], made
+    assert {"UpdateItem", "SendMessage", "GetItem", "PutItem"} <= made["DispatcherFunction"], made
     # the check can fail: another function's call is not allowed by a role that does not need it
     write_back = next(params for _, op, params in functions["EnqueuerFunction"].calls if op == "BatchWriteItem")
     (action, resource), = iam_requests("dynamodb", "BatchWriteItem", write_back)
     assert not allowed(statements["ApiFunction"], action, resource)
+    # the listing index is the api function's alone: the sweeper's Query covers the table, not the index
+    listing = next(params for _, op, params in functions["ApiFunction"].calls if params.get("IndexName"))
+    (action, resource), = iam_requests("dynamodb", "Query", listing)
+    assert resource.endswith("/index/ByStatus") and allowed(statements["ApiFunction"], action, resource)
+    assert not allowed(statements["SweeperFunction"], action, resource)
 
 
 def test_grant_schedule_allows_every_request_the_tests_made_and_nothing_else(deployed, wired, http_api, api, workload):
@@ -520,11 +516,12 @@ def test_grant_schedule_allows_every_request_the_tests_made_and_nothing_else(dep
     statements = http_api["resolve"](policy["Properties"]["PolicyDocument"])["Statement"]
     route_arn = lambda method, path, api_id=http_api["api_id"]: (  # noqa: E731
         f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api_id}/$default/{method}{path}")
-    assert {m for m, _ in api.requests} == {"POST", "GET", "DELETE"} and len(api.requests) > 10
+    assert {m for m, _ in api.requests} == {"POST", "GET", "DELETE", "PUT"} and len(api.requests) > 10
+    assert {"/schedules", "/periodic", "/periodic/wiring-periodic"} <= {p for _, p in api.requests}
     for method, path in api.requests:
         assert allowed(statements, "execute-api:Invoke", route_arn(method, path)), (method, path)
     assert allowed(statements, "lambda:InvokeFunction", functions["ApiFunction"].arn)
-    for method, path, api_id in (("PUT", "/schedules/x", http_api["api_id"]), ("GET", "/schedules", http_api["api_id"]),
-                                 ("POST", "/schedules", "otherapi")):
+    for method, path, api_id in (("PUT", "/schedules/x", http_api["api_id"]), ("POST", "/periodic/x", http_api["api_id"]),
+                                 ("PUT", "/periodic", http_api["api_id"]), ("POST", "/schedules", "otherapi")):
         assert not allowed(statements, "execute-api:Invoke", route_arn(method, path, api_id)), (method, path)
     assert not allowed(statements, "lambda:InvokeFunction", functions["DispatcherFunction"].arn)
