@@ -1,0 +1,147 @@
+"""Periodic timers through the api and dispatcher handlers, on in-process moto: the paths an outage,
+a failing target, a replacement, a duplicate message or a DELETE take."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from scheduler_runtime.handlers import dispatcher
+
+from .conftest import call_api, faulty
+
+
+def put(periodic_id: str, body: dict) -> dict:
+    status, answer = call_api("PUT", f"/periodic/{periodic_id}", body)
+    assert status in (200, 201), answer
+    return answer
+
+
+def occurrence(aws, timeout: float = 5.0) -> dict:
+    [message] = aws.wait_for_messages(aws.delayer_url, timeout)
+    return message
+
+
+def dispatch(message: dict, receive_count: int = 1) -> dict:
+    message["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+    return dispatcher.handler({"Records": [message]})
+
+
+def delivered(aws) -> list[dict]:
+    return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
+
+
+def capture_delayer_sends(aws, sent: list):
+    """A ``send_message`` override that keeps delayer messages (retries, next occurrences) instead of sending them."""
+
+    def send(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.delayer_url:
+            sent.append(kwargs)
+            return {"MessageId": f"m{len(sent)}"}
+        return real.send_message(**kwargs)
+
+    return send
+
+
+def as_record(sent: dict, receive_count: int = 1) -> dict:
+    return {"messageId": f"r{time.monotonic_ns()}", "body": sent["MessageBody"],
+            "attributes": {"ApproximateReceiveCount": str(receive_count)}}
+
+
+def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_and_the_rest_counted(aws):
+    answer = put("tick", {"every": 1, "payload": {"n": 1}})
+    message = occurrence(aws)
+    first_due = json.loads(message["body"])["dueMs"]
+    time.sleep(3.3)  # the dispatcher "was down": three more occurrences came due meanwhile
+    assert dispatch(message) == {"batchItemFailures": []}
+    [envelope] = delivered(aws)
+    now = time.time() * 1000
+    due = first_due + 3000
+    assert envelope["dueAt"] == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(due // 1000)) + f".{due % 1000:03d}Z"
+    assert envelope["dedupeKey"] == f"tick@{due}" and envelope["attempt"] == 1
+    status, read = call_api("GET", "/periodic/tick")
+    assert (read["firedCount"], read["skippedCount"], read["lastDueAt"]) == (1, 3, envelope["dueAt"])
+    # The next occurrence is the first one after now, on the definition's grid (no drift).
+    [following] = aws.receive(aws.delayer_url, wait=2)
+    next_due = json.loads(following["body"])["dueMs"]
+    assert next_due > now - 50 and (next_due - first_due) % 1000 == 0 and next_due == due + 1000
+    assert read["nextDueAt"] > envelope["dueAt"] and answer["every"] == 1
+
+
+def test_a_failed_delivery_is_retried_by_attempt_then_parked_while_the_next_occurrence_is_armed(aws):
+    put("flaky", {"every": 5, "payload": {"keep": "me"}, "target": "broken"})
+    message = occurrence(aws, timeout=7)
+    sent: list = []
+    with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
+        assert dispatch(message) == {"batchItemFailures": []}
+        # Sent: the next occurrence (armed before the delivery), then the retry of this one.
+        bodies = [json.loads(s["MessageBody"]) for s in sent]
+        assert [b.get("attempt") for b in bodies] == [None, 2]
+        assert bodies[0]["dueMs"] == bodies[1]["dueMs"] + 5000 and sent[1]["DelaySeconds"] == 30
+        for attempt in (2, 3):
+            retry = as_record(sent[-1])
+            assert json.loads(retry["body"])["attempt"] == attempt
+            assert dispatch(retry) == {"batchItemFailures": []}
+    assert len(sent) == 3  # attempts 2 and 3 were sent; MAX_RECEIVE_COUNT (3) ends it
+    [parked] = aws.receive(aws.dlq_url)
+    assert json.loads(parked["body"])["payload"] == {"keep": "me"} and json.loads(parked["body"])["attempt"] == 3
+    assert "after 3 attempts" in parked["messageAttributes"]["reason"]["stringValue"]
+    read = call_api("GET", "/periodic/flaky")[1]
+    assert read["status"] == "ACTIVE" and read["firedCount"] == 1 and "after 3 attempts" in read["lastError"]
+
+
+def test_a_replaced_definitions_queued_occurrence_and_retries_are_not_delivered(aws):
+    put("swap", {"every": 1, "payload": "old"})
+    old = occurrence(aws)
+    assert put("swap", {"every": 1, "payload": "new"})["status"] == "ACTIVE"
+    new = occurrence(aws)
+    time.sleep(1.1)
+    assert dispatch(old) == {"batchItemFailures": []} and delivered(aws) == []  # the old token: a stray
+    assert dispatch(new) == {"batchItemFailures": []}
+    assert [e["payload"] for e in delivered(aws)] == ["new"]
+    # A retry of the old version is refused as well.
+    stale = dict(json.loads(old["body"]), attempt=2)
+    assert dispatch({**old, "body": json.dumps(stale)}) == {"batchItemFailures": []} and delivered(aws) == []
+
+
+def test_the_same_body_again_changes_nothing_and_a_replacement_keeps_the_history(aws):
+    first = put("same", {"every": 60, "payload": 1})
+    assert call_api("PUT", "/periodic/same", {"every": 60, "payload": 1}) == (200, first)
+    delayed = aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
+    assert delayed["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"  # the replay armed nothing
+    status, replaced = call_api("PUT", "/periodic/same", {"every": 30, "payload": 1})
+    assert status == 200 and replaced["every"] == 30 and replaced["createdAt"] == first["createdAt"]
+
+
+def test_a_duplicate_of_a_delivered_occurrence_is_delivered_again_with_the_same_dedupe_key(aws):
+    put("dup", {"every": 2, "payload": 1})
+    message = occurrence(aws)
+    time.sleep(2.05)
+    assert dispatch(message) == {"batchItemFailures": []}
+    assert dispatch(message, receive_count=2) == {"batchItemFailures": []}  # SQS delivered it twice
+    envelopes = delivered(aws)
+    assert len(envelopes) == 2 and len({e["dedupeKey"] for e in envelopes}) == 1
+    assert [e["attempt"] for e in envelopes] == [1, 2]
+    assert call_api("GET", "/periodic/dup")[1]["firedCount"] == 1
+
+
+def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(aws):
+    put("gone", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    assert call_api("DELETE", "/periodic/gone") == (200, {"id": "gone", "status": "DELETED"})
+    time.sleep(1.05)
+    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    assert call_api("GET", "/periodic/gone")[0] == 404
+    assert call_api("DELETE", "/periodic/gone")[0] == 200  # idempotent: the tombstone answers again
+    assert call_api("DELETE", "/periodic/never")[0] == 404
+
+    put("settle", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    time.sleep(1.05)
+    assert dispatch(message) == {"batchItemFailures": []}
+    began = time.time()
+    assert call_api("DELETE", "/periodic/settle")[0] == 200
+    assert time.time() - began >= 0.5  # answered only once the start allowed just before had settled
+    assert len(delivered(aws)) == 1
+    # A re-created id starts afresh, and its version moves past the deleted one's retries.
+    assert call_api("PUT", "/periodic/settle", {"every": 1, "payload": 2})[0] == 201
