@@ -99,12 +99,12 @@ class SchedulerClient:
         return [result for result in results if result is not None]
 
     @staticmethod
-    def _item_body(index: int, item: BatchItem) -> dict:
+    def _item_body(index: int, item: BatchItem) -> dict[str, Any]:
         request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
         schedule_id = request.id if request.id is not None else str(uuid.uuid4())
         return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at")
 
-    def _batch(self, bodies: builtins.list[dict], pending: builtins.list[int],
+    def _batch(self, bodies: builtins.list[dict[str, Any]], pending: builtins.list[int],
                results: builtins.list[Schedule | SchedulerError | None]) -> None:
         for attempt in range(1, self._backoff.max_attempts + 1):
             answer = self._call("POST", "/schedule-batches", {"schedules": [bodies[i] for i in pending]})

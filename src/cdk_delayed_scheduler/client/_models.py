@@ -28,7 +28,7 @@ class Schedule:
     fired_at: datetime | None = None
     ended_at: datetime | None = None
     last_error: str | None = None
-    raw: dict = field(default_factory=dict, hash=False, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
     @classmethod
@@ -64,7 +64,7 @@ class Periodic:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     payload: Any = field(default=None, hash=False)
-    raw: dict = field(default_factory=dict, hash=False, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
     @classmethod
@@ -86,7 +86,7 @@ class Removed:
 
     id: str
     status: str
-    raw: dict = field(default_factory=dict, hash=False, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> "Removed":
@@ -127,7 +127,7 @@ def format_time(value: datetime, argument: str) -> str:
     return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at") -> dict:
+def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at") -> dict[str, Any]:
     """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta."""
     body: dict[str, Any] = {"id": schedule_id}
     if isinstance(at, timedelta):

@@ -29,7 +29,10 @@ def signature_problem(headers: Mapping[str, str]) -> str | None:
     algorithm, _, rest = authorization.strip().partition(" ")
     if algorithm != ALGORITHM:
         return f"Authorization header must start with {ALGORITHM}, got {algorithm[:40]!r}"
-    parts = dict(part.strip().partition("=")[::2] for part in rest.split(","))
+    parts: dict[str, str] = {}
+    for part in rest.split(","):
+        name, _, value = part.strip().partition("=")
+        parts[name] = value
     missing = [name for name in ("Credential", "SignedHeaders", "Signature") if not parts.get(name)]
     if missing:
         return f"Authorization header lacks {', '.join(missing)}"
