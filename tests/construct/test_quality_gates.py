@@ -74,6 +74,8 @@ def _scheduler(app: cdk.App, name: str, api: SchedulerApi | None = None, *, env:
     if grant:
         scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
         scheduler.grant_invoke(iam.Role(stack, "Invoker", assumed_by=iam.AccountRootPrincipal()))
+        if scheduler.api is not None:
+            scheduler.grant_read(iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal()))
     return scheduler
 
 
@@ -92,11 +94,12 @@ def assembly(tmp_path_factory):
     outdir = tmp_path_factory.mktemp("nag-cdk-out")
     app = cdk.App(outdir=str(outdir))
 
-    # Each API kind with grant_schedule, in an environment-agnostic stack and in one with an
-    # explicit account and region (where the granted ARNs hold concrete values).
+    # Each API kind with grant_schedule and grant_read, in an environment-agnostic stack and in one
+    # with an explicit account and region (where the granted ARNs hold concrete values); listing on
+    # in some (its index and the api function's index grant).
     _scheduler(app, "Defaults", grant=True)
-    _scheduler(app, "DefaultsEnv", env=ENV, grant=True)
-    _scheduler(app, "Rest", SchedulerApi.rest(), grant=True)
+    _scheduler(app, "DefaultsEnv", env=ENV, grant=True, listing=True)
+    _scheduler(app, "Rest", SchedulerApi.rest(), grant=True, listing=True)
     _scheduler(app, "RestEnv", SchedulerApi.rest(), env=ENV, grant=True)
     _scheduler(app, "NoApi", SchedulerApi.none(), grant=True)
 
@@ -109,6 +112,7 @@ def assembly(tmp_path_factory):
         extra_targets={"ordered": targets.SqsSendMessage(_queue(custom, "Ordered", fifo=True), message_group_id="g")},
         encryption_key=key,
         billing_mode=dynamodb.BillingMode.PROVISIONED,
+        listing=True,
         api=SchedulerApi.rest(authorization=ApiAuthorization.cognito(_pool(custom))),
         dispatcher_max_concurrency=5,
     )
@@ -174,13 +178,18 @@ def test_every_acknowledgement_has_a_written_reason(assembly):
             "AmazonAPIGatewayPushToCloudWatchLogs]"} == ids
     for path, rule, reason in acknowledged:
         assert isinstance(reason, str) and len(reason) >= 60, (path, rule, reason)
-    granted = {}
-    for path, rule, _ in acknowledged:
-        if path.endswith("/Client"):
-            granted.setdefault(path.split("/")[0], []).append(rule)
-    assert sorted(granted) == ["Defaults", "DefaultsEnv", "Rest", "RestEnv"]  # not NoApi: no route granted
+    for role, count in (("Client", 5), ("Reader", 2)):  # grant_schedule's and grant_read's {id} routes
+        granted = {}
+        for path, rule, _ in acknowledged:
+            if path.endswith(f"/{role}"):
+                granted.setdefault(path.split("/")[0], []).append(rule)
+        assert sorted(granted) == ["Defaults", "DefaultsEnv", "Rest", "RestEnv"]  # not NoApi: no route granted
+        _check_route_acknowledgements(granted, count)
+
+
+def _check_route_acknowledgements(granted: dict, count: int) -> None:
     for stack, rules in granted.items():
-        assert len(rules) == 2 and all(r.endswith("/schedules/*]") for r in rules), rules
+        assert len(rules) == count and all(r.endswith(("/schedules/*]", "/periodic/*]")) for r in rules), rules
         # named as cdk-nag names the granted ARN: concrete region and account in a stack with an env
         assert all((":eu-west-1:123456789012:" in r) == stack.endswith("Env") for r in rules), rules
         assert all(("/$default/" in r) == stack.startswith("Defaults") for r in rules), rules
@@ -189,7 +198,7 @@ def test_every_acknowledgement_has_a_written_reason(assembly):
 def _variants(app: cdk.App) -> None:
     """One scheduler per acknowledgement-bearing configuration."""
     _scheduler(app, "Plain", grant=True)
-    _scheduler(app, "PlainEnv", env=ENV, grant=True)
+    _scheduler(app, "PlainEnv", env=ENV, grant=True, listing=True)  # the index adds no finding
     _scheduler(app, "RestEnv", SchedulerApi.rest(), env=ENV, grant=True)
     keyed = cdk.Stack(app, "Keyed")
     DelayedScheduler(keyed, "Timers", target=targets.LambdaInvoke(_callback(keyed, "Callback")),
@@ -220,7 +229,8 @@ def test_acknowledgements_are_needed(tmp_path):
     found = {(c["constructPath"].split("/")[0], v["ruleName"])
              for p in report["pluginReports"] for v in p["violations"] for c in v["violatingConstructs"]}
     assert found == acknowledged
-    assert len({rule for _, rule in found}) == 13  # 7 by the construct, 2 per grant_schedule in 3 stacks
+    # 7 by the construct, 5 per grant_schedule in 3 stacks (grant_read's 2 are among them)
+    assert len({rule for _, rule in found}) == 22
 
 
 def _cfn_lint(paths: list[Path]) -> list[dict]:

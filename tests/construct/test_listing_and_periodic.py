@@ -1,0 +1,264 @@
+"""Issue 9 in the template: the ``listing`` prop (the keys-only index, ``LISTING``, the index grant),
+the listing and periodic routes on both kinds of API (with the REST API's request model and query
+strings), and ``grant_schedule``/``grant_read`` over them.
+
+One app per module: listing off and on with the HTTP API, listing on with the REST API and
+provisioned capacity, and no API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Template
+
+from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
+from cdk_delayed_scheduler._runtime_asset import contract
+
+from construct_helpers import only, resources_of
+
+FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
+#: Every route, as the API table of DESIGN.md lists them.
+ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
+          ("POST", "/schedule-batches"), ("GET", "/schedules"),
+          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}"), ("GET", "/periodic")}
+READS = {route for route in ROUTES if route[0] == "GET"}
+
+
+def _build(app: cdk.App, name: str, **props) -> dict:
+    stack = cdk.Stack(app, name)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Deliveries")),
+                                 **props)
+    roles = {}
+    if scheduler.api is not None:
+        roles = {"Writer": iam.Role(stack, "Writer", assumed_by=iam.AccountRootPrincipal()),
+                 "Reader": iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal())}
+        scheduler.grant_schedule(roles["Writer"])
+        scheduler.grant_read(roles["Reader"])
+    return {"stack": stack, "scheduler": scheduler, "roles": roles}
+
+
+@pytest.fixture(scope="module")
+def built() -> dict:
+    app = cdk.App()
+    stacks = {
+        "off": _build(app, "ListingOff"),
+        "on": _build(app, "ListingOn", listing=True),
+        "rest": _build(app, "RestListing", listing=True, api=SchedulerApi.rest(),
+                       billing_mode=dynamodb.BillingMode.PROVISIONED, read_capacity=7, write_capacity=9),
+        "no_api": _build(app, "NoApi", api=SchedulerApi.none(), listing=True),
+    }
+    for b in stacks.values():
+        b["json"] = Template.from_stack(b["stack"]).to_json()
+    return stacks
+
+
+def _table(b: dict) -> tuple[str, dict]:
+    return only(b["json"], "AWS::DynamoDB::Table")
+
+
+def _statements(b: dict, fid: str) -> list[dict]:
+    return only(b["json"], "AWS::IAM::Policy", f"Timers{fid}Role")[1]["Properties"]["PolicyDocument"]["Statement"]
+
+
+def _grants(b: dict, action: str) -> list:
+    """(function id, resource) of each statement of the runtime roles that allows ``action``."""
+    found = []
+    for fid in FUNCTION_IDS:
+        for statement in _statements(b, fid):
+            actions = [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+            if action in actions:
+                found.append((fid, statement["Resource"]))
+    return found
+
+
+def _environment(b: dict, fid: str) -> dict:
+    return only(b["json"], "AWS::Lambda::Function", f"Timers{fid}")[1]["Properties"]["Environment"]["Variables"]
+
+
+# --- the listing prop ----------------------------------------------------------------------------
+def test_listing_off_adds_no_index_and_says_false(built):
+    b = built["off"]
+    assert "GlobalSecondaryIndexes" not in _table(b)[1]["Properties"]
+    assert {_environment(b, fid)["LISTING"] for fid in FUNCTION_IDS} == {"false"}
+    assert b["scheduler"].listing_index_name is None
+    assert "/index/" not in json.dumps(b["json"])  # no grant names an index
+    assert _grants(b, "dynamodb:BatchGetItem") == []
+
+
+def test_listing_on_adds_the_contracts_keys_only_index(built):
+    names = contract()["listing"]
+    for b in (built["on"], built["rest"], built["no_api"]):
+        props = _table(b)[1]["Properties"]
+        assert props["GlobalSecondaryIndexes"][0]["IndexName"] == names["indexName"]
+        (index,) = props["GlobalSecondaryIndexes"]
+        assert index["KeySchema"] == [{"AttributeName": names["partitionKey"], "KeyType": "HASH"},
+                                      {"AttributeName": names["sortKey"], "KeyType": "RANGE"}]
+        assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+        assert {"AttributeName": names["partitionKey"], "AttributeType": "S"} in props["AttributeDefinitions"]
+        assert {"AttributeName": names["sortKey"], "AttributeType": "S"} in props["AttributeDefinitions"]
+        assert {_environment(b, fid)["LISTING"] for fid in FUNCTION_IDS} == {"true"}
+        assert b["scheduler"].listing_index_name == names["indexName"]
+    assert "ProvisionedThroughput" not in _table(built["on"])[1]["Properties"]["GlobalSecondaryIndexes"][0]
+
+
+def test_the_index_follows_the_tables_provisioned_capacity(built):
+    props = _table(built["rest"])[1]["Properties"]
+    assert props["ProvisionedThroughput"] == {"ReadCapacityUnits": 7, "WriteCapacityUnits": 9}
+    assert props["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"] == props["ProvisionedThroughput"]
+
+
+def test_the_index_query_and_batch_get_are_the_api_functions_alone(built):
+    for b in (built["on"], built["rest"]):
+        table_id = _table(b)[0]
+        table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+        index_arn = {"Fn::Join": ["", [table_arn, f"/index/{contract()['listing']['indexName']}"]]}
+        assert _grants(b, "dynamodb:BatchGetItem") == [("ApiFunction", table_arn)]
+        assert sorted(_grants(b, "dynamodb:Query"), key=json.dumps) == sorted(
+            [("ApiFunction", table_arn), ("ApiFunction", index_arn), ("SweeperFunction", table_arn)], key=json.dumps)
+        # no other grant reaches the index, and none uses Table.grant's index/* wildcard
+        assert json.dumps(b["json"]).count("/index/") == 1
+
+
+def test_the_dispatcher_reads_and_arms_periodic_definitions(built):
+    for b in (built["off"], built["on"]):
+        table_arn = {"Fn::GetAtt": [_table(b)[0], "Arn"]}
+        for action in ("dynamodb:GetItem", "dynamodb:PutItem"):
+            assert {fid for fid, resource in _grants(b, action) if resource == table_arn} == {
+                "ApiFunction", "DispatcherFunction"}, action
+    # without listing, the api function's Query (GET /periodic's shard partitions) is on the table alone
+    table_arn = {"Fn::GetAtt": [_table(built["off"])[0], "Arn"]}
+    assert _grants(built["off"], "dynamodb:Query") == [("ApiFunction", table_arn), ("SweeperFunction", table_arn)]
+
+
+def test_listing_must_be_a_bool():
+    stack = cdk.Stack(cdk.App(), "Wrong")
+    with pytest.raises(ValueError, match=r"^listing: must be True or False, got 'yes'$"):
+        DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")), listing="yes")
+
+
+# --- the routes ------------------------------------------------------------------------------
+def test_the_http_api_has_every_route_with_iam(built):
+    routes = {r["Properties"]["RouteKey"]: r["Properties"]
+              for r in resources_of(built["on"]["json"], "AWS::ApiGatewayV2::Route").values()}
+    assert set(routes) == {f"{verb} {path}" for verb, path in ROUTES}
+    assert {r["AuthorizationType"] for r in routes.values()} == {"AWS_IAM"}
+    assert len({json.dumps(r["Target"]) for r in routes.values()}) == 1  # the one api function integration
+    # the listing route is declared with listing off too (the function answers 404 with how to turn it on)
+    off = {r["Properties"]["RouteKey"] for r in resources_of(built["off"]["json"], "AWS::ApiGatewayV2::Route").values()}
+    assert "GET /schedules" in off and off == set(routes)
+
+
+def _rest_methods(b: dict) -> dict:
+    resources = {k: v["Properties"] for k, v in resources_of(b["json"], "AWS::ApiGateway::Resource").items()}
+
+    def path(logical_id: str) -> str:
+        parent = resources[logical_id]["ParentId"]
+        return (path(parent["Ref"]) if "Ref" in parent else "") + "/" + resources[logical_id]["PathPart"]
+
+    return {(m["Properties"]["HttpMethod"], path(m["Properties"]["ResourceId"]["Ref"])): m["Properties"]
+            for m in resources_of(b["json"], "AWS::ApiGateway::Method").values()}
+
+
+def test_the_rest_api_validates_the_periodic_body_and_the_list_queries(built):
+    b = built["rest"]
+    methods = _rest_methods(b)
+    assert set(methods) == ROUTES
+    assert {m["AuthorizationType"] for m in methods.values()} == {"AWS_IAM"}
+    validators = {k: v["Properties"] for k, v in resources_of(b["json"], "AWS::ApiGateway::RequestValidator").items()}
+    put = methods[("PUT", "/periodic/{id}")]
+    assert put["RequestParameters"] == {"method.request.path.id": True}
+    assert validators[put["RequestValidatorId"]["Ref"]] == {
+        "RestApiId": put["RestApiId"], "ValidateRequestBody": True, "ValidateRequestParameters": True}
+    model = b["json"]["Resources"][put["RequestModels"]["application/json"]["Ref"]]["Properties"]
+    assert (model["Name"], model["ContentType"]) == ("PutPeriodic", "application/json")
+    schema = model["Schema"]
+    assert (schema["type"], schema["required"], schema["additionalProperties"]) == ("object", ["payload"], False)
+    assert set(schema["properties"]) == {"payload", "every", "cron", "timeZone", "startAt", "endAt", "target"}
+    for verb, path, names in (("GET", "/schedules", {"status", "dueAfter", "dueBefore", "limit", "nextToken"}),
+                              ("GET", "/periodic", {"limit", "nextToken"})):
+        listing = methods[(verb, path)]
+        assert listing["RequestParameters"] == {f"method.request.querystring.{n}": False for n in names}
+        assert "RequestModels" not in listing
+        assert validators[listing["RequestValidatorId"]["Ref"]].get("ValidateRequestBody") is None
+    for route in (("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}")):
+        assert methods[route]["RequestParameters"] == {"method.request.path.id": True}
+
+
+def test_the_periodic_model_takes_the_design_bodies(built):
+    """The rendered PutPeriodic model, run through a draft-4 validator (API Gateway's draft)."""
+    import jsonschema
+
+    put = _rest_methods(built["rest"])[("PUT", "/periodic/{id}")]
+    schema = built["rest"]["json"]["Resources"][put["RequestModels"]["application/json"]["Ref"]]["Properties"]["Schema"]
+    jsonschema.Draft4Validator.check_schema(schema)
+    validator = jsonschema.Draft4Validator(schema)
+    ok = [{"every": 60, "payload": None}, {"cron": "0 9 ? * MON-FRI *", "timeZone": "Europe/Paris", "payload": [1]},
+          {"every": 1, "payload": {}, "startAt": "2026-12-01T00:00:00Z", "endAt": 1800000000.5, "target": "billing"}]
+    bad = [{"every": 60}, {"every": 0, "payload": 1}, {"every": 1.5, "payload": 1}, {"every": "60", "payload": 1},
+           {"cron": 5, "payload": 1}, {"every": 60, "payload": 1, "id": "x"}, {"every": 60, "payload": 1, "startAt": True},
+           {"every": 60, "payload": 1, "target": "has space"}, {"every": 60, "payload": 1, "timeZone": 1}]
+    assert [validator.is_valid(body) for body in ok] == [True] * len(ok)
+    assert [validator.is_valid(body) for body in bad] == [False] * len(bad)
+
+
+# --- grant_schedule and grant_read -----------------------------------------------------------------
+def _granted_routes(b: dict, role: str) -> tuple[set, set]:
+    """(execute-api routes as (verb, path with * for {id}), other actions) of ``role``'s policy."""
+    statements = only(b["json"], "AWS::IAM::Policy", f"{role}DefaultPolicy")[1]["Properties"]["PolicyDocument"]
+    routes, others = set(), set()
+    for statement in statements["Statement"]:
+        if statement["Action"] != "execute-api:Invoke":
+            others.add(statement["Action"])
+            continue
+        for arn in statement["Resource"]:
+            tail = arn["Fn::Join"][1][-1]  # "/$default/<VERB>/<path>" (HTTP), "/<VERB>/<path>" after the stage's Ref (REST)
+            verb, path = re.fullmatch(r"(?:/\$default)?/([A-Z]+)(/.*)", tail).groups()
+            routes.add((verb, path))
+    return routes, others
+
+
+def _starred(routes: set) -> set:
+    return {(verb, path.replace("{id}", "*")) for verb, path in routes}
+
+
+def test_grant_schedule_covers_every_route_on_both_apis(built):
+    for name in ("on", "rest"):
+        routes, others = _granted_routes(built[name], "Writer")
+        assert routes == _starred(ROUTES), name
+        assert others == {"lambda:InvokeFunction"}
+
+
+def test_grant_read_is_the_get_routes_alone(built):
+    for name in ("off", "on", "rest"):
+        routes, others = _granted_routes(built[name], "Reader")
+        assert routes == _starred(READS) and len(routes) == 4, name
+        assert others == set()  # no direct invoke: it would reach every route
+
+
+def test_grant_read_refuses_a_scheduler_without_an_api(built):
+    scheduler = built["no_api"]["scheduler"]
+    role = iam.Role(built["no_api"]["stack"], "WouldRead", assumed_by=iam.AccountRootPrincipal())
+    with pytest.raises(ValueError, match="grant_read: this scheduler has no API"):
+        scheduler.grant_read(role)
+
+
+def test_the_id_wildcards_are_acknowledged_for_each_grant(built):
+    """Each ``{id}`` route a grant covers has its own cdk-nag acknowledgement, naming the grant."""
+    from construct_helpers import acknowledged
+
+    b = built["on"]
+    for role, method, count in (("Writer", "grant_schedule", 5), ("Reader", "grant_read", 2)):
+        (rules,) = [r for path, r in acknowledged(b["roles"][role]).items() if path.endswith(f"/{role}")]
+        starred = {r for r in rules if r.endswith("/*]")}
+        assert len(starred) == count, rules
+        assert {r.rsplit("/", 2)[-2] for r in starred} <= {"schedules", "periodic"}
+    reasons = [entry.data for entry in b["roles"]["Reader"].node.metadata
+               if entry.type == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY]
+    assert all("grant_read: the * is the {id} path parameter" in text for data in reasons for text in data.values())
