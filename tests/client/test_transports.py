@@ -19,6 +19,8 @@ from cdk_delayed_scheduler.local.signature import signature_problem
 CONTRACT = Path(__file__).resolve().parents[2] / "lambda" / "scheduler_runtime" / "contract.json"
 CREATED = {"id": "answered", "dueAt": "2030-01-01T00:00:00.250Z", "status": "SCHEDULED", "target": "default"}
 FAST = {"backoff_base": 0.01, "backoff_cap": 0.02}
+UNAVAILABLE = (503, {"message": "Service Unavailable"})
+BOTH = pytest.mark.parametrize("transport", ["http", "invoke"])
 THROTTLED_INVOKE = (429, {"Type": "User", "message": "Rate exceeded"}, {"x-amzn-ErrorType": "TooManyRequestsException"})
 
 
@@ -36,44 +38,72 @@ def invoke_client(monkeypatch):
     return make
 
 
-def test_a_create_is_retried_on_503_with_the_same_client_generated_id(scripted):
-    server = scripted([(503, {"message": "Service Unavailable"}), (503, {"message": "Service Unavailable"}), (201, CREATED)])
-    created = SchedulerClient(server.url, **FAST).schedule(timedelta(seconds=2.5), {"order": 42})
+@pytest.fixture
+def over(scripted, invoke_client):
+    """``over(transport, answers)``: a client of either transport, and a scripted server answering
+    ``answers`` (``(status, API body)`` pairs) in that transport's shape."""
+    def make(transport: str, answers: list, **options) -> tuple:
+        if transport == "invoke":
+            server = scripted([invoke_answer(status, body) for status, body in answers])
+            return invoke_client(server, **options), server
+        server = scripted(answers)
+        return SchedulerClient(server.url, **{**FAST, **options}), server
+    return make
+
+
+def sent_paths(server) -> list:
+    """The API paths the client asked for, whichever the transport (a direct invoke's are in its event)."""
+    return [seen.body["path"] if seen.path.endswith("/invocations") else seen.path for seen in server.seen]
+
+
+def sent_bodies(server) -> list:
+    """The API request bodies the client sent, whichever the transport."""
+    return [seen.body.get("body") if seen.path.endswith("/invocations") else seen.body for seen in server.seen]
+
+
+@BOTH
+def test_a_create_is_retried_on_503_with_the_same_client_generated_id(over, transport):
+    timers, server = over(transport, [UNAVAILABLE, UNAVAILABLE, (201, CREATED)])
+    created = timers.schedule(timedelta(seconds=2.5), {"order": 42})
     assert created == Schedule.from_json(CREATED) and created.due_at == datetime(2030, 1, 1, 0, 0, 0, 250_000, timezone.utc)
-    assert len(server.seen) == 3
-    bodies = [seen.body for seen in server.seen]
-    assert bodies[0] == bodies[1] == bodies[2] and bodies[0]["delaySeconds"] == 2.5 and bodies[0]["payload"] == {"order": 42}
+    bodies = sent_bodies(server)
+    assert len(bodies) == 3 and bodies[0] == bodies[1] == bodies[2]
+    assert (bodies[0]["delaySeconds"], bodies[0]["payload"]) == (2.5, {"order": 42})
     assert uuid.UUID(bodies[0]["id"]).version == 4
 
 
-def test_throttling_is_retried_then_the_answer_read(scripted):
-    server = scripted([(429, {"message": "Too Many Requests"}), (200, {**CREATED, "payload": [1], "attempts": 0})])
-    assert SchedulerClient(server.url, **FAST).get("x").payload == [1]
-    assert len(server.seen) == 2
+@BOTH
+def test_throttling_is_retried_then_the_answer_read(over, transport):
+    timers, server = over(transport, [(429, {"message": "Too Many Requests"}), (200, {**CREATED, "payload": [1]})])
+    assert timers.get("x").payload == [1]
+    assert sent_paths(server) == ["/schedules/x", "/schedules/x"]
 
 
-def test_a_400_is_raised_at_once_with_its_field_and_never_retried(scripted):
-    server = scripted([(400, {"message": "dueAt is not RFC 3339", "field": "dueAt"}), (201, CREATED)])
+@BOTH
+def test_a_400_is_raised_at_once_with_its_field_and_never_retried(over, transport):
+    timers, server = over(transport, [(400, {"message": "dueAt is not RFC 3339", "field": "dueAt"}), (201, CREATED)])
     with pytest.raises(ValidationError) as raised:
-        SchedulerClient(server.url, **FAST).schedule(datetime.now(timezone.utc), 1)
+        timers.schedule(datetime.now(timezone.utc), 1)
     assert (raised.value.status, raised.value.field, raised.value.message) == (400, "dueAt", "dueAt is not RFC 3339")
     assert len(server.seen) == 1
 
 
-def test_retries_stop_at_max_attempts(scripted):
-    server = scripted([(503, {"message": "Service Unavailable"})])
+@BOTH
+def test_retries_stop_at_max_attempts(over, transport):
+    timers, server = over(transport, [UNAVAILABLE], max_attempts=3)
     with pytest.raises(ServerError, match="Service Unavailable"):
-        SchedulerClient(server.url, max_attempts=3, **FAST).get("x")
+        timers.get("x")
     assert len(server.seen) == 3
 
 
+@BOTH
 @pytest.mark.parametrize("status, kind", [(403, AccessDeniedError), (404, NotFoundError), (409, ConflictError),
                                           (413, PayloadTooLargeError), (405, RequestError)])
-def test_each_4xx_maps_to_its_error_once(scripted, status, kind):
-    server = scripted([(status, {"message": "no", "field": "id"})])
+def test_each_4xx_maps_to_its_error_once(over, transport, status, kind):
+    timers, server = over(transport, [(status, {"message": "no", "field": "id"})])
     with pytest.raises(kind) as raised:
-        SchedulerClient(server.url, **FAST).cancel("x")
-    assert raised.value.status == status and not raised.value.retryable
+        timers.cancel("x")
+    assert (raised.value.status, raised.value.field, raised.value.retryable) == (status, "id", False)
     assert len(server.seen) == 1
 
 
@@ -109,6 +139,14 @@ def test_naive_datetimes_are_refused_before_anything_is_sent(scripted):
         timers.schedule_many([ScheduleRequest(timedelta(1), 1), {"at": datetime(2030, 1, 1), "payload": 2}])
     with pytest.raises(ValueError, match="start_at"):
         timers.put_periodic("p", 1, every=5, start_at=datetime(2030, 1, 1))
+    assert server.seen == []
+
+
+@BOTH
+def test_a_payload_that_is_not_json_is_refused_before_anything_is_sent(over, transport):
+    timers, server = over(transport, [(201, CREATED)])
+    with pytest.raises(ValueError, match="JSON"):
+        timers.schedule(timedelta(seconds=1), {"ratio": float("nan")})
     assert server.seen == []
 
 
@@ -192,22 +230,12 @@ def test_a_function_error_is_a_typed_server_error(scripted, invoke_client):
     assert len(server.seen) == 2
 
 
-def test_a_direct_invoke_4xx_is_not_retried(scripted, invoke_client):
-    server = scripted([invoke_answer(404, {"message": "schedule 'x' not found", "field": "id"})])
-    with pytest.raises(NotFoundError, match="not found"):
-        invoke_client(server).get("x")
-    assert len(server.seen) == 1
-
-
-@pytest.mark.parametrize("transport", ["http", "invoke"])
-def test_listing_follows_next_token_and_puts_the_query_in_the_path(scripted, invoke_client, transport):
+@BOTH
+def test_listing_follows_next_token_and_puts_the_query_in_the_path(over, transport):
     item = {"id": "l1", "dueAt": "2030-01-01T00:00:00.000Z", "status": "FAILED", "target": "default"}
-    pages = [{"items": [item, {**item, "id": "l2"}], "nextToken": "t/1"}, {"items": [{**item, "id": "l3"}]}]
-    wrap = invoke_answer if transport == "invoke" else (lambda status, body: (status, body))
-    server = scripted([wrap(200, page) for page in pages])
-    timers = invoke_client(server) if transport == "invoke" else SchedulerClient(server.url)
+    timers, server = over(transport, [(200, {"items": [item, {**item, "id": "l2"}], "nextToken": "t/1"}),
+                                      (200, {"items": [{**item, "id": "l3"}]})])
     after = datetime(2030, 1, 1, tzinfo=timezone.utc)
     assert [s.id for s in timers.list(status="FAILED", due_after=after, page_size=2)] == ["l1", "l2", "l3"]
-    paths = [seen.body["path"] for seen in server.seen] if transport == "invoke" else [seen.path for seen in server.seen]
     first = "/schedules?status=FAILED&dueAfter=2030-01-01T00%3A00%3A00.000Z&limit=2"
-    assert paths == [first, first + "&nextToken=t%2F1"]
+    assert sent_paths(server) == [first, first + "&nextToken=t%2F1"]

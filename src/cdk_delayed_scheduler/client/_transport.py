@@ -70,7 +70,7 @@ class HttpTransport:
         self._http = URLLib3Session(proxies=get_environ_proxies(api_url), timeout=timeout)
 
     def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
         headers = {"Content-Type": "application/json"} if data is not None else {}
         request = AWSRequest(method=method, url=self._base + path, data=data, headers=headers)
         SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
@@ -99,8 +99,9 @@ class InvokeTransport:
         event: dict[str, Any] = {"method": method, "path": path}
         if body is not None:
             event["body"] = body
+        payload = json.dumps(event, allow_nan=False).encode("utf-8")
         try:
-            response = self._lambda.invoke(FunctionName=self.function, Payload=json.dumps(event).encode("utf-8"))
+            response = self._lambda.invoke(FunctionName=self.function, Payload=payload)
         except botocore.exceptions.ClientError as exc:
             error = exc.response.get("Error", {})
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 500)
