@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cdk_delayed_scheduler._runtime_asset import runtime_asset_path
+from cdk_delayed_scheduler._runtime_asset import ASSET_EXCLUDES, function_asset_path, runtime_asset_path
 
 pytestmark = pytest.mark.slow
 
@@ -38,12 +38,13 @@ def _readme_stack() -> str:
 
 
 def _checkout_asset_key() -> str:
-    """The S3 key (content hash) of the runtime asset, as a stack built from this checkout gets it."""
+    """The S3 key (content hash) of the functions' asset (the runtime and tzdata), as a stack built from
+    this checkout gets it."""
     import aws_cdk as cdk
     from aws_cdk import aws_lambda as lambda_
 
     stack = cdk.Stack(cdk.App(), "Checkout")
-    code = lambda_.Code.from_asset(str(runtime_asset_path()), exclude=["**/__pycache__", "**/*.pyc", "**/tests"])
+    code = lambda_.Code.from_asset(str(function_asset_path()), exclude=ASSET_EXCLUDES)
     return stack.resolve(code.bind(stack).s3_location.object_key)
 
 
@@ -124,6 +125,7 @@ def test_the_readme_stack_synthesizes_from_the_installed_wheel(clean_venv, readm
     asset = _asset_dir(outdir, template)
     shipped = sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())
     assert "scheduler_runtime/handlers/dispatcher.py" in shipped
+    assert "tzdata/zoneinfo/Europe/Paris" in shipped  # the installed tzdata, staged beside the runtime
     assert not any("__pycache__" in p or p.endswith(".pyc") or "/tests/" in p for p in shipped)
 
 
@@ -149,8 +151,8 @@ def npx_synth(clean_venv, readme_synth, tmp_path_factory) -> dict:
 
 
 def test_the_asset_hash_is_the_same_installed_and_in_the_checkout(wheel, readme_synth, npx_synth):
-    """__pycache__ and tests are excluded, so the hash depends on the sources alone: the same in the
-    checkout, installed, and installed with bytecode beside it."""
+    """__pycache__ and tests are excluded, so the hash depends on the sources alone (the runtime's and
+    the locked tzdata's): the same in the checkout, installed, and installed with bytecode beside it."""
     keys = lambda t: {r["Properties"]["Code"]["S3Key"] for r in t["Resources"].values()  # noqa: E731
                       if r["Type"] == "AWS::Lambda::Function"}
     assert keys(readme_synth[1]) == keys(npx_synth) == {wheel[1]}
