@@ -174,6 +174,10 @@ def test_demo_reports_figures_and_succeeds():
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert re.search(r"delivered (\d+)/\1, lost 0, early 0", result.stdout)
     assert "delivered despite cancel 0" in result.stdout and "p99" in result.stdout
+    # The periodic timer (rich may wrap its line): it fired, on its grid, never early, never after DELETE.
+    periodic = re.search(r"periodic timer every 2s: (\d+) occurrences,\s+on its grid,\s+early 0,.*?delivered\s+after\s+DELETE\s+0",
+                         result.stdout, re.S)
+    assert periodic and int(periodic.group(1)) >= 2, result.stdout[-2000:]
 
 
 def _children(pid: int) -> set[int]:

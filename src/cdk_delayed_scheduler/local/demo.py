@@ -4,12 +4,15 @@ The delay window is shrunk to 4 s and the sweep interval to 1 s, so both
 paths run in seconds: timers due within 4 s go straight to the delayer queue
 (short), later ones wait as timers for the sweeper (long). Some are overdue,
 some are cancelled (long ones before and after they reach the delayer queue,
-short ones while they wait in it), and one id is replayed. The run fails (exit 1)
-if any timer is lost, early, delivered after its cancel, or promoted twice.
+short ones while they wait in it), and one id is replayed. A periodic timer fires every
+2 s meanwhile and is deleted at the end. The run fails (exit 1) if any timer is lost, early,
+delivered after its cancel, or promoted twice, or if the periodic timer drifts off its grid,
+fires early, or fires after its DELETE was answered.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,10 +22,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .client import ApiClient, Recorder, percentile
+from .client import ApiClient, Recorder, parse_due_ms, percentile
 from .engine import Engine, EngineOptions
 
 WINDOW_SECONDS = 4
+PERIODIC_ID, PERIODIC_EVERY = "demo-every-2s", 2
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ def run_demo(count: int) -> int:
         console.print(f"[bold]cdk-delayed-scheduler demo[/]: local engine at {engine.api_url}, "
                       f"delay window {WINDOW_SECONDS}s, sweep every 1s, {len(timers)} timers")
         start = time.time()
+        periodic = api.request("PUT", f"/periodic/{PERIODIC_ID}",
+                               json.dumps({"every": PERIODIC_EVERY, "payload": {"path": "periodic"}}).encode())
         due: dict[str, float] = {}
         created_ms: dict[str, int] = {}
 
@@ -90,10 +96,36 @@ def run_demo(count: int) -> int:
                 if len(delivered) == len(expected):
                     break
                 time.sleep(0.1)
-        time.sleep(1.5)  # let any wrongful delivery of a cancelled timer show up
+        deleted_ms = _delete_periodic(api)
+        time.sleep(1.5)  # let any wrongful delivery of a cancelled timer, or of the deleted periodic one, show up
         claims = dict(engine.stats.claims)
 
-    return _report(console, timers, recorder, cancels, claims, created_ms, replay_status, conflict_status)
+    periodic_failed = _report_periodic(console, recorder, periodic, deleted_ms)
+    return _report(console, timers, recorder, cancels, claims, created_ms, replay_status, conflict_status, periodic_failed)
+
+
+def _delete_periodic(api: ApiClient) -> int:
+    status = api.request("DELETE", f"/periodic/{PERIODIC_ID}")[0]
+    return time.time_ns() // 1_000_000 if status == 200 else -1
+
+
+def _report_periodic(console: Console, recorder: Recorder, put: tuple[int, dict], deleted_ms: int) -> int:
+    """The periodic timer's line: on its grid, never early, nothing after DELETE. 1 when any of it fails."""
+    status, answer = put
+    deliveries = sorted(recorder.by_id().get(PERIODIC_ID, []), key=lambda d: d.received_ms)
+    if status != 201 or not deliveries or deleted_ms < 0:
+        console.print(f"[red]periodic timer: PUT answered {status}, {len(deliveries)} deliveries, DELETE ok: {deleted_ms >= 0}[/]")
+        return 1
+    first = parse_due_ms(answer["nextDueAt"])
+    dues = [parse_due_ms(d.envelope["dueAt"]) for d in deliveries]
+    on_grid = dues == [first + PERIODIC_EVERY * 1000 * k for k in range(len(dues))]
+    early = sum(1 for d in deliveries if d.lateness_ms < 0)
+    after_delete = sum(1 for d in deliveries if d.received_ms > deleted_ms)
+    late = [d.lateness_ms for d in deliveries]
+    console.print(f"periodic timer every {PERIODIC_EVERY}s: {len(deliveries)} occurrences, "
+                  f"{'on its grid' if on_grid else 'OFF its grid'}, early {early}, lateness p50 "
+                  f"{percentile(late, 0.5):.0f} ms, max {max(late)} ms, delivered after DELETE {after_delete}")
+    return 1 if (not on_grid or early or after_delete) else 0
 
 
 def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, int]]:
@@ -118,7 +150,7 @@ def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, 
 
 
 def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, cancels: dict, claims: dict,
-            created_ms: dict, replay_status: int, conflict_status: int) -> int:
+            created_ms: dict, replay_status: int, conflict_status: int, periodic_failed: int) -> int:
     by_id = recorder.by_id()
     expected = [t for t in timers if t.delivered_expected]
     lost = [t.schedule_id for t in expected if t.schedule_id not in by_id]
@@ -150,6 +182,7 @@ def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, ca
         f"idempotent replay {replay_status}, conflicting replay {conflict_status}",
     ):
         console.print(line)
-    failed = lost or early or wrongly_delivered or double_promoted or replay_status != 200 or conflict_status != 409
+    failed = (lost or early or wrongly_delivered or double_promoted or replay_status != 200 or conflict_status != 409
+              or periodic_failed)
     console.print("[red]FAILED[/]" if failed else "[green]OK: none lost, none early[/]")
     return 1 if failed else 0
