@@ -245,3 +245,26 @@ def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload:
                         "eventbridge_scheduler_free_per_month": PRICES["eventbridge_scheduler_free_per_month"],
                         "stepfunctions_standard": PRICES["stepfunctions_standard_per_million_transitions"]
                         * PRICES["stepfunctions_transitions_per_timer"]}}
+
+
+INDEX_ENTRY_WRU = 1.0
+"""A listing index entry is keys only (four short string attributes, about 100 bytes): one write unit."""
+
+
+def listing_addon(cost: dict) -> dict:
+    """What ``listing=True`` adds per million timers, from the measured record writes of each path.
+
+    Each write of a record changes its listing keys (the create adds them, the delivery start
+    removes them), and DynamoDB bills each change of a keys-only index entry as one index write.
+    """
+    out = {}
+    for target in cost.get("targets", []):
+        by_op = cost["writes_per_timer"][target["path"]]["by_op"]
+        index_writes = sum(v for k, v in by_op.items() if k.startswith(("PutItem record", "UpdateItem record")))
+        wru = index_writes * INDEX_ENTRY_WRU
+        on_demand = wru * PRICES["ddb_od_per_million_wru"]
+        provisioned = wru * 1e6 * PRICES["ddb_prov_wcu_hour"] / 3600 / PRICES["ddb_prov_utilisation"]
+        out[target["path"]] = {"index_writes": index_writes, "on_demand": on_demand, "provisioned": provisioned,
+                               "total_on_demand": target["on_demand"] + on_demand,
+                               "total_provisioned": target["provisioned"] + provisioned}
+    return out

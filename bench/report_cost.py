@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import statistics
 
+from . import costmodel
+
 _LEVEL_TEXT = {"sparse": "sparse", "moderate": "moderate", "heavy": "heavy"}
 _DOOR_TEXT = {"http": "HTTP API", "rest": "REST API", "direct": "direct invoke"}
 
@@ -88,6 +90,7 @@ def section(c: dict | None) -> list[str]:
            f"${p['sqs_per_million_requests']:.2f} per million per 64 KB of envelope for an SQS target. Periodic timers "
            "are not implemented, so they are not priced.", ""]
     out += _headline(c)
+    out += _listing(c)
     out += _bom(c)
     out += _levels(c)
     out += _payloads(c)
@@ -122,6 +125,23 @@ def _headline(c: dict) -> list[str]:
                    f"**{_usd(t['provisioned'])}**; target ≤ {_usd(t['provisioned_max'])}: "
                    f"{_met(t['provisioned'] <= t['provisioned_max'])} | **{_usd(t['on_demand'])}**; target ≤ "
                    f"{_usd(t['on_demand_max'])}: {_met(t['on_demand'] <= t['on_demand_max'])} |")
+    out.append("")
+    return out
+
+
+def _listing(c: dict) -> list[str]:
+    """The same headline with the listing index on (``listing=True``), from the measured record writes."""
+    rows = costmodel.listing_addon(c)
+    if not rows:
+        return []
+    out = ["With `listing=True` (off by default), each record write also writes the keys-only listing index, one "
+           "write unit an entry: the create adds the entry and the delivery start removes it "
+           "(`bench/costmodel.py: listing_addon`, from the record writes measured above).", "",
+           "| path | index writes per timer | listing adds, provisioned (70 %) / on demand | total with listing, "
+           "provisioned / on demand |", "|---|---|---|---|"]
+    for path, r in rows.items():
+        out.append(f"| {path} | {r['index_writes']:.2f} | {_usd(r['provisioned'])} / {_usd(r['on_demand'])} | "
+                   f"{_usd(r['total_provisioned'])} / {_usd(r['total_on_demand'])} |")
     out.append("")
     return out
 
