@@ -145,3 +145,25 @@ def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(a
     assert len(delivered(aws)) == 1
     # A re-created id starts afresh, and its version moves past the deleted one's retries.
     assert call_api("PUT", "/periodic/settle", {"every": 1, "payload": 2})[0] == 201
+
+
+def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws):
+    """The target is called only within START_DEADLINE_MS of the write that allowed it (DELETE's settle relies
+    on it); a slower write sends the same attempt again instead, which then starts afresh."""
+    put("late", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    time.sleep(1.05)
+
+    def slow_update(real, **kwargs):
+        time.sleep(0.6)  # longer than the start deadline
+        return real.update_item(**kwargs)
+
+    sent: list = []
+    with faulty("dynamodb", update_item=slow_update), faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
+        assert dispatch(message) == {"batchItemFailures": []}
+    assert delivered(aws) == []
+    [again] = [s for s in sent if json.loads(s["MessageBody"]).get("attempt")]
+    assert json.loads(again["MessageBody"])["attempt"] == 1 and again["DelaySeconds"] == 0
+    assert dispatch(as_record(again)) == {"batchItemFailures": []}
+    [envelope] = delivered(aws)
+    assert envelope["dueAt"] and envelope["attempt"] == 1
