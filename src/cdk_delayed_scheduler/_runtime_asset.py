@@ -78,7 +78,7 @@ def _is_complete(staged: Path, files: dict[str, Path]) -> bool:
     removed some of an old staging's files."""
     if not staged.is_dir():
         return False
-    present = {p.relative_to(staged).as_posix(): p.stat().st_size for p in staged.rglob("*") if p.is_file()}
+    present = {rel.as_posix(): (staged / rel).stat().st_size for rel in _shipped(staged)}
     return present == {name: source.stat().st_size for name, source in files.items()}
 
 

@@ -27,9 +27,9 @@ CRON, ZONE = "0 9 ? * MON-FRI *", "Europe/Paris"
 AFTER = dt.datetime(2026, 3, 27, 12, tzinfo=dt.timezone.utc)
 EXPECTED = dt.datetime(2026, 3, 30, 7, tzinfo=dt.timezone.utc)
 
-#: Run in ``python -I -S`` (no site-packages, no user site, PYTHON* variables ignored): only the
-#: standard library and ``argv[1]`` on ``sys.path``, and no system zone files (``reset_tzpath``:
-#: ``-I`` ignores PYTHONTZPATH, so the search path is emptied here too).
+#: Run in ``python -I -S -B`` (no site-packages, no user site, PYTHON* variables ignored, no bytecode
+#: written into the asset): only the standard library and ``argv[1]`` on ``sys.path``, and no system
+#: zone files (``reset_tzpath``: ``-I`` ignores PYTHONTZPATH, so the search path is emptied here too).
 PROBE = """
 import json, sys, zoneinfo
 sys.path[:] = [sys.argv[1]] + [p for p in sys.path if "-packages" not in p]
@@ -68,7 +68,7 @@ def asset(tmp_path_factory) -> tuple[Path, str]:
 
 def _probe(code_dir: Path) -> dict:
     ms = int(AFTER.timestamp() * 1000)
-    result = subprocess.run([sys.executable, "-I", "-S", "-c", PROBE, str(code_dir), CRON, ZONE, str(ms)],
+    result = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", PROBE, str(code_dir), CRON, ZONE, str(ms)],
                             env={"PYTHONTZPATH": ""}, capture_output=True, text=True, timeout=60, cwd=code_dir)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
