@@ -167,3 +167,32 @@ def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws):
     assert dispatch(as_record(again)) == {"batchItemFailures": []}
     [envelope] = delivered(aws)
     assert envelope["dueAt"] and envelope["attempt"] == 1
+
+
+def test_a_replacement_racing_an_occurrence_keeps_its_count_and_a_delete_beats_a_stale_put(aws):
+    put("race", {"every": 1, "payload": "old"})
+    message = occurrence(aws)
+    time.sleep(1.05)
+    raced: list = []
+
+    def put_item(real, **kwargs):
+        if kwargs["Item"]["pk"]["S"].startswith("PERIODIC#") and not raced:
+            raced.append(True)
+            assert dispatch(message) == {"batchItemFailures": []}  # an occurrence starts between the PUT's read and write
+        return real.put_item(**kwargs)
+
+    with faulty("dynamodb", put_item=put_item):
+        status, answer = call_api("PUT", "/periodic/race", {"every": 1, "payload": "new"})
+    assert raced and status == 200 and answer["firedCount"] == 1 and answer["lastFiredAt"]
+
+    raced.clear()
+
+    def put_after_delete(real, **kwargs):
+        if kwargs["Item"]["pk"]["S"].startswith("PERIODIC#") and not raced:
+            raced.append(call_api("DELETE", "/periodic/race")[0])  # a DELETE lands between the PUT's read and write
+        return real.put_item(**kwargs)
+
+    with faulty("dynamodb", put_item=put_after_delete):
+        status, answer = call_api("PUT", "/periodic/race", {"every": 2, "payload": "newer"})
+    # The stale replacement lost; the PUT decided again and created the timer afresh.
+    assert raced == [200] and status == 201 and answer["firedCount"] == 0

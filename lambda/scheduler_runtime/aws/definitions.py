@@ -62,7 +62,7 @@ class Definition:
         optional = {"every": self.spec.every_ms and self.spec.every_ms // 1000, "cron": self.spec.cron,
                     "timeZone": self.spec.time_zone, "startMs": self.spec.start_ms, "endMs": self.spec.end_ms,
                     "nextDueMs": self.next_due_ms, "shard": self.shard, "lastDueMs": self.last_due_ms,
-                    "lastFiredMs": self.last_fired_ms, "lastError": self.last_error}
+                    "lastFiredMs": self.last_fired_ms, "beganMs": self.began_ms, "lastError": self.last_error}
         if self.target != DEFAULT_TARGET_NAME:
             optional["target"] = self.target
         for name, value in optional.items():
@@ -119,14 +119,18 @@ class DefinitionStore:
 
         Returns None once written; the stored definition when another write came first.
         """
+        values: dict = {":deleted": {"S": DELETED}}
         if replacing is None:  # a new id, or one deleted before
-            condition, values = "attribute_not_exists(pk) OR #st = :deleted", {":deleted": {"S": DELETED}}
+            condition, names = "attribute_not_exists(pk) OR #st = :deleted", {"#st": "status"}
         else:
-            condition, values = "version = :v", {":v": _n(replacing.version)}
-        names = {"ExpressionAttributeNames": {"#st": "status"}} if replacing is None else {}
+            # Unchanged since it was read: no occurrence advanced it meanwhile (its count and its
+            # start time are carried over) and no DELETE came first (then this PUT creates anew).
+            condition, names = "version = :v AND #tok = :tok AND #st <> :deleted", {"#st": "status", "#tok": "token"}
+            values.update({":v": _n(replacing.version), ":tok": {"S": replacing.token}})
         try:
             self._ddb.put_item(TableName=self._table, Item=definition.to_item(), ConditionExpression=condition,
-                               ExpressionAttributeValues=values, ReturnValuesOnConditionCheckFailure="ALL_OLD", **names)
+                               ExpressionAttributeNames=names, ExpressionAttributeValues=values,
+                               ReturnValuesOnConditionCheckFailure="ALL_OLD")
             return None
         except ClientError as exc:
             if not is_condition_failure(exc):

@@ -75,7 +75,7 @@ class Periodic:
             shard = self.arm(TimerRef(request.periodic_id, first, token, now_ms, version), now_ms) if first is not None else None
             # A replacement keeps the history (counts, last firing); a new id, or one deleted before, starts afresh.
             history = ({"created_ms": live.created_ms, "last_due_ms": live.last_due_ms, "last_fired_ms": live.last_fired_ms,
-                        "fired_count": live.fired_count, "skipped_count": live.skipped_count}
+                        "fired_count": live.fired_count, "skipped_count": live.skipped_count, "began_ms": live.began_ms}
                        if live is not None else {"created_ms": now_ms})
             definition = Definition(
                 periodic_id=request.periodic_id, spec=request.spec, anchor_ms=anchor, payload_json=request.payload_json,
