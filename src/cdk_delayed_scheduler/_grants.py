@@ -83,7 +83,8 @@ class SchedulerGrants:
         return grant
 
     # --- internals -------------------------------------------------------------------------
-    def _grant_routes(self, grantee: iam.IGrantable, routes: tuple, method: str) -> Optional[iam.Grant]:
+    def _grant_routes(self, grantee: iam.IGrantable, routes: tuple[tuple[str, str], ...],
+                      method: str) -> Optional[iam.Grant]:
         """``execute-api:Invoke`` on ``routes`` of this API's stage; ``None`` without an API."""
         if self._front_door is None:
             return None
