@@ -71,7 +71,8 @@ class SchedulerClient:
         return send_with_retries(self._transport, self._backoff, method, path, body)
 
     # --- one-shot schedules ---------------------------------------------------------------
-    def schedule(self, at: When, payload: Any, *, id: str | None = None, target: str | None = None) -> Schedule:  # noqa: A002 - the API's name
+    def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
+                 target: str | None = None) -> Schedule:
         """Schedule ``payload`` for delivery at ``at``: ``POST /schedules``.
 
         ``at`` is a timezone-aware ``datetime`` (sent as ``dueAt``, RFC 3339 UTC with milliseconds)
