@@ -172,4 +172,5 @@ class Periodic:
                                                    definition.token, 0, version=definition.version))
 
 
-__all__ = ["ACTIVE", "DELETED", "ENDED", "Occurrence", "Periodic", "Put", "SETTLE_MS", "START_DEADLINE_MS"]
+__all__ = ["ACTIVE", "DELETED", "ENDED", "DefinitionStore", "Occurrence", "Periodic", "Put", "SETTLE_MS",
+           "START_DEADLINE_MS"]

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, listing, payload, states
+from ..core import keys, payload, states
 from ..core.contract import DEFAULT_TARGET_NAME, LISTING
 from ..core.envelope import TimerRef
 
@@ -175,7 +175,7 @@ class ScheduleStore:
         """
         item = record.to_item()
         if self._listing_shards:
-            item.update(listing.index_keys(record.status, record.schedule_id, record.due_ms, self._listing_shards))
+            item.update(keys.index_keys(record.status, record.schedule_id, record.due_ms, self._listing_shards))
         existing = self._put_if_absent(item)
         if existing is None:
             return record, True
@@ -404,7 +404,7 @@ class ScheduleStore:
                         ":exp": now_ms // 1000 + retention_seconds}
         update = "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp"
         if self._listing_shards:
-            index = listing.index_keys(states.FAILED, record.schedule_id, record.due_ms, self._listing_shards)
+            index = keys.index_keys(states.FAILED, record.schedule_id, record.due_ms, self._listing_shards)
             update += f", {LISTING['partitionKey']} = :lpk, {LISTING['sortKey']} = :lsk"
             values.update({":lpk": index[LISTING["partitionKey"]]["S"], ":lsk": index[LISTING["sortKey"]]["S"]})
         self._update_record(record.schedule_id, update, "#st = :fired", values)

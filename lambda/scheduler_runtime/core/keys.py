@@ -20,6 +20,7 @@ import zlib
 from dataclasses import dataclass
 
 from .contract import ID_PATTERN  # noqa: F401 - re-exported: the id rule lives in contract.json
+from .contract import LISTING
 
 RECORD_PREFIX = "SCHEDULE#"
 RECORD_SK = "RECORD"
@@ -109,3 +110,10 @@ def new_token() -> str:
 def dedupe_key(schedule_id: str, due_ms: int) -> str:
     """Stable across retries and duplicates of one occurrence; differs per occurrence."""
     return f"{schedule_id}@{due_ms}"
+
+
+def index_keys(stored_status: str, schedule_id: str, due_ms: int, shard_count: int) -> dict:
+    """The listing index's attributes of a record in a listed status (attribute-value form):
+    ``<status>#<shard>`` and the due time and id (see :mod:`.listing`)."""
+    return {LISTING["partitionKey"]: {"S": f"{stored_status}#{shard_for(schedule_id, shard_count):02d}"},
+            LISTING["sortKey"]: {"S": timer_sort_key(due_ms, schedule_id)}}

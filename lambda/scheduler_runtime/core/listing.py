@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from . import states
 from .contract import LISTING
-from .keys import shard_for, timer_sort_key
+from .keys import timer_sort_key
 from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
 from .validation import ApiError
 
@@ -60,12 +60,6 @@ class ListQuery:
 
     def filters(self) -> list:
         return [self.status or "", self.due_after_ms, self.due_before_ms]
-
-
-def index_keys(stored_status: str, schedule_id: str, due_ms: int, shard_count: int) -> dict:
-    """The index attributes of a record in a listed status (attribute-value form)."""
-    return {LISTING["partitionKey"]: {"S": f"{stored_status}#{shard_for(schedule_id, shard_count):02d}"},
-            LISTING["sortKey"]: {"S": timer_sort_key(due_ms, schedule_id)}}
 
 
 def partitions(query: ListQuery, shard_count: int) -> list[str]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from ..aws.definitions import Definition
 from ..aws.store import ScheduleRecord
 from ..core.timeparse import format_rfc3339_ms
+
+if TYPE_CHECKING:  # imported by the periodic routes, which load on first use
+    from ..aws.definitions import Definition
 
 
 def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool = True) -> dict:

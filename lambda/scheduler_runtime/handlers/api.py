@@ -19,15 +19,12 @@ from ..aws.config import Config
 from ..aws.context import current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
 from ..aws.delayer import DelayerQueue
-from ..aws.listing import list_page
 from ..aws.store import ScheduleStore
 from ..core import states
-from ..core.listing import parse_list_query
 from ..core.timeparse import format_rfc3339_ms, now_ms
 from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create, validate_schedule_id
 from ..observability import log_event
 from ._api_events import ApiRequest, is_direct, parse_event, require_method, respond
-from ._periodic_routes import periodic_route
 from ._views import describe_record
 
 BATCH_RESOURCE = "schedule-batches"
@@ -51,6 +48,8 @@ def _route(request: ApiRequest) -> tuple[int, dict]:
     method, segments = request.method, request.segments
     ctx = current()
     if segments[:1] == ["periodic"] and len(segments) <= 2:
+        from ._periodic_routes import periodic_route  # noqa: PLC0415 - loaded by the first periodic call only
+
         return periodic_route(ctx, request)
     store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
     creator = Creator(store, DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
@@ -147,6 +146,9 @@ def _list(dynamodb: Any, config: Config, params: dict) -> tuple[int, dict]:
     if not config.listing:
         raise ApiError(404, "listing is off for this scheduler: deploy it with listing=True (the local engine: "
                             "--listing); each create and status change then also writes the listing index", None)
+    from ..aws.listing import list_page  # noqa: PLC0415 - loaded by the first listing only
+    from ..core.listing import parse_list_query  # noqa: PLC0415
+
     query = parse_list_query(params, config.table_name)
     items, token = list_page(dynamodb, config, query, now_ms())
     body: dict = {"items": [describe_record(record, status, with_payload=False) for record, status in items]}

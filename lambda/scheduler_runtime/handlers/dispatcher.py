@@ -23,9 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import Context, current
-from ..aws.definitions import DefinitionStore
 from ..aws.delayer import DelayerQueue
-from ..aws.periodic import START_DEADLINE_MS, Periodic
 from ..aws.store import DeliveryStart, ScheduleStore
 from ..aws.targets import DeliveryError, deliver
 from ..core.contract import LATENESS_METRIC, METRIC_DIMENSIONS
@@ -80,6 +78,8 @@ def handler(event: BatchEvent, context: Any = None) -> dict:
 
 def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef, receive_count: int) -> int | None:
     """Deliver one schedule. Returns its lateness in ms when delivered, else None."""
+    if ref.periodic:
+        _periodic_module()  # imported while the message waits out its remainder, not on every cold start
     timing = dispatch_timing(ref.due_ms, now_ms())
     if timing.put_back:
         queue.send_one(ref, timing.put_back_seconds)
@@ -120,14 +120,16 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
 def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef,
                          receive_count: int) -> int | None:
     """Deliver one occurrence of a periodic timer (the next one is armed first). Its lateness, or None."""
-    periodic = Periodic(DefinitionStore(ctx.dynamodb, ctx.config.table_name), store, queue, ctx.config)
+    periodic_module = _periodic_module()
+    periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name), store,
+                                        queue, ctx.config)
     occurrence = periodic.start(ref, receive_count)
     definition = occurrence.definition
     if definition is None:
         return _not_delivered(queue, ref, DeliveryStart(None, occurrence.refusal))
     envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
                               definition.payload_json, definition.target)
-    if now_ms() - occurrence.began_ms > START_DEADLINE_MS:
+    if now_ms() - occurrence.began_ms > periodic_module.START_DEADLINE_MS:
         # A DELETE may be answered from began + SETTLE_MS on: too late to start safely; again at once.
         periodic.start_late(definition, occurrence.due_ms, occurrence.attempt)
         log_event("put_back", id=ref.schedule_id, delaySeconds=0, reason="start deadline passed")
@@ -144,6 +146,14 @@ def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue
         periodic.record_failure(definition, reason)
         return None
     return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
+
+
+def _periodic_module():  # noqa: ANN202 - the module
+    """``aws.periodic``, imported on first use: a deployment without periodic timers never loads it
+    (nor the cron parser and ``zoneinfo``), which keeps the dispatcher's cold start as it was."""
+    from ..aws import periodic  # noqa: PLC0415
+
+    return periodic
 
 
 def _deliver(ctx: Context, envelope: dict) -> None:
