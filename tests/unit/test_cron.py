@@ -82,9 +82,10 @@ def test_each_rule_broken_is_named(expression, words):
     assert words in str(err.value)
 
 
-def test_an_unknown_time_zone_is_named():
+@pytest.mark.parametrize("name", ["Europe/Atlantis", "x" * 300, "../../etc/passwd", "/etc/localtime", "", "Europe/"])
+def test_an_unknown_time_zone_is_named(name):
     with pytest.raises(CronError, match="IANA time zone"):
-        zone_of("Europe/Atlantis")
+        zone_of(name)
 
 
 # --- the oracle ----------------------------------------------------------------------------

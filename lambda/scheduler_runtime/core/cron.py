@@ -76,7 +76,7 @@ def zone_of(name: str) -> dt.tzinfo:
     """The IANA time zone ``name``; :class:`CronError` when there is none."""
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: a name too long for a file name
         raise CronError(f"timeZone must be an IANA time zone name such as Europe/Paris (got {name!r})") from exc
 
 

@@ -57,6 +57,8 @@ def parse_epoch_seconds(value: float | int) -> int:
         raise InvalidInstant("must be a number of epoch seconds or an RFC 3339 string")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInstant("must be a finite number")
+    if isinstance(value, float) and abs(value) > MAX_EPOCH_MS / 1000 + 1:
+        _check_range(MAX_EPOCH_MS + 1)  # out of range, said before value * 1000 overflows to infinity
     if isinstance(value, int):
         epoch_ms = value * 1000
     else:
