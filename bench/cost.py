@@ -25,6 +25,9 @@ one request's worth. The batch sizes that resulted are measured and reported, no
 The sub-second part of each due time is random: the dispatcher waits out the remainder after
 a message surfaces (SQS delays are whole seconds), so its duration depends on it.
 
+A **periodic** scenario prices occurrences of periodic timers: ten definitions every second on
+the same grid, counted over ``periodic_waves`` seconds after the first (no create per occurrence).
+
 Payloads: the headline is 1 KB of JSON; heavy traffic also runs with 100 B, 4 KB and 64 KB of
 JSON and 1 KB of high-entropy data (``bench.payloads``). A cancel scenario prices a cancel.
 
@@ -117,29 +120,84 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
                 collector.wait_for(base + n, 60 + n * 0.2)
                 time.sleep(1.0)  # the mapping's DeleteMessageBatch after the last delivery
             counter.enabled = False
-            misses = meter.shadow_misses
             ids = {b["id"] for _, bodies in plan for b in bodies}
-            return {
-                "path": path, "level": level, "per_request": per_request, "payload": payload_label, "n": n,
-                "cancel": cancel,
-                "delivered": len({e["id"] for _, e in collector.received if e["id"] in ids}),
-                "create_requests": len(plan), "request_bytes": request_bytes,
-                "statuses": dict(sorted({str(s): statuses.count(s) for s in statuses}.items())),
-                "path_taken": {p: sum(1 for i in ids if tap.path_of.get(i) == p) for p in ("short", "long", "unknown")},
-                "calls": [{"caller": c, "service": s, "operation": o, "tag": t, "count": k}
-                          for (c, s, o, t), k in sorted(counter.snapshot().items())],
-                "capacity": [{"caller": c, "service": s, "operation": o, "item": i, **v}
-                             for (c, s, o, i), v in sorted(meter.snapshot().items())],
-                "functions": {name: {"ms": list(times.durations[name]), "records": list(times.records[name]),
-                                     "claimed": list(times.claimed[name])} for name in times.durations},
-                "metric_lines": list(times.metric_lines),
-                "log_bytes": {f"{c}|{lvl}": b for (c, lvl), b in logs.bytes.items()},
-                "log_lines": {f"{c}|{lvl}": k for (c, lvl), k in logs.lines.items()},
-                "log_samples": logs.samples,
-                "item_sizes_read_back": misses,
-                "errors": dict(tap.errors),
-                "error_samples": tap.error_samples,
-            }
+            return _measured(
+                {"path": path, "level": level, "per_request": per_request, "payload": payload_label, "n": n,
+                 "cancel": cancel, "delivered": len({e["id"] for _, e in collector.received if e["id"] in ids}),
+                 "create_requests": len(plan), "request_bytes": request_bytes,
+                 "statuses": dict(sorted({str(s): statuses.count(s) for s in statuses}.items())),
+                 "path_taken": {p: sum(1 for i in ids if tap.path_of.get(i) == p) for p in ("short", "long", "unknown")}},
+                counter, meter, times, logs, tap)
+    finally:
+        logs.uninstall()
+        tap.uninstall()
+
+
+def _measured(head: dict, counter: RequestCounter, meter: CapacityMeter, times: HandlerTimes, logs: LogMeter,
+              tap: LogTap) -> dict:
+    """A scenario's record: ``head`` (what was asked and delivered) and everything the meters saw."""
+    return {
+        **head,
+        "calls": [{"caller": c, "service": s, "operation": o, "tag": t, "count": k}
+                  for (c, s, o, t), k in sorted(counter.snapshot().items())],
+        "capacity": [{"caller": c, "service": s, "operation": o, "item": i, **v}
+                     for (c, s, o, i), v in sorted(meter.snapshot().items())],
+        "functions": {name: {"ms": list(times.durations[name]), "records": list(times.records[name]),
+                             "claimed": list(times.claimed[name])} for name in times.durations},
+        "metric_lines": list(times.metric_lines),
+        "log_bytes": {f"{c}|{lvl}": b for (c, lvl), b in logs.bytes.items()},
+        "log_lines": {f"{c}|{lvl}": k for (c, lvl), k in logs.lines.items()},
+        "log_samples": logs.samples,
+        "item_sizes_read_back": meter.shadow_misses,
+        "errors": dict(tap.errors),
+        "error_samples": tap.error_samples,
+    }
+
+
+def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, meter: CapacityMeter) -> dict:
+    """Occurrences of periodic timers: ten definitions every second, all on the same grid, so each
+    second's ten occurrences surface and are dispatched together (the heavy level's batch of 10).
+
+    Counting starts right after one second's occurrences were delivered and stops right after
+    ``waves`` more were, so it holds ``waves`` deliveries of each definition and as many armings
+    of the next occurrence. There is no create: a definition is PUT once, before counting.
+    """
+    per_wave = LEVELS["heavy"]
+    kind, size = payloads.PAYLOADS[payload_label]
+    body_payload = payloads.make(kind, size)
+    collector, tap, times = Collector(), LogTap(), HandlerTimes()
+    logs = LogMeter(counter)
+    tap.install()
+    logs.install()
+    meter.forget()
+    try:
+        with BenchEngine(EngineOptions(target=collector, dispatcher_workers=DISPATCHER_WORKERS), times) as eng:
+            client = ApiClient(eng.api_url)
+            start = round(time.time() + 2.5, 3)
+            for i in range(per_wave):
+                status, _ = client.request("PUT", f"/periodic/p-{i:02d}", {"every": 1, "startAt": start,
+                                                                          "payload": body_payload})
+                assert status == 201, status
+            collector.wait_for(per_wave, 30)
+            time.sleep(0.3)  # the first wave's deletes, before counting
+            times.reset()
+            counter.reset()
+            logs.reset()
+            base = collector.count()
+            counter.enabled = True
+            collector.wait_for(base + waves * per_wave, 30 + waves * 2)
+            time.sleep(0.3)  # the last wave's deletes; the next wave is due 0.7 s later
+            counter.enabled = False
+            counted = collector.lateness()[base:base + waves * per_wave]
+            late = sorted(lateness for _, _, lateness in counted)
+            return _measured(
+                {"path": "periodic", "level": "heavy", "per_request": per_wave, "payload": payload_label,
+                 "n": len(counted), "cancel": False, "delivered": len(counted), "create_requests": 0,
+                 "request_bytes": [], "statuses": {}, "path_taken": {},
+                 "lateness_ms": {"p50": late[len(late) // 2] if late else None,
+                                 "p99": late[min(len(late) - 1, int(len(late) * 0.99))] if late else None,
+                                 "max": late[-1] if late else None, "early": sum(1 for x in late if x < 0)}},
+                counter, meter, times, logs, tap)
     finally:
         logs.uninstall()
         tap.uninstall()
@@ -183,7 +241,7 @@ def access_log_bytes() -> dict:
 
 def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple = ("short", "long"),
         payload_labels: tuple = ("100B", "4KB", "64KB", "1KB-random"), cancel_n: int | None = None,
-        levels: tuple = tuple(LEVELS)) -> dict:
+        levels: tuple = tuple(LEVELS), periodic_waves: int = 10) -> dict:
     """``n`` timers per scenario; ``n_long_slow`` create requests at most for the long path's sparse and
     moderate levels (one request a second); ``payload_n`` timers per payload scenario (heavy traffic)."""
     counter, meter = RequestCounter(), CapacityMeter()
@@ -204,6 +262,9 @@ def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple
                 scenarios[f"{path}/heavy/{label}"] = scenario(path, "heavy", payload_n, label, counter, meter)
         log(f"cost: cancel, {cancel_n or n} long timers due in an hour, then cancelled")
         scenarios["cancel"] = scenario("long", "sparse", cancel_n or n, HEADLINE_PAYLOAD, counter, meter, cancel=True)
+        log(f"cost: periodic timers, {periodic_waves} seconds of ten occurrences due together, {HEADLINE_PAYLOAD} payload")
+        scenarios[f"periodic/heavy/{HEADLINE_PAYLOAD}"] = periodic_scenario(periodic_waves, HEADLINE_PAYLOAD, counter,
+                                                                            meter)
     finally:
         counter.uninstall()
     for s in scenarios.values():

@@ -183,9 +183,10 @@ def _totals(b: dict) -> dict:
 
 def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload: str) -> dict:
     """Every published table, from the measured scenarios."""
-    pools = duration_pools({k: s for k, s in scenarios.items() if not s["cancel"]})
+    one_shots = {k: s for k, s in scenarios.items() if s["path"] != "periodic"}
+    pools = duration_pools({k: s for k, s in one_shots.items() if not s["cancel"]})
     grid: dict = {}
-    for key, s in scenarios.items():
+    for key, s in one_shots.items():
         if s["cancel"]:
             continue
         path, level, payload = key.split("/")
@@ -238,6 +239,7 @@ def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload:
                             "on_demand_max": od_max, "provisioned_max": prov_max,
                             "writes": writes[path]["requests"], "writes_target": 2 if path == "short" else 4})
     return {"grid": grid, "headline": headline, "headline_extras": extras, "doors": doors, "writes_per_timer": writes,
+            "periodic": periodic_bill(scenarios.get(f"periodic/heavy/{headline_payload}"), access_log),
             "fixed_monthly": fixed, "cancel": cancel_bill, "targets": targets, "access_log_bytes": access_log,
             "duration_pools": {k: {str(r): sum(1 for x, _ in v if x == r) for r in sorted({x for x, _ in v})}
                                for k, v in pools.items()},
@@ -245,6 +247,24 @@ def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload:
                         "eventbridge_scheduler_free_per_month": PRICES["eventbridge_scheduler_free_per_month"],
                         "stepfunctions_standard": PRICES["stepfunctions_standard_per_million_transitions"]
                         * PRICES["stepfunctions_transitions_per_timer"]}}
+
+
+def periodic_bill(s: dict | None, access_log: dict) -> dict | None:
+    """Per million occurrences of periodic timers (no create per occurrence, so no API charge), from
+    the periodic scenario's own dispatcher durations, calls and units, at the batch size measured
+    (occurrences armed at different moments surface one or two at a time, even when due together)."""
+    if s is None:
+        return None
+    b = max(1, round(s["summary"]["functions"]["dispatcher"]["records_mean"]))
+    u = usage(s, s, b, duration_pools({"periodic": s}), access_log)
+    u["create_requests"] = 0.0
+    summary = s["summary"]
+    reads = {f"{r['operation']} {r['item']} ({r['caller']})": r["calls_per_unit"] for r in summary["billable"]
+             if r["service"] == "dynamodb" and r["operation"] in ("GetItem", "Query", "BatchGetItem")}
+    return {**_totals(bill(u, "direct")), "writes": summary["ddb_write_requests_by_op"], "reads": reads,
+            "wru": sum(u["wru"].values()), "rru": sum(u["rru"].values()), "sqs": u["sqs"],
+            "durations": u["durations"], "occurrences": s["delivered"], "lateness_ms": s.get("lateness_ms"),
+            "batch": s["summary"]["functions"]["dispatcher"]["records_mean"]}
 
 
 INDEX_ENTRY_WRU = 1.0

@@ -173,14 +173,15 @@ def _key_of(item: dict) -> tuple:
 
 
 def _item_kind(operation: str, params: dict) -> str:
-    """Which of the table's two item kinds a call touches: ``record`` or ``timer`` (by key prefix)."""
+    """Which of the table's item kinds a call touches: ``record``, ``timer`` or ``definition`` (by key prefix)."""
     if operation == "Query":
         return "timers"
     key = params.get("Key") or params.get("Item")
     if key is None:
         return "items"
     pk = str(key.get("pk", {}).get("S", ""))
-    return "record" if pk.startswith("SCHEDULE#") else "timer" if pk.startswith("TIMER#") else "item"
+    kinds = {"SCHEDULE#": "record", "TIMER#": "timer", "PERIODIC#": "definition"}
+    return next((kind for prefix, kind in kinds.items() if pk.startswith(prefix)), "item")
 
 
 def _condition_failed(error: BaseException | None) -> bool:

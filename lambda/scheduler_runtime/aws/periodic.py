@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from ..core import keys
 from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
@@ -33,6 +34,11 @@ from .store import ScheduleStore, TimerItem
 
 START_DEADLINE_MS = 500
 SETTLE_MS = 1_000
+ARM_LEAD_MS = 250
+"""The next occurrence is armed this long before the current one is due. SQS delays are whole
+seconds and periods are whole seconds (or minutes), so the next message then surfaces about this
+long before its own due time: a dispatcher waits a quarter second for it, not up to a second. A
+slower arm only makes it surface a second earlier (a longer wait), never late."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +108,19 @@ class Periodic:
         return old
 
     # --- dispatcher ------------------------------------------------------------------
-    def start(self, ref: TimerRef, receive_count: int) -> Occurrence:
-        """Decide on a due occurrence message: advance the definition and deliver, or refuse."""
+    def start(self, ref: TimerRef, receive_count: int, wait_until: Callable[[int], None]) -> Occurrence:
+        """Decide on an occurrence message: arm the next occurrence, wait until it is due
+        (``wait_until(epoch_ms)``), then advance the definition and allow the delivery; or refuse.
+
+        The read and the arming happen ``ARM_LEAD_MS`` before the due time, while the message waits
+        out its sub-second remainder, so only the conditional write stands between the due time and
+        the target call, as for a one-shot. Arming early is safe: until the write, the armed
+        message is a stray.
+        """
         if ref.attempt:
+            wait_until(ref.due_ms)
             return self._start_attempt(ref, ref.attempt)
+        wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
         if definition is None:
             return Occurrence(None, refusal="missing")
@@ -114,21 +129,24 @@ class Periodic:
         if definition.token != ref.token:
             if definition.last_token == ref.token and definition.version == ref.version:
                 # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
+                wait_until(ref.due_ms)
                 return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count)
             return Occurrence(None, refusal="stray")
-        now = clock_ms()
-        due, skipped, following = definition.spec.catch_up(ref.due_ms, now)
-        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, now)
+        armed_at = clock_ms()
+        due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
+        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at)
         if following is not None:
             step = replace(step, next_shard=self.arm(
-                TimerRef(ref.schedule_id, following, step.next_token, now, definition.version), now))
+                TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version), armed_at))
+        wait_until(ref.due_ms)
+        step = replace(step, now_ms=clock_ms())
         advanced = self._definitions.advance(ref.schedule_id, step, self._config.history_retention_seconds)
         if advanced is None:
             if step.next_shard is not None:
                 self._remove_timer(replace(definition, shard=step.next_shard, next_due_ms=following,
                                            token=step.next_token))
             return Occurrence(None, refusal="superseded")
-        return Occurrence(advanced, due, 1, now)
+        return Occurrence(advanced, due, 1, step.now_ms)
 
     def retry_later(self, definition: Definition, due_ms: int, attempt: int) -> bool:
         """Send the next attempt of a failed occurrence; False when the attempts are spent."""

@@ -78,19 +78,15 @@ def handler(event: BatchEvent, context: Any = None) -> dict:
 
 def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef, receive_count: int) -> int | None:
     """Deliver one schedule. Returns its lateness in ms when delivered, else None."""
-    if ref.periodic:
-        _periodic_module()  # imported while the message waits out its remainder, not on every cold start
     timing = dispatch_timing(ref.due_ms, now_ms())
     if timing.put_back:
         queue.send_one(ref, timing.put_back_seconds)
         log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
         return None
-    if timing.wait_ms:
-        time.sleep(timing.wait_ms / 1000)
-    while now_ms() < ref.due_ms:  # sleep() may wake a hair early; never deliver early
-        time.sleep(0.001)
-    if ref.periodic:
+
+    if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
         return _dispatch_occurrence(ctx, store, queue, ref, receive_count)
+    wait_until(ref.due_ms)
 
     config = ctx.config
     fired = now_ms()
@@ -117,13 +113,22 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
     return _delivered(envelope, fired - record.due_ms)
 
 
+def wait_until(instant_ms: int) -> None:
+    """Sleep until ``instant_ms`` (epoch ms) has passed on this clock: ``sleep()`` may wake a hair early."""
+    left_ms = instant_ms - now_ms()
+    if left_ms > 0:
+        time.sleep(left_ms / 1000)
+    while now_ms() < instant_ms:
+        time.sleep(0.001)
+
+
 def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef,
                          receive_count: int) -> int | None:
     """Deliver one occurrence of a periodic timer (the next one is armed first). Its lateness, or None."""
     periodic_module = _periodic_module()
     periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name), store,
                                         queue, ctx.config)
-    occurrence = periodic.start(ref, receive_count)
+    occurrence = periodic.start(ref, receive_count, wait_until)
     definition = occurrence.definition
     if definition is None:
         return _not_delivered(queue, ref, DeliveryStart(None, occurrence.refusal))
