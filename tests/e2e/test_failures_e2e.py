@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 
 import boto3
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder
 
-from .conftest import lead_ms, wait_until, wait_until_quiet
+from .conftest import external_moto, lead_ms, wait_until, wait_until_quiet
 
 pytestmark = pytest.mark.e2e
 
@@ -55,18 +54,11 @@ def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on
 
 def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
     """Against an already running endpoint, a second engine resumes where the first stopped: no record twice."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     first, second = Recorder(), Recorder()
     # A 5 s window: "across" (due in 7 s) is claimed and enqueued by the first engine about 2 s
     # in, which then stops at once, seconds before "across" is due (the margin is checked).
-    base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=1, shard_count=2)
-    try:
+    with external_moto() as endpoint:
+        base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=1, shard_count=2)
         with Engine(EngineOptions(target=first, **base)) as engine:
             api = ApiClient(engine.api_url)
             now = time.time()
@@ -87,8 +79,6 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
             assert second.wait_for({"across", "after"}, timeout_seconds=20)
             wait_until_quiet(engine)
             claims = dict(engine.stats.claims)
-    finally:
-        server.stop()
 
     # The second engine processed only records written after the first one's checkpoint:
     # the old REMOVEs were not enqueued again, so nothing was delivered twice.

@@ -14,7 +14,7 @@ from cdk_delayed_scheduler._runtime_asset import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
 
-from .conftest import wait_until
+from .conftest import all_pages, wait_until
 
 pytestmark = pytest.mark.e2e
 WINDOW = 6
@@ -64,11 +64,7 @@ def listing() -> Listing:
             run.lists[name] = api.request("GET", f"/schedules?{query}")
         bounds = (run.created["long-02"]["dueAt"], run.created["long-07"]["dueAt"])
         run.lists["between"] = api.request("GET", f"/schedules?dueAfter={quote(bounds[0])}&dueBefore={quote(bounds[1])}")
-        status, page = api.request("GET", "/schedules?limit=5")
-        run.pages.append((status, page))
-        while page.get("nextToken"):
-            status, page = api.request("GET", f"/schedules?limit=5&nextToken={page['nextToken']}")
-            run.pages.append((status, page))
+        run.pages = all_pages(api, "/schedules?limit=5")
         token = run.pages[0][1]["nextToken"]
         run.errors = {
             "fired": api.request("GET", "/schedules?status=FIRED"),

@@ -17,7 +17,7 @@ import pytest
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
 
-from .conftest import wait_until_quiet
+from .conftest import all_pages, wait_until_quiet
 
 pytestmark = pytest.mark.e2e
 WINDOW = 3
@@ -84,11 +84,7 @@ def scenario() -> Scenario:
         run.replaced_at_ms = time.time_ns() // 1_000_000
         for thread in deletes:
             thread.join()
-        status, page = api.request("GET", "/periodic?limit=2")
-        run.pages.append((status, page))
-        while page.get("nextToken"):
-            status, page = api.request("GET", f"/periodic?limit=2&nextToken={page['nextToken']}")
-            run.pages.append((status, page))
+        run.pages = all_pages(api, "/periodic?limit=2")
         token = run.pages[0][1]["nextToken"]
         run.tampered = api.request("GET", f"/periodic?limit=2&nextToken={token[:-2]}{'00' if token[-2:] != '00' else '11'}")
         assert recorder.wait_for({"long"}, timeout_seconds=15)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
 
-from .conftest import wait_until
+from .conftest import external_moto, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -21,16 +20,9 @@ def _put(api: ApiClient, periodic_id: str, body: dict) -> tuple[int, dict]:
 
 
 def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_late_and_the_rest_counted(tmp_path):
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     before, after = Recorder(), Recorder()
-    base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=0.5, shard_count=2)
-    try:
+    with external_moto() as endpoint:
+        base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=0.5, shard_count=2)
         with Engine(EngineOptions(target=before, **base)) as engine:
             status, answer = _put(ApiClient(engine.api_url), "beat", {"every": 1, "payload": "beat"})
             assert status == 201
@@ -43,8 +35,6 @@ def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_late_and
             wait_until(lambda: len(after.deliveries) >= 3, 10, "the second engine did not take over")
             status, read = api.request("GET", "/periodic/beat")
             api.request("DELETE", "/periodic/beat")
-    finally:
-        server.stop()
 
     first_due = parse_due_ms(answer["nextDueAt"])
     late, *following = sorted(after.deliveries, key=lambda d: d.received_ms)
