@@ -83,7 +83,14 @@ def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, di
 
     The call answers 200 with ``{"results": [{"status", "body"}, ...]}``: each result is what
     ``POST /schedules`` would have answered for that item, with error fields named
-    ``schedules[i].field``. One bad or failed item never stops the others.
+    ``schedules[i].field``. One bad or failed item never stops the others: a service fault on
+    one item's writes answers that item alone (503 when the delayer queue refused it, 500
+    otherwise), never the whole call.
+
+    A retry of the call is duplicate-free only for items that carry an ``id``: an item without
+    one gets a fresh uuid on each call, so a retry after a lost answer would create it again.
+    Clients send ids (the typed client gives every item a uuid4 before its first send and sends
+    it again on a retry), and the same id with the same body is answered as a replay.
     """
     items = batch_items(body)
     now = now_ms()

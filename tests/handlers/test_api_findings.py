@@ -1,0 +1,109 @@
+"""Issue 11's API findings (F3, F9, F12, F13), each through the api handler on in-process moto.
+
+- F3: a batch item's own fault answers that item alone, and a client's retry of it creates nothing twice;
+- F9: the same request is the same whatever its number spelling, and a replay answers the current status;
+- F12: epoch seconds are read exactly (rounded up, never down), and a leap second is accepted;
+- F13: a payload holding U+FFFE or U+FFFF (which SQS refuses) still reaches an SQS target and the DLQ.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.client._models import Schedule
+from cdk_delayed_scheduler.client._transport import Backoff
+from scheduler_runtime.handlers import dispatcher, sweeper
+
+from .conftest import call_api, faulty, service_error, store, window
+from .test_periodic_handlers import as_record, capture_delayer_sends, occurrence
+
+# What SQS accepts in a message body or a string attribute: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
+_REFUSED_BY_SQS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _check_sqs_characters(kwargs: dict) -> None:
+    """Raise as SQS does for a body or a string attribute with a character outside its set (moto does not)."""
+    entries = kwargs.get("Entries") or [kwargs]
+    for entry in entries:
+        texts = [entry.get("MessageBody", "")]
+        texts += [a.get("StringValue", "") for a in (entry.get("MessageAttributes") or {}).values()]
+        for text in texts:
+            if _REFUSED_BY_SQS.search(text):
+                raise ClientError({"Error": {"Code": "InvalidMessageContents", "Message": "Invalid binary character"}},
+                                  "SendMessage")
+
+
+def _strict_send(then: Any = None):
+    """A ``send_message`` override that refuses what SQS refuses, then sends (through ``then`` when given)."""
+
+    def send(real, **kwargs):
+        _check_sqs_characters(kwargs)
+        return (then or (lambda client, **kw: client.send_message(**kw)))(real, **kwargs)
+
+    return send
+
+
+def _dispatch(message: dict, receive_count: int = 1) -> dict:
+    message["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+    return dispatcher.handler({"Records": [message]})
+
+
+def _record_of(put_item_kwargs: dict) -> str | None:
+    """The schedule id of a record ``PutItem`` (None for any other write)."""
+    pk = put_item_kwargs["Item"]["pk"]["S"]
+    return pk.removeprefix("SCHEDULE#") if pk.startswith("SCHEDULE#") else None
+
+
+# --- F3 -----------------------------------------------------------------------------------------
+
+def test_f3_a_record_write_fault_on_one_batch_item_answers_that_item_alone(aws):
+    def put_item(real, **kwargs):
+        if _record_of(kwargs) in ("short-b", "long-d"):
+            raise service_error("PutItem", "ProvisionedThroughputExceededException")
+        return real.put_item(**kwargs)
+
+    with faulty("dynamodb", put_item=put_item):
+        status, body = call_api("POST", "/schedule-batches", {"schedules": [
+            {"id": "short-a", "delaySeconds": 0, "payload": 1},
+            {"id": "short-b", "delaySeconds": 0, "payload": 2},
+            {"id": "long-c", "delaySeconds": 3600, "payload": 3},
+            {"id": "long-d", "delaySeconds": 3600, "payload": 4},
+        ]})
+    assert status == 200
+    assert [r["status"] for r in body["results"]] == [201, 500, 201, 500]
+    assert body["results"][1]["body"] == {"message": "schedules[1]: internal error; nothing was accepted for this "
+                                                     "schedule, retry it", "field": "schedules[1]"}
+    assert [call_api("GET", f"/schedules/{i}")[0] for i in ("short-a", "short-b", "long-c", "long-d")] == [200, 404, 200, 404]
+
+
+class _InProcess:
+    """The typed client's transport, answered by the api handler in this process."""
+
+    def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
+        return call_api(method, path, body)
+
+
+def test_f3_a_client_batch_retry_after_a_lost_answer_creates_nothing_twice(aws):
+    client = SchedulerClient.__new__(SchedulerClient)
+    client._setup(_InProcess(), "us-east-1", Backoff(3, 0.0, 0.0))
+    lost: list[str] = []
+
+    def put_item(real, **kwargs):
+        answer = real.put_item(**kwargs)
+        if _record_of(kwargs) and json.loads(kwargs["Item"]["payload"]["S"]) == {"n": 1} and not lost:
+            lost.append(_record_of(kwargs))  # written, but its answer never comes back: the item answers 500
+            raise service_error("PutItem")
+        return answer
+
+    with faulty("dynamodb", put_item=put_item):
+        results = client.schedule_many([{"at": timedelta(hours=1, seconds=n), "payload": {"n": n}} for n in range(3)])
+    assert all(isinstance(r, Schedule) for r in results) and lost == [results[1].id]
+    assert aws.count_items("SCHEDULE#") == 3 and aws.count_items("TIMER#") == 3  # the retry was a replay
+    assert [call_api("GET", f"/schedules/{r.id}")[1]["payload"] for r in results] == [{"n": n} for n in range(3)]
