@@ -112,6 +112,30 @@ def check_dispatcher_covers(name: str, target_timeout: Optional[Duration], dispa
             f"its own), got {have} seconds")
 
 
+def check_receives_fit_retention(max_receive_count: Any, dispatcher_timeout: Duration, delay_window: Duration) -> None:
+    """Every receive of a delayer message must come while the queue still keeps it.
+
+    A message waits up to ``delay_window`` before its first receive, and each receive that does not
+    end in a delivery hides it for the visibility timeout (``visibilityTimeoutFactor`` x
+    ``dispatcher_timeout``). SQS counts its retention from the send: past it, the message is dropped,
+    neither delivered nor dead-lettered. Unresolved tokens are left alone.
+    """
+    c = contract()
+    values = (max_receive_count, seconds(dispatcher_timeout), seconds(delay_window))
+    if any(Token.is_unresolved(v) for v in values):
+        return
+    receives, timeout, window = (int(v) for v in values)
+    retention, visibility = c["delayerRetentionSeconds"], c["visibilityTimeoutFactor"] * timeout
+    needed = window + receives * visibility
+    if needed > retention:
+        raise ValueError(
+            f"max_receive_count ({receives}) x the delayer queue's visibility timeout ({c['visibilityTimeoutFactor']} "
+            f"x dispatcher_timeout = {visibility} seconds), plus delay_window ({window} seconds), is {needed} "
+            f"seconds: longer than the delayer queue keeps a message (4 days, {retention} seconds), so SQS would "
+            f"drop it before its last receive. Allowed with this dispatcher_timeout: max_receive_count <= "
+            f"{(retention - window) // visibility}")
+
+
 def validate_props(*, target: Any, extra_targets: Any, api_is_valid: bool, shard_count: Any,
                    delay_window: Duration, history_retention: Duration, max_receive_count: Any, listing: Any,
                    billing_mode: dynamodb.BillingMode, read_capacity: Any, write_capacity: Any,
@@ -159,7 +183,8 @@ def validate_props(*, target: Any, extra_targets: Any, api_is_valid: bool, shard
     if Token.is_unresolved(dispatcher_timeout.to_seconds()):
         raise ValueError("dispatcher_timeout: must be a concrete duration, not a token "
                          "(the delayer queue's visibility timeout is 6 times it)")
-    check_range("dispatcher_timeout", seconds(dispatcher_timeout), 10, 900, unit="seconds")
+    check_bounds("dispatcher_timeout", seconds(dispatcher_timeout), c["dispatcherTimeoutSeconds"], unit="seconds")
+    check_receives_fit_retention(max_receive_count, dispatcher_timeout, delay_window)
     check_range("dispatcher_batch_size", dispatcher_batch_size, 1, 10)
     if dispatcher_max_batching_window is not None:
         check_range("dispatcher_max_batching_window", seconds(dispatcher_max_batching_window), 0, 300, unit="seconds")

@@ -144,7 +144,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
     :param dispatcher_max_concurrency: the most concurrent dispatcher invocations the queue
         starts (protects a target from bursts). Allowed: 2-1000. Default: no limit.
     :param max_receive_count: deliveries of one message before it is parked in the
-        dead-letter queue. Allowed: 1-1000. Default: 5.
+        dead-letter queue. Allowed: 1-1000, and all of them within the delayer queue's 4-day retention:
+        ``delay_window`` + ``max_receive_count`` x 6 x ``dispatcher_timeout`` at most 4 days (else SQS
+        would drop the message before its last receive). Default: 5.
     :param stream_batch_size: stream records per enqueuer invocation. Allowed: 1-1000. Default: 100.
     :param stream_retry_attempts: retries of a failing stream batch (halved on each error)
         before it goes to the dead-letter queue. Allowed: 0-10000. Default: 10.
@@ -191,7 +193,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         c = _CONTRACT
         delay_window = delay_window or Duration.seconds(c["delayWindowSeconds"]["default"])
         history_retention = history_retention or Duration.seconds(c["historyRetentionSeconds"]["default"])
-        dispatcher_timeout = dispatcher_timeout or Duration.seconds(60)
+        dispatcher_timeout = dispatcher_timeout or Duration.seconds(c["dispatcherTimeoutSeconds"]["default"])
         api = api or SchedulerApi.http()
         level = log_level or LogLevel.of(c["defaultLogLevel"])
         runtime = runtime or DEFAULT_RUNTIME
@@ -241,8 +243,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         Kept 14 days."""
         self.delayer_queue: sqs.Queue = sqs.Queue(
             self, "DelayerQueue",
-            visibility_timeout=Duration.seconds(6 * int(dispatcher_timeout.to_seconds())),
-            retention_period=Duration.days(4),
+            visibility_timeout=Duration.seconds(c["visibilityTimeoutFactor"] * int(dispatcher_timeout.to_seconds())),
+            retention_period=Duration.seconds(c["delayerRetentionSeconds"]),
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letter_queue, max_receive_count=max_receive_count),
             **encryption,
@@ -262,6 +264,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
             "DELAY_WINDOW_SECONDS": text(seconds(delay_window)),
             "HISTORY_RETENTION_SECONDS": text(seconds(history_retention)),
             "MAX_RECEIVE_COUNT": text(max_receive_count),
+            "DISPATCHER_TIMEOUT_SECONDS": text(seconds(dispatcher_timeout)),
             "LISTING": "true" if listing else "false",
             "METRICS_NAMESPACE": metrics_namespace,
             "LOG_LEVEL": level.name,

@@ -196,3 +196,26 @@ def test_a_replacement_racing_an_occurrence_keeps_its_count_and_a_delete_beats_a
         status, answer = call_api("PUT", "/periodic/race", {"every": 2, "payload": "newer"})
     # The stale replacement lost; the PUT decided again and created the timer afresh.
     assert raced == [200] and status == 201 and answer["firedCount"] == 0
+
+
+def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked(aws, monkeypatch):
+    """F1 for periodic timers: an ENDED definition's TTL outlives its last occurrence's retries, and they
+    may start (only DELETED, or a replacement, stops them)."""
+    from .test_dispatch_findings import expire_as_ttl_would
+
+    monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
+    start = int(time.time()) + 2
+    put("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken", "startAt": start, "endAt": start + 1})
+    message = occurrence(aws, timeout=5)
+    sent: list = []
+    with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
+        assert dispatch(message) == {"batchItemFailures": []}
+        assert call_api("GET", "/periodic/last")[1]["status"] == "ENDED"
+        for attempt, delay in ((2, 30), (3, 60)):
+            assert expire_as_ttl_would(aws, time.time() + delay + 5) == []
+            retry = as_record(sent[-1])
+            assert json.loads(retry["body"])["attempt"] == attempt
+            assert dispatch(retry) == {"batchItemFailures": []}
+    [parked] = aws.receive(aws.dlq_url)
+    assert json.loads(parked["body"])["payload"] == {"keep": "me"} and json.loads(parked["body"])["attempt"] == 3
+    assert "after 3 attempts" in call_api("GET", "/periodic/last")[1]["lastError"]

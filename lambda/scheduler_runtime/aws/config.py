@@ -10,6 +10,7 @@
 | ``DELAY_WINDOW_SECONDS`` | schedules due within this many seconds go to the delayer queue | ``contract.json`` |
 | ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
 | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``contract.json`` |
+| ``DISPATCHER_TIMEOUT_SECONDS`` | the dispatcher's timeout; the delayer queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` times it | ``contract.json`` |
 | ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
 | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``DelayedScheduler`` |
 | ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
@@ -36,6 +37,7 @@ ENV_KEYS = (
     "DELAY_WINDOW_SECONDS",
     "HISTORY_RETENTION_SECONDS",
     "MAX_RECEIVE_COUNT",
+    "DISPATCHER_TIMEOUT_SECONDS",
     "LISTING",
     "METRICS_NAMESPACE",
 )
@@ -56,8 +58,14 @@ class Config:
     delay_window_seconds: int = contract.DEFAULT_DELAY_WINDOW_SECONDS
     history_retention_seconds: int = contract.DEFAULT_HISTORY_RETENTION_SECONDS
     max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
+    dispatcher_timeout_seconds: int = contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS
     metrics_namespace: str = "DelayedScheduler"
     listing: bool = False
+
+    @property
+    def visibility_timeout_seconds(self) -> int:
+        """The delayer queue's visibility timeout: a failed or unfinished receive comes back after it."""
+        return contract.VISIBILITY_TIMEOUT_FACTOR * self.dispatcher_timeout_seconds
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
@@ -80,6 +88,8 @@ class Config:
             history_retention_seconds=_positive_int(
                 env, "HISTORY_RETENTION_SECONDS", contract.DEFAULT_HISTORY_RETENTION_SECONDS),
             max_receive_count=_positive_int(env, "MAX_RECEIVE_COUNT", contract.DEFAULT_MAX_RECEIVE_COUNT),
+            dispatcher_timeout_seconds=_positive_int(
+                env, "DISPATCHER_TIMEOUT_SECONDS", contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
             metrics_namespace=env.get("METRICS_NAMESPACE") or "DelayedScheduler",
             listing=_flag(env, "LISTING"),
         )

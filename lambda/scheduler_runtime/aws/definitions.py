@@ -153,9 +153,11 @@ class DefinitionStore:
             raise
         return Definition.from_item(old)
 
-    def advance(self, periodic_id: str, step: Advance, retention_seconds: int) -> Definition | None:
+    def advance(self, periodic_id: str, step: Advance, ended_expires_at: int) -> Definition | None:
         """The one write of a delivered occurrence: the next occurrence's token and due time, the
-        counters, and ``beganMs``, if the definition is ACTIVE and still holds ``step.token``.
+        counters, and ``beganMs``, if the definition is ACTIVE and still holds ``step.token``. When no
+        occurrence is left, it becomes ENDED and expires at ``ended_expires_at`` (epoch seconds), which
+        must outlive the last occurrence's retries.
 
         Returns the new image, or None when refused (deleted, replaced, or another delivery of
         the same occurrence came first).
@@ -167,7 +169,7 @@ class DefinitionStore:
         removes = []
         if step.next_due_ms is None:
             sets += ["#st = :ended", "expiresAt = :exp"]
-            values.update({":ended": {"S": ENDED}, ":exp": _n(step.now_ms // 1000 + retention_seconds)})
+            values.update({":ended": {"S": ENDED}, ":exp": _n(ended_expires_at)})
             removes += ["nextDueMs", "#sh"]
         else:
             sets.append("nextDueMs = :nextDue")
@@ -181,9 +183,10 @@ class DefinitionStore:
         return self._update(periodic_id, update, "#tok = :tok AND #st = :active", values)
 
     def begin_attempt(self, periodic_id: str, version: int, now_ms: int) -> Definition | None:
-        """Stamp ``beganMs`` for a retry of an occurrence already advanced past, if the same version is ACTIVE."""
-        return self._update(periodic_id, "SET beganMs = :now", "version = :v AND #st = :active",
-                            {":now": _n(now_ms), ":v": _n(version), ":active": {"S": ACTIVE}})
+        """Stamp ``beganMs`` for a retry of an occurrence already advanced past, if the same version is
+        ACTIVE, or ENDED (its last occurrence's retries): DELETED or replaced refuses it."""
+        return self._update(periodic_id, "SET beganMs = :now", "version = :v AND #st IN (:active, :ended)",
+                            {":now": _n(now_ms), ":v": _n(version), ":active": {"S": ACTIVE}, ":ended": {"S": ENDED}})
 
     def record_failure(self, periodic_id: str, version: int, reason: str) -> None:
         """Keep the reason of an occurrence's exhausted delivery on its definition (the failure path only)."""

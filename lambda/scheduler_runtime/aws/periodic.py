@@ -26,7 +26,7 @@ from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
 from ..core.envelope import TimerRef
 from ..core.periodic import PeriodicRequest
 from ..core.timeparse import now_ms as clock_ms
-from ..core.window import enqueue_delay_seconds, is_within_window
+from ..core.window import enqueue_delay_seconds, is_within_window, record_expiry_seconds
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
@@ -124,7 +124,7 @@ class Periodic:
         definition = self._definitions.get(ref.schedule_id)
         if definition is None:
             return Occurrence(None, refusal="missing")
-        if definition.status != ACTIVE:
+        if definition.status not in (ACTIVE, ENDED):
             return Occurrence(None, refusal=definition.status)
         if definition.token != ref.token:
             if definition.last_token == ref.token and definition.version == ref.version:
@@ -132,6 +132,8 @@ class Periodic:
                 wait_until(ref.due_ms)
                 return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count)
             return Occurrence(None, refusal="stray")
+        if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
+            return Occurrence(None, refusal=definition.status)
         armed_at = clock_ms()
         due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
         step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at)
@@ -140,7 +142,7 @@ class Periodic:
                 TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version), armed_at))
         wait_until(ref.due_ms)
         step = replace(step, now_ms=clock_ms())
-        advanced = self._definitions.advance(ref.schedule_id, step, self._config.history_retention_seconds)
+        advanced = self._definitions.advance(ref.schedule_id, step, self._ended_expiry(step.now_ms))
         if advanced is None:
             if step.next_shard is not None:
                 self._remove_timer(replace(definition, shard=step.next_shard, next_due_ms=following,
@@ -164,6 +166,15 @@ class Periodic:
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)
+
+    def _ended_expiry(self, now_ms: int) -> int:
+        """The TTL of a definition that ends at ``now_ms``: past every retry its last occurrence may
+        still make (each up to the longest retry delay plus a visibility timeout after the one before,
+        see :func:`record_expiry_seconds`), plus the history retention."""
+        config = self._config
+        return record_expiry_seconds(now_ms, config.max_receive_count - 1,
+                                     config.visibility_timeout_seconds + max(PERIODIC_RETRY_DELAYS_SECONDS),
+                                     config.history_retention_seconds)
 
     # --- shared --------------------------------------------------------------------
     def arm(self, ref: TimerRef, now_ms: int) -> int | None:

@@ -378,18 +378,20 @@ class ScheduleStore:
         return left
 
     # --- dispatcher --------------------------------------------------------------
-    def begin_delivery(self, ref: TimerRef, now_ms: int, retention_seconds: int) -> DeliveryStart:
+    def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int) -> DeliveryStart:
         """Mark delivery started (FIRED, attempts + 1) if the record holds this message's token.
 
         A SCHEDULED or QUEUED record starts its first attempt; a FIRED one with the same
-        token starts a retry. Anything else is refused, with the reason.
+        token starts a retry. Anything else is refused, with the reason. ``expires_at`` (epoch
+        seconds, :func:`~scheduler_runtime.core.window.record_expiry_seconds`) must outlive every
+        attempt the message has left.
         """
         new, old = self._update_record(
             ref.schedule_id,
             self._unlisted("SET #st = :fired, firedMs = :now, expiresAt = :exp ADD attempts :one"),
             "#tok = :tok AND #st IN (:scheduled, :queued, :fired)",
             {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED, ":tok": ref.token,
-             ":now": now_ms, ":exp": now_ms // 1000 + retention_seconds, ":one": 1},
+             ":now": now_ms, ":exp": expires_at, ":one": 1},
         )
         if new is not None:
             return DeliveryStart(ScheduleRecord.from_item(new))
@@ -399,9 +401,10 @@ class ScheduleStore:
             return DeliveryStart(None, "stray")
         return DeliveryStart(None, old["status"]["S"])
 
-    def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, retention_seconds: int) -> None:
+    def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, expires_at: int) -> None:
+        """FAILED with ``reason``, kept until ``expires_at`` (epoch seconds), if the delivery is still FIRED."""
         values: dict = {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
-                        ":exp": now_ms // 1000 + retention_seconds}
+                        ":exp": expires_at}
         update = "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp"
         if self._listing_shards:
             index = keys.index_keys(states.FAILED, record.schedule_id, record.due_ms, self._listing_shards)

@@ -21,6 +21,11 @@ DEFAULT_DELAY_WINDOW_SECONDS: int = _CONTRACT["delayWindowSeconds"]["default"]
 DEFAULT_SHARD_COUNT: int = _CONTRACT["shardCount"]["default"]
 DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["default"]
 DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
+DEFAULT_DISPATCHER_TIMEOUT_SECONDS: int = _CONTRACT["dispatcherTimeoutSeconds"]["default"]
+VISIBILITY_TIMEOUT_FACTOR: int = _CONTRACT["visibilityTimeoutFactor"]
+"""The delayer queue's visibility timeout is this many times the dispatcher's timeout."""
+DELAYER_RETENTION_SECONDS: int = _CONTRACT["delayerRetentionSeconds"]
+"""How long the delayer queue keeps a message (SQS's retention period), counted from its send."""
 API_FUNCTION_TIMEOUT_SECONDS: int = _CONTRACT["apiFunctionTimeoutSeconds"]
 DEFAULT_LOG_LEVEL: str = _CONTRACT["defaultLogLevel"]
 METRIC_DIMENSIONS: dict = _CONTRACT["metrics"]["dimensions"]

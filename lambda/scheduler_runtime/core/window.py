@@ -63,3 +63,16 @@ def dispatch_timing(due_ms: int, now_ms: int) -> DispatchTiming:
     if remaining_ms <= EARLY_TOLERANCE_MS:
         return DispatchTiming(wait_ms=remaining_ms, put_back_seconds=0)
     return DispatchTiming(wait_ms=0, put_back_seconds=enqueue_delay_seconds(due_ms, now_ms))
+
+
+def record_expiry_seconds(now_ms: int, attempts_left: int, attempt_interval_seconds: int,
+                          retention_seconds: int) -> int:
+    """The TTL (epoch seconds) a record gets when a delivery attempt starts or ends at ``now_ms``.
+
+    Each of the ``attempts_left`` attempts may come up to ``attempt_interval_seconds`` after the one
+    before (for a one-shot, the delayer queue's visibility timeout), and one more interval after the
+    last, SQS's redrive may park the message in the dead-letter queue without the dispatcher. The
+    record outlives that moment by ``retention_seconds``, so a retry never meets a record that TTL
+    deleted, and a parked message always names a record that can still be read.
+    """
+    return now_ms // 1000 + (max(attempts_left, 0) + 1) * attempt_interval_seconds + retention_seconds

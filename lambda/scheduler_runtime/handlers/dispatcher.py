@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..aws.config import Config
 from ..aws.context import Context, current
 from ..aws.delayer import DelayerQueue
 from ..aws.store import DeliveryStart, ScheduleStore
@@ -29,7 +30,7 @@ from ..aws.targets import DeliveryError, deliver
 from ..core.contract import LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef, build_envelope
 from ..core.timeparse import now_ms
-from ..core.window import dispatch_timing, is_stray_age
+from ..core.window import dispatch_timing, is_stray_age, record_expiry_seconds
 from ..observability import emit_metrics, log_event
 from ._batch import BatchEvent, SqsRecord, partial_batch_response
 
@@ -89,14 +90,15 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
     wait_until(ref.due_ms)
 
     config = ctx.config
+    attempts_left = config.max_receive_count - receive_count
     fired = now_ms()
-    start = store.begin_delivery(ref, fired, config.history_retention_seconds)
+    start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left))
     for pause in RECORD_WAIT_PAUSES:
         if start.refusal != "missing" or is_stray_age(ref.created_ms, now_ms()):
             break
         time.sleep(pause)
         fired = now_ms()
-        start = store.begin_delivery(ref, fired, config.history_retention_seconds)
+        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left))
     if start.record is None:
         return _not_delivered(queue, ref, start)
     record = start.record
@@ -108,9 +110,16 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
             raise
         reason = f"delivery failed after {receive_count} attempts: {exc}"
         _dead_letter(queue, envelope, reason)
-        store.mark_failed(record, reason, now_ms(), config.history_retention_seconds)
+        failed_at = now_ms()
+        store.mark_failed(record, reason, failed_at, record_expiry(config, failed_at, 0))
         return None
     return _delivered(envelope, fired - record.due_ms)
+
+
+def record_expiry(config: Config, now: int, attempts_left: int) -> int:
+    """A one-shot record's TTL at delivery start or failure: past its message's last possible park
+    (each attempt left comes a visibility timeout after the one before), plus the history retention."""
+    return record_expiry_seconds(now, attempts_left, config.visibility_timeout_seconds, config.history_retention_seconds)
 
 
 def wait_until(instant_ms: int) -> None:

@@ -269,6 +269,7 @@ class Engine:
             DELAY_WINDOW_SECONDS=str(opts.delay_window),
             HISTORY_RETENTION_SECONDS=str(opts.history_retention),
             MAX_RECEIVE_COUNT=str(opts.max_receive_count),
+            DISPATCHER_TIMEOUT_SECONDS=str(max(1, opts.visibility_timeout // _CONTRACT["visibilityTimeoutFactor"])),
             LISTING="true" if opts.listing else "false",
         )
 

@@ -1,0 +1,71 @@
+"""Issue 11's findings on the dispatcher, the queues and the target call (F1, F4, F5, F6, F8), each
+through a dispatcher handler event on in-process moto: the record outlives every attempt, a duplicate
+message never delivers twice, whatever parks a schedule leaves it findable, a slow Lambda target is
+invoked once per attempt, and what can never fit its target is refused with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from scheduler_runtime.aws import context
+from scheduler_runtime.handlers import dispatcher
+
+from .conftest import call_api, faulty, schedule, service_error
+
+VISIBILITY_SECONDS = 6 * 60  # the construct's default: 6 x a 60-second dispatcher timeout
+
+
+def receive(message: dict, receive_count: int, message_id: str | None = None) -> dict:
+    """``message`` as SQS hands it to the dispatcher on receive ``receive_count`` (another ``message_id``:
+    another message with the same body, as an ambiguous send makes)."""
+    attributes = {**message["attributes"], "ApproximateReceiveCount": str(receive_count)}
+    return {**message, "attributes": attributes, "messageId": message_id or message["messageId"]}
+
+
+def dispatch(*messages: dict) -> dict:
+    return dispatcher.handler({"Records": list(messages)})
+
+
+def expire_as_ttl_would(aws, at_epoch_seconds: float) -> list[str]:
+    """Delete what DynamoDB's TTL may have deleted by ``at_epoch_seconds``; the keys it deleted."""
+    gone = []
+    for item in aws.ddb.scan(TableName=aws.table)["Items"]:
+        if "expiresAt" in item and int(item["expiresAt"]["N"]) < at_epoch_seconds:
+            aws.ddb.delete_item(TableName=aws.table, Key={"pk": item["pk"], "sk": item["sk"]})
+            gone.append(item["pk"]["S"])
+    return gone
+
+
+# --- F1: a record outlives every remaining attempt -----------------------------------------------
+
+
+def test_f1_a_fired_record_outlives_the_retry_that_comes_after_the_visibility_timeout(aws, monkeypatch):
+    monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")  # the construct's least
+    schedule("short-history", 0, target="broken", payload={"keep": "me"})
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
+    # The next receive comes a visibility timeout later; TTL has run meanwhile.
+    assert expire_as_ttl_would(aws, time.time() + VISIBILITY_SECONDS + 5) == []
+    assert dispatch(receive(message, 2)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
+    assert expire_as_ttl_would(aws, time.time() + VISIBILITY_SECONDS + 5) == []
+    assert dispatch(receive(message, 3)) == {"batchItemFailures": []}  # the last receive (MAX_RECEIVE_COUNT 3)
+    [parked] = aws.receive(aws.dlq_url)
+    assert json.loads(parked["body"])["payload"] == {"keep": "me"}
+    assert "after 3 attempts" in parked["messageAttributes"]["reason"]["stringValue"]
+
+
+def test_f1_a_record_stays_readable_for_the_history_retention_after_its_message_can_last_be_parked(aws, monkeypatch):
+    monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
+    schedule("parked-late", 0, target="broken")
+    [message] = aws.receive(aws.delayer_url)
+    began = time.time()
+    dispatch(receive(message, 1))
+    # Receives 2 and 3 may each end without the dispatcher (a timeout, throttling); SQS then parks the
+    # message one visibility timeout after the last one. The record must still be there a retention later.
+    parked_by = began + 3 * VISIBILITY_SECONDS
+    assert expire_as_ttl_would(aws, parked_by + 60 - 5) == []
+    assert call_api("GET", "/schedules/parked-late")[1]["status"] == "FIRED"
