@@ -7,9 +7,16 @@ the next sweep claims it again: that path adds up to one sweep interval (a minut
 delivery. Only when the write-back also fails is the record reported as a batch item
 failure, so the stream retries it.
 
+One timer can appear twice in a batch (a stream retry after a claim, a write-back and a
+re-claim): only its newest REMOVE is sent or written back, since a ``BatchWriteItem`` naming a
+key twice is refused whole, and two messages would be one too many.
+
 The message carries the timer's token. A stray timer (its record missing, or holding another
 token) is enqueued like any other and dropped by the dispatcher, which is where tokens are
 checked: this handler reads nothing.
+
+A direct invoke with ``{"recover": <the mapping's on-failure message>}`` re-enqueues the
+claims of the stream range the mapping gave up on (see :mod:`..aws.recovery`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 
 from ..aws.context import current
 from ..aws.delayer import DelayerQueue
+from ..aws.recovery import claims_in_range
 from ..aws.store import ScheduleStore, TimerItem
 from ..core.timeparse import now_ms
 from ..core.window import enqueue_delay_seconds
@@ -29,17 +37,41 @@ SEND_ATTEMPTS = 2
 logger = logging.getLogger("scheduler_runtime")
 
 
-def handler(event: BatchEvent, context: Any = None) -> dict:
+def handler(event: BatchEvent | dict, context: Any = None) -> dict:
+    if "recover" in event:
+        return recover(event["recover"])
+    return partial_batch_response(enqueue_claims(event.get("Records", [])))
+
+
+def recover(on_failure_message: dict) -> dict:
+    """Re-enqueue the claims of the stream range named by an on-failure message; raise if any stays unsent.
+
+    Idempotent: a claim that was enqueued before is sent again, and the dispatcher's token
+    check keeps the second message from delivering twice.
+    """
+    records = claims_in_range(current().client("dynamodbstreams"), on_failure_message)
+    failed = enqueue_claims(records)
+    log_event("stream_recovered", level=logging.WARNING, claims=len(records), failed=len(failed))
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(records)} claims could be neither sent nor written back; "
+                           "invoke the recovery again")
+    return {"recovered": len(records)}
+
+
+def enqueue_claims(records: list[StreamRecord]) -> list[StreamRecord]:
+    """Send each claim's timer to the delayer queue, or write it back; the records neither could take."""
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
     queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url)
 
-    pending: dict[str, tuple[StreamRecord, TimerItem]] = {}
-    for index, record in enumerate(event.get("Records", [])):
+    newest: dict[tuple[str, str], tuple[StreamRecord, TimerItem]] = {}
+    for record in records:  # in stream order, so a later REMOVE of the same key replaces an earlier one
         timer = TimerItem.from_item(record["dynamodb"]["OldImage"])
         if timer.cancelled or record.get("userIdentity"):  # defence in depth behind the filter
             continue
-        pending[str(index)] = (record, timer)
+        newest.pop((timer.key.pk, timer.key.sk), None)
+        newest[(timer.key.pk, timer.key.sk)] = (record, timer)
+    pending = {str(index): claim for index, claim in enumerate(newest.values())}
 
     now = now_ms()
     messages = [(entry_id, timer.ref, enqueue_delay_seconds(timer.due_ms, now)) for entry_id, (_, timer) in pending.items()]
@@ -57,4 +89,4 @@ def handler(event: BatchEvent, context: Any = None) -> dict:
             failed.append(record)
         else:
             log_event("written_back", level=logging.WARNING, id=timer.schedule_id, dueMs=timer.due_ms)
-    return partial_batch_response(failed)
+    return failed
