@@ -107,3 +107,68 @@ def test_f3_a_client_batch_retry_after_a_lost_answer_creates_nothing_twice(aws):
     assert all(isinstance(r, Schedule) for r in results) and lost == [results[1].id]
     assert aws.count_items("SCHEDULE#") == 3 and aws.count_items("TIMER#") == 3  # the retry was a replay
     assert [call_api("GET", f"/schedules/{r.id}")[1]["payload"] for r in results] == [{"n": n} for n in range(3)]
+
+
+# --- F9 -----------------------------------------------------------------------------------------
+
+def test_f9_delay_seconds_5_and_5_0_are_the_same_request(aws):
+    status, first = call_api("POST", "/schedules", '{"id": "five", "delaySeconds": 5, "payload": 1}')
+    assert status == 201
+    assert call_api("POST", "/schedules", '{"id": "five", "delaySeconds": 5.0, "payload": 1}') == (200, first)
+    assert call_api("POST", "/schedules", '{"id": "five", "delaySeconds": 5.000, "payload": 1}') == (200, first)
+    assert call_api("POST", "/schedules", '{"id": "five", "delaySeconds": 5.001, "payload": 1}')[0] == 409
+    status, defined = call_api("PUT", "/periodic/p5", '{"every": 60, "payload": 1}')
+    assert status == 201
+    assert call_api("PUT", "/periodic/p5", '{"every": 60.0, "payload": 1}') == (200, defined)
+
+
+def test_f9_a_replay_answers_the_current_status_with_the_first_id_due_and_target(aws):
+    bodies = {schedule_id: {"id": schedule_id, "delaySeconds": delay, "payload": 1, "target": target}
+              for schedule_id, delay, target in (("cancelled", 0, "default"), ("fired", 0, "default"),
+                                                 ("failed", 0, "broken"), ("claimed", 5, "default"))}
+    created = {}
+    for schedule_id, body in bodies.items():
+        with window(1):
+            status, created[schedule_id] = call_api("POST", "/schedules", body)
+        assert status == 201
+    assert call_api("DELETE", "/schedules/cancelled")[0] == 200
+    messages = {json.loads(m["body"])["id"]: m for m in aws.receive(aws.delayer_url)}
+    assert _dispatch(messages["fired"]) == {"batchItemFailures": []}
+    assert _dispatch(messages["failed"], receive_count=3) == {"batchItemFailures": []}
+    assert created["claimed"]["status"] == "SCHEDULED"
+    assert sweeper.handler({})["claimed"] == 1  # the sweeper's window is 60 s: its timer is claimed
+
+    for schedule_id, now in (("cancelled", "CANCELLED"), ("fired", "FIRED"), ("failed", "FAILED"), ("claimed", "QUEUED")):
+        assert call_api("POST", "/schedules", bodies[schedule_id]) == (200, {**created[schedule_id], "status": now})
+        assert call_api("GET", f"/schedules/{schedule_id}")[1]["status"] == now
+
+
+# --- F12 ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("written, answered", [
+    ("1763719200.12300001", "2025-11-21T10:00:00.124Z"),  # a float would make it .123: early
+    ("1763719200.123", "2025-11-21T10:00:00.123Z"),
+    ("1763719200.1230000000000000000000001", "2025-11-21T10:00:00.124Z"),
+    ("1.7637192001229999e9", "2025-11-21T10:00:00.123Z"),
+    ("1763719200.123" + "0" * 5000 + "1", "2025-11-21T10:00:00.124Z"),  # longer than int() reads: still no 500
+    ('"2016-12-31T23:59:60Z"', "2016-12-31T23:59:59.999Z"),  # a leap second: the last millisecond of its minute
+    ('"2016-12-31T18:59:60.5-05:00"', "2016-12-31T23:59:59.999Z"),
+])
+def test_f12_due_at_is_read_exactly_and_never_rounded_down(aws, written, answered):
+    status, body = call_api("POST", "/schedules", f'{{"dueAt": {written}, "payload": 1}}')
+    assert (status, body["dueAt"]) == (201, answered)
+
+
+def test_f12_periodic_bounds_are_read_exactly_and_a_leap_second_elsewhere_is_refused(aws):
+    status, body = call_api("PUT", "/periodic/exact", '{"every": 60, "startAt": 4102444800.00000001, '
+                                                      '"endAt": "2100-06-30T23:59:60Z", "payload": 1}')
+    assert status == 201
+    assert (body["startAt"], body["endAt"]) == ("2100-01-01T00:00:00.001Z", "2100-06-30T23:59:59.999Z")
+    status, body = call_api("PUT", "/periodic/leap", '{"every": 60, "startAt": "2100-01-01T12:30:60Z", "payload": 1}')
+    assert (status, body["field"]) == (400, "startAt") and "leap second" in body["message"]
+
+
+def test_f12_payload_numbers_round_trip_as_before(aws):
+    text = '{"id": "nums", "delaySeconds": 600, "payload": {"x": 1.5, "y": [0.1, 1e5, -2.5e-7, 1.0], "n": 12345678901234567890}}'
+    assert call_api("POST", "/schedules", text)[0] == 201
+    assert store().get("nums").payload_json == '{"n":12345678901234567890,"x":1.5,"y":[0.1,100000.0,-2.5e-07,1.0]}'

@@ -1,6 +1,7 @@
 import pytest
 
 from scheduler_runtime.core.timeparse import (
+    JsonNumber,
     MAX_EPOCH_MS,
     InvalidInstant,
     format_rfc3339_ms,
@@ -92,3 +93,31 @@ def test_instant_dispatches_on_type():
 def test_format_is_utc_with_milliseconds(epoch_ms, text):
     assert format_rfc3339_ms(epoch_ms) == text
     assert parse_rfc3339(text) == epoch_ms
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # Issue 11, F12: a leap second is the last millisecond of its minute (epoch time has none).
+        ("2016-12-31T23:59:60Z", 1_483_228_799_999),
+        ("2016-12-31T23:59:60.999999Z", 1_483_228_799_999),
+        ("2016-12-31T18:59:60-05:00", 1_483_228_799_999),
+        ("2015-07-01T01:59:60+02:00", 1_435_708_799_999),
+    ],
+)
+def test_a_leap_second_is_the_last_millisecond_of_its_minute(text, expected):
+    assert parse_rfc3339(text) == expected
+
+
+@pytest.mark.parametrize("text", ["2016-12-31T23:58:60Z", "2016-12-31T12:00:60Z", "2016-12-31T23:59:60+01:00",
+                                  "2016-12-31T23:59:61Z"])
+def test_a_leap_second_anywhere_but_23_59_60_utc_is_refused(text):
+    with pytest.raises(InvalidInstant, match="leap second|not a valid date"):
+        parse_rfc3339(text)
+
+
+def test_epoch_seconds_written_as_json_are_read_exactly():
+    # Issue 11, F12: as a binary float, .12300001 is .123 (early by < 1 µs); as written it rounds up.
+    assert parse_epoch_seconds(JsonNumber("1763719200.12300001")) == 1_763_719_200_124
+    assert parse_epoch_seconds(JsonNumber("1763719200.123")) == 1_763_719_200_123
+    assert parse_epoch_seconds(1763719200.12300001) == 1_763_719_200_123  # a plain float: its shortest form

@@ -87,6 +87,11 @@ class Creator:
 
         return list(_writers.map(one, range(len(requests))))
 
+    @property
+    def store(self) -> ScheduleStore:
+        """The store the records are written to (a replay's answer reads its current status there)."""
+        return self._store
+
     def is_short(self, request: CreateRequest, now_ms: int) -> bool:
         """Due within the window: sent straight to the delayer queue."""
         return is_within_window(request.due_ms, now_ms, self._config.delay_window_seconds)

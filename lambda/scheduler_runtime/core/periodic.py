@@ -26,7 +26,7 @@ from typing import Iterable
 
 from . import cron as cron_module
 from .contract import PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS
-from .timeparse import InvalidInstant, parse_instant
+from .timeparse import InvalidInstant, exact_decimal, parse_instant
 from .validation import ApiError, canonical_json, validate_payload, validate_target
 
 ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone")
@@ -119,10 +119,12 @@ def validate_periodic(periodic_id: str, body: dict, targets: Iterable[str], defa
     normalized: dict = {"id": periodic_id}
     if "every" in body:
         every = body["every"]
-        if isinstance(every, bool) or not isinstance(every, (int, float)) or every != int(every):
+        if isinstance(every, bool) or not isinstance(every, (int, float)):
             raise ApiError(400, "every must be a whole number of seconds", "every")
-        if not PERIODIC_MIN_EVERY_SECONDS <= every <= MAX_EVERY_SECONDS:
+        if not PERIODIC_MIN_EVERY_SECONDS <= every <= MAX_EVERY_SECONDS:  # before any exact arithmetic: 1e400 is inf
             raise ApiError(400, f"every must be {PERIODIC_MIN_EVERY_SECONDS}-{MAX_EVERY_SECONDS} seconds", "every")
+        if exact_decimal(every) != int(every):  # 60.0 is 60, but 60.0000000000000001 is not whole
+            raise ApiError(400, "every must be a whole number of seconds", "every")
         if "timeZone" in body:
             raise ApiError(400, "timeZone applies to cron only; every counts seconds, which have no time zone", "timeZone")
         spec_fields: dict = {"every_ms": int(every) * 1000}

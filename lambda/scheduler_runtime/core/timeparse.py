@@ -1,4 +1,9 @@
-"""Instants as integer epoch milliseconds: parsing, formatting and the clock."""
+"""Instants as integer epoch milliseconds: parsing, formatting and the clock.
+
+Every conversion rounds a sub-millisecond part up, never down, and reads numbers exactly: a
+JSON number reaches here as a :class:`JsonNumber`, which keeps the digits it was written with,
+so ``1763719200.12300001`` is ``.124`` (a binary float would make it ``.123``: early).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import math
 import re
 import time
 from datetime import datetime, timezone
+from decimal import Decimal
 
 # Upper bound for any instant we accept: 9999-12-31T23:59:59.999Z.
 MAX_EPOCH_MS = 253_402_300_799_999
@@ -20,6 +26,54 @@ class InvalidInstant(ValueError):
     """A value that is not an instant this API accepts. The message states the rule."""
 
 
+class JsonNumber(float):
+    """A JSON number with a fraction or an exponent: the float :func:`json.loads` would make, plus ``text``.
+
+    ``json.loads(raw, parse_float=JsonNumber)`` gives every such number its digits as written,
+    so an instant or a duration is read exactly (:func:`exact_decimal`), while everything else,
+    payloads included, sees the same float as before and serializes it the same way (``json``
+    writes a float subclass as a float). It costs a fraction of a microsecond per number.
+    """
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> "JsonNumber":
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def exact_decimal(value: int | float) -> Decimal:
+    """A number's exact decimal value: a :class:`JsonNumber`'s written digits, an int, or a float's shortest form.
+
+    A plain float (a direct invoke's body, which Lambda has already parsed) is read as the
+    shortest decimal that makes it, which is what was written whenever that fits a float.
+    """
+    if isinstance(value, JsonNumber):
+        return Decimal(value.text)
+    if isinstance(value, int):
+        return Decimal(value)
+    return Decimal(repr(float(value)))
+
+
+def ceil_milliseconds(seconds: Decimal) -> int:
+    """``ceil(seconds * 1000)`` computed exactly: no decimal context rounds it first.
+
+    The caller keeps ``seconds`` finite and within range (through its float value), so the
+    only unbounded part is a fraction's length, and that is only looked at, never converted.
+    """
+    sign, digits, exponent = seconds.as_tuple()
+    if not any(digits):
+        return 0
+    shift = int(exponent) + 3
+    if shift >= 0:
+        return (-1 if sign else 1) * int("".join(map(str, digits))) * 10**shift
+    cut = max(0, len(digits) + shift)  # the digits before the millisecond point; a fraction may be long
+    whole = int("".join(map(str, digits[:cut])) or "0")
+    return -whole if sign else whole + (1 if any(digits[cut:]) else 0)
+
+
 def now_ms() -> int:
     """The wall clock in epoch milliseconds."""
     return time.time_ns() // 1_000_000
@@ -30,6 +84,10 @@ def parse_rfc3339(text: str) -> int:
 
     Fractions finer than a millisecond round up to the next millisecond, so a
     delivery at the parsed instant is never earlier than the one written.
+
+    A leap second (``23:59:60`` UTC, in any offset) is read as the last millisecond of its
+    minute, ``23:59:59.999``: epoch time, which the runtime keeps (as do AWS's smeared
+    clocks), has no leap seconds. A ``:60`` at any other minute is refused.
     """
     match = _RFC3339.match(text)
     if not match:
@@ -38,14 +96,20 @@ def parse_rfc3339(text: str) -> int:
         )
     frac = match.group("frac") or ""
     offset = match.group("offset").upper()
-    base = f"{match.group('date')}T{match.group('time')}{'+00:00' if offset == 'Z' else offset}"
+    clock = match.group("time")
+    leap = clock.endswith(":60")
+    base = f"{match.group('date')}T{clock[:-2] + '59' if leap else clock}{'+00:00' if offset == 'Z' else offset}"
     try:
         parsed = datetime.fromisoformat(base)
     except ValueError as exc:
         raise InvalidInstant(f"is not a valid date or time ({exc})") from None
+    epoch_seconds = int(parsed.timestamp())
+    if leap:
+        if epoch_seconds % 86_400 != 86_399:
+            raise InvalidInstant("has a leap second (:60) that does not fall at 23:59:60 UTC, where leap seconds are inserted")
+        return _check_range(epoch_seconds * 1000 + 999)
     nanos = int((frac[1:] + "000000000")[:9]) if frac else 0
-    epoch_ms = int(parsed.timestamp()) * 1000 + math.ceil(nanos / 1_000_000)
-    return _check_range(epoch_ms)
+    return _check_range(epoch_seconds * 1000 + math.ceil(nanos / 1_000_000))
 
 
 def parse_epoch_seconds(value: float | int) -> int:
@@ -59,11 +123,7 @@ def parse_epoch_seconds(value: float | int) -> int:
         raise InvalidInstant("must be a finite number")
     if isinstance(value, float) and abs(value) > MAX_EPOCH_MS / 1000 + 1:
         _check_range(MAX_EPOCH_MS + 1)  # out of range, said before value * 1000 overflows to infinity
-    if isinstance(value, int):
-        epoch_ms = value * 1000
-    else:
-        epoch_ms = math.ceil(round(value * 1000, 6))
-    return _check_range(epoch_ms)
+    return _check_range(value * 1000 if isinstance(value, int) else ceil_milliseconds(exact_decimal(value)))
 
 
 def parse_instant(value: object) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .contract import ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES
-from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
+from .timeparse import MAX_EPOCH_MS, InvalidInstant, JsonNumber, ceil_milliseconds, exact_decimal, parse_instant
 
 ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target")
 # MAX_BATCH_SIZE (contract.json): ten 256 KiB payloads fit Lambda's 6 MB invocation limit even
@@ -53,10 +53,15 @@ def canonical_json(value: Any) -> str:
 
 
 def parse_json_body(raw: str | None) -> dict:
+    """The request body as a JSON object; numbers with a fraction or an exponent keep their digits.
+
+    They are :class:`~.timeparse.JsonNumber` floats: instants and durations are read from the
+    digits as written (never rounded down), and payloads serialize exactly as plain floats would.
+    """
     if raw is None or raw.strip() == "":
         raise ApiError(400, "request body is required and must be a JSON object", "body")
     try:
-        body = json.loads(raw, parse_constant=_reject_constant)
+        body = json.loads(raw, parse_float=JsonNumber, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         raise ApiError(400, f"request body is not valid JSON ({_short(exc)})", "body") from None
     if not isinstance(body, dict):
@@ -101,10 +106,11 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
             raise ApiError(400, "delaySeconds must be >= 0", "delaySeconds")
         if delay * 1000 > MAX_EPOCH_MS - now_ms:
             raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
-        due_ms = now_ms + math.ceil(round(delay * 1000, 6))
+        delay_ms = ceil_milliseconds(exact_decimal(delay))
+        due_ms = now_ms + delay_ms
         if due_ms > MAX_EPOCH_MS:
             raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
-        timing = {"delaySeconds": delay}
+        timing = {"delaySeconds": seconds_of(delay_ms)}
 
     payload_json = validate_payload(body)
     target = validate_target(body, targets, default_target)
@@ -113,6 +119,15 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
         canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
     ).digest()[:16]
     return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
+
+
+def seconds_of(milliseconds: int) -> int | float:
+    """A duration as the request hash holds it: what it means, in seconds, whatever its spelling.
+
+    ``5``, ``5.0`` and ``5.0000`` are one request (``5``), as are ``2.5`` and ``2.50`` (``2.5``),
+    and the hash of an integer, or of a fraction of at most three decimals, is the one it always was.
+    """
+    return milliseconds // 1000 if milliseconds % 1000 == 0 else milliseconds / 1000
 
 
 def validate_payload(body: dict) -> str:

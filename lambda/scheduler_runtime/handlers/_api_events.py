@@ -6,7 +6,9 @@
 - **Direct invoke** (``lambda:InvokeFunction``, no API Gateway): ``{"method": "POST",
   "path": "/schedules", "body": {...}}``; ``body`` is a JSON value or JSON text, and the
   answer is ``{"statusCode": 201, "body": {...}}`` with the body as a JSON value. Query
-  parameters go in the path (``/schedules?status=FAILED&limit=10``).
+  parameters go in the path (``/schedules?status=FAILED&limit=10``). A body given as a JSON
+  value was parsed by Lambda, so its numbers arrive as binary floats and are read by their
+  shortest decimal form; given as JSON text, they are read with the digits written, as over HTTP.
 
 The routes, bodies and status codes are the same through each door.
 """

@@ -19,7 +19,7 @@ from ..aws.config import Config
 from ..aws.context import current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
 from ..aws.delayer import DelayerQueue
-from ..aws.store import ScheduleStore
+from ..aws.store import ScheduleRecord, ScheduleStore
 from ..core import states
 from ..core.timeparse import format_rfc3339_ms, now_ms
 from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create, validate_schedule_id
@@ -73,7 +73,7 @@ def _create(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
     now = now_ms()
     request = validate_create(body, now, config.targets, config.default_target)
     try:
-        return _answer(creator.create(request, now))
+        return _answer(creator.create(request, now), creator.store)
     except CreateConflict:
         raise _conflict(request) from None
 
@@ -113,22 +113,32 @@ def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, di
             if isinstance(outcome, Exception):
                 logger.error("create of %s failed: %r", request.schedule_id, outcome)
                 raise ApiError(500, "internal error; nothing was accepted for this schedule, retry it", None)
-            status, answer = _answer(outcome)
+            status, answer = _answer(outcome, creator.store)
             results[index] = {"status": status, "body": answer}
         except ApiError as err:
             results[index] = _result_of_error(in_batch(err, index))
     return 200, {"results": results}
 
 
-def _answer(outcome: Created) -> tuple[int, dict]:
+def _answer(outcome: Created, store: ScheduleStore) -> tuple[int, dict]:
+    """201 with the new schedule, or 200 for a replay: the first create's id, ``dueAt`` and target,
+    with the schedule's status now (``CANCELLED``, ``FIRED``... when that has happened since), as GET reads it."""
     record = outcome.record
     if outcome.created:
         log_event("created", id=record.schedule_id, dueMs=record.due_ms, status=record.status)
-    # A replay answers exactly what the first create answered, whatever happened since.
-    first_status = states.SCHEDULED if record.shard is not None else states.QUEUED
-    answer = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms),
-              "status": first_status, "target": record.target}
+        status = record.status
+    else:
+        status = _current_status(store, record)
+    answer = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms), "status": status,
+              "target": record.target}
     return (201 if outcome.created else 200), answer
+
+
+def _current_status(store: ScheduleStore, record: ScheduleRecord) -> str:
+    """The stored status, except that a long timer whose timer the sweeper claimed is ``QUEUED`` (one more read)."""
+    if record.status == states.SCHEDULED and not store.timer_pending(record):
+        return states.QUEUED
+    return record.status
 
 
 def _conflict(request: CreateRequest) -> ApiError:
@@ -143,10 +153,7 @@ def _read(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:
     record = store.get(schedule_id)
     if record is None:
         raise ApiError(404, f"schedule '{schedule_id}' not found", "id")
-    status = record.status
-    if status == states.SCHEDULED and not store.timer_pending(record):
-        status = states.QUEUED  # the sweeper claimed its timer: it is in the delayer queue
-    return 200, describe_record(record, status)
+    return 200, describe_record(record, _current_status(store, record))
 
 
 def _list(dynamodb: Any, config: Config, params: dict) -> tuple[int, dict]:
