@@ -69,3 +69,43 @@ def test_f1_a_record_stays_readable_for_the_history_retention_after_its_message_
     parked_by = began + 3 * VISIBILITY_SECONDS
     assert expire_as_ttl_would(aws, parked_by + 60 - 5) == []
     assert call_api("GET", "/schedules/parked-late")[1]["status"] == "FIRED"
+
+
+# --- F5: a second message for a delivered occurrence is never delivered -------------------------
+
+
+def test_f5_a_duplicate_message_with_the_same_token_is_not_delivered_again(aws):
+    schedule("twice", 0, payload={"n": 1})
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    assert len(aws.receive(aws.target_url)) == 1
+    # An ambiguous send made a second message with the same body: another messageId.
+    assert dispatch(receive(message, 1, message_id="duplicate")) == {"batchItemFailures": []}
+    assert aws.receive(aws.target_url) == []
+    read = call_api("GET", "/schedules/twice")[1]
+    assert (read["status"], read["attempts"]) == ("FIRED", 1)
+
+
+def test_f5_a_stale_duplicate_failing_on_its_last_receive_does_not_mark_a_delivered_schedule_failed(aws):
+    schedule("kept", 0)
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    aws.receive(aws.target_url)
+
+    def target_down(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.target_url:
+            raise service_error("SendMessage")
+        return real.send_message(**kwargs)
+
+    with faulty("sqs", send_message=target_down):
+        assert dispatch(receive(message, 3, message_id="stale")) == {"batchItemFailures": []}
+    assert aws.receive(aws.dlq_url) == []
+    assert call_api("GET", "/schedules/kept")[1]["status"] == "FIRED"
+
+
+def test_f5_the_same_message_received_again_is_still_retried(aws):
+    schedule("again", 0, target="broken")
+    [message] = aws.receive(aws.delayer_url)
+    for receive_count in (1, 2):
+        assert dispatch(receive(message, receive_count)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
+    assert call_api("GET", "/schedules/again")[1]["attempts"] == 2

@@ -219,3 +219,15 @@ def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked
     [parked] = aws.receive(aws.dlq_url)
     assert json.loads(parked["body"])["payload"] == {"keep": "me"} and json.loads(parked["body"])["attempt"] == 3
     assert "after 3 attempts" in call_api("GET", "/periodic/last")[1]["lastError"]
+
+
+def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws):
+    """F5 for periodic timers: the crash-redelivery path (the definition's lastToken) is for the same SQS
+    message received again; a second message with the same token (an ambiguous send) is dropped."""
+    put("once", {"every": 2, "payload": 1})
+    message = occurrence(aws)
+    time.sleep(2.05)
+    assert dispatch(message) == {"batchItemFailures": []}
+    assert dispatch({**message, "messageId": "duplicate"}, receive_count=1) == {"batchItemFailures": []}
+    assert dispatch({**message, "messageId": "duplicate"}, receive_count=2) == {"batchItemFailures": []}
+    assert len(delivered(aws)) == 1

@@ -46,6 +46,8 @@ class Definition:
     fired_count: int = 0
     skipped_count: int = 0
     last_error: str | None = None
+    last_message: bytes | None = None
+    """The tag (:func:`~.store.message_tag`) of the SQS message that started the latest occurrence."""
 
     @property
     def pending_timer(self) -> keys.Key | None:
@@ -86,7 +88,7 @@ class Definition:
             last_token=s_attr(item, "lastToken", None), last_due_ms=n_attr(item, "lastDueMs", None),
             began_ms=n_attr(item, "beganMs", None), last_fired_ms=n_attr(item, "lastFiredMs", None),
             fired_count=n_attr(item, "firedCount", 0), skipped_count=n_attr(item, "skippedCount", 0),
-            last_error=s_attr(item, "lastError", None),
+            last_error=s_attr(item, "lastError", None), last_message=item.get("lastMsg", {}).get("B"),
         )
 
 
@@ -102,6 +104,8 @@ class Advance:
     delivered_due_ms: int
     skipped: int
     now_ms: int
+    message: bytes
+    """The tag of the SQS message that started this occurrence (``lastMsg``): only it may start it again."""
 
 
 class DefinitionStore:
@@ -163,8 +167,9 @@ class DefinitionStore:
         the same occurrence came first).
         """
         sets = ["#tok = :next", "lastToken = :tok", "lastDueMs = :due", "beganMs = :now", "lastFiredMs = :now",
-                "firedCount = firedCount + :one", "skippedCount = skippedCount + :skipped"]
+                "firedCount = firedCount + :one", "skippedCount = skippedCount + :skipped", "lastMsg = :msg"]
         values = {":next": {"S": step.next_token}, ":tok": {"S": step.token}, ":due": _n(step.delivered_due_ms),
+                  ":msg": {"B": step.message},
                   ":now": _n(step.now_ms), ":one": _n(1), ":skipped": _n(step.skipped), ":active": {"S": ACTIVE}}
         removes = []
         if step.next_due_ms is None:
@@ -182,11 +187,16 @@ class DefinitionStore:
         update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         return self._update(periodic_id, update, "#tok = :tok AND #st = :active", values)
 
-    def begin_attempt(self, periodic_id: str, version: int, now_ms: int) -> Definition | None:
+    def begin_attempt(self, periodic_id: str, version: int, now_ms: int, message: bytes | None = None) -> Definition | None:
         """Stamp ``beganMs`` for a retry of an occurrence already advanced past, if the same version is
-        ACTIVE, or ENDED (its last occurrence's retries): DELETED or replaced refuses it."""
-        return self._update(periodic_id, "SET beganMs = :now", "version = :v AND #st IN (:active, :ended)",
-                            {":now": _n(now_ms), ":v": _n(version), ":active": {"S": ACTIVE}, ":ended": {"S": ENDED}})
+        ACTIVE, or ENDED (its last occurrence's retries): DELETED or replaced refuses it. With
+        ``message``, the definition must also hold that message tag (``lastMsg``)."""
+        condition = "version = :v AND #st IN (:active, :ended)"
+        values = {":now": _n(now_ms), ":v": _n(version), ":active": {"S": ACTIVE}, ":ended": {"S": ENDED}}
+        if message is not None:
+            condition += " AND lastMsg = :msg"
+            values[":msg"] = {"B": message}
+        return self._update(periodic_id, "SET beganMs = :now", condition, values)
 
     def record_failure(self, periodic_id: str, version: int, reason: str) -> None:
         """Keep the reason of an occurrence's exhausted delivery on its definition (the failure path only)."""

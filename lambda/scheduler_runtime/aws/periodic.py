@@ -30,7 +30,7 @@ from ..core.window import enqueue_delay_seconds, is_within_window, record_expiry
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
-from .store import ScheduleStore, TimerItem
+from .store import ScheduleStore, TimerItem, message_tag
 
 START_DEADLINE_MS = 500
 SETTLE_MS = 1_000
@@ -108,9 +108,15 @@ class Periodic:
         return old
 
     # --- dispatcher ------------------------------------------------------------------
-    def start(self, ref: TimerRef, receive_count: int, wait_until: Callable[[int], None]) -> Occurrence:
+    def start(self, ref: TimerRef, receive_count: int, message_id: str,
+              wait_until: Callable[[int], None]) -> Occurrence:
         """Decide on an occurrence message: arm the next occurrence, wait until it is due
         (``wait_until(epoch_ms)``), then advance the definition and allow the delivery; or refuse.
+
+        The advance keeps the tag of the SQS message (``message_id``) that started the occurrence, and
+        an occurrence already advanced past is delivered again only for that same message received
+        again (a dispatcher that died before it confirmed): another message with the same token (an
+        ambiguous send's duplicate) is refused, so a delivered occurrence is not delivered again.
 
         The read and the arming happen ``ARM_LEAD_MS`` before the due time, while the message waits
         out its sub-second remainder, so only the conditional write stands between the due time and
@@ -128,15 +134,18 @@ class Periodic:
             return Occurrence(None, refusal=definition.status)
         if definition.token != ref.token:
             if definition.last_token == ref.token and definition.version == ref.version:
+                if definition.last_message != message_tag(message_id):
+                    return Occurrence(None, refusal="duplicate")
                 # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
                 wait_until(ref.due_ms)
-                return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count)
+                return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count,
+                                           message_tag(message_id))
             return Occurrence(None, refusal="stray")
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
             return Occurrence(None, refusal=definition.status)
         armed_at = clock_ms()
         due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
-        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at)
+        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message_tag(message_id))
         if following is not None:
             step = replace(step, next_shard=self.arm(
                 TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version), armed_at))
@@ -187,9 +196,11 @@ class Periodic:
                                                  version=ref.version))
         return shard
 
-    def _start_attempt(self, ref: TimerRef, attempt: int) -> Occurrence:
+    def _start_attempt(self, ref: TimerRef, attempt: int, message: bytes | None = None) -> Occurrence:
+        """Start attempt ``attempt`` of an occurrence advanced past already; ``message``: the tag the
+        definition must still hold (the crash-redelivery path), None for a retry message of its own."""
         now = clock_ms()
-        definition = self._definitions.begin_attempt(ref.schedule_id, ref.version or 0, now)
+        definition = self._definitions.begin_attempt(ref.schedule_id, ref.version or 0, now, message)
         if definition is None:
             return Occurrence(None, refusal="deleted or replaced")
         return Occurrence(definition, ref.due_ms, attempt, now)

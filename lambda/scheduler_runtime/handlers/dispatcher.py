@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -61,7 +62,8 @@ def handler(event: BatchEvent, context: Any = None) -> dict:
             logger.error("malformed delayer message %s", message.get("messageId"))
             return None, True
         try:
-            return _dispatch_one(ctx, store, queue, ref, int(message["attributes"]["ApproximateReceiveCount"])), False
+            receipt = Receipt(message["messageId"], int(message["attributes"]["ApproximateReceiveCount"]))
+            return _dispatch_one(ctx, store, queue, ref, receipt), False
         except Exception:  # noqa: BLE001 - retried through SQS, then redriven to the DLQ
             logger.exception("dispatch of message %s failed", message.get("messageId"))
             return None, True
@@ -77,7 +79,17 @@ def handler(event: BatchEvent, context: Any = None) -> dict:
     return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
 
 
-def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef, receive_count: int) -> int | None:
+@dataclass(frozen=True)
+class Receipt:
+    """Which SQS message brought a reference, and how often SQS has handed it out."""
+
+    message_id: str
+    """Kept across SQS's redeliveries of one message, new for every send: a retry keeps it, a duplicate
+    (an ambiguous send's second message with the same token) has another."""
+    receive_count: int
+
+
+def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef, receipt: Receipt) -> int | None:
     """Deliver one schedule. Returns its lateness in ms when delivered, else None."""
     timing = dispatch_timing(ref.due_ms, now_ms())
     if timing.put_back:
@@ -86,19 +98,19 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
         return None
 
     if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
-        return _dispatch_occurrence(ctx, store, queue, ref, receive_count)
+        return _dispatch_occurrence(ctx, store, queue, ref, receipt)
     wait_until(ref.due_ms)
 
     config = ctx.config
-    attempts_left = config.max_receive_count - receive_count
+    attempts_left = config.max_receive_count - receipt.receive_count
     fired = now_ms()
-    start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left))
+    start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id)
     for pause in RECORD_WAIT_PAUSES:
         if start.refusal != "missing" or is_stray_age(ref.created_ms, now_ms()):
             break
         time.sleep(pause)
         fired = now_ms()
-        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left))
+        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id)
     if start.record is None:
         return _not_delivered(queue, ref, start)
     record = start.record
@@ -106,12 +118,12 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
     try:
         _deliver(ctx, envelope)
     except DeliveryError as exc:
-        if receive_count < config.max_receive_count:
+        if receipt.receive_count < config.max_receive_count:
             raise
-        reason = f"delivery failed after {receive_count} attempts: {exc}"
+        reason = f"delivery failed after {receipt.receive_count} attempts: {exc}"
         _dead_letter(queue, envelope, reason)
         failed_at = now_ms()
-        store.mark_failed(record, reason, failed_at, record_expiry(config, failed_at, 0))
+        store.mark_failed(record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id)
         return None
     return _delivered(envelope, fired - record.due_ms)
 
@@ -132,12 +144,12 @@ def wait_until(instant_ms: int) -> None:
 
 
 def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: TimerRef,
-                         receive_count: int) -> int | None:
+                         receipt: Receipt) -> int | None:
     """Deliver one occurrence of a periodic timer (the next one is armed first). Its lateness, or None."""
     periodic_module = _periodic_module()
     periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name), store,
                                         queue, ctx.config)
-    occurrence = periodic.start(ref, receive_count, wait_until)
+    occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id, wait_until)
     definition = occurrence.definition
     if definition is None:
         return _not_delivered(queue, ref, DeliveryStart(None, occurrence.refusal))
@@ -193,7 +205,7 @@ def _not_delivered(queue: DelayerQueue, ref: TimerRef, start: DeliveryStart) -> 
         queue.send_one(ref, 1)
         log_event("put_back", id=ref.schedule_id, delaySeconds=1, reason="record not written yet")
         return None
-    if start.refusal in ("missing", "stray"):
+    if start.refusal in ("missing", "stray", "duplicate"):
         log_event("stray_dropped", level=logging.WARNING, id=ref.schedule_id, reason=start.refusal)
     else:
         log_event("not_delivered", id=ref.schedule_id, reason=start.refusal)
