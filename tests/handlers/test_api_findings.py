@@ -172,3 +172,53 @@ def test_f12_payload_numbers_round_trip_as_before(aws):
     text = '{"id": "nums", "delaySeconds": 600, "payload": {"x": 1.5, "y": [0.1, 1e5, -2.5e-7, 1.0], "n": 12345678901234567890}}'
     assert call_api("POST", "/schedules", text)[0] == 201
     assert store().get("nums").payload_json == '{"n":12345678901234567890,"x":1.5,"y":[0.1,100000.0,-2.5e-07,1.0]}'
+
+
+# --- F13 ----------------------------------------------------------------------------------------
+
+NONCHARACTERS = {"text": "a\ufffeb\uffffc", "also": ["\uffff", "é", "\U0001f600"]}
+
+
+def test_f13_the_strict_sqs_stand_in_refuses_what_sqs_refuses(aws):
+    with faulty("sqs", send_message=_strict_send()), pytest.raises(ClientError, match="InvalidMessageContents"):
+        from scheduler_runtime.aws.context import current
+
+        current().sqs.send_message(QueueUrl=aws.target_url, MessageBody="\uffff")
+
+
+def test_f13_a_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact_with_a_sendable_reason(aws):
+    call_api("POST", "/schedules", {"id": "odd", "delaySeconds": 0, "payload": NONCHARACTERS})
+    [message] = aws.receive(aws.delayer_url)
+
+    def target_fails_with_odd_text(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.target_url:
+            raise service_error("SendMessage", "Odd\uffff\x00Error")
+        return _strict_send()(real, **kwargs)
+
+    with faulty("sqs", send_message=target_fails_with_odd_text):
+        assert _dispatch(message, receive_count=3) == {"batchItemFailures": []}
+    [parked] = aws.receive(aws.dlq_url)
+    assert json.loads(parked["body"])["payload"] == NONCHARACTERS
+    assert "Odd\ufffd\ufffdError" in parked["messageAttributes"]["reason"]["stringValue"]
+    assert call_api("GET", "/schedules/odd")[1]["status"] == "FAILED"
+
+
+def test_f13_a_periodic_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact(aws):
+    assert call_api("PUT", "/periodic/odd", {"every": 5, "payload": NONCHARACTERS, "target": "broken"})[0] == 201
+    message = occurrence(aws, timeout=7)
+    sent: list = []
+    with faulty("sqs", send_message=_strict_send(capture_delayer_sends(aws, sent))):
+        for attempt in (1, 2, 3):
+            assert _dispatch(message if attempt == 1 else as_record(sent[-1])) == {"batchItemFailures": []}
+    [parked] = aws.receive(aws.dlq_url)
+    assert json.loads(parked["body"])["payload"] == NONCHARACTERS and json.loads(parked["body"])["attempt"] == 3
+
+
+@pytest.mark.xfail(strict=True, reason="waits for aws/targets.py::_send_sqs to send core.envelope.sqs_safe_json(envelope)")
+def test_f13_a_payload_sqs_refuses_raw_reaches_an_sqs_target_intact(aws):
+    call_api("POST", "/schedules", {"id": "odd", "delaySeconds": 0, "payload": NONCHARACTERS})
+    [message] = aws.receive(aws.delayer_url)
+    with faulty("sqs", send_message=_strict_send()):
+        assert _dispatch(message) == {"batchItemFailures": []}
+    [delivered] = aws.receive(aws.target_url)
+    assert json.loads(delivered["body"])["payload"] == NONCHARACTERS

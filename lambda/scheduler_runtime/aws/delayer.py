@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
-from ..core.envelope import TimerRef
+from ..core.envelope import TimerRef, sqs_safe_json, sqs_safe_text
 
 SQS_BATCH_LIMIT = 10
 # Reused across invocations of a warm function: a stream batch of 100 is ten sends at once.
@@ -61,12 +60,17 @@ class DelayerQueue:
         self._sqs.send_message(QueueUrl=self._url, MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
 
     def dead_letter(self, envelope: dict, reason: str) -> None:
-        """Park an exhausted delivery with its full envelope and the reason."""
+        """Park an exhausted delivery with its full envelope and the reason.
+
+        The body and the reason are written so that SQS accepts them whatever they hold (a
+        payload may contain U+FFFE or U+FFFF, a target's error message anything): see
+        :func:`~..core.envelope.sqs_safe_json`.
+        """
         self._sqs.send_message(
             QueueUrl=self._dlq_url,
-            MessageBody=json.dumps(envelope, separators=(",", ":"), ensure_ascii=False),
+            MessageBody=sqs_safe_json(envelope),
             MessageAttributes={
-                "reason": {"DataType": "String", "StringValue": reason[:1000] or "unknown"},
+                "reason": {"DataType": "String", "StringValue": sqs_safe_text(reason[:1000]) or "unknown"},
                 "scheduleId": {"DataType": "String", "StringValue": envelope["id"]},
             },
         )

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from typing import Any
 
 from .keys import dedupe_key
 from .timeparse import format_rfc3339_ms
+
+# What SQS refuses in a message body or a string attribute: anything outside #x9 | #xA | #xD |
+# #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF. In valid JSON text that leaves the noncharacters
+# U+FFFE and U+FFFF (and lone surrogates, which a payload never holds: it must encode as UTF-8).
+_SQS_REFUSED = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 @dataclass(frozen=True)
@@ -64,3 +71,24 @@ def build_envelope(
         "payload": json.loads(payload_json),
         "target": target,
     }
+
+
+def sqs_safe_json(value: Any) -> str:
+    """Compact JSON of ``value`` that SQS accepts as a message body, whatever strings it holds.
+
+    JSON text escapes control characters already; what SQS still refuses (U+FFFE, U+FFFF) can
+    only stand inside a string, so it is written as its ``\\uXXXX`` escape: the same JSON value
+    for the receiver, 6 bytes instead of 3 for each such character. Every other character stays
+    UTF-8, so non-ASCII text does not grow (``ensure_ascii`` would make it up to three times
+    larger, and a payload near the size limit would no longer fit a message). An ASCII body,
+    the common case, is returned after one ``isascii`` check.
+    """
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if text.isascii():
+        return text
+    return _SQS_REFUSED.sub(lambda refused: f"\\u{ord(refused.group()):04x}", text)
+
+
+def sqs_safe_text(text: str) -> str:
+    """``text`` as an SQS string attribute can hold it: each character SQS refuses becomes U+FFFD."""
+    return text if text.isascii() and text.isprintable() else _SQS_REFUSED.sub("\ufffd", text)
