@@ -109,3 +109,57 @@ def test_f5_the_same_message_received_again_is_still_retried(aws):
     for receive_count in (1, 2):
         assert dispatch(receive(message, receive_count)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
     assert call_api("GET", "/schedules/again")[1]["attempts"] == 2
+
+
+# --- F6: whatever parks a schedule, it stays findable with its payload and a reason -------------
+
+
+class Killed(BaseException):
+    """Lambda ending the dispatcher at its timeout: nothing after this point of the code runs."""
+
+
+def redrive(aws, message: dict) -> dict:
+    """What SQS's redrive parks once the receives ran out without the dispatcher: the bare message."""
+    aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody=message["body"])
+    [parked] = aws.receive(aws.dlq_url)
+    return json.loads(parked["body"])
+
+
+def test_f6_a_last_receive_whose_dead_letter_send_is_throttled_leaves_the_schedule_failed_with_its_reason(aws):
+    schedule("throttled", 0, target="broken", payload={"keep": "me"})
+    [message] = aws.receive(aws.delayer_url)
+    dispatch(receive(message, 1))
+    dispatch(receive(message, 2))
+
+    def dlq_throttled(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.dlq_url:
+            raise service_error("SendMessage", "ThrottlingException")
+        return real.send_message(**kwargs)
+
+    with faulty("sqs", send_message=dlq_throttled):
+        assert dispatch(receive(message, 3)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
+    bare = redrive(aws, message)
+    assert "payload" not in bare
+    status, read = call_api("GET", f"/schedules/{bare['id']}")
+    assert status == 200 and read["status"] == "FAILED" and read["payload"] == {"keep": "me"}
+    assert "after 3 attempts" in read["lastError"]
+
+
+def test_f6_a_last_receive_cut_short_by_the_dispatcher_timeout_leaves_the_schedule_findable_with_a_reason(aws, monkeypatch):
+    monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
+    schedule("timed-out", 0, target="broken", payload={"keep": "me"})
+    [message] = aws.receive(aws.delayer_url)
+    dispatch(receive(message, 1))
+    dispatch(receive(message, 2))
+
+    def hang(real, **kwargs):
+        raise Killed()
+
+    with faulty("sqs", send_message=hang), pytest.raises(Killed):
+        dispatch(receive(message, 3))
+    # SQS parks the bare message one visibility timeout later; TTL has run by then, and a retention more.
+    assert expire_as_ttl_would(aws, time.time() + VISIBILITY_SECONDS + 60 - 5) == []
+    bare = redrive(aws, message)
+    status, read = call_api("GET", f"/schedules/{bare['id']}")
+    assert status == 200 and read["payload"] == {"keep": "me"} and read["attempts"] == 3
+    assert read["status"] == "FIRED" and "receive 2 of 3 ended without a delivery" in read["lastError"]

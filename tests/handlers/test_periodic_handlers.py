@@ -231,3 +231,26 @@ def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws):
     assert dispatch({**message, "messageId": "duplicate"}, receive_count=1) == {"batchItemFailures": []}
     assert dispatch({**message, "messageId": "duplicate"}, receive_count=2) == {"batchItemFailures": []}
     assert len(delivered(aws)) == 1
+
+
+def test_a_last_attempt_whose_dead_letter_send_fails_still_leaves_its_reason_on_the_definition(aws):
+    """F6 for periodic timers: the reason is written before the park, so a bare message that SQS's redrive
+    parks instead still names a definition that says why."""
+    put("unparked", {"every": 5, "payload": {"keep": "me"}, "target": "broken"})
+    message = occurrence(aws, timeout=7)
+    sent: list = []
+    with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
+        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch(as_record(sent[-1])) == {"batchItemFailures": []}
+        assert "attempt 1 of 3 did not deliver" in call_api("GET", "/periodic/unparked")[1]["lastError"]
+        last = as_record(sent[-1])
+
+    def dlq_throttled(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.dlq_url:
+            raise RuntimeError("throttled")
+        return capture_delayer_sends(aws, sent)(real, **kwargs)
+
+    with faulty("sqs", send_message=dlq_throttled):
+        assert dispatch(last) == {"batchItemFailures": [{"itemIdentifier": last["messageId"]}]}
+    read = call_api("GET", "/periodic/unparked")[1]
+    assert "after 3 attempts" in read["lastError"] and read["payload"] == {"keep": "me"}

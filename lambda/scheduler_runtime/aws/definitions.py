@@ -187,16 +187,21 @@ class DefinitionStore:
         update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
         return self._update(periodic_id, update, "#tok = :tok AND #st = :active", values)
 
-    def begin_attempt(self, periodic_id: str, version: int, now_ms: int, message: bytes | None = None) -> Definition | None:
+    def begin_attempt(self, periodic_id: str, version: int, now_ms: int, message: bytes | None = None,
+                      note: str | None = None) -> Definition | None:
         """Stamp ``beganMs`` for a retry of an occurrence already advanced past, if the same version is
         ACTIVE, or ENDED (its last occurrence's retries): DELETED or replaced refuses it. With
-        ``message``, the definition must also hold that message tag (``lastMsg``)."""
-        condition = "version = :v AND #st IN (:active, :ended)"
+        ``message``, the definition must also hold that message tag (``lastMsg``); ``note`` is kept as
+        ``lastError`` in the same write."""
+        update, condition = "SET beganMs = :now", "version = :v AND #st IN (:active, :ended)"
         values = {":now": _n(now_ms), ":v": _n(version), ":active": {"S": ACTIVE}, ":ended": {"S": ENDED}}
         if message is not None:
             condition += " AND lastMsg = :msg"
             values[":msg"] = {"B": message}
-        return self._update(periodic_id, "SET beganMs = :now", condition, values)
+        if note:
+            update += ", lastError = :why"
+            values[":why"] = {"S": note[:1000]}
+        return self._update(periodic_id, update, condition, values)
 
     def record_failure(self, periodic_id: str, version: int, reason: str) -> None:
         """Keep the reason of an occurrence's exhausted delivery on its definition (the failure path only)."""

@@ -200,7 +200,10 @@ class Periodic:
         """Start attempt ``attempt`` of an occurrence advanced past already; ``message``: the tag the
         definition must still hold (the crash-redelivery path), None for a retry message of its own."""
         now = clock_ms()
-        definition = self._definitions.begin_attempt(ref.schedule_id, ref.version or 0, now, message)
+        # Kept as lastError in the same write: if this attempt is the last and ends without the
+        # dispatcher (a timeout), the definition that SQS's parked message names still says why.
+        note = (f"attempt {attempt - 1} of {self._config.max_receive_count} did not deliver" if attempt > 1 else None)
+        definition = self._definitions.begin_attempt(ref.schedule_id, ref.version or 0, now, message, note)
         if definition is None:
             return Occurrence(None, refusal="deleted or replaced")
         return Occurrence(definition, ref.due_ms, attempt, now)

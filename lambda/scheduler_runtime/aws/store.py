@@ -379,7 +379,8 @@ class ScheduleStore:
         return left
 
     # --- dispatcher --------------------------------------------------------------
-    def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int, message_id: str) -> DeliveryStart:
+    def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int, message_id: str,
+                       note: str | None = None) -> DeliveryStart:
         """Mark delivery started (FIRED, attempts + 1) if the record holds this message's token.
 
         A SCHEDULED or QUEUED record starts its first attempt and keeps the tag of the SQS message
@@ -388,16 +389,22 @@ class ScheduleStore:
         it) is refused as ``"duplicate"``, so an occurrence is never delivered again once delivered.
         Anything else is refused, with the reason. ``expires_at`` (epoch seconds,
         :func:`~scheduler_runtime.core.window.record_expiry_seconds`) must outlive every attempt the
-        message has left.
+        message has left. ``note``, when given, is kept as ``lastError`` in the same write (a retry
+        says why the receive before it did not deliver).
         """
+        values: dict = {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
+                        ":tok": ref.token, ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": message_tag(message_id)}
+        update = "SET #st = :fired, firedMs = :now, expiresAt = :exp, msgId = :mid"
+        if note:
+            update += ", lastError = :why"
+            values[":why"] = note[:1000]
         new, old = self._update_record(
             ref.schedule_id,
-            self._unlisted("SET #st = :fired, firedMs = :now, expiresAt = :exp, msgId = :mid ADD attempts :one"),
+            self._unlisted(update + " ADD attempts :one"),
             # A FIRED record without msgId was started before this rule: its retries go ahead as before.
             "#tok = :tok AND (#st IN (:scheduled, :queued) OR (#st = :fired AND (msgId = :mid OR "
             "attribute_not_exists(msgId))))",
-            {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED, ":tok": ref.token,
-             ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": message_tag(message_id)},
+            values,
         )
         if new is not None:
             return DeliveryStart(ScheduleRecord.from_item(new))

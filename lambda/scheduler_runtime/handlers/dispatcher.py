@@ -21,7 +21,7 @@ import logging
 import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
 
 from ..aws.config import Config
 from ..aws.context import Context, current
@@ -103,14 +103,15 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
 
     config = ctx.config
     attempts_left = config.max_receive_count - receipt.receive_count
+    note = _retry_note(receipt, config.max_receive_count)
     fired = now_ms()
-    start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id)
+    start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id, note)
     for pause in RECORD_WAIT_PAUSES:
         if start.refusal != "missing" or is_stray_age(ref.created_ms, now_ms()):
             break
         time.sleep(pause)
         fired = now_ms()
-        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id)
+        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id, note)
     if start.record is None:
         return _not_delivered(queue, ref, start)
     record = start.record
@@ -121,11 +122,21 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
         if receipt.receive_count < config.max_receive_count:
             raise
         reason = f"delivery failed after {receipt.receive_count} attempts: {exc}"
-        _dead_letter(queue, envelope, reason)
         failed_at = now_ms()
-        store.mark_failed(record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id)
+        _fail_then_park(queue, envelope, reason, lambda: store.mark_failed(
+            record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id))
         return None
     return _delivered(envelope, fired - record.due_ms)
+
+
+def _retry_note(receipt: Receipt, max_receive_count: int) -> str | None:
+    """What a retry's delivery start keeps as ``lastError``: the receive before it ended without a
+    delivery. So a schedule whose last receive ends without the dispatcher (a timeout, throttling),
+    and that SQS parks as a bare reference, still reads with a reason. None on a first receive."""
+    if receipt.receive_count < 2:
+        return None
+    return (f"receive {receipt.receive_count - 1} of {max_receive_count} ended without a delivery: the target "
+            "failed, or the dispatcher timed out or was throttled (its log says which)")
 
 
 def record_expiry(config: Config, now: int, attempts_left: int) -> int:
@@ -168,8 +179,7 @@ def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue
                       reason=str(exc)[:500])
             return None
         reason = f"delivery failed after {occurrence.attempt} attempts: {exc}"
-        _dead_letter(queue, envelope, reason)
-        periodic.record_failure(definition, reason)
+        _fail_then_park(queue, envelope, reason, lambda: periodic.record_failure(definition, reason))
         return None
     return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
 
@@ -187,6 +197,21 @@ def _deliver(ctx: Context, envelope: dict) -> None:
     if target is None:
         raise DeliveryError(f"target '{envelope['target']}' is not registered")
     deliver(ctx, target, envelope)
+
+
+def _fail_then_park(queue: DelayerQueue, envelope: dict, reason: str, record_failure: Callable[[], None]) -> None:
+    """An exhausted delivery: keep ``reason`` where GET reads it, then park the envelope in the DLQ.
+
+    The failure is written first: if the dead-letter send then fails (raised, so the message comes
+    back), SQS's redrive parks the bare message, and the record or definition it names holds the
+    payload and this reason (a record until its TTL, which is past that park). A failed write does not
+    stop the park: the parked envelope carries the reason all the same.
+    """
+    try:
+        record_failure()
+    except Exception:  # noqa: BLE001 - see above
+        logger.exception("recording the failure of %s failed", envelope["id"])
+    _dead_letter(queue, envelope, reason)
 
 
 def _dead_letter(queue: DelayerQueue, envelope: dict, reason: str) -> None:
