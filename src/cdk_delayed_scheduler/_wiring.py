@@ -68,7 +68,10 @@ def stream_to_enqueuer(enqueuer: lambda_.Function, table: dynamodb.Table, dead_l
     """The enqueuer reads claims (REMOVE records that pass ``event_filters.json``) from the stream.
 
     The mapping grants read access to exactly this table's stream, plus ``dynamodb:ListStreams``
-    on ``*``: that action has no resource-level permissions in IAM.
+    on ``*``: that action has no resource-level permissions in IAM. A batch it gives up on sends its
+    stream range (no record) to the dead-letter queue, so the queue's depth alarm shows it, and a direct
+    invoke of the enqueuer with ``{"recover": <that message>}`` re-enqueues its claims within the
+    stream's 24 h retention (docs/runtime.md, "Stream recovery"); that invoke uses the same grants.
     """
     enqueuer.add_event_source(
         sources.DynamoEventSource(

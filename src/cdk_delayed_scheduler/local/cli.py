@@ -1,4 +1,5 @@
-"""``cdk-delayed-scheduler``: run the scheduler locally (``local``) or watch it work (``demo``)."""
+"""``cdk-delayed-scheduler``: run the scheduler locally (``local``), watch it work (``demo``), or
+re-enqueue a stream range the enqueuer's mapping gave up on (``recover-stream``)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,17 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
     local.add_argument("--verbose", "-v", action="store_true", help="log the runtime's events to stderr")
 
+    recover = commands.add_parser(
+        "recover-stream", help="re-enqueue the timers of a stream range the enqueuer's mapping gave up on",
+        description="Invoke the enqueuer with {\"recover\": <message>}: it reads the range the message names back "
+                    "from the stream (records stay 24 h) and sends or writes back its claimed timers. Idempotent.")
+    recover.add_argument("--destination-message", required=True, metavar="JSON",
+                         help="the on-failure message from the dead-letter queue (its body), or @FILE")
+    recover.add_argument("--function-name", default="delayed-scheduler-enqueuer",
+                         help="the enqueuer function (default: the local engine's)")
+    recover.add_argument("--endpoint-url", help="Lambda's endpoint (the local engine's lambda_endpoint_url); "
+                                                "default: AWS, with the usual credentials and region")
+
     demo = commands.add_parser("demo", help="schedule a mix of timers through the API and report their lateness")
     demo.add_argument("--timers", type=_positive_int, default=120, help="how many timers to schedule (default 120)")
     return parser
@@ -83,6 +95,8 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "recover-stream":
+        return _recover_stream(args)
     try:
         from .engine import Engine, EngineOptions  # noqa: PLC0415 - keeps --help fast
     except ImportError as exc:
@@ -135,6 +149,26 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
         engine.stop()
         print("cdk-delayed-scheduler local: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _recover_stream(args: argparse.Namespace) -> int:
+    """Invoke the enqueuer with the on-failure message; print its answer; 1 if it failed."""
+    import json  # noqa: PLC0415
+
+    import boto3  # noqa: PLC0415 - only this command needs it
+
+    text = args.destination_message
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    try:
+        message = json.loads(text)
+    except ValueError as exc:
+        print(f"error: --destination-message is not JSON: {exc}", file=sys.stderr)
+        return 2
+    client = boto3.client("lambda", endpoint_url=args.endpoint_url)
+    response = client.invoke(FunctionName=args.function_name, Payload=json.dumps({"recover": message}).encode())
+    print(response["Payload"].read().decode())
+    return 1 if response.get("FunctionError") else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +25,8 @@ REGION = "us-east-1"
 LOCAL_TARGET_FUNCTION = "local-target"
 API_FUNCTION = "delayed-scheduler-api"
 """The api function's name on the engine's Lambda endpoint, for direct invokes."""
+ENQUEUER_FUNCTION = "delayed-scheduler-enqueuer"
+"""The enqueuer's name on the engine's Lambda endpoint: invoke it with ``{"recover": <on-failure message>}``."""
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 _CONTRACT = contract()
 DEFAULT_DELAY_WINDOW_SECONDS: int = _CONTRACT["delayWindowSeconds"]["default"]
@@ -119,6 +122,7 @@ class Engine:
         self.endpoint_url = ""
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
+        self._failure_clients: tuple[Any, Any] = (None, None)
 
     # --- lifecycle -----------------------------------------------------------
     def __enter__(self) -> "Engine":
@@ -156,9 +160,11 @@ class Engine:
         self._set_function_environment()
         handlers = self._load_handlers()
         functions[API_FUNCTION] = lambda event: handlers["api"](event, None)  # direct invoke
+        functions[ENQUEUER_FUNCTION] = lambda event: handlers["enqueuer"](event, None)  # stream recovery
 
         streams = session.client("dynamodbstreams")
         sqs = session.client("sqs")
+        self._failure_clients = (session.client("dynamodbstreams"), session.client("sqs"))
         if opts.state_dir:
             opts.state_dir.mkdir(parents=True, exist_ok=True)
         checkpoints = CheckpointStore(opts.state_dir / "checkpoints.json" if opts.state_dir else None)
@@ -289,8 +295,21 @@ class Engine:
         }
 
     def _on_stream_failure(self, function: str, records: list) -> None:
+        """Count the records, and send the dead-letter queue what the construct's mapping sends its
+        on-failure destination: the batch's stream range, no record (see ``recover-stream``)."""
         with self.stats.lock:
             self.stats.stream_failures.extend((function, r["dynamodb"]["SequenceNumber"]) for r in records)
+        streams, sqs = self._failure_clients
+        sequence_numbers = [r["dynamodb"]["SequenceNumber"] for r in records]
+        first, last = min(sequence_numbers, key=int), max(sequence_numbers, key=int)
+        shards = streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
+        shard = next(s["ShardId"] for s in shards if int(s["SequenceNumberRange"]["StartingSequenceNumber"]) <= int(first)
+                     and int(s["SequenceNumberRange"].get("EndingSequenceNumber", last)) >= int(last))
+        message = {"version": "1.0", "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "requestContext": {"functionArn": _function_arn(function), "condition": "RetryAttemptsExhausted"},
+                   "DDBStreamBatchInfo": {"shardId": shard, "startSequenceNumber": first, "endSequenceNumber": last,
+                                          "batchSize": len(records), "streamArn": self.stream_arn}}
+        sqs.send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(message))
 
 
 def _table_definition(listing: bool) -> dict:
