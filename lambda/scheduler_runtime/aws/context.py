@@ -23,6 +23,20 @@ from .config import ENV_KEYS, Config
 
 _ENDPOINT_KEYS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA", "AWS_REGION", "AWS_DEFAULT_REGION")
 _BOTO_CONFIG = BotoConfig(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=50)
+
+
+def client_config(service: str, config: Config) -> BotoConfig:
+    """The botocore config of ``service``'s client.
+
+    The Lambda client invokes targets, once per delivery attempt: no SDK retries (a timed-out or
+    dropped ``Invoke`` may have run the target; ``targets`` retries only what never reached it), and a
+    read timeout of the dispatcher's whole timeout, which is at least the time any invocation has
+    left, so a slow target is never cut off, and invoked again, by botocore's 60-second default.
+    """
+    if service != "lambda":
+        return _BOTO_CONFIG
+    return _BOTO_CONFIG.merge(BotoConfig(read_timeout=config.dispatcher_timeout_seconds,
+                                         retries={"mode": "standard", "total_max_attempts": 1}))
 _lock = threading.Lock()
 _contexts: dict = {}
 
@@ -40,7 +54,8 @@ class Context:
             with _lock:
                 client = self._clients.get(service)
                 if client is None:
-                    client = self._clients[service] = self.session.create_client(service, config=_BOTO_CONFIG)
+                    client = self._clients[service] = self.session.create_client(
+                        service, config=client_config(service, self.config))
         return client
 
     @property

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any, Callable, Mapping
 
+from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
+
 Deliverer = Callable[[Any, Mapping[str, Any], dict], None]
+_UNREACHED_PAUSES = (0.1, 0.4)
+"""Pauses before trying again an invoke that never reached the function (three tries in all)."""
+_THROTTLED = {"TooManyRequestsException", "ThrottlingException", "EC2ThrottledException"}
 
 
 class DeliveryError(Exception):
@@ -22,17 +28,35 @@ class DeliveryError(Exception):
 
 
 def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
-    response = ctx.client("lambda").invoke(
-        FunctionName=target["functionArn"],
-        InvocationType="RequestResponse",
-        Payload=json.dumps(envelope, ensure_ascii=False).encode("utf-8"),
-    )
+    """A synchronous invoke, made once per delivery attempt.
+
+    The Lambda client makes no retries of its own (``context.client_config``): an invoke that timed out
+    or lost its answer may have run the function, and is retried only as the next delivery attempt.
+    An invoke that never reached the function (throttled, or no connection) is tried again at once.
+    """
+    payload = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    for pause in (*_UNREACHED_PAUSES, None):
+        try:
+            response = ctx.client("lambda").invoke(FunctionName=target["functionArn"],
+                                                   InvocationType="RequestResponse", Payload=payload)
+            break
+        except (ClientError, EndpointConnectionError, ConnectTimeoutError) as exc:
+            if pause is None or not _never_reached(exc):
+                raise
+            time.sleep(pause)
     # Read to the end even when unused: an unread body keeps the connection out of the pool,
     # and the next invoke would open (on AWS: handshake) a new one.
     answer = response["Payload"].read()
     if response.get("FunctionError"):
         detail = answer.decode("utf-8", "replace")[:500]
         raise DeliveryError(f"lambda {target['functionArn']} failed: {response['FunctionError']}: {detail}")
+
+
+def _never_reached(exc: Exception) -> bool:
+    """Whether a failed invoke certainly never ran the function: throttled, or never connected."""
+    if isinstance(exc, ClientError):
+        return exc.response.get("Error", {}).get("Code") in _THROTTLED
+    return True
 
 
 def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
