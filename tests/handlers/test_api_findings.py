@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ from botocore.exceptions import ClientError
 from cdk_delayed_scheduler.client import SchedulerClient
 from cdk_delayed_scheduler.client._models import Schedule
 from cdk_delayed_scheduler.client._transport import Backoff
+from scheduler_runtime.aws.context import current
 from scheduler_runtime.handlers import dispatcher, sweeper
 
 from .conftest import call_api, faulty, service_error, store, window
@@ -181,8 +183,6 @@ NONCHARACTERS = {"text": "a\ufffeb\uffffc", "also": ["\uffff", "é", "\U0001f600
 
 def test_f13_the_strict_sqs_stand_in_refuses_what_sqs_refuses(aws):
     with faulty("sqs", send_message=_strict_send()), pytest.raises(ClientError, match="InvalidMessageContents"):
-        from scheduler_runtime.aws.context import current
-
         current().sqs.send_message(QueueUrl=aws.target_url, MessageBody="\uffff")
 
 
@@ -204,8 +204,9 @@ def test_f13_a_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact_with_a_sendab
 
 
 def test_f13_a_periodic_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact(aws):
-    assert call_api("PUT", "/periodic/odd", {"every": 5, "payload": NONCHARACTERS, "target": "broken"})[0] == 201
-    message = occurrence(aws, timeout=7)
+    start = round(time.time() + 0.5, 3)  # the first occurrence is due at once, not a period from now
+    assert call_api("PUT", "/periodic/odd", {"every": 5, "startAt": start, "payload": NONCHARACTERS, "target": "broken"})[0] == 201
+    message = occurrence(aws)
     sent: list = []
     with faulty("sqs", send_message=_strict_send(capture_delayer_sends(aws, sent))):
         for attempt in (1, 2, 3):

@@ -97,7 +97,7 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
             due_ms = parse_instant(body["dueAt"])
         except InvalidInstant as exc:
             raise ApiError(400, f"dueAt {exc}", "dueAt") from None
-        timing = {"dueAt": due_ms}
+        timing: dict[str, int | float] = {"dueAt": due_ms}
     else:
         delay = body["delaySeconds"]
         if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
