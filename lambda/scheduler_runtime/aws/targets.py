@@ -5,7 +5,13 @@
   in the dead-letter queue with the error.
 - ``{"type": "sqs", "queueUrl": ..., "fifo": bool, "messageGroupId": str?}``:
   a FIFO queue gets a ``MessageGroupId`` (the configured one, else the
-  schedule id) and a deduplication id derived from the ``dedupeKey``.
+  schedule id) and a deduplication id derived from the ``dedupeKey``. The
+  body is compact JSON that SQS accepts whatever the payload holds
+  (``core.envelope.sqs_safe_json``).
+
+What a target refuses for good (an envelope larger than the queue's maximum
+message size, which only SQS knows: 1 KiB to 1 MiB per queue) raises
+:class:`Undeliverable`, which the dispatcher parks at once instead of retrying.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from typing import Any, Callable, Mapping
 
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
 
+from ..core.envelope import sqs_safe_json
+
 Deliverer = Callable[[Any, Mapping[str, Any], dict], None]
 _UNREACHED_PAUSES = (0.1, 0.4)
 """Pauses before trying again an invoke that never reached the function (three tries in all)."""
@@ -25,6 +33,20 @@ _THROTTLED = {"TooManyRequestsException", "ThrottlingException", "EC2ThrottledEx
 
 class DeliveryError(Exception):
     """The target refused or failed the delivery; the message says why."""
+
+
+class Undeliverable(DeliveryError):
+    """The target refuses this envelope for good (retrying cannot help): park it now, with the reason."""
+
+
+_REFUSED_FOR_GOOD = {"InvalidParameterValue", "InvalidParameterValueException", "InvalidMessageContents",
+                     "RequestTooLargeException"}
+"""Error codes of a send or invoke that no retry of the same envelope can change (a sender fault)."""
+
+
+def refused_for_good(exc: Exception) -> bool:
+    """Whether ``exc`` says the service will never take this request as it is (e.g. a message too long)."""
+    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in _REFUSED_FOR_GOOD
 
 
 def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
@@ -60,15 +82,22 @@ def _never_reached(exc: Exception) -> bool:
 
 
 def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+    body = sqs_safe_json(envelope)
     params: dict = {
         "QueueUrl": target["queueUrl"],
-        "MessageBody": json.dumps(envelope, ensure_ascii=False),
+        "MessageBody": body,
         "MessageAttributes": {"dedupeKey": {"DataType": "String", "StringValue": envelope["dedupeKey"]}},
     }
     if target.get("fifo"):
         params["MessageGroupId"] = target.get("messageGroupId") or envelope["id"]
         params["MessageDeduplicationId"] = fifo_deduplication_id(envelope["dedupeKey"])
-    ctx.client("sqs").send_message(**params)
+    try:
+        ctx.client("sqs").send_message(**params)
+    except ClientError as exc:
+        if refused_for_good(exc):
+            raise Undeliverable(f"queue {target['queueUrl']} refuses the envelope ({len(body.encode('utf-8'))} bytes) "
+                                f"for good: {exc.response['Error'].get('Message', exc)}") from exc
+        raise
 
 
 def fifo_deduplication_id(dedupe_key: str) -> str:

@@ -27,7 +27,7 @@ from ..aws.config import Config
 from ..aws.context import Context, current
 from ..aws.delayer import DelayerQueue
 from ..aws.store import DeliveryStart, ScheduleStore
-from ..aws.targets import DeliveryError, deliver
+from ..aws.targets import DeliveryError, Undeliverable, deliver, refused_for_good
 from ..core.contract import LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef, build_envelope
 from ..core.timeparse import now_ms
@@ -119,12 +119,13 @@ def _dispatch_one(ctx: Context, store: ScheduleStore, queue: DelayerQueue, ref: 
     try:
         _deliver(ctx, envelope)
     except DeliveryError as exc:
-        if receipt.receive_count < config.max_receive_count:
+        if receipt.receive_count < config.max_receive_count and not isinstance(exc, Undeliverable):
             raise
-        reason = f"delivery failed after {receipt.receive_count} attempts: {exc}"
+        reason = _exhausted(receipt.receive_count, exc)
         failed_at = now_ms()
         _fail_then_park(queue, envelope, reason, lambda: store.mark_failed(
-            record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id))
+            record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id),
+            f"/schedules/{record.schedule_id}")
         return None
     return _delivered(envelope, fired - record.due_ms)
 
@@ -174,12 +175,13 @@ def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue
     try:
         _deliver(ctx, envelope)
     except DeliveryError as exc:
-        if periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt):
+        if not isinstance(exc, Undeliverable) and periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt):
             log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id, attempt=occurrence.attempt,
                       reason=str(exc)[:500])
             return None
-        reason = f"delivery failed after {occurrence.attempt} attempts: {exc}"
-        _fail_then_park(queue, envelope, reason, lambda: periodic.record_failure(definition, reason))
+        reason = _exhausted(occurrence.attempt, exc)
+        _fail_then_park(queue, envelope, reason, lambda: periodic.record_failure(definition, reason),
+                        f"/periodic/{definition.periodic_id}")
         return None
     return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
 
@@ -199,7 +201,8 @@ def _deliver(ctx: Context, envelope: dict) -> None:
     deliver(ctx, target, envelope)
 
 
-def _fail_then_park(queue: DelayerQueue, envelope: dict, reason: str, record_failure: Callable[[], None]) -> None:
+def _fail_then_park(queue: DelayerQueue, envelope: dict, reason: str, record_failure: Callable[[], None],
+                    route: str) -> None:
     """An exhausted delivery: keep ``reason`` where GET reads it, then park the envelope in the DLQ.
 
     The failure is written first: if the dead-letter send then fails (raised, so the message comes
@@ -211,11 +214,26 @@ def _fail_then_park(queue: DelayerQueue, envelope: dict, reason: str, record_fai
         record_failure()
     except Exception:  # noqa: BLE001 - see above
         logger.exception("recording the failure of %s failed", envelope["id"])
-    _dead_letter(queue, envelope, reason)
+    _dead_letter(queue, envelope, reason, route)
 
 
-def _dead_letter(queue: DelayerQueue, envelope: dict, reason: str) -> None:
-    queue.dead_letter(envelope, reason)
+def _exhausted(attempts: int, exc: DeliveryError) -> str:
+    """The reason a delivery ends in the dead-letter queue."""
+    if isinstance(exc, Undeliverable):
+        return f"undeliverable (attempt {attempts}, not retried): {exc}"
+    return f"delivery failed after {attempts} attempts: {exc}"
+
+
+def _dead_letter(queue: DelayerQueue, envelope: dict, reason: str, route: str) -> None:
+    """Park ``envelope`` with ``reason``. One too large for the dead-letter queue as well is parked without
+    its payload, which the record (FAILED, written first) or the definition at ``route`` still holds."""
+    try:
+        queue.dead_letter(envelope, reason)
+    except Exception as exc:  # noqa: BLE001 - re-raised unless the queue refuses it for good
+        if not refused_for_good(exc):
+            raise
+        reason = f"payload left out (too large for the dead-letter queue): read it with GET {route}; {reason}"
+        queue.dead_letter({name: value for name, value in envelope.items() if name != "payload"}, reason)
     log_event("dead_lettered", level=logging.ERROR, id=envelope["id"], reason=reason)
 
 
