@@ -3,6 +3,11 @@
 A claim is the conditional delete of the timer; its stream REMOVE carries the timer (and its
 token) to the enqueuer. A stray timer is claimed like any other, so it leaves the table here,
 and the dispatcher drops its message.
+
+The shards swept are every shard any deployment wrote to (:mod:`..aws.shards`), not only
+``range(SHARD_COUNT)``, so lowering ``shard_count`` strands nothing. A sweep that runs short of
+time stops after a page and the next sweep in this sandbox resumes where it stopped;
+a sweep in a fresh sandbox starts at the shard the minute names, so no shard is always last.
 """
 
 from __future__ import annotations
@@ -12,26 +17,44 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import current
+from ..aws.shards import ShardMark
 from ..aws.store import ScheduleStore, TimerItem
 from ..core.timeparse import now_ms
 from ..core.window import claim_cutoff_ms
 from ..observability import log_event
 
 CLAIM_CONCURRENCY = 16
+PAGE_SIZE = 500
 # Stop when less than this much of the invocation's time is left; the next
-# sweep picks up where this one stopped (nothing is lost, only later).
+# sweep resumes at the shard this one stopped in (nothing is lost, only later).
 SAFETY_MARGIN_MS = 10_000
 logger = logging.getLogger("scheduler_runtime")
+_resume_at: dict[str, int] = {}
+"""Per table, where this sandbox's next sweep starts after one that stopped early."""
 
 
 class SweepIncomplete(RuntimeError):
     """Some claims failed (e.g. throttling); they stay in the table for the next sweep."""
 
 
+def first_shard(table_name: str, shards: int, now: int) -> int:
+    """Where a sweep starts: where the last one in this sandbox stopped early, else the minute's shard.
+
+    A module variable lasts as long as the sandbox; the sweeper runs every minute, so Lambda
+    keeps one warm and resumes are exact. A fresh sandbox (a recycle, a retry's second
+    sandbox) loses the place, which the minute's shard makes harmless.
+
+    The minute's shard (``minute % shards``) moves on by one a minute, so in sandboxes that
+    never sweep twice each shard still comes first once every ``shards`` sweeps.
+    """
+    return _resume_at.pop(table_name, now // 60_000) % shards
+
+
 def handler(event: dict, context: Any = None) -> dict:
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    cutoff = claim_cutoff_ms(now_ms(), ctx.config.delay_window_seconds)
+    now = now_ms()
+    cutoff = claim_cutoff_ms(now, ctx.config.delay_window_seconds)
 
     def settle(timer: TimerItem) -> str:
         try:
@@ -48,13 +71,31 @@ def handler(event: dict, context: Any = None) -> dict:
 
     counts = {"claimed": 0, "cleaned": 0, "lost-race": 0, "error": 0}
     with ThreadPoolExecutor(max_workers=CLAIM_CONCURRENCY) as pool:
-        for shard in range(ctx.config.shard_count):
-            for page in store.due_timer_pages(shard, cutoff):
-                for outcome in pool.map(settle, page):
-                    counts[outcome] += 1
-                if context is not None and context.get_remaining_time_in_millis() < SAFETY_MARGIN_MS:
-                    log_event("sweep_stopped_early", level=logging.WARNING, shard=shard, **counts)
-                    return {**counts, "cutoffMs": cutoff, "complete": False}
+        shards = ShardMark(ctx.dynamodb, ctx.config.table_name).shards_to_sweep(ctx.config.shard_count, pool)
+        start = first_shard(ctx.config.table_name, shards, now)
+        stopped_in = _sweep(store, pool, settle, counts, [(start + n) % shards for n in range(shards)], cutoff, context)
+    result = {**counts, "cutoffMs": cutoff, "shards": shards, "startShard": start, "complete": stopped_in is None}
+    if stopped_in is not None:
+        _resume_at[ctx.config.table_name] = stopped_in
+        log_event("sweep_stopped_early", level=logging.WARNING, resumeAt=stopped_in, **counts)
     if counts["error"]:
         raise SweepIncomplete(f"{counts['error']} claims failed; they will be retried by the next sweep")
-    return {**counts, "cutoffMs": cutoff, "complete": True}
+    return result
+
+
+def _sweep(store: ScheduleStore, pool: ThreadPoolExecutor, settle: Any, counts: dict, order: list[int],
+           cutoff: int, context: Any) -> int | None:
+    """Claim what is due in each shard of ``order``; where the next sweep must start if time ran short, else None.
+
+    That is the shard it stopped in, or the next one when the page it stopped after was that
+    shard's last (shorter than ``PAGE_SIZE``: timer items are far too small for the 1 MB cap).
+    """
+    for position, shard in enumerate(order):
+        for page in store.due_timer_pages(shard, cutoff, PAGE_SIZE):
+            for outcome in pool.map(settle, page):
+                counts[outcome] += 1
+            if context is not None and context.get_remaining_time_in_millis() < SAFETY_MARGIN_MS:
+                if len(page) == PAGE_SIZE:
+                    return shard
+                return order[position + 1] if position + 1 < len(order) else None
+    return None
