@@ -144,9 +144,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
     :param dispatcher_max_concurrency: the most concurrent dispatcher invocations the queue
         starts (protects a target from bursts). Allowed: 2-1000. Default: no limit.
     :param max_receive_count: deliveries of one message before it is parked in the
-        dead-letter queue. Allowed: 1-1000, and all of them within the delayer queue's 4-day retention:
-        ``delay_window`` + ``max_receive_count`` x 6 x ``dispatcher_timeout`` at most 4 days (else SQS
-        would drop the message before its last receive). Default: 5.
+        dead-letter queue. Allowed: 1-1000. Default: 5. All of them must fall within the delayer queue's
+        4-day retention: ``delay_window`` + ``max_receive_count`` x 6 x ``dispatcher_timeout`` at most 4
+        days, else SQS would drop the message before its last receive (so 1000 needs a
+        ``dispatcher_timeout`` of at most 57 seconds).
     :param stream_batch_size: stream records per enqueuer invocation. Allowed: 1-1000. Default: 100.
     :param stream_retry_attempts: retries of a failing stream batch (halved on each error)
         before it goes to the dead-letter queue. Allowed: 0-10000. Default: 10.
