@@ -22,7 +22,7 @@ claims of the stream range the mapping gave up on (see :mod:`..aws.recovery`).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..aws.context import current
 from ..aws.delayer import DelayerQueue
@@ -37,19 +37,26 @@ SEND_ATTEMPTS = 2
 logger = logging.getLogger("scheduler_runtime")
 
 
-def handler(event: BatchEvent | dict, context: Any = None) -> dict:
+class RecoverEvent(TypedDict):
+    """A direct invoke that re-enqueues a stream range: the mapping's on-failure message, parsed or as text."""
+
+    recover: dict | str
+
+
+def handler(event: BatchEvent | RecoverEvent, context: Any = None) -> dict:
+    """A stream batch (``Records``), or a direct invoke ``{"recover": <on-failure message>}``."""
     if "recover" in event:
-        return recover(event["recover"])
-    return partial_batch_response(enqueue_claims(event.get("Records", [])))
+        return recover(cast(RecoverEvent, event)["recover"])
+    return partial_batch_response(enqueue_claims(cast(BatchEvent, event).get("Records", [])))
 
 
-def recover(on_failure_message: dict) -> dict:
+def recover(on_failure_message: dict | str) -> dict:
     """Re-enqueue the claims of the stream range named by an on-failure message; raise if any stays unsent.
 
     Idempotent: a claim that was enqueued before is sent again, and the dispatcher's token
     check keeps the second message from delivering twice.
     """
-    records = claims_in_range(current().client("dynamodbstreams"), on_failure_message)
+    records = cast(list[StreamRecord], claims_in_range(current().client("dynamodbstreams"), on_failure_message))
     failed = enqueue_claims(records)
     log_event("stream_recovered", level=logging.WARNING, claims=len(records), failed=len(failed))
     if failed:
