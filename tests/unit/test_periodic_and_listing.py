@@ -127,6 +127,8 @@ def test_list_query_rules():
         assert (caught.value.status, caught.value.field) == (400, field)
     query = parse_list_query({"status": "QUEUED", "dueAfter": "1000", "dueBefore": "2026-01-01T00:00:00Z"}, key)
     assert query.stored_statuses == ("QUEUED", "SCHEDULED") and query.due_after_ms == 1_000_000
+    # Epoch seconds in the query string are read exactly, as in a body: never rounded down.
+    assert parse_list_query({"dueAfter": "1763719200.12300001"}, key).due_after_ms == 1_763_719_200_124
 
 
 def test_page_tokens_are_checked_and_bound_to_their_filters():

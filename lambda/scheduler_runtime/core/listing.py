@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from . import states
 from .contract import LISTING
 from .keys import timer_sort_key
-from .timeparse import MAX_EPOCH_MS, InvalidInstant, parse_instant
+from .timeparse import MAX_EPOCH_MS, InvalidInstant, JsonNumber, parse_instant
 from .validation import ApiError
 
 STATUSES: tuple[str, ...] = tuple(LISTING["statuses"])
@@ -124,9 +124,10 @@ def _instant(params: dict, name: str) -> int | None:
     raw = params.get(name)
     if raw is None or raw == "":
         return None
-    value: object = raw
+    text = str(raw)
+    # Epoch seconds are read from their written digits (exactly, as a body's are); anything else is RFC 3339.
+    value: object = int(text) if text.isdigit() else JsonNumber(text) if text.replace(".", "", 1).isdigit() else text
     try:
-        value = float(raw) if str(raw).replace(".", "", 1).isdigit() else raw
         parsed = parse_instant(value)
     except InvalidInstant as exc:
         raise ApiError(400, f"{name} {exc}", name) from None
