@@ -204,9 +204,9 @@ def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked
     from .test_dispatch_findings import expire_as_ttl_would
 
     monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
-    start = int(time.time()) + 2
-    put("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken", "startAt": start, "endAt": start + 1})
-    message = occurrence(aws, timeout=5)
+    start = int(time.time()) + 3
+    put("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken", "startAt": start, "endAt": start + 30})
+    message = occurrence(aws, timeout=6)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
         assert dispatch(message) == {"batchItemFailures": []}
