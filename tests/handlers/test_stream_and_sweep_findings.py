@@ -218,3 +218,19 @@ def test_a_table_without_the_mark_is_probed_once_then_swept_with_one_query_a_sha
     with faulty("dynamodb", query=count):
         assert sweeper.handler({})["shards"] == 16
     assert sorted(queries) == [f"TIMER#{n:04d}" for n in range(16)]  # a warm sandbox reads no mark
+
+
+def test_a_mark_the_sweeper_may_not_write_is_logged_and_the_sweep_still_covers_what_it_probed(aws, monkeypatch, caplog):
+    expected = written_under_sixteen_shards(monkeypatch)
+    monkeypatch.setenv("SHARD_COUNT", "4")
+
+    def denied(real, **kwargs):
+        if kwargs["Key"]["pk"]["S"] == shards.MARK_KEY.pk:
+            raise service_error("UpdateItem", "AccessDeniedException")
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=denied):
+        result = sweeper.handler({})
+    assert sorted(removed_id(r) for r in aws.new_stream_records("REMOVE")) == expected
+    assert (result["claimed"], result["shards"], shards.ShardMark(aws.ddb, aws.table).read()) == (len(expected), 16, None)
+    assert "shard_mark_not_written" in caplog.text

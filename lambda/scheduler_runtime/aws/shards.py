@@ -78,7 +78,8 @@ class ShardMark:
     def shards_to_sweep(self, shard_count: int, pool: Executor) -> int:
         """How many shards to query, ``max(shard_count, highest)``, raising the mark to it first when needed.
 
-        If the mark cannot be written, the sweep still covers what it found, and the next one tries again.
+        If the mark cannot be written, the sweeps still cover what was read or probed, and the next
+        sandbox tries again: the error is logged, not raised, since this sweep loses nothing by it.
         """
         settled = _settled.get((self._table, shard_count))
         if settled is not None:
@@ -90,6 +91,5 @@ class ShardMark:
                 self.raise_to(shards)
             except ClientError as exc:
                 log_event("shard_mark_not_written", level=logging.ERROR, shards=shards, error=str(exc))
-                return shards
         _settled[(self._table, shard_count)] = shards
         return shards
