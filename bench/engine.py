@@ -79,8 +79,9 @@ def ceiling(seconds: float) -> dict:
             store.put_record(ScheduleRecord(ref.schedule_id, due, '{"i": 1}', "default", states.QUEUED, "t", b"0" * 16, due))
             written.append(ref)
 
-        def update() -> None:
-            store.begin_delivery(written[next(counter) % len(written)], due, 86_400)
+        def update() -> None:  # the dispatcher's delivery start: each call a new message, so each a first attempt
+            n = next(counter)
+            store.begin_delivery(written[n % len(written)], due, due // 1000 + 86_400, f"m{n}")
 
         def send() -> None:
             queue.send_one(TimerRef(f"s{next(counter)}", due, "t", due), 0)

@@ -103,7 +103,8 @@ class SchedulerGrants:
         if listing:
             iam.Grant.add_to_principal(grantee=self.api_function, actions=["dynamodb:Query"],
                                        resource_arns=[f"{self.table.table_arn}/index/{self.listing_index_name}"])
-        self._grant_table(self.sweeper_function, "dynamodb:Query", "dynamodb:DeleteItem")
+        # UpdateItem: raising the shard high-water mark, so timers of a larger shard_count are still swept
+        self._grant_table(self.sweeper_function, "dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem")
         self._grant_table(self.enqueuer_function, "dynamodb:BatchWriteItem")  # write-back of refused timers
         # UpdateItem: a delivery's start and end; GetItem and PutItem: a periodic definition's next timer
         self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem")

@@ -234,8 +234,8 @@ def test_queues_custom(built):
 
 # --- functions ---------------------------------------------------------------------------
 ENV_NAMES = {"TABLE_NAME", "DELAYER_QUEUE_URL", "DEAD_LETTER_QUEUE_URL", "TARGETS", "SHARD_COUNT",
-             "DELAY_WINDOW_SECONDS", "HISTORY_RETENTION_SECONDS", "MAX_RECEIVE_COUNT", "LISTING", "METRICS_NAMESPACE",
-             "LOG_LEVEL"}
+             "DELAY_WINDOW_SECONDS", "HISTORY_RETENTION_SECONDS", "MAX_RECEIVE_COUNT", "DISPATCHER_TIMEOUT_SECONDS",
+             "LISTING", "METRICS_NAMESPACE", "LOG_LEVEL"}
 
 
 def test_functions_defaults(built):
@@ -383,7 +383,8 @@ def test_each_role_has_exactly_what_its_handler_calls(built):
     expected = {
         "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
                         "dynamodb:Query", "sqs:SendMessage"},
-        "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
+        "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "sqs:SendMessage",
+                            "sqs:GetQueueAttributes",
                             "sqs:GetQueueUrl"},
         "EnqueuerFunction": {"dynamodb:BatchWriteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl"} | stream_read,
