@@ -58,7 +58,8 @@ def ceiling(seconds: float) -> dict:
 
     from scheduler_runtime.aws.context import current
     from scheduler_runtime.aws.delayer import DelayerQueue
-    from scheduler_runtime.aws.store import ScheduleRecord, ScheduleStore
+    from scheduler_runtime.aws.items import ScheduleRecord
+    from scheduler_runtime.aws.store import ScheduleStore
     from scheduler_runtime.core import states
     from scheduler_runtime.core.envelope import TimerRef
 

@@ -39,7 +39,7 @@ def _requests(bodies: list[dict], now: int) -> list:
 
 def load_short(engine: Any, bodies: list[dict]) -> float:
     """Send each body's delayer message, then write its record; returns the seconds taken."""
-    from scheduler_runtime.aws.store import ScheduleRecord
+    from scheduler_runtime.aws.items import ScheduleRecord
     from scheduler_runtime.core import states
     from scheduler_runtime.core.envelope import TimerRef
     from scheduler_runtime.core.timeparse import now_ms
@@ -65,7 +65,7 @@ def load_short(engine: Any, bodies: list[dict]) -> float:
 
 def load_long(engine: Any, bodies: list[dict], shard_count: int) -> float:
     """Write each body's timer item, then its record; returns the seconds taken."""
-    from scheduler_runtime.aws.store import ScheduleRecord, TimerItem
+    from scheduler_runtime.aws.items import ScheduleRecord, TimerItem
     from scheduler_runtime.core import keys, states
     from scheduler_runtime.core.timeparse import now_ms
 

@@ -27,7 +27,8 @@ from ..core.validation import CreateRequest
 from ..core.window import enqueue_delay_seconds, is_within_window
 from .config import Config
 from .delayer import DelayerQueue
-from .store import CreateConflict, ScheduleRecord, ScheduleStore, TimerItem
+from .items import ScheduleRecord, TimerItem
+from .store import CreateConflict, ScheduleStore
 
 # Reused across invocations of a warm function: a batch's record writes go out in parallel.
 _writers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="create")

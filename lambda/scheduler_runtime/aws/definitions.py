@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from ..core import keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.periodic import Spec
-from .store import is_condition_failure, n_attr, s_attr
+from .items import is_condition_failure, n_attr, s_attr
 
 ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
 

@@ -18,7 +18,7 @@ from ..core.contract import LISTING
 from ..core.listing import ListQuery, make_token, partitions
 from ..core.window import is_within_window
 from .config import Config
-from .store import ScheduleRecord
+from .items import ScheduleRecord
 
 _queries = ThreadPoolExecutor(max_workers=16, thread_name_prefix="list")
 # Everything a list item shows, and not the payload: a page stays small whatever the payloads.

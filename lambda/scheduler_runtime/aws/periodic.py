@@ -30,7 +30,8 @@ from ..core.window import enqueue_delay_seconds, is_within_window, record_expiry
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
-from .store import ScheduleStore, TimerItem, message_tag
+from .items import TimerItem
+from .store import ScheduleStore, message_tag
 
 START_DEADLINE_MS = 500
 SETTLE_MS = 1_000

@@ -23,12 +23,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..core import keys
-from ..core.contract import _CONTRACT
+from ..core.contract import MAX_SHARD_COUNT
 from ..observability import log_event
 
 MARK_KEY = keys.Key("SHARDS", "HIGHEST")
 """The mark's item: its own partition, so no listing, stream filter or sweep ever meets it."""
-MAX_SHARD_COUNT: int = _CONTRACT["shardCount"]["max"]
 _settled: dict[tuple[str, int], int] = {}
 """(table, this sandbox's shard count) -> shards to sweep, once the mark holds at least that count."""
 

@@ -15,116 +15,10 @@ from typing import Any, Iterator
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, payload, states
-from ..core.contract import DEFAULT_TARGET_NAME, LISTING
+from ..core import keys, states
+from ..core.contract import LISTING
 from ..core.envelope import TimerRef
-
-
-@dataclass(frozen=True)
-class ScheduleRecord:
-    """One schedule, as stored in its record item (the last write of a create)."""
-
-    schedule_id: str
-    due_ms: int
-    payload_json: str
-    target: str
-    status: str
-    token: str
-    request_hash: bytes
-    created_ms: int
-    shard: int | None = None
-    """Set for a schedule that waits as a timer item (due beyond the window); None when queued at once."""
-    attempts: int = 0
-    fired_ms: int | None = None
-    ended_ms: int | None = None
-    last_error: str | None = None
-
-    @property
-    def timer_key(self) -> keys.Key | None:
-        return None if self.shard is None else keys.timer_key(self.shard, self.due_ms, self.schedule_id)
-
-    def to_item(self) -> dict:
-        """The create's item: only what GET, idempotency and delivery need."""
-        kind, value = payload.encode(self.payload_json)
-        item = {
-            **keys.record_key(self.schedule_id).as_item_key(),
-            "dueMs": {"N": str(self.due_ms)},
-            "token": {"S": self.token},
-            "status": {"S": self.status},
-            "payload": {kind: value},
-            "requestHash": {"B": self.request_hash},
-            "createdMs": {"N": str(self.created_ms)},
-        }
-        if self.target != DEFAULT_TARGET_NAME:
-            item["target"] = {"S": self.target}
-        if self.shard is not None:
-            item["shard"] = {"N": str(self.shard)}
-        return item
-
-    @classmethod
-    def from_item(cls, item: dict) -> "ScheduleRecord":
-        # A listing reads records without their payload and request hash.
-        (kind, value), = item.get("payload", {"S": ""}).items()
-        return cls(
-            schedule_id=keys.schedule_id_of(item["pk"]["S"]),
-            due_ms=n_attr(item, "dueMs"),
-            payload_json=payload.decode(kind, value) if "payload" in item else "",
-            target=s_attr(item, "target", DEFAULT_TARGET_NAME),
-            status=s_attr(item, "status"),
-            token=s_attr(item, "token"),
-            request_hash=item.get("requestHash", {"B": b""})["B"],
-            created_ms=n_attr(item, "createdMs"),
-            shard=n_attr(item, "shard", None),
-            attempts=n_attr(item, "attempts", 0),
-            fired_ms=n_attr(item, "firedMs", None),
-            ended_ms=n_attr(item, "endedMs", None),
-            last_error=s_attr(item, "lastError", None),
-        )
-
-
-@dataclass(frozen=True)
-class TimerItem:
-    """A schedule waiting beyond the window, in its shard partition sorted by due time.
-
-    Its key carries the due time and the id; the item adds only the create attempt's token
-    and start time, which travel on to the delayer message.
-    """
-
-    shard: int
-    due_ms: int
-    schedule_id: str
-    token: str
-    created_ms: int
-    cancelled: bool = False
-    version: int | None = None
-    """Set for a periodic timer's occurrence: its definition's version (see :class:`TimerRef`)."""
-
-    @property
-    def key(self) -> keys.Key:
-        return keys.timer_key(self.shard, self.due_ms, self.schedule_id, self.version is not None)
-
-    @property
-    def ref(self) -> TimerRef:
-        return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms, self.version)
-
-    def to_item(self) -> dict:
-        item = {**self.key.as_item_key(), "token": {"S": self.token}, "createdMs": {"N": str(self.created_ms)}}
-        if self.version is not None:
-            item["v"] = {"N": str(self.version)}
-        return item
-
-    @classmethod
-    def from_item(cls, item: dict) -> "TimerItem":
-        due_ms, schedule_id = keys.parse_timer_sort_key(item["sk"]["S"])
-        return cls(
-            shard=keys.shard_of_partition(item["pk"]["S"]),
-            due_ms=due_ms,
-            schedule_id=schedule_id,
-            token=s_attr(item, "token"),
-            created_ms=n_attr(item, "createdMs"),
-            cancelled=item.get("cancelled", {}).get("BOOL", False),
-            version=n_attr(item, "v", None) if keys.is_periodic_sort_key(item["sk"]["S"]) else None,
-        )
+from .items import ScheduleRecord, TimerItem, is_condition_failure
 
 
 class CreateConflict(Exception):
@@ -455,9 +349,6 @@ class ScheduleStore:
             raise
 
 
-_MISSING = object()
-
-
 def _attribute(value: str | int | bytes) -> dict:
     if isinstance(value, bytes):
         return {"B": value}
@@ -472,23 +363,3 @@ def message_tag(message_id: str) -> bytes:
     binary bytes instead of the 36-character id: the write that keeps it grows by 13 bytes, not 41.
     """
     return hashlib.blake2b(message_id.encode("utf-8"), digest_size=8).digest()
-
-
-def s_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
-    if name in item:
-        return item[name]["S"]
-    if default is _MISSING:
-        raise KeyError(name)
-    return default
-
-
-def n_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
-    if name in item:
-        return int(item[name]["N"])
-    if default is _MISSING:
-        raise KeyError(name)
-    return default
-
-
-def is_condition_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..aws.store import ScheduleRecord
+from ..aws.items import ScheduleRecord
 from ..core.timeparse import format_rfc3339_ms
 
 if TYPE_CHECKING:  # imported by the periodic routes, which load on first use

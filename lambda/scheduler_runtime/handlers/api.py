@@ -19,7 +19,8 @@ from ..aws.config import Config
 from ..aws.context import current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
 from ..aws.delayer import DelayerQueue
-from ..aws.store import ScheduleRecord, ScheduleStore
+from ..aws.items import ScheduleRecord
+from ..aws.store import ScheduleStore
 from ..core import states
 from ..core.timeparse import format_rfc3339_ms, now_ms
 from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create, validate_schedule_id

@@ -27,7 +27,8 @@ from typing import Any, TypedDict, cast
 from ..aws.context import current
 from ..aws.delayer import DelayerQueue
 from ..aws.recovery import claims_in_range
-from ..aws.store import ScheduleStore, TimerItem
+from ..aws.items import TimerItem
+from ..aws.store import ScheduleStore
 from ..core.timeparse import now_ms
 from ..core.window import enqueue_delay_seconds
 from ..observability import log_event

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..aws.context import current
 from ..aws.shards import ShardMark
-from ..aws.store import ScheduleStore, TimerItem
+from ..aws.items import TimerItem
+from ..aws.store import ScheduleStore
 from ..core.timeparse import now_ms
 from ..core.window import claim_cutoff_ms
 from ..observability import log_event
