@@ -9,8 +9,10 @@ conditional write per occurrence (:meth:`DefinitionStore.advance`).
 
 from __future__ import annotations
 
+import heapq
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -18,8 +20,11 @@ from ..core import keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.periodic import Spec
 from .items import is_condition_failure, n_attr, s_attr
+from .store import query_pages
 
 ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
+# Reused across invocations of a warm function: a GET /periodic page reads the partitions at once.
+_partition_reads = ThreadPoolExecutor(max_workers=keys.DEFINITION_PARTITIONS, thread_name_prefix="definitions")
 
 
 @dataclass(frozen=True)
@@ -207,18 +212,29 @@ class DefinitionStore:
         """Keep the reason of an occurrence's exhausted delivery on its definition (the failure path only)."""
         self._update(periodic_id, "SET lastError = :why", "version = :v", {":why": {"S": reason[:1000]}, ":v": _n(version)})
 
-    def pages(self, partition: int, after_id: str | None, limit: int) -> list[Definition]:
+    def page(self, after_id: str | None, limit: int) -> tuple[list[Definition], bool]:
+        """Up to ``limit`` live definitions with ids after ``after_id``, in id order, and whether more follow.
+
+        One ``Query`` per definition partition (in parallel), each for at most ``limit + 1``, merged by id.
+        """
+        found = _partition_reads.map(lambda partition: self._partition_page(partition, after_id, limit + 1),
+                                     range(keys.DEFINITION_PARTITIONS))
+        merged = list(heapq.merge(*found, key=lambda definition: definition.periodic_id))
+        return merged[:limit], len(merged) > limit
+
+    def _partition_page(self, partition: int, after_id: str | None, limit: int) -> list[Definition]:
         """Up to ``limit`` live definitions of one partition with ids after ``after_id``, in id order."""
         kwargs: dict = {
             "TableName": self._table, "KeyConditionExpression": "pk = :p" + (" AND sk > :after" if after_id else ""),
             "FilterExpression": "#st <> :deleted", "ExpressionAttributeNames": {"#st": "status"},
             "ExpressionAttributeValues": {":p": {"S": keys.definition_partition(partition)}, ":deleted": {"S": DELETED}},
+            "Limit": limit,
         }
         if after_id:
             kwargs["ExpressionAttributeValues"][":after"] = {"S": after_id}
         found: list[Definition] = []
-        for page in _query_pages(self._ddb, kwargs, limit):
-            found.extend(Definition.from_item(item) for item in page)
+        for items in query_pages(self._ddb, kwargs):
+            found.extend(Definition.from_item(item) for item in items)
             if len(found) >= limit:
                 break
         return found[:limit]
@@ -236,17 +252,6 @@ class DefinitionStore:
                 return None
             raise
         return Definition.from_item(new)
-
-
-def _query_pages(ddb: Any, kwargs: dict, limit: int) -> Iterator[list[dict]]:
-    kwargs = {**kwargs, "Limit": limit}
-    while True:
-        page = ddb.query(**kwargs)
-        yield page.get("Items", [])
-        last = page.get("LastEvaluatedKey")
-        if not last:
-            return
-        kwargs["ExclusiveStartKey"] = last
 
 
 def _n(value: int) -> dict:

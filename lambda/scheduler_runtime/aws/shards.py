@@ -16,8 +16,8 @@ per cold start, and one write per increase. Sweeps in a warm sandbox read nothin
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
 import logging
+from concurrent.futures import Executor
 from typing import Any
 
 from botocore.exceptions import ClientError

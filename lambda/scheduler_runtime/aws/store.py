@@ -222,13 +222,8 @@ class ScheduleStore:
             },
             "Limit": page_size,
         }
-        while True:
-            page = self._ddb.query(**kwargs)
-            yield [TimerItem.from_item(item) for item in page.get("Items", [])]
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return
-            kwargs["ExclusiveStartKey"] = last
+        for items in query_pages(self._ddb, kwargs):
+            yield [TimerItem.from_item(item) for item in items]
 
     def claim(self, timer: TimerItem) -> bool:
         """The single point of promotion: delete the timer if it is still there and not cancelled."""
@@ -363,3 +358,15 @@ def message_tag(message_id: str) -> bytes:
     binary bytes instead of the 36-character id: the write that keeps it grows by 13 bytes, not 41.
     """
     return hashlib.blake2b(message_id.encode("utf-8"), digest_size=8).digest()
+
+
+def query_pages(ddb: Any, kwargs: dict) -> Iterator[list[dict]]:
+    """The items of a ``Query`` (``kwargs``), a page at a time, following ``LastEvaluatedKey``."""
+    kwargs = dict(kwargs)
+    while True:
+        page = ddb.query(**kwargs)
+        yield page.get("Items", [])
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last

@@ -68,29 +68,41 @@ def partitions(query: ListQuery, shard_count: int) -> list[str]:
 
 def parse_list_query(params: dict, token_key: str) -> ListQuery:
     """Validate ``GET /schedules`` parameters; :class:`ApiError` (400) names the parameter and the rule."""
-    unknown = sorted(set(params) - set(PARAMETERS))
-    if unknown:
-        raise ApiError(400, f"unknown query parameter '{unknown[0]}'; allowed are {', '.join(PARAMETERS)}", unknown[0])
+    refuse_unknown(params, PARAMETERS)
     status = params.get("status") or None
     if status is not None and status not in STATUSES:
         raise ApiError(400, f"status must be one of {', '.join(STATUSES)} (FIRED and CANCELLED schedules "
                             "are not listed; read them by id)", "status")
     due_after, due_before = _instant(params, "dueAfter"), _instant(params, "dueBefore")
+    filters = ListQuery(status, due_after, due_before, 0, None).filters()
+    limit, cursor = page_position(params, token_key, filters)
+    return ListQuery(status, due_after, due_before, limit, cursor)
+
+
+def page_position(params: dict, token_key: str, filters: list) -> tuple[int, str | None]:
+    """``(limit, cursor)`` of a listing's ``limit`` and ``nextToken`` parameters, the token checked
+    against the ``filters`` of the listing it is used with; :class:`ApiError` (400) otherwise."""
     limit_text = params.get("limit")
     limit = DEFAULT_LIMIT
     if limit_text is not None:
         if not str(limit_text).isdigit() or not MIN_LIMIT <= int(limit_text) <= MAX_LIMIT:
             raise ApiError(400, f"limit must be a whole number from {MIN_LIMIT} to {MAX_LIMIT}", "limit")
         limit = int(limit_text)
-    query = ListQuery(status, due_after, due_before, limit, None)
     token = params.get("nextToken")
-    if token:
-        cursor, filters = read_token(token, token_key)
-        if filters != query.filters():
-            raise ApiError(400, "nextToken belongs to a listing with other filters; repeat the same "
-                                "status, dueAfter and dueBefore with it", "nextToken")
-        query = ListQuery(status, due_after, due_before, limit, cursor)
-    return query
+    if not token:
+        return limit, None
+    cursor, issued_for = read_token(token, token_key)
+    if issued_for != filters:
+        raise ApiError(400, "nextToken belongs to a listing with other filters; repeat the same parameters "
+                            "with it, or start again without it", "nextToken")
+    return limit, cursor
+
+
+def refuse_unknown(params: dict, allowed: tuple[str, ...]) -> None:
+    """400 naming the first query parameter that is not in ``allowed``."""
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ApiError(400, f"unknown query parameter '{unknown[0]}'; allowed are {', '.join(allowed)}", unknown[0])
 
 
 def make_token(cursor: str, filters: list, key: str) -> str:

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import heapq
-
 from ..aws.context import Context
 from ..aws.definitions import DELETED, DefinitionStore
 from ..aws.delayer import DelayerQueue
 from ..aws.periodic import Periodic
 from ..aws.store import ScheduleStore
-from ..core import keys
-from ..core.listing import DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, make_token, read_token
+from ..core.listing import make_token, page_position, refuse_unknown
 from ..core.periodic import validate_periodic
 from ..core.timeparse import now_ms
 from ..core.validation import ApiError, validate_schedule_id
 from ..observability import log_event
 from ._api_events import ApiRequest, require_method
 from ._views import describe_definition
+
+
+PAGE_PARAMETERS = ("limit", "nextToken")
+PAGE_FILTERS = ["periodic"]
+"""What a ``GET /periodic`` token is bound to: a token of a schedules listing is refused here, and back."""
 
 
 def periodic_route(ctx: Context, request: ApiRequest) -> tuple[int, dict]:
@@ -47,21 +49,10 @@ def periodic_route(ctx: Context, request: ApiRequest) -> tuple[int, dict]:
 
 def _list(definitions: DefinitionStore, token_key: str, params: dict) -> tuple[int, dict]:
     """A page of definitions in id order, merged across the definition partitions."""
-    unknown = sorted(set(params) - {"limit", "nextToken"})
-    if unknown:
-        raise ApiError(400, f"unknown query parameter '{unknown[0]}'; allowed are limit, nextToken", unknown[0])
-    limit_text = params.get("limit", str(DEFAULT_LIMIT))
-    if not limit_text.isdigit() or not MIN_LIMIT <= int(limit_text) <= MAX_LIMIT:
-        raise ApiError(400, f"limit must be a whole number from {MIN_LIMIT} to {MAX_LIMIT}", "limit")
-    limit, after = int(limit_text), None
-    if params.get("nextToken"):
-        after, filters = read_token(params["nextToken"], token_key)
-        if filters != ["periodic"]:
-            raise ApiError(400, "nextToken belongs to another listing; start again without it", "nextToken")
-    found = [definitions.pages(partition, after, limit + 1) for partition in range(keys.DEFINITION_PARTITIONS)]
-    merged = list(heapq.merge(*found, key=lambda d: d.periodic_id))
-    page = merged[:limit]
+    refuse_unknown(params, PAGE_PARAMETERS)
+    limit, after = page_position(params, token_key, PAGE_FILTERS)
+    page, more = definitions.page(after, limit)
     body: dict = {"items": [describe_definition(d, with_payload=False) for d in page]}
-    if len(merged) > limit:
-        body["nextToken"] = make_token(page[-1].periodic_id, ["periodic"], token_key)
+    if more:
+        body["nextToken"] = make_token(page[-1].periodic_id, PAGE_FILTERS, token_key)
     return 200, body

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..aws.config import Config

@@ -26,8 +26,8 @@ from typing import Any, TypedDict, cast
 
 from ..aws.context import current
 from ..aws.delayer import DelayerQueue
-from ..aws.recovery import claims_in_range
 from ..aws.items import TimerItem
+from ..aws.recovery import claims_in_range
 from ..aws.store import ScheduleStore
 from ..core.timeparse import now_ms
 from ..core.window import enqueue_delay_seconds

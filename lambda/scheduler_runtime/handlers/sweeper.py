@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import current
-from ..aws.shards import ShardMark
 from ..aws.items import TimerItem
+from ..aws.shards import ShardMark
 from ..aws.store import ScheduleStore
 from ..core.timeparse import now_ms
 from ..core.window import claim_cutoff_ms
