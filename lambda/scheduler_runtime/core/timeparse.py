@@ -15,6 +15,7 @@ from decimal import Decimal
 
 # Upper bound for any instant we accept: 9999-12-31T23:59:59.999Z.
 MAX_EPOCH_MS = 253_402_300_799_999
+_RANGE_RULE = "must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z"
 
 _RFC3339 = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>\.\d{1,9})?"
@@ -122,7 +123,7 @@ def parse_epoch_seconds(value: float | int) -> int:
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInstant("must be a finite number")
     if isinstance(value, float) and abs(value) > MAX_EPOCH_MS / 1000 + 1:
-        _check_range(MAX_EPOCH_MS + 1)  # out of range, said before value * 1000 overflows to infinity
+        raise InvalidInstant(_RANGE_RULE)  # said before value * 1000 overflows to infinity
     return _check_range(value * 1000 if isinstance(value, int) else ceil_milliseconds(exact_decimal(value)))
 
 
@@ -144,5 +145,5 @@ def format_rfc3339_ms(epoch_ms: int) -> str:
 
 def _check_range(epoch_ms: int) -> int:
     if epoch_ms < 0 or epoch_ms > MAX_EPOCH_MS:
-        raise InvalidInstant("must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z")
+        raise InvalidInstant(_RANGE_RULE)
     return epoch_ms
