@@ -156,9 +156,11 @@ class Engine:
         self._lambda.start()
         self._configure_environment()
         session = self._session()
-        self._provision(session)
+        created = self._provision(session)
         self._set_function_environment()
         handlers = self._load_handlers()
+        if created:
+            self._mark_shards(session)
         functions[API_FUNCTION] = lambda event: handlers["api"](event, None)  # direct invoke
         functions[ENQUEUER_FUNCTION] = lambda event: handlers["enqueuer"](event, None)  # stream recovery
 
@@ -240,12 +242,22 @@ class Engine:
 
         return boto3.session.Session()
 
-    def _provision(self, session: Any) -> None:
-        """Create the table and queues, as the construct would, unless they exist."""
+    def _mark_shards(self, session: Any) -> None:
+        """A new table holds no timer of an earlier, larger shard count: say so with the sweeper's own
+        shard mark, so its first sweep reads the mark instead of probing every shard up to the maximum
+        (a probe meant for tables an older release wrote, which on a fresh engine only slows its start)."""
+        from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the handlers are
+
+        ShardMark(session.client("dynamodb"), self.table_name).raise_to(self.options.shard_count)
+
+    def _provision(self, session: Any) -> bool:
+        """Create the table and queues, as the construct would, unless they exist; whether the table is new."""
         ddb = session.client("dynamodb")
+        created = False
         try:
             table = ddb.describe_table(TableName=self.table_name)["Table"]
         except ddb.exceptions.ResourceNotFoundException:
+            created = True
             table = ddb.create_table(
                 TableName=self.table_name,
                 **_table_definition(self.options.listing),
@@ -261,6 +273,7 @@ class Engine:
             sqs, f"{self.options.name_prefix}-delayer",
             {"VisibilityTimeout": str(self.options.visibility_timeout), "RedrivePolicy": redrive},
         )
+        return created
 
     def _set_function_environment(self) -> None:
         """The variables the construct sets on every function, shared here by all of them."""
