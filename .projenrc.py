@@ -45,6 +45,9 @@ project = PythonProject(
         "pytest-randomly>=3.15",
         "pytest-xdist>=3.5",
         "hypothesis>=6.100",
+        # Fuzzes the local engine's HTTP API against the generated OpenAPI document (tests/e2e/test_openapi_fuzz.py).
+        # (it needs Python 3.11+; the fuzz test skips on 3.10)
+        "schemathesis>=4.32,<5; python_version >= '3.11'",
         "mypy>=1.10",
         "pyright>=1.1.400",
         "cdk-nag>=3.0.2,<4",
