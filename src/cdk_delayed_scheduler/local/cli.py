@@ -72,6 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="schedule a mix of timers through the API and report their lateness")
     demo.add_argument("--timers", type=_positive_int, default=120, help="how many timers to schedule (default 120)")
+
+    from .chaos import DEFAULT_FAULTS  # noqa: PLC0415
+
+    chaos = commands.add_parser(
+        "chaos", help="run timers, cancels and periodic timers under injected faults and check that none is lost",
+        description="Exit 1 if any timer is lost, early, delivered after its cancel or DELETE, or duplicated "
+                    "under another dedupeKey, or a create answered 2xx was not honoured.")
+    chaos.add_argument("--timers", type=_positive_int, default=2000, help="one-shot timers (default 2000)")
+    chaos.add_argument("--span", type=_positive_float, default=20.0,
+                       help="seconds over which the timers fall due (default 20)")
+    chaos.add_argument("--json", action="store_true", help="print the report as JSON too")
+    _add_fault_options(chaos, default=DEFAULT_FAULTS)
     return parser
 
 
@@ -91,6 +103,26 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-signature", action="store_true",
                         help="answer 403 to API requests without a well-formed SigV4 Authorization header, "
                              "as API Gateway with IAM auth does")
+    _add_fault_options(parser, default=None)
+
+
+def _add_fault_options(parser: argparse.ArgumentParser, default: str | None) -> None:
+    from .faults import FAULT_KINDS  # noqa: PLC0415
+
+    parser.add_argument("--faults", type=_fault_spec, default=default, metavar="SPEC",
+                        help="inject faults: kind=rate[,kind=rate...] (all=rate sets every kind); kinds: "
+                             + ", ".join(FAULT_KINDS) + (f" (default {default})" if default else ""))
+    parser.add_argument("--seed", type=int, default=1, help="seed of the fault RNG (default 1)")
+
+
+def _fault_spec(text: str) -> str:
+    from .faults import FaultSpecError, parse_spec  # noqa: PLC0415
+
+    try:
+        parse_spec(text)
+    except FaultSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -106,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo import run_demo  # noqa: PLC0415
 
         return run_demo(args.timers)
+    if args.command == "chaos":
+        return _run_chaos(args)
     return _run_local(args, Engine, EngineOptions)
 
 
@@ -130,7 +164,7 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
     options = options_class(
         port=args.port, target=target, delay_window=args.delay_window, sweep_interval=args.sweep_interval,
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
-        listing=args.listing, require_signature=args.require_signature,
+        listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -149,6 +183,20 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
         engine.stop()
         print("cdk-delayed-scheduler local: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _run_chaos(args: argparse.Namespace) -> int:
+    from .chaos import run_chaos  # noqa: PLC0415
+    from .chaos_checks import as_json  # noqa: PLC0415
+
+    logging.getLogger().addHandler(logging.NullHandler())  # injected faults make the runtime log errors: expected
+    report = run_chaos(args.timers, args.faults, args.seed, args.span, say=lambda line: print(line, flush=True))
+    for line in report.lines():
+        print(line)
+    if args.json:
+        print(as_json(report))
+    print("OK: none lost" if report.ok else "FAILED")
+    return 0 if report.ok else 1
 
 
 def _recover_stream(args: argparse.Namespace) -> int:

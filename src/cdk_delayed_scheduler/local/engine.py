@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from .._runtime_asset import contract, event_filters, runtime_asset_path
 from .checkpoints import CheckpointStore
+from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
 from .pollers import FunctionSpec, QueuePoller, ScheduleRule, StreamPoller
 from .servers import ApiServer, LambdaEndpoint
@@ -67,6 +68,11 @@ class EngineOptions:
     require_signature: bool = False
     """Answer 403 to an API request without a well-formed SigV4 ``Authorization`` header, as API
     Gateway with IAM auth does (the signature itself is not checked: moto's credentials are fake)."""
+    faults: str | None = None
+    """Inject faults at these rates (``kind=rate,...``; see :data:`.faults.FAULT_KINDS`), in the AWS
+    layer and the target, never in the runtime's code; ``engine.faults`` counts what was injected."""
+    seed: int = 0
+    """Seeds the fault RNG."""
 
 
 @dataclass
@@ -123,6 +129,10 @@ class Engine:
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
         self._failure_clients: tuple[Any, Any] = (None, None)
+        self.faults: FaultInjector | None = None
+        if self.options.faults:
+            self.faults = FaultInjector(parse_spec(self.options.faults), self.options.seed,
+                                        target_timeout_seconds=self._dispatcher_timeout() + 0.5)
 
     # --- lifecycle -----------------------------------------------------------
     def __enter__(self) -> "Engine":
@@ -151,7 +161,9 @@ class Engine:
     def start(self) -> "Engine":
         opts = self.options
         self.endpoint_url = opts.endpoint_url or self._start_moto()
-        functions: dict[str, Callable[[dict], Any]] = {LOCAL_TARGET_FUNCTION: opts.target or stdout_target()}
+        target = opts.target or stdout_target()
+        functions: dict[str, Callable[[dict], Any]] = {
+            LOCAL_TARGET_FUNCTION: self.faults.target(target) if self.faults else target}
         self._lambda = LambdaEndpoint(functions)
         self._lambda.start()
         self._configure_environment()
@@ -161,7 +173,14 @@ class Engine:
         handlers = self._load_handlers()
         if created:
             self._mark_shards(session)
-        functions[API_FUNCTION] = lambda event: handlers["api"](event, None)  # direct invoke
+        if self.faults:  # after set-up: the engine's own provisioning is the AWS service itself
+            self.faults.install()
+            direct_api = self.faults.function("api", handlers["api"], throttle=False)
+            handlers = {name: self.faults.api(handler) if name == "api" else self.faults.function(name, handler)
+                        for name, handler in handlers.items()}
+        else:
+            direct_api = handlers["api"]
+        functions[API_FUNCTION] = lambda event: direct_api(event, None)  # direct invoke
         functions[ENQUEUER_FUNCTION] = lambda event: handlers["enqueuer"](event, None)  # stream recovery
 
         streams = session.client("dynamodbstreams")
@@ -201,6 +220,8 @@ class Engine:
                 server.stop()
         if self._moto is not None:
             self._moto.stop()
+        if self.faults:
+            self.faults.uninstall()
         logging.getLogger("scheduler_runtime").removeHandler(self._stats_handler)
         self._restore_env()
 
@@ -288,9 +309,13 @@ class Engine:
             DELAY_WINDOW_SECONDS=str(opts.delay_window),
             HISTORY_RETENTION_SECONDS=str(opts.history_retention),
             MAX_RECEIVE_COUNT=str(opts.max_receive_count),
-            DISPATCHER_TIMEOUT_SECONDS=str(max(1, opts.visibility_timeout // _CONTRACT["visibilityTimeoutFactor"])),
+            DISPATCHER_TIMEOUT_SECONDS=str(self._dispatcher_timeout()),
             LISTING="true" if opts.listing else "false",
         )
+
+    def _dispatcher_timeout(self) -> int:
+        """The dispatcher's timeout, as the construct derives it from the visibility timeout."""
+        return max(1, self.options.visibility_timeout // _CONTRACT["visibilityTimeoutFactor"])
 
     def _load_handlers(self) -> dict[str, Callable]:
         path = str(runtime_asset_path())

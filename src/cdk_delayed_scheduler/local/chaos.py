@@ -1,0 +1,220 @@
+"""``cdk-delayed-scheduler chaos``: the promises, checked under every fault kind at once.
+
+The engine runs with ``--faults`` (see :mod:`.faults`) while one-shot timers (short ones through
+the delayer queue, long ones through the sweeper, overdue ones), cancels and periodic timers go
+through its HTTP API, singly and in batches, from eight clients. A client retries a create or a
+cancel that got a 429, a 5xx or no answer, with the same id and body, as the typed client does.
+Then it checks, and reports (exit 1 on any violation):
+
+- none lost: every timer is delivered, cancelled, or FAILED with its payload and reason and in
+  the dead-letter queue; every periodic occurrence due while its definition lived is delivered;
+- none early; no timer delivered after its cancel was answered 200; no periodic occurrence
+  delivered after its DELETE was answered, or off its grid;
+- duplicates only under one ``dedupeKey``;
+- every create answered 2xx was honoured, and every create whose last answer was a 5xx (or none)
+  left no trace or was honoured as its retry.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import urllib.error
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .chaos_checks import ChaosReport, check_one_shots, check_periodic, dead_lettered
+from .client import ApiClient, Recorder, parse_due_ms
+from .engine import Engine, EngineOptions
+
+WINDOW_SECONDS = 5
+VISIBILITY_SECONDS = 12
+CLIENTS = 8
+RETRIES = 8
+DEFAULT_FAULTS = ("ddb-throttle=0.03,sqs-throttle=0.03,lambda-throttle=0.02,lost-answer=0.02,batch-fail=0.05,"
+                  "batch-partial=0.05,crash=0.003,target-error=0.03,target-timeout=0.005")
+# A periodic occurrence that fails is retried 30 s later (contract.json's periodic retry delays),
+# so a definition kept to the end is watched long enough for retries to land.
+PERIODIC_RETRY_WAIT_SECONDS = 100
+
+
+@dataclass(frozen=True)
+class Planned:
+    schedule_id: str
+    kind: str  # short | long | overdue | cancel
+    offset_seconds: float
+    batched: bool
+
+
+@dataclass(frozen=True)
+class PlannedPeriodic:
+    periodic_id: str
+    every: int
+    kept: bool  # kept to the end (watched for retries), else deleted mid-run
+
+
+def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Planned], list[PlannedPeriodic]]:
+    """``count`` one-shot timers due within ``span_seconds``, and a few periodic ones."""
+    shares = [("short", 0.45, (0.5, WINDOW_SECONDS - 0.5)), ("long", 0.35, (WINDOW_SECONDS + 1, span_seconds)),
+              ("overdue", 0.05, (-30, -1)), ("cancel", 0.15, (2, span_seconds))]
+    timers = [Planned(f"chaos-{kind}-{n}", kind, rng.uniform(low, high), rng.random() < 0.5)
+              for kind, share, (low, high) in shares for n in range(max(1, round(count * share)))]
+    periodic = [PlannedPeriodic(f"chaos-every-{n}", 1 + n % 3, kept=n % 2 == 0) for n in range(max(4, count // 250))]
+    return timers, periodic
+
+
+@dataclass
+class _Calls:
+    """Every answer each id's creates and cancels got, in order (None: no answer)."""
+
+    creates: dict = field(default_factory=dict)
+    cancels: dict = field(default_factory=dict)
+    cancel_answered_ms: dict = field(default_factory=dict)
+    due_ms: dict = field(default_factory=dict)
+    retried: int = 0
+
+
+def _call(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
+    try:
+        return api.request(method, path, None if body is None else json.dumps(body).encode())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None, {}
+
+
+def _retryable(status: int | None) -> bool:
+    return status is None or status == 429 or status >= 500
+
+
+def _create_all(api: ApiClient, timers: list[Planned], calls: _Calls) -> None:
+    """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
+
+    def body(timer: Planned) -> dict:
+        return {"id": timer.schedule_id, "dueAt": calls.due_ms[timer.schedule_id] / 1000,
+                "payload": {"kind": timer.kind, "id": timer.schedule_id}}
+
+    def create(group: list[Planned]) -> None:
+        for attempt in range(RETRIES):
+            open_ = [t for t in group if _retryable((calls.creates.get(t.schedule_id) or [None])[-1])
+                     or not calls.creates.get(t.schedule_id)]
+            if not open_:
+                return
+            if attempt:
+                calls.retried += len(open_)
+                time.sleep(0.1 * attempt)
+            if len(open_) == 1 and not open_[0].batched:
+                status, _ = _call(api, "POST", "/schedules", body(open_[0]))
+                calls.creates.setdefault(open_[0].schedule_id, []).append(status)
+                continue
+            status, answer = _call(api, "POST", "/schedule-batches", {"schedules": [body(t) for t in open_]})
+            results = answer.get("results") if status == 200 else None
+            for n, timer in enumerate(open_):
+                calls.creates.setdefault(timer.schedule_id, []).append(results[n]["status"] if results else status)
+
+    now = time.time()
+    for timer in timers:
+        calls.due_ms[timer.schedule_id] = int((now + timer.offset_seconds) * 1000)
+    singles = [[t] for t in timers if not t.batched]
+    batched = [t for t in timers if t.batched]
+    groups = singles + [batched[i:i + 10] for i in range(0, len(batched), 10)]
+    with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
+        list(pool.map(create, groups))
+
+
+def _cancel_all(api: ApiClient, timers: list[Planned], calls: _Calls, rng: random.Random) -> None:
+    """Cancel each ``cancel`` timer at a random moment before it is due, retrying as a client would."""
+    moments = sorted((calls.due_ms[t.schedule_id] / 1000 - rng.uniform(0.3, 3), t.schedule_id) for t in timers)
+
+    def cancel(moment_and_id: tuple[float, str]) -> None:
+        moment, schedule_id = moment_and_id
+        time.sleep(max(0.0, moment - time.time()))
+        for attempt in range(RETRIES):
+            status, _ = _call(api, "DELETE", f"/schedules/{schedule_id}")
+            calls.cancels.setdefault(schedule_id, []).append(status)
+            if status == 200:
+                calls.cancel_answered_ms[schedule_id] = time.time_ns() // 1_000_000
+            if not _retryable(status):
+                return
+            time.sleep(0.1 * (attempt + 1))
+
+    with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
+        list(pool.map(cancel, moments))
+
+
+def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> tuple[int, int | None]:
+    """PUT it (retrying); ``(first due ms, None)``."""
+    for attempt in range(RETRIES):
+        status, answer = _call(api, "PUT", f"/periodic/{planned.periodic_id}",
+                               {"every": planned.every, "payload": {"periodic": planned.periodic_id}})
+        if status in (200, 201):
+            return parse_due_ms(answer["nextDueAt"]), None
+        time.sleep(0.1 * (attempt + 1))
+    raise RuntimeError(f"PUT /periodic/{planned.periodic_id} kept failing: {status}")
+
+
+def _delete_periodic(api: ApiClient, periodic_id: str) -> int:
+    """DELETE it (retrying); when the 200 was answered, in ms."""
+    for attempt in range(RETRIES * 2):
+        status, _ = _call(api, "DELETE", f"/periodic/{periodic_id}")
+        if status == 200:
+            return time.time_ns() // 1_000_000
+        time.sleep(0.1 * (attempt + 1))
+    raise RuntimeError(f"DELETE /periodic/{periodic_id} kept failing: {status}")
+
+
+def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seconds: float = 20.0,
+              say: Callable[[str], None] = print) -> ChaosReport:
+    """Run the workload under ``faults`` and check it; the report says what was seen."""
+    rng = random.Random(seed)
+    timers, periodic = plan(count, rng, span_seconds)
+    recorder = Recorder()
+    options = EngineOptions(target=recorder, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
+                            visibility_timeout=VISIBILITY_SECONDS, faults=faults, seed=seed)
+    calls = _Calls()
+    started = time.time()
+    with Engine(options) as engine:
+        api = ApiClient(engine.api_url)
+        say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
+        first_due = {p.periodic_id: _put_periodic(api, p)[0] for p in periodic}
+        _create_all(api, [t for t in timers if t.kind != "cancel"] + [t for t in timers if t.kind == "cancel"], calls)
+        say(f"chaos: created in {time.time() - started:.1f}s ({calls.retried} retried)")
+        _cancel_all(api, [t for t in timers if t.kind == "cancel"], calls, rng)
+        deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id) for p in periodic if not p.kept}
+        _wait_for_one_shots(recorder, timers, calls, engine)
+        watched_until = _wait_for_periodic(recorder, [p for p in periodic if p.kept], first_due)
+        deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id) for p in periodic if p.kept})
+        time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
+        report = ChaosReport(timers=len(timers), periodic=len(periodic), seconds=round(time.time() - started, 1),
+                             faults=engine.faults.by_kind() if engine.faults else {},
+                             fault_stages=engine.faults.by_stage() if engine.faults else {},
+                             create_retries=calls.retried)
+        parked = dead_lettered(engine)
+        check_one_shots(report, timers, calls, recorder, api, parked)
+        check_periodic(report, periodic, first_due, deleted_ms, watched_until, recorder, parked)
+    return report
+
+
+def _wait_for_one_shots(recorder: Recorder, timers: list[Planned], calls: _Calls, engine: Engine) -> None:
+    """Until every timer due is delivered or given up on, or the retries' horizon has passed."""
+    wanted = {t.schedule_id for t in timers if t.kind != "cancel"}
+    last_due = max(calls.due_ms.values()) / 1000
+    horizon = last_due + VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
+    while time.time() < horizon:
+        if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
+            return
+        time.sleep(0.25)
+
+
+def _wait_for_periodic(recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict) -> int:
+    """Until every occurrence of the kept definitions due by now - 3 s is delivered (retries included),
+    or the retry wait has passed; the instant (ms) up to which they were watched."""
+    watched_until = time.time_ns() // 1_000_000 - 3000
+    deadline = time.time() + PERIODIC_RETRY_WAIT_SECONDS
+    while time.time() < deadline:
+        by_id = recorder.by_id()
+        if all(set(range(first_due[p.periodic_id], watched_until, p.every * 1000))
+               <= {parse_due_ms(d.envelope["dueAt"]) for d in by_id.get(p.periodic_id, [])} for p in kept):
+            break
+        time.sleep(0.5)
+    return watched_until

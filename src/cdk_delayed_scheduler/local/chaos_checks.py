@@ -1,0 +1,176 @@
+"""The checks and the report of ``cdk-delayed-scheduler chaos`` (see :mod:`.chaos`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .client import ApiClient, Recorder, parse_due_ms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .chaos import Planned, PlannedPeriodic, _Calls
+    from .engine import Engine
+
+
+@dataclass
+class ChaosReport:
+    """What a chaos run saw. ``ok`` when every check held (``violations`` empty, ``lost`` 0)."""
+
+    timers: int
+    periodic: int
+    seconds: float
+    faults: dict
+    fault_stages: dict
+    create_retries: int = 0
+    delivered: int = 0
+    duplicates: int = 0
+    dead_lettered: int = 0
+    retried: int = 0
+    cancelled: int = 0
+    gave_up_creates: int = 0
+    gave_up_no_trace: int = 0
+    gave_up_honoured: int = 0
+    periodic_delivered: int = 0
+    periodic_stopped_by_delete: int = 0
+    stream_recoveries: int = 0
+    lost: int = 0
+    violations: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and self.lost == 0
+
+    def lines(self) -> list[str]:
+        faults = ", ".join(f"{kind} {n}" for kind, n in self.faults.items()) or "none"
+        return [
+            f"timers {self.timers} one-shot + {self.periodic} periodic, in {self.seconds:.0f}s",
+            f"faults injected: {sum(self.faults.values())} ({faults})",
+            f"delivered {self.delivered} one-shot, {self.periodic_delivered} periodic occurrences; "
+            f"duplicates {self.duplicates}; retried deliveries {self.retried}; dead-lettered {self.dead_lettered}",
+            f"cancelled {self.cancelled}; periodic occurrences stopped by DELETE {self.periodic_stopped_by_delete}",
+            f"creates retried by the client {self.create_retries}; given up after 5xx {self.gave_up_creates} "
+            f"(no trace {self.gave_up_no_trace}, honoured {self.gave_up_honoured})",
+            f"stream ranges recovered {self.stream_recoveries}",
+            f"lost {self.lost}; violations {len(self.violations)}",
+            *(f"  VIOLATION {v}" for v in self.violations[:20]),
+        ]
+
+
+def dead_lettered(engine: "Engine") -> dict[str, list[dict]]:
+    """The dead-letter queue's messages, by schedule id: ``{"reason", "body"}`` each."""
+    import boto3  # noqa: PLC0415
+
+    sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url)
+    parked: dict[str, list[dict]] = {}
+    seen: set[str] = set()
+    while True:
+        messages = sqs.receive_message(QueueUrl=engine.dead_letter_queue_url, MaxNumberOfMessages=10,
+                                       MessageAttributeNames=["All"], VisibilityTimeout=60).get("Messages", [])
+        fresh = [m for m in messages if m["MessageId"] not in seen]
+        if not fresh:
+            return parked
+        for message in fresh:
+            seen.add(message["MessageId"])
+            attributes = message.get("MessageAttributes", {})
+            body = json.loads(message["Body"])
+            schedule_id = attributes.get("scheduleId", {}).get("StringValue") or body.get("id") or "?"
+            parked.setdefault(schedule_id, []).append(
+                {"reason": attributes.get("reason", {}).get("StringValue"), "body": body})
+
+
+def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "_Calls", recorder: Recorder,
+                    api: ApiClient, parked: dict) -> None:
+    by_id = recorder.by_id()
+    for timer in timers:
+        deliveries = by_id.get(timer.schedule_id, [])
+        due_ms = calls.due_ms[timer.schedule_id]
+        creates = calls.creates.get(timer.schedule_id, [None])
+        answered = next((s for s in creates if s in (200, 201)), None)
+        if deliveries:
+            report.delivered += 1
+            report.duplicates += len(deliveries) - 1
+            report.retried += sum(1 for d in deliveries if d.envelope["attempt"] > 1)
+            if len({d.envelope["dedupeKey"] for d in deliveries}) != 1:
+                report.violations.append(f"{timer.schedule_id}: duplicates under several dedupeKeys")
+            if min(d.received_ms for d in deliveries) < due_ms:
+                report.violations.append(f"{timer.schedule_id}: delivered early")
+        if answered is None:
+            _check_given_up(report, timer.schedule_id, creates, deliveries, api)
+            continue
+        cancels = calls.cancels.get(timer.schedule_id, [])
+        if 200 in cancels:
+            report.cancelled += 1
+            if deliveries:
+                report.violations.append(f"{timer.schedule_id}: delivered although its cancel was answered 200")
+            continue
+        if deliveries:
+            continue
+        status, record = api.get(timer.schedule_id)
+        if status == 200 and record.get("status") == "CANCELLED" and cancels:
+            report.cancelled += 1  # a cancel whose 200 was lost, then retried
+        elif (status == 200 and record.get("status") == "FAILED" and record.get("lastError")
+              and "payload" in record and timer.schedule_id in parked):
+            report.dead_lettered += 1
+        else:
+            report.lost += 1
+            report.violations.append(f"{timer.schedule_id}: lost (create answered {creates}, cancels {cancels}, "
+                                     f"GET {status} {record.get('status')})")
+
+
+def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, deliveries: list, api: ApiClient) -> None:
+    """A create whose last answer was a 5xx or none: no trace, or honoured (delivered)."""
+    report.gave_up_creates += 1
+    status, _ = api.get(schedule_id)
+    if deliveries:
+        report.gave_up_honoured += 1
+    elif status == 404:
+        report.gave_up_no_trace += 1
+    else:
+        report.lost += 1
+        report.violations.append(f"{schedule_id}: create answered {creates}, then neither gone nor delivered (GET {status})")
+
+
+def check_periodic(report: ChaosReport, periodic: list["PlannedPeriodic"], first_due: dict, deleted_ms: dict,
+                   watched_until_ms: int, recorder: Recorder, parked: dict) -> None:
+    by_id = recorder.by_id()
+    for planned in periodic:
+        pid, every_ms = planned.periodic_id, planned.every * 1000
+        deliveries = by_id.get(pid, [])
+        dues = {parse_due_ms(d.envelope["dueAt"]) for d in deliveries}
+        report.periodic_delivered += len(dues)
+        report.duplicates += len(deliveries) - len(dues)
+        for d in deliveries:
+            due = parse_due_ms(d.envelope["dueAt"])
+            if (due - first_due[pid]) % every_ms:
+                report.violations.append(f"{pid}: occurrence {d.envelope['dueAt']} off its grid")
+            if d.received_ms < due:
+                report.violations.append(f"{pid}: occurrence {d.envelope['dueAt']} delivered early")
+            if d.received_ms > deleted_ms[pid]:
+                report.violations.append(f"{pid}: occurrence {d.envelope['dueAt']} delivered after its DELETE")
+        keys: dict[int, set] = {}
+        for d in deliveries:
+            keys.setdefault(parse_due_ms(d.envelope["dueAt"]), set()).add(d.envelope["dedupeKey"])
+        report.violations += [f"{pid}: occurrence {due} under several dedupeKeys" for due, k in keys.items() if len(k) > 1]
+        # Every occurrence due while the definition lived was delivered, unless it is parked: for one kept
+        # to the end, up to the instant its retries were waited for; for one deleted mid-run, up to 3 s
+        # before its DELETE, and there a failed occurrence's retry may have been stopped by the DELETE.
+        end_ms = watched_until_ms if planned.kept else deleted_ms[pid] - 3000
+        expected = range(first_due[pid], end_ms, every_ms)
+        missing = [due for due in expected if due not in dues]
+        parked_dues = {parse_due_ms(m["body"]["dueAt"]) for m in parked.get(pid, []) if "dueAt" in m["body"]}
+        for due in missing:
+            if due in parked_dues:
+                report.dead_lettered += 1
+            elif not planned.kept:
+                report.periodic_stopped_by_delete += 1
+            else:
+                report.lost += 1
+                report.violations.append(f"{pid}: occurrence {due} never delivered")
+
+
+def as_json(report: ChaosReport) -> str:
+    """The report as JSON (for ``--json``)."""
+    data: dict[str, Any] = {k: v for k, v in report.__dict__.items()}
+    data["ok"] = report.ok
+    return json.dumps(data, indent=2, sort_keys=True)
