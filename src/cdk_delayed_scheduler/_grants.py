@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from ._front_doors import FrontDoor
 
 _KEY_USER = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
-_KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
 
 
 class SchedulerGrants:
@@ -118,5 +117,4 @@ class SchedulerGrants:
         _wiring.grant_key(self.encryption_key, function, *_KEY_USER)
 
     def _grant_send(self, function: lambda_.Function, queue: sqs.Queue) -> None:
-        queue.grant(function, "sqs:SendMessage")
-        _wiring.grant_key(self.encryption_key, function, *_KEY_PRODUCER)
+        _wiring.grant_send(queue, function)

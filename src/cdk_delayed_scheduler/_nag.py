@@ -97,17 +97,6 @@ def acknowledge_findings(scheduler: "DelayedScheduler") -> None:
         reason="dynamodb:ListStreams, which the DynamoDB event source mapping needs, does not support "
                "resource-level permissions; every other stream action is scoped to this table's stream.",
     )
-    if scheduler.encryption_key is not None:
-        for function in (scheduler.enqueuer_function, scheduler.sweeper_function):
-            for action in ("kms:ReEncrypt*", "kms:GenerateDataKey*"):
-                acknowledge(
-                    function.role.node.find_child("DefaultPolicy"),
-                    f"AwsSolutions-IAM5[Action::{action}]",
-                    "The on-failure destination into the dead-letter queue (CDK's SqsDlq for the stream "
-                    "mapping, SqsDestination for the sweeper) grants that queue's KMS producer actions "
-                    "with CDK's standard wildcards; they are scoped to that one key and cannot be "
-                    "narrowed from outside aws-cdk-lib.",
-                )
     if scheduler.api_choice.kind == SchedulerApiKind.REST:
         _acknowledge_rest_api(scheduler)
     _acknowledge_pinned_runtime(scheduler)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import jsii
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -12,12 +13,15 @@ from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_destinations as lambda_destinations
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ._runtime_asset import contract, event_filters
+
+#: What a sender to a queue encrypted with a customer managed key needs on the key (the SQS developer
+#: guide, "Key management"), and no more: no ``kms:ReEncrypt*`` or ``kms:GenerateDataKey*``.
+KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
 
 
 def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, read_capacity: Optional[int],
@@ -81,7 +85,7 @@ def stream_to_enqueuer(enqueuer: lambda_.Function, table: dynamodb.Table, dead_l
             bisect_batch_on_error=True,
             retry_attempts=retry_attempts,
             report_batch_item_failures=True,
-            on_failure=sources.SqsDlq(dead_letter_queue),
+            on_failure=_StreamFailureQueue(dead_letter_queue),
             filters=[lambda_.FilterCriteria.filter(event_filters()["enqueuer"])],
         )
     )
@@ -93,7 +97,7 @@ def every_minute_to_sweeper(scope: Construct, sweeper: lambda_.Function, dead_le
     sweeper.configure_async_invoke(
         retry_attempts=0,
         max_event_age=Duration.minutes(2),
-        on_failure=lambda_destinations.SqsDestination(dead_letter_queue),
+        on_failure=_InvokeFailureQueue(dead_letter_queue),
     )
     return events.Rule(
         scope, "SweepSchedule",
@@ -120,3 +124,40 @@ def delayer_to_dispatcher(dispatcher: lambda_.Function, delayer_queue: sqs.IQueu
 def grant_key(key: Optional[kms.IKey], grantee: iam.IGrantable, *actions: str) -> None:
     if key is not None:
         key.grant(grantee, *actions)
+
+
+def grant_send(queue: sqs.IQueue, grantee: iam.IGrantable, *actions: str) -> None:
+    """``sqs:SendMessage`` (and ``actions``) on ``queue``, and its key's ``KEY_PRODUCER`` actions."""
+    queue.grant(grantee, "sqs:SendMessage", *actions)
+    grant_key(queue.encryption_master_key, grantee, *KEY_PRODUCER)
+
+
+def _failure_queue_arn(queue: sqs.IQueue, function: lambda_.IFunction) -> str:
+    """``queue`` as ``function``'s on-failure destination. CDK's ``SqsDlq`` and ``SqsDestination`` grant
+    ``Queue.grant_send_messages``, which adds the key's ``kms:ReEncrypt*`` and ``kms:GenerateDataKey*``;
+    this grants the same queue actions, and on the key ``KEY_PRODUCER`` alone."""
+    grant_send(queue, function, "sqs:GetQueueAttributes", "sqs:GetQueueUrl")
+    return queue.queue_arn
+
+
+@jsii.implements(lambda_.IEventSourceDlq)
+class _StreamFailureQueue:
+    """The stream mapping's on-failure destination (what CDK's ``SqsDlq`` does, without the key wildcards)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self._queue = queue
+
+    def bind(self, target: lambda_.IEventSourceMapping, target_handler: lambda_.IFunction) -> lambda_.DlqDestinationConfig:
+        return lambda_.DlqDestinationConfig(destination=_failure_queue_arn(self._queue, target_handler))
+
+
+@jsii.implements(lambda_.IDestination)
+class _InvokeFailureQueue:
+    """An asynchronous invocation's on-failure destination (what CDK's ``SqsDestination`` does, without
+    the key wildcards)."""
+
+    def __init__(self, queue: sqs.IQueue) -> None:
+        self._queue = queue
+
+    def bind(self, scope: Construct, fn: lambda_.IFunction, *, type: lambda_.DestinationType) -> lambda_.DestinationConfig:
+        return lambda_.DestinationConfig(destination=_failure_queue_arn(self._queue, fn))
