@@ -13,6 +13,7 @@ from pathlib import Path
 _CONTRACT = json.loads((Path(__file__).resolve().parent.parent / "contract.json").read_text(encoding="utf-8"))
 
 ID_PATTERN = re.compile(_CONTRACT["idPattern"])
+TARGET_NAME_PATTERN: str = _CONTRACT["targetNamePattern"]
 DEFAULT_TARGET_NAME: str = _CONTRACT["defaultTargetName"]
 MAX_BATCH_SIZE: int = _CONTRACT["maxBatchSize"]
 MAX_PAYLOAD_BYTES: int = _CONTRACT["maxPayloadBytes"]

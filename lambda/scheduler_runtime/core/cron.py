@@ -133,7 +133,7 @@ def _value(field: str, text: str) -> int:
 
 
 def _number(field: str, text: str, low: int, high: int, what: str) -> int:
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:  # '²' is a digit, not a number
         raise CronError(f"cron: {field} allows {what} of {low}-{high}"
                         + (" or a name" if field in _NAMES and what == "a value" else "") + f" (got {text!r})")
     return int(text)

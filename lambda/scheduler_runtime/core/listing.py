@@ -16,6 +16,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 
 from . import states
@@ -26,7 +27,14 @@ from .validation import ApiError
 
 STATUSES: tuple[str, ...] = tuple(LISTING["statuses"])
 DEFAULT_LIMIT, MIN_LIMIT, MAX_LIMIT = (LISTING["limit"][k] for k in ("default", "min", "max"))
-PARAMETERS = ("status", "dueAfter", "dueBefore", "limit", "nextToken")
+PAGE_PARAMETERS = ("limit", "nextToken")
+"""The query parameters of every listing (``GET /schedules`` and ``GET /periodic``)."""
+PARAMETERS = ("status", "dueAfter", "dueBefore", *PAGE_PARAMETERS)
+"""The query parameters of ``GET /schedules``."""
+EPOCH_SECONDS_PATTERN = r"^([0-9]+\.?[0-9]*|\.[0-9]+)$"
+"""``dueAfter``/``dueBefore`` as epoch seconds (anything else is read as RFC 3339)."""
+# ASCII digits: str.isdigit() also takes '²' and other scripts' digits, which int() refuses or misreads.
+_EPOCH_SECONDS, _DIGITS = re.compile(EPOCH_SECONDS_PATTERN), re.compile("[0-9]+")
 # Which stored statuses hold the records that may show as each listed status (a waiting timer's
 # record stays stored as SCHEDULED once the sweeper has claimed it, and shows as QUEUED).
 STORED_FOR = {states.SCHEDULED: (states.SCHEDULED,), states.QUEUED: (states.QUEUED, states.SCHEDULED),
@@ -85,7 +93,7 @@ def page_position(params: dict, token_key: str, filters: list) -> tuple[int, str
     limit_text = params.get("limit")
     limit = DEFAULT_LIMIT
     if limit_text is not None:
-        if not str(limit_text).isdigit() or not MIN_LIMIT <= int(limit_text) <= MAX_LIMIT:
+        if not _DIGITS.fullmatch(str(limit_text)) or not MIN_LIMIT <= int(limit_text) <= MAX_LIMIT:
             raise ApiError(400, f"limit must be a whole number from {MIN_LIMIT} to {MAX_LIMIT}", "limit")
         limit = int(limit_text)
     token = params.get("nextToken")
@@ -138,7 +146,9 @@ def _instant(params: dict, name: str) -> int | None:
         return None
     text = str(raw)
     # Epoch seconds are read from their written digits (exactly, as a body's are); anything else is RFC 3339.
-    value: object = int(text) if text.isdigit() else JsonNumber(text) if text.replace(".", "", 1).isdigit() else text
+    value: object = text
+    if _EPOCH_SECONDS.fullmatch(text):
+        value = JsonNumber(text) if "." in text else int(text)
     try:
         parsed = parse_instant(value)
     except InvalidInstant as exc:

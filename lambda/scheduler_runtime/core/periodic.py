@@ -30,6 +30,8 @@ from .timeparse import InvalidInstant, exact_decimal, parse_instant
 from .validation import ApiError, canonical_json, validate_payload, validate_target
 
 ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone")
+ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
+"""A definition's statuses: it makes occurrences, it has made its last one (``endAt``), it was deleted."""
 MAX_EVERY_SECONDS = 100 * 366 * 86_400
 # An outage of a minute-by-minute cron is walked occurrence by occurrence to count what it skipped;
 # past this many, the count stops there and the walk jumps to the present.

@@ -14,6 +14,10 @@ QUEUED = "QUEUED"
 FIRED = "FIRED"
 CANCELLED = "CANCELLED"
 FAILED = "FAILED"
+ALL = (SCHEDULED, QUEUED, FIRED, CANCELLED, FAILED)
+"""Every status a schedule can show."""
+CREATED = (QUEUED, SCHEDULED)
+"""The statuses of a schedule just created (201): QUEUED when due within the delay window."""
 
 # Stored statuses from which a cancel succeeds: until delivery starts. (The dispatcher may
 # start or restart a delivery from SCHEDULED or FIRED: the store's delivery-start condition.)

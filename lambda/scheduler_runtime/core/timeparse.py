@@ -17,10 +17,16 @@ from decimal import Decimal
 MAX_EPOCH_MS = 253_402_300_799_999
 _RANGE_RULE = "must lie between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z"
 
-_RFC3339 = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>\.\d{1,9})?"
-    r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})$"
-)
+RFC3339_PATTERN = (r"^([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt ]([0-9]{2}:[0-9]{2}:[0-9]{2})(\.[0-9]{1,9})?"
+                   r"([Zz]|[+-][0-9]{2}:[0-9]{2})$")
+"""The instants this API reads as text: RFC 3339 with an offset (groups: date, time, fraction, offset).
+
+Written to mean the same in Python (used with ``fullmatch``) and in the ECMA-262 dialect of JSON
+Schema, so the OpenAPI document (:mod:`.openapi`) states it as it is: ASCII digits only (Python's
+``\\d`` takes any script's digits), and no trailing newline (Python's ``$`` allows one)."""
+FORMATTED_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$"
+"""What :func:`format_rfc3339_ms` writes: every instant the API answers with."""
+_RFC3339 = re.compile(RFC3339_PATTERN)
 
 
 class InvalidInstant(ValueError):
@@ -90,16 +96,14 @@ def parse_rfc3339(text: str) -> int:
     minute, ``23:59:59.999``: epoch time, which the runtime keeps (as do AWS's smeared
     clocks), has no leap seconds. A ``:60`` at any other minute is refused.
     """
-    match = _RFC3339.match(text)
+    match = _RFC3339.fullmatch(text)
     if not match:
         raise InvalidInstant(
             "must be an RFC 3339 timestamp with an offset, e.g. 2026-11-21T10:00:00.250Z"
         )
-    frac = match.group("frac") or ""
-    offset = match.group("offset").upper()
-    clock = match.group("time")
+    date, clock, frac, offset = match.group(1), match.group(2), match.group(3) or "", match.group(4).upper()
     leap = clock.endswith(":60")
-    base = f"{match.group('date')}T{clock[:-2] + '59' if leap else clock}{'+00:00' if offset == 'Z' else offset}"
+    base = f"{date}T{clock[:-2] + '59' if leap else clock}{'+00:00' if offset == 'Z' else offset}"
     try:
         parsed = datetime.fromisoformat(base)
     except ValueError as exc:

@@ -72,7 +72,7 @@ def parse_json_body(raw: str | None) -> dict:
 def validate_schedule_id(value: Any, field: str = "id") -> str:
     if not isinstance(value, str):
         raise ApiError(400, f"{field} must be a string of 1-128 characters from A-Za-z0-9._:-", field)
-    if not ID_PATTERN.match(value):
+    if not ID_PATTERN.fullmatch(value):  # match() would take a trailing newline: the pattern ends with $
         if not 1 <= len(value) <= 128:
             raise ApiError(400, f"{field} must be 1-128 characters long (got {len(value)})", field)
         position, bad = next((i, c) for i, c in enumerate(value) if not ID_PATTERN.match(c))

@@ -7,7 +7,7 @@ from ..aws.definitions import DELETED, DefinitionStore
 from ..aws.delayer import DelayerQueue
 from ..aws.periodic import Periodic
 from ..aws.store import ScheduleStore
-from ..core.listing import make_token, page_position, refuse_unknown
+from ..core.listing import PAGE_PARAMETERS, make_token, page_position, refuse_unknown
 from ..core.periodic import validate_periodic
 from ..core.timeparse import now_ms
 from ..core.validation import ApiError, validate_schedule_id
@@ -16,7 +16,6 @@ from ._api_events import ApiRequest, require_method
 from ._views import describe_definition
 
 
-PAGE_PARAMETERS = ("limit", "nextToken")
 PAGE_FILTERS = ["periodic"]
 """What a ``GET /periodic`` token is bound to: a token of a schedules listing is refused here, and back."""
 

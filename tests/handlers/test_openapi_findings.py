@@ -1,0 +1,43 @@
+"""Findings of the OpenAPI work, each through the api handler on in-process moto.
+
+- an id with a trailing newline was accepted (Python's ``$`` matches before one): now 400;
+- a digit that is not an ASCII digit (``²``, ``٣``) in a page ``limit`` or a cron field was a 500
+  (``str.isdigit`` takes it, ``int`` refuses it) or was read as a number: now 400 naming the field.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_runtime.handlers import api
+
+from .conftest import call_api
+
+
+def invoke(method: str, path: str, body: object = None) -> tuple[int, dict]:
+    """The direct-invoke door, which takes query parameters in the path."""
+    answer = api.handler({"method": method, "path": path, "body": body})
+    return answer["statusCode"], answer["body"]
+
+
+@pytest.mark.parametrize("schedule_id", ["abc\n", "\nabc", "a\nb"])
+def test_an_id_with_a_newline_is_refused(aws, schedule_id):
+    status, body = call_api("POST", "/schedules", {"id": schedule_id, "delaySeconds": 5, "payload": 1})
+    assert (status, body["field"]) == (400, "id"), body
+    assert "'\\n'" in body["message"]
+    status, body = invoke("PUT", f"/periodic/{schedule_id}", {"every": 60, "payload": 1})
+    assert (status, body["field"]) == (400, "id"), body
+
+
+@pytest.mark.parametrize("limit", ["\u00b2", "\u0663", "\uff15"])
+def test_a_page_limit_in_other_digits_is_400(aws, limit):
+    status, body = invoke("GET", f"/periodic?limit={limit}")
+    assert (status, body["field"]) == (400, "limit"), body
+
+
+@pytest.mark.parametrize("cron", ["\u00b2 * * * ? *", "\u0663 * * * ? *", "0 0 ? * 1#\u00b2 *", "0 0 \u00b2W * ? *",
+                                  "0 0 ? * \u00b2L *"])
+def test_a_cron_number_in_other_digits_is_400(aws, cron):
+    status, body = invoke("PUT", "/periodic/report", {"cron": cron, "payload": 1})
+    assert (status, body["field"]) == (400, "cron"), body
+    assert invoke("GET", "/periodic/report")[0] == 404
