@@ -9,19 +9,24 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import re
+import sys
 import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .._runtime_asset import runtime_asset_path
 from .signature import signature_problem
 
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+OPENAPI_PATH = "/openapi.json"
+"""Where the API server serves the OpenAPI document (no signature needed): the engine's, not a route of the API."""
 
 
 class _QuietHandler(BaseHTTPRequestHandler):
@@ -45,7 +50,8 @@ class _QuietHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -59,6 +65,11 @@ class _QuietServer(ThreadingHTTPServer):
         logger.debug("connection from %s ended with an error", client_address, exc_info=True)
 
 
+def _base_url(httpd: Any) -> str:
+    host, port = httpd.server_address[:2]
+    return f"http://{host}:{port}"
+
+
 class _Server:
     def __init__(self, handler_class: type, port: int) -> None:
         self._httpd = _QuietServer(("127.0.0.1", port), handler_class)
@@ -66,8 +77,7 @@ class _Server:
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return _base_url(self._httpd)
 
     def start(self) -> None:
         self._thread.start()
@@ -79,7 +89,8 @@ class _Server:
 
 class ApiServer(_Server):
     """The HTTP API; with ``require_signature``, a request without well-formed SigV4 headers gets 403
-    (the signature itself is not verified: see :mod:`.signature`)."""
+    (the signature itself is not verified: see :mod:`.signature`). ``GET /openapi.json`` answers the
+    API's OpenAPI document, signed or not."""
 
     def __init__(self, api_handler: Callable[[dict, Any], dict], port: int = 0, require_signature: bool = False) -> None:
         class Handler(_QuietHandler):
@@ -89,17 +100,37 @@ class ApiServer(_Server):
                     body = json.dumps({"message": f"request body exceeds {MAX_REQUEST_BYTES} bytes", "field": "body"})
                     self._reply(413, body.encode(), {"Content-Type": "application/json"})
                     return
+                if self.command == "GET" and urlsplit(self.path).path == OPENAPI_PATH:
+                    self._reply(200, openapi_document(_base_url(self.server)).encode("utf-8"), {"Content-Type": "application/json"})
+                    return
                 problem = signature_problem({k.lower(): v for k, v in self.headers.items()}) if require_signature else None
                 if problem:
-                    self._reply(403, json.dumps({"message": problem}).encode(), {"Content-Type": "application/json"})
+                    body = json.dumps({"message": problem, "field": None})
+                    self._reply(403, body.encode(), {"Content-Type": "application/json"})
                     return
                 response = api_handler(_http_api_event(self.command, self.path, dict(self.headers), raw), None)
                 headers = dict(response.get("headers") or {})
                 self._reply(int(response["statusCode"]), str(response.get("body", "")).encode("utf-8"), headers)
 
-            do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _serve
+            def __getattr__(self, name: str) -> Any:
+                """``do_<METHOD>`` for every method: the api function answers 405 naming the allowed ones
+                where API Gateway has no route (http.server alone would answer a 501 HTML page)."""
+                if name.startswith("do_"):
+                    return self._serve
+                raise AttributeError(name)
 
         super().__init__(Handler, port)
+
+
+@functools.lru_cache(maxsize=4)
+def openapi_document(server_url: str) -> str:
+    """The API's OpenAPI 3.1 document (the runtime's ``core.openapi``), with ``server_url`` as its server."""
+    path = str(runtime_asset_path())
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    from scheduler_runtime.core.openapi import document_json  # noqa: PLC0415 - importable once the path is set
+
+    return document_json(server_url)
 
 
 def _http_api_event(method: str, raw_path: str, headers: dict, raw_body: bytes) -> dict:

@@ -1,0 +1,327 @@
+"""The HTTP API's OpenAPI 3.1 document, built from the constants the validators use.
+
+Nothing in it is written a second time: the id and target name patterns, the limits and the
+defaults come from ``contract.json`` (:mod:`.contract`), the allowed fields from
+:mod:`.validation` and :mod:`.periodic`, the query parameters, listed statuses and page limits
+from :mod:`.listing`, the statuses from :mod:`.states`, the instant patterns from
+:mod:`.timeparse`. A validator that changes a rule changes the document with it.
+
+Pure and standard library only, and no handler imports it, so the api function's cold start does
+not grow: the local engine serves it at ``GET /openapi.json`` and ``scripts/openapi.py`` writes
+``docs/openapi.json`` (a test fails when that copy is stale).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import listing, periodic, states, validation
+from .contract import (DEFAULT_TARGET_NAME, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, PERIODIC_DEFAULT_TIME_ZONE,
+                       PERIODIC_MIN_EVERY_SECONDS, TARGET_NAME_PATTERN)
+from .timeparse import FORMATTED_PATTERN, MAX_EPOCH_MS, RFC3339_PATTERN
+
+OPENAPI_VERSION = "3.1.0"
+API_VERSION = "1"
+"""The API's version: the routes and bodies of this document, which have had no incompatible change."""
+DEFAULT_SERVER = {"url": "https://{apiId}.execute-api.{region}.amazonaws.com",
+                  "description": "the construct's HTTP API ($default stage): DelayedScheduler.url",
+                  "variables": {"apiId": {"default": "abcdef1234"}, "region": {"default": "us-east-1"}}}
+SECURITY_SCHEME = "sigv4"
+JSON = "application/json"
+Schema = dict[str, Any]
+
+
+def document(server_url: str | None = None) -> dict:
+    """The OpenAPI 3.1 document of every route, with ``server_url`` as its one server (default: the
+    deployed HTTP API's URL template)."""
+    paths: dict = {}
+    for method, path, operation in _operations():
+        paths.setdefault(path, {})[method] = operation
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {"title": "cdk-delayed-scheduler", "version": API_VERSION, "description": _DESCRIPTION,
+                 "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"}},
+        "servers": [{"url": server_url} if server_url else DEFAULT_SERVER],
+        "security": [{SECURITY_SCHEME: []}],
+        "paths": paths,
+        "components": {"schemas": _schemas(), "securitySchemes": {SECURITY_SCHEME: _SIGV4}},
+    }
+
+
+def document_json(server_url: str | None = None) -> str:
+    """:func:`document` as the text ``docs/openapi.json`` holds: indented, ending with a newline."""
+    return json.dumps(document(server_url), indent=2, ensure_ascii=False) + "\n"
+
+
+_DESCRIPTION = (
+    "To-the-second one-shot and periodic timers. Every route is also reachable by a direct invoke of the api "
+    "function (`{\"method\", \"path\", \"body\"}`), with the same bodies and status codes. Every 4xx and 5xx "
+    "the function answers is `{\"message\", \"field\"}`: the rule broken and the field it concerns (null when "
+    "none); 403 and 429 come from API Gateway itself, as `{\"message\"}`."
+)
+_SIGV4 = {
+    "type": "apiKey", "in": "header", "name": "Authorization", "x-amazon-apigateway-authtype": "awsSigv4",
+    "description": "AWS Signature Version 4 for the service execute-api (IAM authorization, the construct's "
+                   "default): sign each request with credentials whose policy allows execute-api:Invoke on the "
+                   "route (DelayedScheduler.grant_schedule, grant_read). A scheduler deployed with "
+                   "ApiAuthorization.api_key() or cognito() takes an x-api-key header or a JWT instead.",
+}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _object(properties: dict[str, Schema], required: tuple[str, ...] | list[str] = (), **extra: Any) -> Schema:
+    """A JSON object with exactly ``properties``."""
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False,
+            **extra}
+
+
+def _fields(allowed: tuple[str, ...], schemas: dict[str, Schema]) -> dict[str, Schema]:
+    """The request fields a validator allows, each with its schema (a KeyError names one without)."""
+    return {name: schemas[name] for name in allowed}
+
+
+# --- pieces -----------------------------------------------------------------------------------------
+def _id(what: str = "The schedule's id") -> Schema:
+    return {"type": "string", "pattern": ID_PATTERN.pattern, "description": f"{what}: 1-128 of A-Za-z0-9._:-."}
+
+
+def _instant_in(what: str) -> Schema:
+    return {"description": f"{what}: an RFC 3339 timestamp with an offset, or epoch seconds (a fraction finer "
+                           "than a millisecond rounds up, never down).",
+            "anyOf": [{"type": "string", "pattern": RFC3339_PATTERN},
+                      {"type": "number", "minimum": 0, "maximum": MAX_EPOCH_MS / 1000}]}
+
+
+def _instant_out(what: str) -> Schema:
+    return {"type": "string", "format": "date-time", "pattern": FORMATTED_PATTERN,
+            "description": f"{what}, RFC 3339 UTC with milliseconds."}
+
+
+_PAYLOAD = {"description": f"Any JSON value, delivered as given; at most {MAX_PAYLOAD_BYTES} bytes serialized "
+                           "(413 beyond)."}
+_TARGET_IN = {"type": "string", "pattern": TARGET_NAME_PATTERN, "default": DEFAULT_TARGET_NAME,
+              "description": "A target name registered on the construct."}
+_LAST_ERROR = {"type": "string", "description": "Why the latest delivery attempt failed."}
+_COUNT = {"type": "integer", "minimum": 0}
+
+
+def _schedule_view(with_payload: bool, statuses: tuple[str, ...]) -> Schema:
+    """``describe_record``'s body: ``GET /schedules/{id}``, and a list item without the payload."""
+    properties: dict[str, Schema] = {
+        "id": _id(), "dueAt": _instant_out("When it is due"), "status": {"enum": list(statuses)},
+        "target": {"type": "string"}, "createdAt": _instant_out("When it was created"),
+        "attempts": {**_COUNT, "description": "Delivery attempts started."},
+        "firedAt": _instant_out("When it was delivered"), "endedAt": _instant_out("When it was cancelled or failed"),
+        "lastError": _LAST_ERROR,
+    }
+    required = ["id", "dueAt", "status", "target", "createdAt", "attempts"]
+    if with_payload:
+        properties["payload"], required = _PAYLOAD, [*required, "payload"]
+    return _object(properties, required)
+
+
+def _definition_view(with_payload: bool) -> Schema:
+    """``describe_definition``'s body: ``GET /periodic/{id}``; a PUT's answer and a list item leave out the payload."""
+    properties: dict[str, Schema] = {
+        "id": _id("The periodic timer's id"), "status": {"enum": [periodic.ACTIVE, periodic.ENDED]},
+        "every": {"type": "integer"}, "cron": {"type": "string"}, "timeZone": {"type": "string"},
+        "startAt": _instant_out("The first occurrence's earliest time"),
+        "endAt": _instant_out("The time no occurrence reaches"), "target": {"type": "string"},
+        "nextDueAt": {"anyOf": [_instant_out("The pending occurrence's due time"), {"type": "null"}]},
+        "firedCount": _COUNT, "skippedCount": {**_COUNT, "description": "Occurrences passed over after an outage."},
+        "createdAt": _instant_out("When it was created"), "updatedAt": _instant_out("When it last changed"),
+        "lastDueAt": _instant_out("The latest occurrence's due time"),
+        "lastFiredAt": _instant_out("When the latest occurrence was delivered"), "lastError": _LAST_ERROR,
+    }
+    required = ["id", "status", "target", "nextDueAt", "firedCount", "skippedCount", "createdAt", "updatedAt"]
+    if with_payload:
+        properties["payload"], required = _PAYLOAD, [*required, "payload"]
+    return _object(properties, required, oneOf=[{"required": ["every"]}, {"required": ["cron", "timeZone"]}])
+
+
+def _page(item: str) -> Schema:
+    return _object({"items": {"type": "array", "items": ref(item)},
+                    "nextToken": {"type": "string", "description": "Pass it back for the next page; absent on the last."}},
+                   ["items"])
+
+
+# --- components -------------------------------------------------------------------------------------
+def _schemas() -> dict[str, Schema]:
+    create_fields = {
+        "id": {**_id(), "description": "An idempotency key: the same id and body again is answered 200 "
+                                        "(a replay), another body 409. Default: a fresh UUID."},
+        "dueAt": _instant_in("When to deliver"),
+        "delaySeconds": {"type": "number", "minimum": 0, "description": "Deliver this many seconds from now."},
+        "payload": _PAYLOAD, "target": _TARGET_IN,
+    }
+    periodic_fields = {
+        "payload": _PAYLOAD, "target": _TARGET_IN,
+        "startAt": _instant_in("No occurrence before this; `every` counts from it (default: one period after "
+                               "the PUT)"),
+        "endAt": _instant_in("No occurrence at or after this; later than startAt"),
+        "every": {"type": "integer", "minimum": PERIODIC_MIN_EVERY_SECONDS, "maximum": periodic.MAX_EVERY_SECONDS,
+                  "description": "Whole seconds between occurrences."},
+        "cron": {"type": "string", "description": "EventBridge's six fields, `minutes hours day-of-month month "
+                                                  "day-of-week year`, e.g. `0 9 ? * MON-FRI *`."},
+        "timeZone": {"type": "string", "default": PERIODIC_DEFAULT_TIME_ZONE,
+                     "description": "The IANA time zone of cron (cron only)."},
+    }
+    error_statuses = sorted({400, 409, 413, 500, 503})
+    return {
+        "CreateSchedule": _object(_fields(validation.ALLOWED_FIELDS, create_fields), ["payload"],
+                                  oneOf=[{"required": ["dueAt"]}, {"required": ["delaySeconds"]}]),
+        "CreateScheduleBatch": _object({"schedules": {
+            "type": "array", "minItems": 1, "maxItems": MAX_BATCH_SIZE, "items": ref("CreateSchedule"),
+            "description": "Each item is validated, created or refused on its own, and answered in its result."}},
+            ["schedules"]),
+        "PutPeriodic": _object(_fields(periodic.ALLOWED_FIELDS, periodic_fields), ["payload"], oneOf=[
+            {"required": ["every"], "not": {"anyOf": [{"required": ["cron"]}, {"required": ["timeZone"]}]}},
+            {"required": ["cron"], "not": {"required": ["every"]}}]),
+        "Error": _object({"message": {"type": "string", "description": "The rule broken, in words."},
+                          "field": {"type": ["string", "null"],
+                                    "description": "The field, path or query parameter concerned "
+                                                   "(`schedules[3].dueAt` in a batch); null when none."}},
+                         ["message", "field"]),
+        "GatewayError": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"],
+                         "description": "An answer of API Gateway itself (403: unsigned or not allowed; 429: "
+                                        "throttled)."},
+        "CreateAnswer": _object({"id": _id(), "dueAt": _instant_out("When it is due"),
+                                 "status": {"enum": list(states.ALL)}, "target": {"type": "string"}},
+                                ["id", "dueAt", "status", "target"]),
+        "Created": {"allOf": [ref("CreateAnswer"), {"properties": {"status": {"enum": list(states.CREATED)}}}]},
+        "BatchAnswer": _object({"results": {"type": "array", "minItems": 1, "maxItems": MAX_BATCH_SIZE,
+                                            "items": ref("BatchResult")}}, ["results"]),
+        "BatchResult": {"oneOf": [
+            _object({"status": {"const": 201}, "body": ref("Created")}, ["status", "body"]),
+            _object({"status": {"const": 200}, "body": ref("CreateAnswer")}, ["status", "body"]),
+            _object({"status": {"enum": error_statuses}, "body": ref("Error")}, ["status", "body"]),
+        ], "description": "What POST /schedules would have answered for the item (503: the delayer queue refused "
+                          "it and nothing was stored)."},
+        "Schedule": _schedule_view(True, states.ALL),
+        "ScheduleSummary": _schedule_view(False, listing.STATUSES),
+        "SchedulePage": _page("ScheduleSummary"),
+        "Cancelled": _object({"id": _id(), "status": {"const": states.CANCELLED}}, ["id", "status"]),
+        "Periodic": _definition_view(True),
+        "PeriodicSummary": _definition_view(False),
+        "PeriodicPage": _page("PeriodicSummary"),
+        "PeriodicDeleted": _object({"id": _id("The periodic timer's id"), "status": {"const": periodic.DELETED}},
+                                   ["id", "status"]),
+    }
+
+
+# --- operations -------------------------------------------------------------------------------------
+def _id_parameter(what: str, example: str) -> dict:
+    return {"name": "id", "in": "path", "required": True, "schema": _id(what), "example": example}
+
+
+def _query(name: str, schema: Schema, description: str) -> dict:
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+
+
+def _page_parameters() -> list[dict]:
+    limits = {"type": "integer", "minimum": listing.MIN_LIMIT, "maximum": listing.MAX_LIMIT,
+              "default": listing.DEFAULT_LIMIT}
+    schemas = {"limit": (limits, "Items per page at most."),
+               "nextToken": ({"type": "string"}, "The previous page's nextToken, with the same other parameters.")}
+    return [_query(name, *schemas[name]) for name in listing.PAGE_PARAMETERS]
+
+
+def _list_parameters() -> list[dict]:
+    instant: Schema = {"anyOf": [{"type": "string", "pattern": RFC3339_PATTERN},
+                                 {"type": "string", "pattern": listing.EPOCH_SECONDS_PATTERN}]}
+    filters: dict[str, tuple[Schema, str]] = {"status": ({"enum": list(listing.STATUSES)}, "Only schedules showing this status (FIRED and "
+                                                           "CANCELLED ones are not listed: read them by id)."),
+               "dueAfter": (instant, "Only schedules due at or after this (RFC 3339 or epoch seconds)."),
+               "dueBefore": (instant, "Only schedules due before this (RFC 3339 or epoch seconds).")}
+    page = {p["name"]: p for p in _page_parameters()}
+    return [page[name] if name in page else _query(name, *filters[name]) for name in listing.PARAMETERS]
+
+
+def _body(schema: str, examples: dict[str, Any]) -> dict:
+    return {"required": True, "content": {JSON: {"schema": ref(schema),
+                                                 "examples": {k: {"value": v} for k, v in examples.items()}}}}
+
+
+def _answer(description: str, schema: str) -> dict:
+    return {"description": description, "content": {JSON: {"schema": ref(schema)}}}
+
+
+_ERRORS = {400: "A rule is broken: the message names it, and the field.",
+           404: "Not found.",
+           409: "Conflict.",
+           413: "Too large: a payload over 256 KiB serialized, or a body over API Gateway's 10 MB.",
+           500: "A service fault: nothing was changed that a retry would not repeat safely; retry."}
+_GATEWAY = {403: "Not signed with SigV4 for execute-api, or not allowed by IAM (API Gateway).",
+            429: "Throttled by the stage's limits (API Gateway)."}
+
+
+def _operation(operation_id: str, summary: str, answers: dict[int, tuple[str, str]], errors: dict[int, str],
+               parameters: list[dict] | None = None, body: dict | None = None) -> dict:
+    responses = {str(status): _answer(text, schema) for status, (text, schema) in answers.items()}
+    errors = {**{status: _ERRORS[status] for status in (400, 500)}, **errors}
+    responses.update({str(status): _answer(text, "Error") for status, text in sorted(errors.items())})
+    responses.update({str(status): _answer(text, "GatewayError") for status, text in _GATEWAY.items()})
+    operation: dict = {"operationId": operation_id, "summary": summary}
+    if parameters:
+        operation["parameters"] = parameters
+    if body:
+        operation["requestBody"] = body
+    operation["responses"] = dict(sorted(responses.items()))
+    return operation
+
+
+def _operations() -> list[tuple[str, str, dict]]:
+    """Every route of the api function, as ``(method, path, operation)``."""
+    schedule_id = [_id_parameter("The schedule's id", "order-42-reminder")]
+    periodic_id = [_id_parameter("The periodic timer's id", "weekday-report")]
+    replay = "The same id and body again (a replay): the first create's answer, with the status now."
+    create_examples = {"inAMinute": {"delaySeconds": 60, "payload": {"order": 42}},
+                       "atATime": {"id": schedule_id[0]["example"], "dueAt": "2030-01-01T09:00:00Z",
+                                   "payload": {"order": 42}, "target": DEFAULT_TARGET_NAME}}
+    return [
+        ("post", "/schedules", _operation(
+            "createSchedule", "Create a one-shot timer.",
+            {201: ("Created: QUEUED when due within the delay window, SCHEDULED otherwise.", "Created"),
+             200: (replay, "CreateAnswer")},
+            {409: "The id exists with a different body.", 413: _ERRORS[413]},
+            body=_body("CreateSchedule", create_examples))),
+        ("get", "/schedules", _operation(
+            "listSchedules", "A page of pending (SCHEDULED, QUEUED) and FAILED schedules, in due order.",
+            {200: ("A page.", "SchedulePage")},
+            {404: "Listing is off for this scheduler (the construct's listing=True turns it on)."},
+            parameters=_list_parameters())),
+        ("get", "/schedules/{id}", _operation(
+            "getSchedule", "Read a schedule.", {200: ("The schedule.", "Schedule")},
+            {404: "No such schedule (or its history has expired)."}, parameters=schedule_id)),
+        ("delete", "/schedules/{id}", _operation(
+            "cancelSchedule", "Cancel a schedule; cancelling it again answers the same.",
+            {200: ("Cancelled: it will not be delivered.", "Cancelled")},
+            {404: "No such schedule.", 409: "Its delivery has started or ended: it can no longer be cancelled."},
+            parameters=schedule_id)),
+        ("post", "/schedule-batches", _operation(
+            "createScheduleBatch", f"Create up to {MAX_BATCH_SIZE} one-shot timers in one call.",
+            {200: ("One result per item, in request order.", "BatchAnswer")}, {413: _ERRORS[413]},
+            body=_body("CreateScheduleBatch", {"two": {"schedules": list(create_examples.values())}}))),
+        ("get", "/periodic", _operation(
+            "listPeriodic", "A page of periodic timers, in id order.", {200: ("A page.", "PeriodicPage")}, {},
+            parameters=_page_parameters())),
+        ("put", "/periodic/{id}", _operation(
+            "putPeriodic", "Create or replace a periodic timer.",
+            {201: ("Created.", "PeriodicSummary"),
+             200: ("The same body again, or a different one, which replaces the definition from its next "
+                   "occurrence.", "PeriodicSummary")},
+            {413: _ERRORS[413]}, parameters=periodic_id,
+            body=_body("PutPeriodic", {"every": {"every": 30, "payload": {"job": "poll"}},
+                                       "cron": {"cron": "0 9 ? * MON-FRI *", "timeZone": "Europe/Paris",
+                                                "payload": {"job": "report"}, "endAt": "2030-01-01T00:00:00Z"}}))),
+        ("get", "/periodic/{id}", _operation(
+            "getPeriodic", "Read a periodic timer.", {200: ("The definition.", "Periodic")},
+            {404: "No such periodic timer (or it was deleted)."}, parameters=periodic_id)),
+        ("delete", "/periodic/{id}", _operation(
+            "deletePeriodic", "Delete a periodic timer: nothing is delivered after this answer.",
+            {200: ("Deleted.", "PeriodicDeleted")}, {404: "No such periodic timer."}, parameters=periodic_id)),
+    ]

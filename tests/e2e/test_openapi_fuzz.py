@@ -1,0 +1,95 @@
+"""Schemathesis fuzzes every route of the local engine's HTTP API against the OpenAPI document.
+
+One engine (listing on) serves the whole module. Each operation gets a bounded, deterministic run
+(a fixed seed, ``MAX_EXAMPLES`` generated cases, plus the document's examples and Schemathesis's
+coverage cases): valid and invalid requests alike (``mode = all``), and every response must be no
+server error, with a documented status, content type and body, 4xx bodies included. Plain tests
+check that the engine serves that same document, and that it names exactly the routes the
+construct sends to the api function, which answers each of them and no other method on their paths.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis")  # Python 3.11+ (the test dependency is marked so)
+
+from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402 - after the skip
+from cdk_delayed_scheduler.local.client import ApiClient, Recorder  # noqa: E402
+from scheduler_runtime.core.openapi import document  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+MAX_EXAMPLES = 25
+CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance", "response_schema_conformance")
+CONFIG = schemathesis.Config.from_dict({
+    "seed": 20261122,
+    "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True},
+    "phases": {"stateful": {"enabled": False}},
+    "checks": {"enabled": False, **{name: {"enabled": True} for name in CHECKS}},
+})
+SCHEMA = schemathesis.openapi.from_dict(document(), config=CONFIG)
+METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
+
+
+def construct_routes() -> set[tuple[str, str]]:
+    """The construct's ``ROUTES``, what API Gateway sends to the api function, read from its source
+    (importing the construct would load aws-cdk-lib, seconds of this module's time)."""
+    tree = ast.parse((REPO / "src" / "cdk_delayed_scheduler" / "api.py").read_text(encoding="utf-8"))
+    value = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(getattr(target, "id", None) == "ROUTES" for target in node.targets))
+    return set(ast.literal_eval(value))
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with Engine(EngineOptions(target=Recorder(), shard_count=2, listing=True, delay_window=90)) as running:
+        yield running
+
+
+@SCHEMA.parametrize()
+def test_every_operation_conforms(case, engine):
+    case.call_and_validate(base_url=engine.api_url)
+
+
+def test_the_engine_serves_the_document(engine):
+    with urllib.request.urlopen(f"{engine.api_url}/openapi.json", timeout=5) as answer:
+        assert (answer.status, answer.headers["Content-Type"]) == (200, "application/json")
+        served = json.loads(answer.read())
+    assert served == document(server_url=engine.api_url)
+    loaded = schemathesis.openapi.from_dict(served)  # refuses a document that is not valid OpenAPI
+    operations = {(result.ok().method.upper(), result.ok().path) for result in loaded.get_all_operations()}
+    assert operations == construct_routes()
+
+
+def test_the_api_function_answers_exactly_the_documented_routes(engine):
+    api = ApiClient(engine.api_url)
+    routes = construct_routes()
+    for path in {path for _, path in routes}:
+        for method in METHODS:
+            status, body = api.request(method, path.replace("{id}", "probe"), b"{}" if method in ("POST", "PUT") else None)
+            assert (status == 405) == ((method, path) not in routes), (method, path, status, body)
+            assert "no route" not in str(body.get("message")), (method, path, body)
+
+
+@pytest.mark.parametrize("method", ["OPTIONS", "TRACE", "QUERY", "HEAD"])
+def test_any_other_method_is_a_405_from_the_api_function(engine, method):
+    """Found by the fuzzing: the engine answered these with http.server's 501 HTML page."""
+    request = urllib.request.Request(f"{engine.api_url}/schedules", method=method)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)
+    assert (refused.value.code, refused.value.headers["Content-Type"]) == (405, "application/json")
+    body = refused.value.read()
+    assert (body == b"") if method == "HEAD" else json.loads(body)["message"].startswith(f"method {method} ")
+
+
+@pytest.mark.parametrize("query, field", [("limit=%C2%B2", "limit"), ("dueAfter=%C2%B2", "dueAfter"),
+                                          ("dueBefore=1%C2%B2.5", "dueBefore"), ("dueAfter=%D9%A3", "dueAfter")])
+def test_a_listing_parameter_in_other_digits_is_400(engine, query, field):
+    status, body = ApiClient(engine.api_url).request("GET", f"/schedules?{query}")
+    assert (status, body["field"]) == (400, field), body
