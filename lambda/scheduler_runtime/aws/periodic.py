@@ -141,6 +141,9 @@ class Periodic:
                 wait_until(ref.due_ms)
                 return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count,
                                            message_tag(message_id))
+            if _redelivered_after_the_chain_moved_on(ref, definition, receive_count):
+                wait_until(ref.due_ms)
+                return self._start_attempt(ref, receive_count)
             return Occurrence(None, refusal="stray")
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
             return Occurrence(None, refusal=definition.status)
@@ -154,11 +157,23 @@ class Periodic:
         step = replace(step, now_ms=clock_ms())
         advanced = self._definitions.advance(ref.schedule_id, step, self._ended_expiry(step.now_ms))
         if advanced is None:
+            advanced = self._own_advance(ref.schedule_id, step)
+        if advanced is None:
             if step.next_shard is not None:
                 self._remove_timer(replace(definition, shard=step.next_shard, next_due_ms=following,
                                            token=step.next_token))
             return Occurrence(None, refusal="superseded")
         return Occurrence(advanced, due, 1, step.now_ms)
+
+    def _own_advance(self, periodic_id: str, step: Advance) -> Definition | None:
+        """The definition, if it holds ``step`` already: the advance was applied and only its answer was
+        lost, so the SDK's retry of it failed its condition. Without this read, the occurrence would be
+        refused as superseded (and a timer it armed removed). One ``GetItem``, on this failure path only."""
+        current = self._definitions.get(periodic_id)
+        if (current is not None and current.status in (ACTIVE, ENDED) and current.last_token == step.token
+                and current.last_message == step.message):
+            return current
+        return None
 
     def retry_later(self, definition: Definition, due_ms: int, attempt: int) -> bool:
         """Send the next attempt of a failed occurrence; False when the attempts are spent."""
@@ -214,6 +229,19 @@ class Periodic:
         if definition.pending_timer is not None and definition.next_due_ms is not None and definition.shard is not None:
             self._store.delete_own_timer(TimerItem(definition.shard, definition.next_due_ms, definition.periodic_id,
                                                    definition.token, 0, version=definition.version))
+
+
+def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition, receive_count: int) -> bool:
+    """An occurrence message received again (its dispatcher died before it confirmed), after the
+    definition advanced past it and then past the next one too, so neither ``token`` nor
+    ``lastToken`` is its own: with ``every`` shorter than the visibility timeout, the usual case.
+
+    It was advanced past (its due time is not after ``lastDueMs``, same version), so it may have been
+    delivered or not: it is delivered again, as a retry with the same ``dedupeKey``, rather than lost.
+    A message received for the first time is never this (a stray, or a duplicate of an ambiguous send).
+    """
+    return (receive_count > 1 and not ref.attempt and ref.version == definition.version
+            and definition.last_due_ms is not None and ref.due_ms <= definition.last_due_ms)
 
 
 __all__ = ["ACTIVE", "DELETED", "ENDED", "DefinitionStore", "Occurrence", "Periodic", "Put", "SETTLE_MS",
