@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +67,7 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
 
 
 @dataclass
-class _Calls:
+class ClientCalls:
     """Every answer each id's creates and cancels got, in order (None: no answer)."""
 
     creates: dict = field(default_factory=dict)
@@ -87,7 +88,7 @@ def _retryable(status: int | None) -> bool:
     return status is None or status == 429 or status >= 500
 
 
-def _create_all(api: ApiClient, timers: list[Planned], calls: _Calls) -> None:
+def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> None:
     """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
 
     def body(timer: Planned) -> dict:
@@ -95,6 +96,9 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: _Calls) -> None:
                 "payload": {"kind": timer.kind, "id": timer.schedule_id}}
 
     def create(group: list[Planned]) -> None:
+        now = time.time()  # due times count from the first attempt, however long the others took
+        for timer in group:
+            calls.due_ms[timer.schedule_id] = int((now + timer.offset_seconds) * 1000)
         for attempt in range(RETRIES):
             open_ = [t for t in group if _retryable((calls.creates.get(t.schedule_id) or [None])[-1])
                      or not calls.creates.get(t.schedule_id)]
@@ -112,9 +116,6 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: _Calls) -> None:
             for n, timer in enumerate(open_):
                 calls.creates.setdefault(timer.schedule_id, []).append(results[n]["status"] if results else status)
 
-    now = time.time()
-    for timer in timers:
-        calls.due_ms[timer.schedule_id] = int((now + timer.offset_seconds) * 1000)
     singles = [[t] for t in timers if not t.batched]
     batched = [t for t in timers if t.batched]
     groups = singles + [batched[i:i + 10] for i in range(0, len(batched), 10)]
@@ -122,7 +123,7 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: _Calls) -> None:
         list(pool.map(create, groups))
 
 
-def _cancel_all(api: ApiClient, timers: list[Planned], calls: _Calls, rng: random.Random) -> None:
+def _cancel_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, rng: random.Random) -> None:
     """Cancel each ``cancel`` timer at a random moment before it is due, retrying as a client would."""
     moments = sorted((calls.due_ms[t.schedule_id] / 1000 - rng.uniform(0.3, 3), t.schedule_id) for t in timers)
 
@@ -153,8 +154,15 @@ def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> tuple[int, int | 
     raise RuntimeError(f"PUT /periodic/{planned.periodic_id} kept failing: {status}")
 
 
-def _delete_periodic(api: ApiClient, periodic_id: str) -> int:
-    """DELETE it (retrying); when the 200 was answered, in ms."""
+def _delete_periodic(api: ApiClient, periodic_id: str, skipped: dict) -> int:
+    """Read its ``skippedCount`` into ``skipped``, then DELETE it (each retried); when the DELETE's 200
+    was answered, in ms."""
+    for attempt in range(RETRIES * 2):
+        status, answer = _call(api, "GET", f"/periodic/{periodic_id}")
+        if status == 200:
+            skipped[periodic_id] = answer["skippedCount"]
+            break
+        time.sleep(0.1 * (attempt + 1))
     for attempt in range(RETRIES * 2):
         status, _ = _call(api, "DELETE", f"/periodic/{periodic_id}")
         if status == 200:
@@ -171,19 +179,24 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     recorder = Recorder()
     options = EngineOptions(target=recorder, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
                             visibility_timeout=VISIBILITY_SECONDS, faults=faults, seed=seed)
-    calls = _Calls()
+    calls = ClientCalls()
     started = time.time()
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
         say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
         first_due = {p.periodic_id: _put_periodic(api, p)[0] for p in periodic}
-        _create_all(api, [t for t in timers if t.kind != "cancel"] + [t for t in timers if t.kind == "cancel"], calls)
+        to_cancel = [t for t in timers if t.kind == "cancel"]
+        _create_all(api, to_cancel, calls)  # first, then cancelled while the others are created
+        canceller = threading.Thread(target=_cancel_all, args=(api, to_cancel, calls, rng), daemon=True)
+        canceller.start()
+        _create_all(api, [t for t in timers if t.kind != "cancel"], calls)
         say(f"chaos: created in {time.time() - started:.1f}s ({calls.retried} retried)")
-        _cancel_all(api, [t for t in timers if t.kind == "cancel"], calls, rng)
-        deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id) for p in periodic if not p.kept}
+        canceller.join()
+        skipped: dict[str, int] = {}
+        deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if not p.kept}
         _wait_for_one_shots(recorder, timers, calls, engine)
         watched_until = _wait_for_periodic(recorder, [p for p in periodic if p.kept], first_due)
-        deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id) for p in periodic if p.kept})
+        deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if p.kept})
         time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
         report = ChaosReport(timers=len(timers), periodic=len(periodic), seconds=round(time.time() - started, 1),
                              faults=engine.faults.by_kind() if engine.faults else {},
@@ -191,11 +204,11 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
                              create_retries=calls.retried)
         parked = dead_lettered(engine)
         check_one_shots(report, timers, calls, recorder, api, parked)
-        check_periodic(report, periodic, first_due, deleted_ms, watched_until, recorder, parked)
+        check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
     return report
 
 
-def _wait_for_one_shots(recorder: Recorder, timers: list[Planned], calls: _Calls, engine: Engine) -> None:
+def _wait_for_one_shots(recorder: Recorder, timers: list[Planned], calls: ClientCalls, engine: Engine) -> None:
     """Until every timer due is delivered or given up on, or the retries' horizon has passed."""
     wanted = {t.schedule_id for t in timers if t.kind != "cancel"}
     last_due = max(calls.due_ms.values()) / 1000

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .client import ApiClient, Recorder, parse_due_ms
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .chaos import Planned, PlannedPeriodic, _Calls
+    from .chaos import Planned, PlannedPeriodic, ClientCalls
     from .engine import Engine
 
 
@@ -33,6 +33,7 @@ class ChaosReport:
     gave_up_honoured: int = 0
     periodic_delivered: int = 0
     periodic_stopped_by_delete: int = 0
+    periodic_skipped: int = 0
     stream_recoveries: int = 0
     lost: int = 0
     violations: list = field(default_factory=list)
@@ -48,7 +49,8 @@ class ChaosReport:
             f"faults injected: {sum(self.faults.values())} ({faults})",
             f"delivered {self.delivered} one-shot, {self.periodic_delivered} periodic occurrences; "
             f"duplicates {self.duplicates}; retried deliveries {self.retried}; dead-lettered {self.dead_lettered}",
-            f"cancelled {self.cancelled}; periodic occurrences stopped by DELETE {self.periodic_stopped_by_delete}",
+            f"cancelled {self.cancelled}; periodic occurrences passed over after an outage (counted in "
+            f"skippedCount) {self.periodic_skipped}, stopped by DELETE {self.periodic_stopped_by_delete}",
             f"creates retried by the client {self.create_retries}; given up after 5xx {self.gave_up_creates} "
             f"(no trace {self.gave_up_no_trace}, honoured {self.gave_up_honoured})",
             f"stream ranges recovered {self.stream_recoveries}",
@@ -79,7 +81,7 @@ def dead_lettered(engine: "Engine") -> dict[str, list[dict]]:
                 {"reason": attributes.get("reason", {}).get("StringValue"), "body": body})
 
 
-def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "_Calls", recorder: Recorder,
+def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "ClientCalls", recorder: Recorder,
                     api: ApiClient, parked: dict) -> None:
     by_id = recorder.by_id()
     for timer in timers:
@@ -132,7 +134,7 @@ def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, delive
 
 
 def check_periodic(report: ChaosReport, periodic: list["PlannedPeriodic"], first_due: dict, deleted_ms: dict,
-                   watched_until_ms: int, recorder: Recorder, parked: dict) -> None:
+                   watched_until_ms: int, skipped: dict, recorder: Recorder, parked: dict) -> None:
     by_id = recorder.by_id()
     for planned in periodic:
         pid, every_ms = planned.periodic_id, planned.every * 1000
@@ -159,9 +161,13 @@ def check_periodic(report: ChaosReport, periodic: list["PlannedPeriodic"], first
         expected = range(first_due[pid], end_ms, every_ms)
         missing = [due for due in expected if due not in dues]
         parked_dues = {parse_due_ms(m["body"]["dueAt"]) for m in parked.get(pid, []) if "dueAt" in m["body"]}
+        passed_over = skipped.get(pid, 0)  # the runtime's own count of occurrences it passed over, late
         for due in missing:
             if due in parked_dues:
                 report.dead_lettered += 1
+            elif passed_over:
+                passed_over -= 1
+                report.periodic_skipped += 1
             elif not planned.kept:
                 report.periodic_stopped_by_delete += 1
             else:

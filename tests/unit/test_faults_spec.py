@@ -1,0 +1,97 @@
+"""The ``--faults`` spec and the chaos checks, on their own: each check can fail."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from cdk_delayed_scheduler.local.chaos import ClientCalls, Planned, PlannedPeriodic
+from cdk_delayed_scheduler.local.chaos_checks import ChaosReport, check_one_shots, check_periodic
+from cdk_delayed_scheduler.local.cli import main
+from cdk_delayed_scheduler.local.client import Delivery, Recorder
+from cdk_delayed_scheduler.local.faults import FAULT_KINDS, FaultSpecError, parse_spec
+
+
+def test_all_sets_every_kind_and_later_parts_override():
+    rates = parse_spec("all=0.1, crash=0")
+    assert set(rates) == set(FAULT_KINDS) and rates["crash"] == 0 and rates["ddb-throttle"] == 0.1
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    ("", "at least one"), ("crash", "kind=rate"), ("nope=0.1", "unknown fault kind 'nope'"),
+    ("crash=x", "must be a number"), ("crash=1.5", "from 0 to 1"),
+])
+def test_a_bad_spec_is_refused_naming_the_part_and_the_rule(spec, words):
+    with pytest.raises(FaultSpecError, match=words):
+        parse_spec(spec)
+
+
+@pytest.mark.parametrize("command", ["local", "chaos"])
+def test_the_cli_refuses_a_bad_spec_before_starting_anything(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--faults", "ddb-throttle=2"])
+    assert exit_.value.code == 2 and "--faults: the rate of 'ddb-throttle' must be from 0 to 1" in capsys.readouterr().err
+
+
+class _Api:
+    """GET answers for the checks: id -> (status, body)."""
+
+    def __init__(self, answers: dict) -> None:
+        self.answers = answers
+
+    def get(self, schedule_id: str) -> tuple[int, dict]:
+        return self.answers.get(schedule_id, (404, {}))
+
+
+def _envelope(schedule_id: str, due_ms: int, key: str = "k", attempt: int = 1) -> dict:
+    due = datetime.fromtimestamp(due_ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return {"id": schedule_id, "dueAt": due, "dedupeKey": key, "attempt": attempt}
+
+
+def _checked(deliveries: list, creates: dict, cancels: dict | None = None, answers: dict | None = None,
+             parked: dict | None = None) -> ChaosReport:
+    recorder = Recorder([Delivery(envelope, received) for envelope, received in deliveries])
+    calls = ClientCalls(creates=creates, cancels=cancels or {}, due_ms={i: 1_000_000 for i in creates})
+    report = ChaosReport(timers=len(creates), periodic=0, seconds=0, faults={}, fault_stages={})
+    timers = [Planned(i, "short", 1, False) for i in creates]
+    check_one_shots(report, timers, calls, recorder, _Api(answers or {}), parked or {})
+    return report
+
+
+def test_checks_pass_a_clean_delivery():
+    report = _checked([(_envelope("a", 1_000_000), 1_000_010)], {"a": [201]})
+    assert report.ok and report.delivered == 1
+
+
+@pytest.mark.parametrize(("deliveries", "creates", "cancels", "words"), [
+    ([(_envelope("a", 1_000_000), 999_999)], {"a": [201]}, {}, "early"),
+    ([(_envelope("a", 1_000_000, "k1"), 1_000_001), (_envelope("a", 1_000_000, "k2"), 1_000_002)],
+     {"a": [201]}, {}, "several dedupeKeys"),
+    ([(_envelope("a", 1_000_000), 1_000_001)], {"a": [201]}, {"a": [200]}, "although its cancel"),
+    ([], {"a": [201]}, {}, "lost"),
+    ([], {"a": [503]}, {}, "neither gone nor delivered"),
+])
+def test_checks_flag_each_broken_promise(deliveries, creates, cancels, words):
+    answers = {"a": (200, {"status": "SCHEDULED"})}
+    report = _checked(deliveries, creates, cancels, answers)
+    assert not report.ok and any(words in v for v in report.violations), report.violations
+
+
+def test_a_failed_timer_counts_only_with_its_payload_reason_and_dead_letter():
+    failed = {"a": (200, {"status": "FAILED", "lastError": "target failed", "payload": {}})}
+    assert _checked([], {"a": [201]}, answers=failed, parked={"a": [{"reason": "x"}]}).ok
+    assert not _checked([], {"a": [201]}, answers=failed, parked={}).ok
+
+
+def test_periodic_checks_flag_off_grid_early_after_delete_and_missing():
+    recorder = Recorder([Delivery(_envelope("p", 1_000_000), 1_000_001),
+                         Delivery(_envelope("p", 1_001_500), 1_001_400),  # off grid, and early
+                         Delivery(_envelope("p", 1_004_000), 1_009_000)])  # after the DELETE
+    report = ChaosReport(timers=0, periodic=1, seconds=0, faults={}, fault_stages={})
+    check_periodic(report, [PlannedPeriodic("p", 1, kept=True)], {"p": 1_000_000}, {"p": 1_008_000}, 1_005_000,
+                   {"p": 1}, recorder, {})
+    words = " ".join(report.violations)
+    assert "off its grid" in words and "early" in words and "after its DELETE" in words
+    # 1_001_000, 1_002_000 and 1_003_000 never delivered: one passed over (skippedCount 1), two lost
+    assert report.periodic_skipped == 1 and report.lost == 2
