@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(local)
     local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
+    local.add_argument("--visibility-timeout", type=_positive_int, metavar="SECONDS",
+                       help="the delayer queue's visibility timeout: a delivery under way when the engine dies is "
+                            "received again after it; the dispatcher's timeout is a sixth of it (default 30)")
     local.add_argument("--verbose", "-v", action="store_true", help="log the runtime's events to stderr")
 
     recover = commands.add_parser(
@@ -165,6 +168,7 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
         port=args.port, target=target, delay_window=args.delay_window, sweep_interval=args.sweep_interval,
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
         listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
+        **({"visibility_timeout": args.visibility_timeout} if args.visibility_timeout else {}),
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
