@@ -1,6 +1,8 @@
 """Findings of the OpenAPI work, each through the api handler on in-process moto.
 
 - an id with a trailing newline was accepted (Python's ``$`` matches before one): now 400;
+- the ids ``.`` and ``..`` were accepted, though no HTTP client can name them in a URL (it removes them as
+  dot segments): a create refuses them now, a read or cancel still takes them;
 - a digit that is not an ASCII digit (``²``, ``٣``) in a page ``limit`` or a cron field was a 500
   (``str.isdigit`` takes it, ``int`` refuses it) or was read as a number: now 400 naming the field.
 """
@@ -41,3 +43,17 @@ def test_a_cron_number_in_other_digits_is_400(aws, cron):
     status, body = invoke("PUT", "/periodic/report", {"cron": cron, "payload": 1})
     assert (status, body["field"]) == (400, "cron"), body
     assert invoke("GET", "/periodic/report")[0] == 404
+
+
+@pytest.mark.parametrize("schedule_id", [".", ".."])
+def test_a_dot_segment_id_is_refused_on_create(aws, schedule_id):
+    status, body = call_api("POST", "/schedules", {"id": schedule_id, "delaySeconds": 5, "payload": 1})
+    assert (status, body["field"]) == (400, "id") and "dot segments" in body["message"], body
+    status, body = call_api("POST", "/schedule-batches", {"schedules": [{"id": schedule_id, "delaySeconds": 5,
+                                                                         "payload": 1}]})
+    assert status == 200 and body["results"][0]["status"] == 400, body
+    assert body["results"][0]["body"]["field"] == "schedules[0].id"
+    status, body = invoke("PUT", f"/periodic/{schedule_id}", {"every": 60, "payload": 1})
+    assert (status, body["field"]) == (400, "id"), body
+    assert invoke("GET", f"/schedules/{schedule_id}")[0] == 404  # a read still takes it
+    assert invoke("DELETE", f"/periodic/{schedule_id}")[0] == 404

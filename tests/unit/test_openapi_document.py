@@ -19,16 +19,16 @@ from scheduler_runtime.core import listing, periodic, validation
 from scheduler_runtime.core.openapi import document, document_json
 from scheduler_runtime.core.timeparse import InvalidInstant, format_rfc3339_ms, parse_rfc3339
 
-# The ECMA-262 regular expressions JSON Schema specifies (as Schemathesis reads them): Python's jsonschema
-# package uses re.search, whose $ also matches before a trailing newline.
-jsonschema_rs = pytest.importorskip("jsonschema_rs")  # Python 3.11+, with schemathesis
 REPO = Path(__file__).resolve().parents[2]
 DOC = document()
 TARGETS, DEFAULT = ["default"], "default"
 
 
 def _valid(schema: dict, value: object) -> bool:
-    """Whether ``value`` meets ``schema`` (a piece of the document, its $refs resolved in it)."""
+    """Whether ``value`` meets ``schema`` (a piece of the document, its $refs resolved in it), read with the
+    ECMA-262 regular expressions JSON Schema specifies, as Schemathesis does (Python's jsonschema package
+    uses re.search, whose $ also matches before a trailing newline)."""
+    jsonschema_rs = pytest.importorskip("jsonschema_rs")  # Python 3.11+, installed with schemathesis
     return jsonschema_rs.validator_for({**schema, "components": DOC["components"]}).is_valid(value)
 
 
@@ -65,10 +65,13 @@ def test_committed_copy_is_current():
     assert json.loads(committed) == DOC
 
 
-@pytest.mark.parametrize("value", ["a", "x" * 128, "order-42", "A.b_c:d-9", "", "x" * 129, "has space", "abc\n",
-                                   "\nabc", "é", "a/b", "a\x00b"])
-def test_id_pattern_is_the_validators(value):
-    assert _valid(_parameter("get", "/schedules/{id}", "id"), value) == _accepts(validation.validate_schedule_id, value)
+@pytest.mark.parametrize("value", ["a", "x" * 128, "order-42", "A.b_c:d-9", "...", ".a", "", "x" * 129, "has space",
+                                   "abc\n", "\nabc", "é", "a/b", "a\x00b", ".", ".."])
+def test_id_rules_are_the_validators(value):
+    accepted = _accepts(validation.validate_new_id, value)
+    assert _valid(DOC["components"]["schemas"]["CreateSchedule"]["properties"]["id"], value) == accepted
+    for method, path in [("get", "/schedules/{id}"), ("delete", "/periodic/{id}"), ("put", "/periodic/{id}")]:
+        assert _valid(_parameter(method, path, "id"), value) == accepted
 
 
 @pytest.mark.parametrize("value", [

@@ -89,6 +89,12 @@ def _id(what: str = "The schedule's id") -> Schema:
     return {"type": "string", "pattern": ID_PATTERN.pattern, "description": f"{what}: 1-128 of A-Za-z0-9._:-."}
 
 
+def _addressable_id(what: str) -> Schema:
+    """An id a request names: not ``.`` or ``..``, which no URL path carries (and which a create refuses)."""
+    return {**_id(what), "not": {"enum": list(validation.DOT_SEGMENTS)},
+            "description": f"{what}: 1-128 of A-Za-z0-9._:-, other than . and .. (which no URL path carries)."}
+
+
 def _instant_in(what: str) -> Schema:
     return {"description": f"{what}: an RFC 3339 timestamp with an offset, or epoch seconds (a fraction finer "
                            "than a millisecond rounds up, never down).",
@@ -152,8 +158,9 @@ def _page(item: str) -> Schema:
 # --- components -------------------------------------------------------------------------------------
 def _schemas() -> dict[str, Schema]:
     create_fields = {
-        "id": {**_id(), "description": "An idempotency key: the same id and body again is answered 200 "
-                                        "(a replay), another body 409. Default: a fresh UUID."},
+        "id": {**_addressable_id("The schedule's id"),
+               "description": "An idempotency key: the same id and body again is answered 200 (a replay), another "
+                              "body 409; 1-128 of A-Za-z0-9._:-, other than . and .. . Default: a fresh UUID."},
         "dueAt": _instant_in("When to deliver"),
         "delaySeconds": {"type": "number", "minimum": 0, "description": "Deliver this many seconds from now."},
         "payload": _PAYLOAD, "target": _TARGET_IN,
@@ -215,7 +222,7 @@ def _schemas() -> dict[str, Schema]:
 
 # --- operations -------------------------------------------------------------------------------------
 def _id_parameter(what: str, example: str) -> dict:
-    return {"name": "id", "in": "path", "required": True, "schema": _id(what), "example": example}
+    return {"name": "id", "in": "path", "required": True, "schema": _addressable_id(what), "example": example}
 
 
 def _query(name: str, schema: Schema, description: str) -> dict:

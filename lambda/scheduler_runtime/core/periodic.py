@@ -27,7 +27,7 @@ from typing import Iterable
 from . import cron as cron_module
 from .contract import PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS
 from .timeparse import InvalidInstant, exact_decimal, parse_instant
-from .validation import ApiError, canonical_json, validate_payload, validate_target
+from .validation import ApiError, canonical_json, validate_new_id, validate_payload, validate_target
 
 ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone")
 ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
@@ -113,6 +113,7 @@ class PeriodicRequest:
 
 def validate_periodic(periodic_id: str, body: dict, targets: Iterable[str], default_target: str) -> PeriodicRequest:
     """Validate a PUT body; raise :class:`ApiError` naming the field and the rule on the first one broken."""
+    validate_new_id(periodic_id)
     unknown = sorted(set(body) - set(ALLOWED_FIELDS))
     if unknown:
         raise ApiError(400, f"unknown field '{unknown[0]}'; allowed fields are {', '.join(ALLOWED_FIELDS)}", unknown[0])

@@ -17,6 +17,10 @@ from .contract import ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES
 from .timeparse import MAX_EPOCH_MS, InvalidInstant, JsonNumber, ceil_milliseconds, exact_decimal, parse_instant
 
 ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target")
+DOT_SEGMENTS = (".", "..")
+"""Ids the id pattern allows but no URL path can carry: HTTP clients remove them as dot segments (RFC 3986),
+so ``GET /schedules/..`` is sent as ``GET /``. A create refuses them; a read or cancel still takes them
+(a direct invoke can name one created before this rule)."""
 # MAX_BATCH_SIZE (contract.json): ten 256 KiB payloads fit Lambda's 6 MB invocation limit even
 # after API Gateway escapes the body into its event; the construct's request model allows the same.
 
@@ -80,6 +84,14 @@ def validate_schedule_id(value: Any, field: str = "id") -> str:
     return value
 
 
+def validate_new_id(value: Any, field: str = "id") -> str:
+    """The id of a schedule or periodic timer being created: :func:`validate_schedule_id`, and not a dot segment."""
+    new_id = validate_schedule_id(value, field)
+    if new_id in DOT_SEGMENTS:
+        raise ApiError(400, f"{field} may not be '.' or '..': a URL path cannot carry them (dot segments)", field)
+    return new_id
+
+
 def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_target: str) -> CreateRequest:
     """Validate a create body against the API contract; raise :class:`ApiError` on the first rule broken."""
     unknown = sorted(set(body) - set(ALLOWED_FIELDS))
@@ -87,7 +99,7 @@ def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_tar
         raise ApiError(400, f"unknown field '{unknown[0]}'; allowed fields are {', '.join(ALLOWED_FIELDS)}", unknown[0])
 
     id_generated = "id" not in body
-    schedule_id = str(uuid.uuid4()) if id_generated else validate_schedule_id(body["id"])
+    schedule_id = str(uuid.uuid4()) if id_generated else validate_new_id(body["id"])
 
     has_due, has_delay = "dueAt" in body, "delaySeconds" in body
     if has_due == has_delay:
