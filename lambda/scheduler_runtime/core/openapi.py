@@ -260,7 +260,7 @@ def _answer(description: str, schema: str) -> dict:
 _ERRORS = {400: "A rule is broken: the message names it, and the field.",
            404: "Not found.",
            409: "Conflict.",
-           413: "Too large: a payload over 256 KiB serialized, or a body over API Gateway's 10 MB.",
+           413: f"Too large: a payload over {MAX_PAYLOAD_BYTES} bytes serialized, or a body over API Gateway's 10 MB.",
            500: "A service fault: nothing was changed that a retry would not repeat safely; retry."}
 _GATEWAY = {403: "Not signed with SigV4 for execute-api, or not allowed by IAM (API Gateway).",
             429: "Throttled by the stage's limits (API Gateway)."}
