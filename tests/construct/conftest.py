@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from construct_helpers import load_example_app
+from construct_helpers import SECURITY_VARIANTS, load_example_app, nag_clean_callback, nag_violations, resource_names
 
 @pytest.fixture(scope="session")
 def example_assembly(tmp_path_factory):
@@ -15,3 +17,62 @@ def example_assembly(tmp_path_factory):
     app_module.build_app(str(outdir)).synth()
     template = json.loads((outdir / f"{app_module.STACK_NAME}.template.json").read_text())
     return outdir, app_module.STACK_NAME, template
+
+
+@dataclass
+class SecurityStack:
+    variant: dict
+    template: dict
+    names: dict  # logical id -> construct path below the scheduler ("Table", "ApiFunctionRole", ...)
+    types: dict  # logical id -> CloudFormation type
+    path: Path
+
+
+@dataclass
+class SecurityAssembly:
+    stacks: dict  # stack name -> SecurityStack
+    violations: list  # cdk-nag's findings: (rule, severity, construct path)
+
+    @property
+    def template_paths(self) -> list[Path]:
+        return [s.path for s in self.stacks.values()]
+
+
+@pytest.fixture(scope="session")
+def security_assembly(tmp_path_factory) -> SecurityAssembly:
+    """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
+    rotation where ``key``, ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to
+    ``Reader``), synthesized once with cdk-nag's AwsSolutions as a validation plugin."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_kms as kms
+    from cdk_nag import AwsSolutionsChecks
+
+    from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
+
+    outdir = tmp_path_factory.mktemp("security-cdk-out")
+    app = cdk.App(outdir=str(outdir))
+    stacks = {}
+    for name, variant in SECURITY_VARIANTS.items():
+        env = cdk.Environment(account="123456789012", region="eu-west-1") if variant["env"] else None
+        stack = cdk.Stack(app, name, env=env)
+        key = kms.Key(stack, "Key", enable_key_rotation=True) if variant["key"] else None
+        api = {"HTTP": SchedulerApi.http, "REST": SchedulerApi.rest, "NONE": SchedulerApi.none}[variant["api"]]()
+        scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(nag_clean_callback(stack)), api=api,
+                                     encryption_key=key, listing=variant["listing"])
+        scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
+        if scheduler.api is not None:
+            scheduler.grant_read(iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal()))
+        stacks[name] = stack
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    try:
+        app.synth()
+    except Exception:  # noqa: BLE001 - a validation failure: its findings are read from the report below
+        pass
+    built = {}
+    for name, stack in stacks.items():
+        path = outdir / f"{name}.template.json"
+        template = json.loads(path.read_text())
+        built[name] = SecurityStack(SECURITY_VARIANTS[name], template, resource_names(stack, "Timers"),
+                                    {k: v["Type"] for k, v in template["Resources"].items()}, path)
+    return SecurityAssembly(built, nag_violations(outdir))

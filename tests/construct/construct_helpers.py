@@ -80,3 +80,144 @@ def uv_venv(name: str, requirements: list[str]) -> Path:
                        check=True, env=uv_env())
 
     return cached_dir(name, f"{sys.version}|{sorted(requirements)}", build)
+
+
+# --- security gates: grants, cdk-nag 3's report, cfn-lint -------------------------------------
+#: The security gates' configurations: each API kind, a customer managed key or none, an explicit
+#: environment or none, listing on or off.
+SECURITY_VARIANTS = {
+    "Http": dict(api="HTTP", key=False, env=False, listing=False),
+    "Rest": dict(api="REST", key=False, env=False, listing=False),
+    "NoApi": dict(api="NONE", key=False, env=False, listing=False),
+    "HttpKey": dict(api="HTTP", key=True, env=False, listing=False),
+    "RestKey": dict(api="REST", key=True, env=False, listing=True),
+    "HttpKeyEnv": dict(api="HTTP", key=True, env=True, listing=True),
+    "RestKeyEnv": dict(api="REST", key=True, env=True, listing=False),
+}
+
+
+def resource_names(stack, within: str) -> dict[str, str]:
+    """{logical id: construct path below ``stack``} of each CloudFormation resource, without the
+    trailing ``/Resource`` and the leading ``within/`` (the scheduler's id): ``Table``, ``ApiFunctionRole``,
+    ``Api/DeploymentStage.v1``, and the test's own ``Client``, ``Key``..."""
+    import aws_cdk as cdk
+
+    names = {}
+    for node in stack.node.find_all():
+        if cdk.CfnResource.is_cfn_resource(node):
+            path = node.node.path.removeprefix(f"{stack.node.path}/").removesuffix("/Resource")
+            names[stack.get_logical_id(node)] = path.removeprefix(f"{within}/")
+    return names
+
+
+def render(value, names: dict[str, str], types: dict[str, str]) -> str:
+    """A template value as readable text: ``{"Ref": pseudo}`` as ``${AWS::Region}``, ``{"Ref": X}`` as
+    ``<X>``, ``{"Fn::GetAtt": [X, A]}`` as ``<X.A>`` (by construct path), ``Fn::Join`` joined; a log
+    group's ``Arn``, which CloudFormation returns as ``arn:...:log-group:<name>:*``, as ``log-group:<X>:*``."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        ref = value["Ref"]
+        return f"${{{ref}}}" if ref.startswith("AWS::") else f"<{names[ref]}>"
+    if "Fn::GetAtt" in value:
+        logical_id, attribute = value["Fn::GetAtt"]
+        if (types[logical_id], attribute) == ("AWS::Logs::LogGroup", "Arn"):
+            return f"log-group:<{names[logical_id]}>:*"
+        return f"<{names[logical_id]}.{attribute}>"
+    if "Fn::Join" in value:
+        delimiter, parts = value["Fn::Join"]
+        return delimiter.join(render(part, names, types) for part in parts)
+    raise ValueError(f"cannot render {value!r}")
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def grants(template: dict, names: dict[str, str]) -> dict[str, set[tuple[str, str]]]:
+    """{principal: {(action, resource)}}: every Allow the template grants. Identity policies are under
+    the role's name (a managed policy as ``("managed policy", arn)``); resource policies (Lambda
+    permissions, queue and key policies) under the principal, the resource followed by its
+    ``aws:SourceArn`` condition (`` if aws:SourceArn = ...``), a key policy's ``*`` as ``* of <Key>``."""
+    types = {k: v["Type"] for k, v in template["Resources"].items()}
+    out: dict[str, set[tuple[str, str]]] = {}
+
+    def text(value) -> str:
+        return render(value, names, types)
+
+    def allow(principal: str, statements: list[dict], owner: str = "") -> None:
+        for s in statements:
+            if s["Effect"] != "Allow":
+                continue
+            source = s.get("Condition", {}).get("ArnEquals", {}).get("aws:SourceArn")
+            suffix = f" if aws:SourceArn = {text(source)}" if source is not None else ""
+            for action in _listed(s["Action"]):
+                for resource in _listed(s["Resource"]):
+                    shown = f"* of <{owner}>" if owner and resource == "*" else text(resource)
+                    out.setdefault(principal or _principal(s["Principal"], text), set()).add((action, shown + suffix))
+
+    for logical_id, resource in template["Resources"].items():
+        props = resource.get("Properties", {})
+        if resource["Type"] == "AWS::IAM::Policy":
+            for role in props.get("Roles", []):
+                allow(names[role["Ref"]], props["PolicyDocument"]["Statement"])
+        elif resource["Type"] == "AWS::IAM::Role":
+            for arn in props.get("ManagedPolicyArns", []):
+                out.setdefault(names[logical_id], set()).add(("managed policy", text(arn)))
+            for policy in props.get("Policies", []):
+                allow(names[logical_id], policy["PolicyDocument"]["Statement"])
+        elif resource["Type"] == "AWS::Lambda::Permission":
+            out.setdefault(props["Principal"], set()).add(
+                (props["Action"], f"{text(props['FunctionName'])} if aws:SourceArn = {text(props['SourceArn'])}"))
+        elif resource["Type"] == "AWS::SQS::QueuePolicy":
+            allow("", props["PolicyDocument"]["Statement"])
+        elif resource["Type"] == "AWS::KMS::Key":
+            allow("", props["KeyPolicy"]["Statement"], owner=names[logical_id])
+    return out
+
+
+def _principal(principal: dict, text) -> str:
+    (kind, value), = principal.items()
+    return value if kind == "Service" else text(value)
+
+
+def nag_violations(outdir) -> list[tuple[str, str, str]]:
+    """(rule, severity, construct path) of each finding in the cloud assembly's ``validation-report.json``
+    (cdk-nag 3 run as a validation plugin); none when the report is absent (nothing found)."""
+    import json
+    from pathlib import Path
+
+    report = Path(outdir) / "validation-report.json"
+    if not report.exists():
+        return []
+    return [(v["ruleName"], v.get("severity"), c["constructPath"])
+            for plugin in json.loads(report.read_text()).get("pluginReports", [])
+            for v in plugin.get("violations", []) for c in v.get("violatingConstructs", [])]
+
+
+def cfn_lint(paths) -> list[dict]:
+    """cfn-lint's findings (JSON) over the templates at ``paths``, for two regions."""
+    import json
+
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("cfn-lint")), "--format", "json", "--regions", "us-east-1", "eu-west-1",
+         "--", *map(str, paths)], capture_output=True, text=True, check=False)
+    assert result.stdout.strip(), result.stderr
+    return json.loads(result.stdout)
+
+
+def nag_clean_callback(stack, id: str = "Callback"):
+    """A ``targets.LambdaInvoke`` function that cdk-nag (AwsSolutions) passes: the newest Python, its own
+    role writing to its own log group (no managed policy)."""
+    import aws_cdk as cdk
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_logs as logs
+
+    role = iam.Role(stack, f"{id}Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+    log_group = logs.LogGroup(stack, f"{id}Logs", retention=logs.RetentionDays.ONE_WEEK,
+                              removal_policy=cdk.RemovalPolicy.DESTROY)
+    role.add_to_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                                           resources=[log_group.log_group_arn]))
+    return lambda_.Function(stack, id, runtime=lambda_.Runtime.PYTHON_3_14, handler="index.handler", role=role,
+                            log_group=log_group, code=lambda_.Code.from_inline("def handler(event, context):\n    return None\n"))
