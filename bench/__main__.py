@@ -16,7 +16,7 @@ from pathlib import Path
 from . import common
 from .common import ROOT, log
 
-SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite")
+SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load")
 
 FULL = {
     "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
@@ -27,6 +27,7 @@ FULL = {
     "coldstart": {"repeats": 5},
     "synth": {"repeats": 3},
     "suite": {"repeats": 1},
+    "load": {"repeats": 2, "n": 10_000},
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -38,6 +39,7 @@ QUICK = {
     "coldstart": {"repeats": 3},
     "synth": None,
     "suite": None,
+    "load": {"repeats": 1, "n": 1000},
 }
 
 
