@@ -1,14 +1,17 @@
 """Periodic occurrences under the faults the chaos run found losing them (on in-process moto): an advance
-whose answer is lost, and a dispatcher that dies between the advance and the target call while the
-definition moves on before SQS hands the message back."""
+whose answer is lost; a dispatcher that dies between the advance and the target call while the
+definition moves on before SQS hands the message back; and an advance slower than the next
+occurrence's read, or failed after the next occurrence was armed."""
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 
-from .conftest import call_api, faulty
+from .conftest import call_api, faulty, service_error
 from .test_periodic_handlers import delivered, dispatch, occurrence, put
 
 
@@ -67,4 +70,44 @@ def test_a_first_receive_of_an_old_token_and_an_old_version_stay_strays(aws):
     assert dispatch({**first, "messageId": "copy"}, receive_count=1) == {"batchItemFailures": []}
     put("strays", {"every": 1, "payload": 2})  # replaced: a new version
     assert dispatch({**second}, receive_count=2) == {"batchItemFailures": []}
+    assert delivered(aws) == []
+
+
+def test_an_occurrence_read_before_its_predecessors_slow_advance_landed_waits_for_it(aws):
+    """The next occurrence is armed before the advance, so a late dispatcher whose advance is slow
+    (throttled, retried) can let that message be read before the advance lands. It used to be dropped
+    as a stray, which ended the chain for good."""
+    put("slow-advance", {"every": 1, "payload": 1})
+    first = occurrence(aws)
+
+    def slow(real, **kwargs):
+        time.sleep(0.3)  # within the start deadline
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=slow):
+        time.sleep(max(0.0, json.loads(first["body"])["dueMs"] / 1000 + 0.7 - time.time()))  # a late dispatcher
+        predecessor = threading.Thread(target=dispatch, args=(first,))
+        predecessor.start()
+        second = occurrence(aws)  # armed with no delay, read while the first one's advance is under way
+        assert dispatch(second) == {"batchItemFailures": []}
+        predecessor.join()
+    assert len(delivered(aws)) == 2
+    assert occurrence(aws, timeout=3)  # and the chain goes on: the third one is armed
+
+
+def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_then_dropped_once_re_armed(aws):
+    put("stalled", {"every": 1, "payload": 1})
+    first = occurrence(aws)
+    with faulty("dynamodb", update_item=lambda real, **kwargs: (_ for _ in ()).throw(
+            service_error("UpdateItem", "ProvisionedThroughputExceededException"))):
+        failed = dispatch(first)  # armed the next occurrence, then its advance failed: SQS hands it back later
+    assert failed == {"batchItemFailures": [{"itemIdentifier": first["messageId"]}]}
+    second = occurrence(aws)
+    assert dispatch(second) == {"batchItemFailures": []}
+    assert delivered(aws) == []
+    [put_back] = aws.wait_for_messages(aws.delayer_url, 3)  # the same occurrence, sent again for later
+    assert json.loads(put_back["body"]) == json.loads(second["body"])
+    assert dispatch(first, receive_count=2) == {"batchItemFailures": []}  # back: delivered, and re-armed
+    assert len(delivered(aws)) == 1
+    assert dispatch(put_back) == {"batchItemFailures": []}  # now a stray: the next one has a new token
     assert delivered(aws) == []

@@ -40,6 +40,10 @@ ARM_LEAD_MS = 250
 seconds and periods are whole seconds (or minutes), so the next message then surfaces about this
 long before its own due time: a dispatcher waits a quarter second for it, not up to a second. A
 slower arm only makes it surface a second earlier (a longer wait), never late."""
+PREDECESSOR_PENDING = "predecessor pending"
+"""The refusal of an occurrence whose predecessor's advance has not landed: put back, not dropped."""
+# Re-reads while waiting for a slow predecessor's advance, before putting the message back: 0.75 s in all.
+PREDECESSOR_WAIT_PAUSES = (0.05, 0.1, 0.2, 0.4)
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,11 @@ class Periodic:
             return self._start_attempt(ref, ref.attempt)
         wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
+        for pause in PREDECESSOR_WAIT_PAUSES:  # armed ahead of its predecessor's advance, which is slow
+            if definition is None or not self._predecessor_pending(ref, definition):
+                break
+            time.sleep(pause)
+            definition = self._definitions.get(ref.schedule_id)
         if definition is None:
             return Occurrence(None, refusal="missing")
         if definition.status not in (ACTIVE, ENDED):
@@ -144,6 +153,8 @@ class Periodic:
             if _redelivered_after_the_chain_moved_on(ref, definition, receive_count):
                 wait_until(ref.due_ms)
                 return self._start_attempt(ref, receive_count)
+            if self._predecessor_pending(ref, definition):
+                return Occurrence(None, refusal=PREDECESSOR_PENDING)
             return Occurrence(None, refusal="stray")
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
             return Occurrence(None, refusal=definition.status)
@@ -164,6 +175,21 @@ class Periodic:
                                            token=step.next_token))
             return Occurrence(None, refusal="superseded")
         return Occurrence(advanced, due, 1, step.now_ms)
+
+    def _predecessor_pending(self, ref: TimerRef, definition: Definition) -> bool:
+        """This occurrence was armed by its predecessor, whose advance has not landed (yet): the
+        definition, same version and ACTIVE, still waits for an earlier occurrence. The advance comes
+        after the arm, and a slow one (throttled, retried) can land after this message is read; or
+        the predecessor's dispatcher died in between, and its message, back after a visibility
+        timeout, will arm the next occurrence again. Dropping this message as a stray would end the
+        chain in the first case, so it is put back until the predecessor can no longer advance."""
+        if (ref.attempt or definition.token == ref.token or definition.version != ref.version
+                or definition.status != ACTIVE or definition.next_due_ms is None
+                or definition.next_due_ms >= ref.due_ms):
+            return False
+        config = self._config
+        horizon_ms = config.visibility_timeout_seconds * 1000 * config.max_receive_count
+        return clock_ms() < definition.next_due_ms + horizon_ms
 
     def _own_advance(self, periodic_id: str, step: Advance) -> Definition | None:
         """The definition, if it holds ``step`` already: the advance was applied and only its answer was
@@ -244,5 +270,5 @@ def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition,
             and definition.last_due_ms is not None and ref.due_ms <= definition.last_due_ms)
 
 
-__all__ = ["ACTIVE", "DELETED", "ENDED", "DefinitionStore", "Occurrence", "Periodic", "Put", "SETTLE_MS",
-           "START_DEADLINE_MS"]
+__all__ = ["ACTIVE", "DELETED", "ENDED", "PREDECESSOR_PENDING", "DefinitionStore", "Occurrence", "Periodic", "Put",
+           "SETTLE_MS", "START_DEADLINE_MS"]

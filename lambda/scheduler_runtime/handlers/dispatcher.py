@@ -164,6 +164,12 @@ def _dispatch_occurrence(ctx: Context, store: ScheduleStore, queue: DelayerQueue
     occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id, wait_until)
     definition = occurrence.definition
     if definition is None:
+        if occurrence.refusal == periodic_module.PREDECESSOR_PENDING:
+            # Again later, each time about twice as late as before (at most a minute): a few sends in all.
+            delay = min(60, max(1, (now_ms() - ref.due_ms) // 1000))
+            queue.send_one(ref, delay)
+            log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=occurrence.refusal)
+            return None
         return _not_delivered(queue, ref, DeliveryStart(None, occurrence.refusal))
     envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
                               definition.payload_json, definition.target)
