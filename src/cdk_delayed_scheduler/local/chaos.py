@@ -195,7 +195,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         skipped: dict[str, int] = {}
         deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if not p.kept}
         _wait_for_one_shots(recorder, timers, calls, engine)
-        watched_until = _wait_for_periodic(recorder, [p for p in periodic if p.kept], first_due)
+        watched_until = _wait_for_periodic(api, recorder, [p for p in periodic if p.kept], first_due)
         deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if p.kept})
         time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
         report = ChaosReport(timers=len(timers), periodic=len(periodic), seconds=round(time.time() - started, 1),
@@ -219,15 +219,21 @@ def _wait_for_one_shots(recorder: Recorder, timers: list[Planned], calls: Client
         time.sleep(0.25)
 
 
-def _wait_for_periodic(recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict) -> int:
-    """Until every occurrence of the kept definitions due by now - 3 s is delivered (retries included),
-    or the retry wait has passed; the instant (ms) up to which they were watched."""
+def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict) -> int:
+    """Until every occurrence of the kept definitions due by now - 3 s is delivered (retries included) or
+    passed over (counted in its ``skippedCount``), or the retry wait has passed; the instant (ms) up to
+    which they were watched."""
     watched_until = time.time_ns() // 1_000_000 - 3000
     deadline = time.time() + PERIODIC_RETRY_WAIT_SECONDS
-    while time.time() < deadline:
-        by_id = recorder.by_id()
-        if all(set(range(first_due[p.periodic_id], watched_until, p.every * 1000))
-               <= {parse_due_ms(d.envelope["dueAt"]) for d in by_id.get(p.periodic_id, [])} for p in kept):
-            break
+
+    def settled(planned: PlannedPeriodic) -> bool:
+        delivered = {parse_due_ms(d.envelope["dueAt"]) for d in recorder.by_id().get(planned.periodic_id, [])}
+        missing = set(range(first_due[planned.periodic_id], watched_until, planned.every * 1000)) - delivered
+        if not missing:
+            return True
+        status, answer = _call(api, "GET", f"/periodic/{planned.periodic_id}")
+        return status == 200 and len(missing) <= answer["skippedCount"]
+
+    while time.time() < deadline and not all(settled(p) for p in kept):
         time.sleep(0.5)
     return watched_until

@@ -18,10 +18,12 @@ the exact sequence. :class:`FaultInjector` counts what it injected, by kind and 
 from __future__ import annotations
 
 import collections
+import contextvars
 import json
 import random
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -41,6 +43,8 @@ FAULT_KINDS: dict[str, str] = {
 _WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem",
            "SendMessage", "SendMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "Invoke"}
 _SERVICES = {"DynamoDB_20120810": "dynamodb", "AmazonSQS": "sqs"}
+_FUNCTION: contextvars.ContextVar[str | None] = contextvars.ContextVar("faulted_function", default=None)
+"""The runtime function whose invocation is running (None: the engine itself, or the AWS service)."""
 
 
 class FaultSpecError(ValueError):
@@ -101,7 +105,6 @@ class FaultInjector:
     counts: collections.Counter = field(default_factory=collections.Counter)
     _rng: random.Random = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _local: threading.local = field(default_factory=threading.local)
     _restore: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
@@ -138,14 +141,13 @@ class FaultInjector:
         def invoke(*args: Any) -> Any:
             if throttle and self._roll("lambda-throttle", f"{name}:invocation"):
                 raise Throttled(f"Rate exceeded: {name} was throttled (injected)")
-            previous = getattr(self._local, "function", None)
-            self._local.function = name
+            running = _FUNCTION.set(name)
             try:
                 return handler(*args)
             except FunctionCrashed as exc:
                 raise RuntimeError(f"{name} crashed (injected): {exc}") from None
             finally:
-                self._local.function = previous
+                _FUNCTION.reset(running)
 
         return invoke
 
@@ -177,17 +179,31 @@ class FaultInjector:
 
     # --- the AWS layer ---------------------------------------------------------
     def install(self) -> None:
-        """Route every botocore request of this process through :meth:`_send`, until :meth:`uninstall`."""
+        """Route every botocore request of this process through :meth:`_send`, until :meth:`uninstall`.
+
+        The runtime's worker pools (a delivery per thread, parallel sends and writes) work for the
+        invocation that started them: a task submitted to a pool runs in a copy of the submitter's
+        context, so its requests count as that function's, as they would in its own Lambda process.
+        """
         from botocore.endpoint import Endpoint  # noqa: PLC0415
 
-        original = Endpoint._send
+        send, submit = Endpoint._send, ThreadPoolExecutor.submit
         injector = self
 
         def _send(endpoint: Any, request: Any) -> Any:
-            return injector._send(original, endpoint, request)
+            return injector._send(send, endpoint, request)
+
+        def _submit(pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+            return submit(pool, contextvars.copy_context().run, fn, *args, **kwargs)
 
         Endpoint._send = _send  # type: ignore[method-assign]
-        self._restore = lambda: setattr(Endpoint, "_send", original)
+        ThreadPoolExecutor.submit = _submit  # type: ignore[method-assign]
+
+        def restore() -> None:
+            Endpoint._send = send  # type: ignore[method-assign]
+            ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
+
+        self._restore = restore
 
     def uninstall(self) -> None:
         if self._restore is not None:
@@ -195,17 +211,7 @@ class FaultInjector:
             self._restore = None
 
     def _current_function(self) -> str | None:
-        name = getattr(self._local, "function", None)
-        if name is not None:
-            return name
-        # The runtime's own worker pools (a delivery per thread, parallel sends and writes) run for
-        # the invocation that started them; their names say which function that is.
-        thread = threading.current_thread().name
-        for prefix, function in (("delivery", "dispatcher"), ("create", "api"), ("list", "api"),
-                                 ("definitions", "api"), ("send", "api|enqueuer"), ("ThreadPoolExecutor", "sweeper")):
-            if thread.startswith(prefix):
-                return function
-        return None
+        return _FUNCTION.get()
 
     def _send(self, send: Callable[[Any, Any], Any], endpoint: Any, request: Any) -> Any:
         function = self._current_function()

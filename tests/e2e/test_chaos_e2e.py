@@ -1,0 +1,74 @@
+"""``cdk-delayed-scheduler chaos``, the smaller run that is part of the suite: one-shot, cancelled and
+periodic timers under every fault kind at once, run as a user runs it (the console script). The
+session starts it early (see ``tests/conftest.py``); run alone, this module starts it itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from cdk_delayed_scheduler.local.faults import FAULT_KINDS
+
+from ..conftest import CHAOS_REPORT_ENV, chaos_command
+from .conftest import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def run() -> tuple[int, dict, str]:
+    if CHAOS_REPORT_ENV in os.environ:
+        report = Path(os.environ[CHAOS_REPORT_ENV])
+    else:
+        report = Path(tempfile.mkdtemp(prefix="suite-chaos-")) / "report.txt"
+        subprocess.run(chaos_command(report), check=False, timeout=600)
+    wait_until(report.exists, 600, "the suite's chaos run did not end", interval=0.5)
+    text = report.read_text()
+    lines = text.splitlines()
+    start = lines.index("{")
+    end = len(lines) - 1 - lines[::-1].index("}")
+    return int(Path(f"{report}.rc").read_text()), json.loads("\n".join(lines[start:end + 1])), text
+
+
+def test_the_run_passes_and_loses_nothing(run):
+    code, report, text = run
+    assert report["lost"] == 0 and report["violations"] == [], text
+    assert code == 0 and report["ok"] and text.rstrip().endswith("OK: none lost")
+
+
+def test_every_fault_kind_was_injected(run):
+    _, report, _ = run
+    assert set(report["faults"]) == set(FAULT_KINDS)
+    assert all(count > 0 for count in report["faults"].values()), report["faults"]
+
+
+def test_faults_reached_every_function_and_the_batch_sends(run):
+    _, report, _ = run
+    stages = report["fault_stages"]
+    for function in ("api", "sweeper", "enqueuer", "dispatcher", "target"):
+        assert any(f" @ {function}:" in stage for stage in stages), (function, stages)
+    assert any(s.startswith("crash @ dispatcher:") for s in stages)
+    for kind in ("batch-fail", "batch-partial"):
+        assert any(s.startswith(f"{kind} @ ") and s.endswith("sqs.SendMessageBatch") for s in stages), (kind, stages)
+    assert any(s.startswith("ddb-throttle @ sweeper:dynamodb.Query") for s in stages), stages
+
+
+def test_every_timer_is_accounted_for(run):
+    _, report, _ = run
+    # Every one-shot timer: delivered, cancelled, dead-lettered with its reason, or a create given up on
+    # that left no trace.
+    assert (report["delivered"] + report["cancelled"] + report["dead_lettered"] + report["gave_up_no_trace"]
+            >= report["timers"])
+    assert report["delivered"] > report["timers"] * 0.6 and report["cancelled"] > 0
+    assert report["periodic_delivered"] > 10
+
+
+def test_faults_were_survived_by_retries(run):
+    _, report, _ = run
+    assert report["retried"] > 0, "a failed delivery attempt is retried"
+    assert report["create_retries"] > 0, "throttled creates (429/5xx) are retried by the client with the same id"
