@@ -21,7 +21,8 @@ os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
 # Rates raised for the rarer opportunities (batch sends, dispatcher requests, target calls), so that each
 # kind is expected at least about eight times in a run this small.
-SUITE_FAULTS = "all=0.03,batch-fail=0.25,batch-partial=0.25,crash=0.012,target-error=0.05,target-timeout=0.04"
+SUITE_FAULTS = ("all=0.03,batch-fail=0.25,batch-partial=0.25,crash=0.012,lambda-throttle=0.08,target-error=0.05,"
+                "target-timeout=0.04")
 SUITE_CHAOS_ARGS = ["--timers", "150", "--span", "6", "--faults", SUITE_FAULTS, "--seed", "3", "--json"]
 CHAOS_REPORT_ENV = "CDK_DELAYED_SCHEDULER_SUITE_CHAOS_REPORT"
 CHAOS_MODULE = Path(__file__).parent / "e2e" / "test_chaos_e2e.py"

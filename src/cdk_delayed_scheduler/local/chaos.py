@@ -44,9 +44,10 @@ PERIODIC_RETRY_WAIT_SECONDS = 100
 @dataclass(frozen=True)
 class Planned:
     schedule_id: str
-    kind: str  # short | long | overdue | cancel
+    kind: str  # short | long | overdue | cancel | poison (its target always refuses it)
     offset_seconds: float
     batched: bool
+    patient: bool = True  # its client retries a create that got a 429, a 5xx or no answer
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,11 @@ class PlannedPeriodic:
 def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Planned], list[PlannedPeriodic]]:
     """``count`` one-shot timers due within ``span_seconds``, and a few periodic ones."""
     shares = [("short", 0.45, (0.5, WINDOW_SECONDS - 0.5)), ("long", 0.35, (WINDOW_SECONDS + 1, span_seconds)),
-              ("overdue", 0.05, (-30, -1)), ("cancel", 0.15, (2, span_seconds))]
-    timers = [Planned(f"chaos-{kind}-{n}", kind, rng.uniform(low, high), rng.random() < 0.5)
-              for kind, share, (low, high) in shares for n in range(max(1, round(count * share)))]
+              ("overdue", 0.04, (-30, -1)), ("cancel", 0.14, (2, span_seconds)),
+              ("poison", 0.02, (0.5, WINDOW_SECONDS - 0.5))]
+    timers = [Planned(f"chaos-{kind}-{n}", kind, rng.uniform(low, high), batched, patient=batched or rng.random() > 0.1)
+              for kind, share, (low, high) in shares for n in range(max(1, round(count * share)))
+              for batched in [rng.random() < 0.5]]
     periodic = [PlannedPeriodic(f"chaos-every-{n}", 1 + n % 3, kept=n % 2 == 0) for n in range(max(4, count // 250))]
     return timers, periodic
 
@@ -99,7 +102,7 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> No
         now = time.time()  # due times count from the first attempt, however long the others took
         for timer in group:
             calls.due_ms[timer.schedule_id] = int((now + timer.offset_seconds) * 1000)
-        for attempt in range(RETRIES):
+        for attempt in range(RETRIES if group[0].patient else 1):
             open_ = [t for t in group if _retryable((calls.creates.get(t.schedule_id) or [None])[-1])
                      or not calls.creates.get(t.schedule_id)]
             if not open_:
@@ -177,7 +180,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     rng = random.Random(seed)
     timers, periodic = plan(count, rng, span_seconds)
     recorder = Recorder()
-    options = EngineOptions(target=recorder, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
+    options = EngineOptions(target=_refusing_poison(recorder), delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
                             visibility_timeout=VISIBILITY_SECONDS, faults=faults, seed=seed)
     calls = ClientCalls()
     started = time.time()
@@ -194,7 +197,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         canceller.join()
         skipped: dict[str, int] = {}
         deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if not p.kept}
-        _wait_for_one_shots(recorder, timers, calls, engine)
+        _wait_for_one_shots(api, recorder, timers, calls, engine)
         watched_until = _wait_for_periodic(api, recorder, [p for p in periodic if p.kept], first_due)
         deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if p.kept})
         time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
@@ -208,15 +211,30 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     return report
 
 
-def _wait_for_one_shots(recorder: Recorder, timers: list[Planned], calls: ClientCalls, engine: Engine) -> None:
-    """Until every timer due is delivered or given up on, or the retries' horizon has passed."""
-    wanted = {t.schedule_id for t in timers if t.kind != "cancel"}
+def _refusing_poison(recorder: Recorder) -> Callable[[dict], None]:
+    """The target: records each delivery, but always refuses a ``poison`` timer (so it is dead-lettered)."""
+
+    def deliver(envelope: dict) -> None:
+        if isinstance(envelope["payload"], dict) and envelope["payload"].get("kind") == "poison":
+            raise RuntimeError("the target refuses poison timers")
+        recorder(envelope)
+
+    return deliver
+
+
+def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned], calls: ClientCalls,
+                        engine: Engine) -> None:
+    """Until every timer due is delivered, and every poison one FAILED, or the retries' horizon has passed."""
+    wanted = {t.schedule_id for t in timers if t.kind not in ("cancel", "poison")}
+    poison = {t.schedule_id for t in timers if t.kind == "poison"}
     last_due = max(calls.due_ms.values()) / 1000
     horizon = last_due + VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
     while time.time() < horizon:
         if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
-            return
-        time.sleep(0.25)
+            poison = {i for i in poison if _call(api, "GET", f"/schedules/{i}")[1].get("status") not in ("FAILED", None)}
+            if not poison:
+                return
+        time.sleep(0.5)
 
 
 def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict) -> int:

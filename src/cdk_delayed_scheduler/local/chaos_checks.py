@@ -51,8 +51,8 @@ class ChaosReport:
             f"duplicates {self.duplicates}; retried deliveries {self.retried}; dead-lettered {self.dead_lettered}",
             f"cancelled {self.cancelled}; periodic occurrences passed over after an outage (counted in "
             f"skippedCount) {self.periodic_skipped}, stopped by DELETE {self.periodic_stopped_by_delete}",
-            f"creates retried by the client {self.create_retries}; given up after 5xx {self.gave_up_creates} "
-            f"(no trace {self.gave_up_no_trace}, honoured {self.gave_up_honoured})",
+            f"creates retried by the client {self.create_retries}; creates left with a 429, a 5xx or no answer "
+            f"{self.gave_up_creates} (no trace {self.gave_up_no_trace}, honoured {self.gave_up_honoured})",
             f"stream ranges recovered {self.stream_recoveries}",
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
