@@ -55,7 +55,7 @@ def _checked(deliveries: list, creates: dict, cancels: dict | None = None, answe
     calls = ClientCalls(creates=creates, cancels=cancels or {}, due_ms={i: 1_000_000 for i in creates})
     report = ChaosReport(timers=len(creates), periodic=0, seconds=0, faults={}, fault_stages={})
     timers = [Planned(i, "short", 1, False) for i in creates]
-    check_one_shots(report, timers, calls, recorder, _Api(answers or {}), parked or {})
+    check_one_shots(report, timers, calls, recorder, _Api(answers or {}).get, parked or {})
     return report
 
 

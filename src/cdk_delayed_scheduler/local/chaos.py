@@ -25,6 +25,7 @@ import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from urllib.parse import quote
 
 from .chaos_checks import ChaosReport, check_one_shots, check_periodic, dead_lettered
 from .client import ApiClient, Recorder, parse_due_ms
@@ -89,6 +90,16 @@ def _call(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int
 
 def _retryable(status: int | None) -> bool:
     return status is None or status == 429 or status >= 500
+
+
+def _read(api: ApiClient, path: str) -> tuple[int | None, dict]:
+    """``GET path`` as a client that retries a 429, a 5xx or no answer (the checks' reads are throttled too)."""
+    for attempt in range(RETRIES * 2):
+        status, answer = _call(api, "GET", path)
+        if not _retryable(status):
+            break
+        time.sleep(0.1 * (attempt + 1))
+    return status, answer
 
 
 def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> None:
@@ -160,12 +171,9 @@ def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> tuple[int, int | 
 def _delete_periodic(api: ApiClient, periodic_id: str, skipped: dict) -> int:
     """Read its ``skippedCount`` into ``skipped``, then DELETE it (each retried); when the DELETE's 200
     was answered, in ms."""
-    for attempt in range(RETRIES * 2):
-        status, answer = _call(api, "GET", f"/periodic/{periodic_id}")
-        if status == 200:
-            skipped[periodic_id] = answer["skippedCount"]
-            break
-        time.sleep(0.1 * (attempt + 1))
+    status, answer = _read(api, f"/periodic/{periodic_id}")
+    if status == 200:
+        skipped[periodic_id] = answer["skippedCount"]
     for attempt in range(RETRIES * 2):
         status, _ = _call(api, "DELETE", f"/periodic/{periodic_id}")
         if status == 200:
@@ -206,7 +214,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
                              fault_stages=engine.faults.by_stage() if engine.faults else {},
                              create_retries=calls.retried)
         parked = dead_lettered(engine)
-        check_one_shots(report, timers, calls, recorder, api, parked)
+        check_one_shots(report, timers, calls, recorder, lambda i: _read(api, f"/schedules/{quote(i, safe='')}"), parked)
         check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
     return report
 
@@ -231,7 +239,7 @@ def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned
     horizon = last_due + VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
     while time.time() < horizon:
         if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
-            poison = {i for i in poison if _call(api, "GET", f"/schedules/{i}")[1].get("status") not in ("FAILED", None)}
+            poison = {i for i in poison if _read(api, f"/schedules/{i}")[1].get("status", "FAILED") != "FAILED"}
             if not poison:
                 return
         time.sleep(0.5)
@@ -249,7 +257,7 @@ def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPer
         missing = set(range(first_due[planned.periodic_id], watched_until, planned.every * 1000)) - delivered
         if not missing:
             return True
-        status, answer = _call(api, "GET", f"/periodic/{planned.periodic_id}")
+        status, answer = _read(api, f"/periodic/{planned.periodic_id}")
         return status == 200 and len(missing) <= answer["skippedCount"]
 
     while time.time() < deadline and not all(settled(p) for p in kept):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from .client import ApiClient, Recorder, parse_due_ms
+from .client import Recorder, parse_due_ms
 
 if TYPE_CHECKING:  # pragma: no cover
     from .chaos import Planned, PlannedPeriodic, ClientCalls
@@ -82,7 +82,8 @@ def dead_lettered(engine: "Engine") -> dict[str, list[dict]]:
 
 
 def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "ClientCalls", recorder: Recorder,
-                    api: ApiClient, parked: dict) -> None:
+                    read: Callable[[str], tuple[int | None, dict]], parked: dict) -> None:
+    """``read(id)``: ``GET /schedules/{id}``'s status and body, as a client that retries a 429 or a 5xx sees it."""
     by_id = recorder.by_id()
     for timer in timers:
         deliveries = by_id.get(timer.schedule_id, [])
@@ -98,7 +99,7 @@ def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "Client
             if min(d.received_ms for d in deliveries) < due_ms:
                 report.violations.append(f"{timer.schedule_id}: delivered early")
         if answered is None:
-            _check_given_up(report, timer.schedule_id, creates, deliveries, api)
+            _check_given_up(report, timer.schedule_id, creates, deliveries, read)
             continue
         cancels = calls.cancels.get(timer.schedule_id, [])
         if 200 in cancels:
@@ -108,7 +109,7 @@ def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "Client
             continue
         if deliveries:
             continue
-        status, record = api.get(timer.schedule_id)
+        status, record = read(timer.schedule_id)
         if status == 200 and record.get("status") == "CANCELLED" and cancels:
             report.cancelled += 1  # a cancel whose 200 was lost, then retried
         elif (status == 200 and record.get("status") == "FAILED" and record.get("lastError")
@@ -120,10 +121,11 @@ def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "Client
                                      f"GET {status} {record.get('status')})")
 
 
-def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, deliveries: list, api: ApiClient) -> None:
+def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, deliveries: list,
+                    read: Callable[[str], tuple[int | None, dict]]) -> None:
     """A create whose last answer was a 5xx or none: no trace, or honoured (delivered)."""
     report.gave_up_creates += 1
-    status, _ = api.get(schedule_id)
+    status, _ = read(schedule_id)
     if deliveries:
         report.gave_up_honoured += 1
     elif status == 404:
