@@ -260,7 +260,7 @@ def killed_run(tmp_path_factory) -> tuple[ChaosReport, ClientCalls, list, Path]:
             timers = [t for c in clients for t in c.timers]
             report = ChaosReport(timers=len(timers), periodic=0, seconds=0, faults={}, fault_stages={},
                                  create_retries=calls.retried)
-            check_one_shots(report, timers, calls, recorder, engine.api(), parked={})
+            check_one_shots(report, timers, calls, recorder, engine.api().get, parked={})
         finally:
             engine.stop()
             server.shutdown()

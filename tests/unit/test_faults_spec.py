@@ -78,10 +78,13 @@ def test_checks_flag_each_broken_promise(deliveries, creates, cancels, words):
     assert not report.ok and any(words in v for v in report.violations), report.violations
 
 
-def test_a_failed_timer_counts_only_with_its_payload_reason_and_dead_letter():
-    failed = {"a": (200, {"status": "FAILED", "lastError": "target failed", "payload": {}})}
+@pytest.mark.parametrize("status", ["FAILED", "FIRED"])  # FIRED: SQS's redrive parked the bare message
+def test_a_failed_timer_counts_only_with_its_payload_reason_and_dead_letter(status):
+    failed = {"a": (200, {"status": status, "lastError": "target failed", "payload": {}})}
     assert _checked([], {"a": [201]}, answers=failed, parked={"a": [{"reason": "x"}]}).ok
     assert not _checked([], {"a": [201]}, answers=failed, parked={}).ok
+    no_reason = {"a": (200, {"status": status, "payload": {}})}
+    assert not _checked([], {"a": [201]}, answers=no_reason, parked={"a": [{"reason": "x"}]}).ok
 
 
 def test_periodic_checks_flag_off_grid_early_after_delete_and_missing():

@@ -112,8 +112,11 @@ def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "Client
         status, record = read(timer.schedule_id)
         if status == 200 and record.get("status") == "CANCELLED" and cancels:
             report.cancelled += 1  # a cancel whose 200 was lost, then retried
-        elif (status == 200 and record.get("status") == "FAILED" and record.get("lastError")
+        elif (status == 200 and record.get("status") in ("FAILED", "FIRED") and record.get("lastError")
               and "payload" in record and timer.schedule_id in parked):
+            # FAILED: the dispatcher parked it on its last receive. FIRED with a reason: its last receive
+            # ended without the dispatcher (a crash, a throttled invocation), and SQS's redrive parked
+            # the bare message; the record keeps the payload and why the receive before did not deliver.
             report.dead_lettered += 1
         else:
             report.lost += 1
@@ -162,7 +165,9 @@ def check_periodic(report: ChaosReport, periodic: list["PlannedPeriodic"], first
         end_ms = watched_until_ms if planned.kept else deleted_ms[pid] - 3000
         expected = range(first_due[pid], end_ms, every_ms)
         missing = [due for due in expected if due not in dues]
-        parked_dues = {parse_due_ms(m["body"]["dueAt"]) for m in parked.get(pid, []) if "dueAt" in m["body"]}
+        # An envelope the dispatcher parked has dueAt; a bare message SQS's redrive parked has dueMs.
+        parked_dues = {parse_due_ms(m["body"]["dueAt"]) if "dueAt" in m["body"] else m["body"].get("dueMs")
+                       for m in parked.get(pid, [])}
         passed_over = skipped.get(pid, 0)  # the runtime's own count of occurrences it passed over, late
         for due in missing:
             if due in parked_dues:
