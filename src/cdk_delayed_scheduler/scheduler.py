@@ -335,7 +335,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         :param target: e.g. ``targets.SqsSendMessage(queue)``. A ``targets.LambdaInvoke`` function's
             timeout must leave ``dispatcher_timeout`` 5 seconds to spare.
         """
-        if not isinstance(name, str) or not re.match(_CONTRACT["targetNamePattern"], name):
+        if not isinstance(name, str) or not re.fullmatch(_CONTRACT["targetNamePattern"], name):
             raise ValueError(f"target name: must be 1-64 characters of A-Za-z0-9._:-, got {name!r}")
         if name in self._targets:
             raise ValueError(f"target name: {name!r} is already registered")

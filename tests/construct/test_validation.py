@@ -100,6 +100,8 @@ def test_target_names_must_be_unique_and_valid(stack, target):
         scheduler.add_target("default", target)
     with pytest.raises(ValueError, match=r"target name: must be 1-64 characters of A-Za-z0-9._:-, got 'x/y'"):
         scheduler.add_target("x/y", target)
+    with pytest.raises(ValueError, match=r"target name: must be 1-64 characters of A-Za-z0-9._:-, got 'ok\\n'"):
+        scheduler.add_target("ok\n", target)  # re.match's "$" would let a trailing newline through
     with pytest.raises(ValueError, match=r"target 'q': must be a target from cdk_delayed_scheduler.targets"):
         scheduler.add_target("q", sqs.Queue(stack, "Raw"))
     scheduler.add_target("other.queue:1", target)
