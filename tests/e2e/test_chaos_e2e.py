@@ -74,3 +74,14 @@ def test_faults_were_survived_by_retries(run):
     # A throttled create (429) is retried by its client with the same id, or left (a client that does not retry).
     assert report["create_retries"] + report["gave_up_creates"] > 0
     assert report["dead_lettered"] > 0, "the timers the target always refuses end FAILED and in the DLQ"
+
+
+def test_an_engine_with_every_api_invocation_throttled_answers_429_as_api_gateway_does():
+    from cdk_delayed_scheduler.local import Engine, EngineOptions
+    from cdk_delayed_scheduler.local.client import ApiClient
+
+    with Engine(EngineOptions(faults="lambda-throttle=1", seed=1)) as engine:
+        api = ApiClient(engine.api_url)
+        assert api.create({"delaySeconds": 1, "payload": {}}) == (429, {"message": "Too Many Requests"})
+        assert api.get("any") == (429, {"message": "Too Many Requests"})
+        assert engine.faults is not None and engine.faults.by_stage()["lambda-throttle @ api:invocation"] == 2

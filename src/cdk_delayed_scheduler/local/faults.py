@@ -152,7 +152,7 @@ class FaultInjector:
         return invoke
 
     def api(self, handler: Callable[[dict, Any], dict]) -> Callable[[dict, Any], dict]:
-        """The api function behind API Gateway: a throttled invocation is answered 429."""
+        """The api function behind API Gateway: a throttled invocation is answered 429, with API Gateway's body."""
         run = self.function("api", handler)
 
         def serve(event: dict, context: Any = None) -> dict:
@@ -160,7 +160,7 @@ class FaultInjector:
                 return run(event, context)
             except Throttled:
                 return {"statusCode": 429, "headers": {"Content-Type": "application/json"},
-                        "body": json.dumps({"message": "Too Many Requests", "field": None})}
+                        "body": json.dumps({"message": "Too Many Requests"})}
 
         return serve
 
