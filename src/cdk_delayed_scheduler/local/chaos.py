@@ -7,12 +7,15 @@ cancel that got a 429, a 5xx or no answer, with the same id and body, as the typ
 Then it checks, and reports (exit 1 on any violation):
 
 - none lost: every timer is delivered, cancelled, or FAILED with its payload and reason and in
-  the dead-letter queue; every periodic occurrence due while its definition lived is delivered;
+  the dead-letter queue (FIRED with its reason where SQS's redrive parked the bare message); every
+  occurrence of a periodic timer kept to the end, due while it was watched, is delivered, parked,
+  or passed over by the missed-occurrence rule (within the definition's ``skippedCount``);
 - none early; no timer delivered after its cancel was answered 200; no periodic occurrence
   delivered after its DELETE was answered, or off its grid;
 - duplicates only under one ``dedupeKey``;
-- every create answered 2xx was honoured, and every create whose last answer was a 5xx (or none)
-  left no trace or was honoured as its retry.
+- every create answered 2xx was honoured, and every create whose last answer was a 429, a 5xx or
+  none (one single create in ten comes from a client that does not retry) left no trace or was
+  honoured as its retry.
 """
 
 from __future__ import annotations
