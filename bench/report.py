@@ -320,7 +320,8 @@ def _suite(s: dict | None) -> list[str]:
            "| repeat | seconds | passed | pytest's last line |", "|---|---|---|---|"]
     out += [f"| {i + 1} | {_f(r['seconds'])} | {'yes' if r['passed'] else '**no**'} | {r['summary'].replace('|', '/')} |"
             for i, r in enumerate(s["runs"])]
-    return out + [""]
+    failures = [f"- repeat {i + 1}: `{f}`" for i, r in enumerate(s["runs"]) for f in r.get("failures", [])]
+    return out + ([""] + ["What failed:", ""] + failures if failures else []) + [""]
 
 
 def _ingest(g: dict | None) -> list[str]:

@@ -22,8 +22,10 @@ def run_once() -> dict:
         done = subprocess.run(["./dev", "test", "-q", "-p", "no:cacheprovider"], cwd=clone, capture_output=True, text=True,
                               env={**os.environ, "CI": "true"}, stdin=subprocess.DEVNULL)
         seconds = time.monotonic() - start
-        tail = done.stdout.strip().splitlines()[-1:] or [""]
-        return {"seconds": seconds, "passed": done.returncode == 0, "summary": tail[0][-200:]}
+        lines = done.stdout.strip().splitlines()
+        failures = [line[:300] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+        return {"seconds": seconds, "passed": done.returncode == 0, "summary": (lines[-1:] or [""])[0][-200:],
+                "failures": failures}
 
 
 def run(repeats: int) -> dict:
@@ -32,5 +34,7 @@ def run(repeats: int) -> dict:
         log(f"suite {r + 1}/{repeats}: ./dev test from a fresh clone")
         res = run_once()
         log(f"  {res['seconds']:.0f} s, {'passed' if res['passed'] else 'FAILED'}: {res['summary']}")
+        for failure in res["failures"]:
+            log(f"    {failure}")
         runs.append(res)
     return {"runs": runs, "seconds": spread([r["seconds"] for r in runs])}

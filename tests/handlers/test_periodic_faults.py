@@ -79,20 +79,30 @@ def test_an_occurrence_read_before_its_predecessors_slow_advance_landed_waits_fo
     as a stray, which ended the chain for good."""
     put("slow-advance", {"every": 1, "payload": 1})
     first = occurrence(aws)
+    due_ms = json.loads(first["body"])["dueMs"]
+    slowed = []
 
-    def slow(real, **kwargs):
-        time.sleep(0.3)  # within the start deadline
+    def slow_first_advance(real, **kwargs):
+        if not slowed:  # only the first occurrence's advance: the one the next occurrence must wait for
+            slowed.append(True)
+            time.sleep(0.3)
         return real.update_item(**kwargs)
 
-    with faulty("dynamodb", update_item=slow):
-        time.sleep(max(0.0, json.loads(first["body"])["dueMs"] / 1000 + 0.7 - time.time()))  # a late dispatcher
+    with faulty("dynamodb", update_item=slow_first_advance):
+        time.sleep(max(0.0, due_ms / 1000 + 0.7 - time.time()))  # a late dispatcher
         predecessor = threading.Thread(target=dispatch, args=(first,))
         predecessor.start()
         second = occurrence(aws)  # armed with no delay, read while the first one's advance is under way
+        assert json.loads(second["body"])["dueMs"] == due_ms + 1000
         assert dispatch(second) == {"batchItemFailures": []}
         predecessor.join()
-    assert len(delivered(aws)) == 2
-    assert occurrence(aws, timeout=3)  # and the chain goes on: the third one is armed
+    # The second occurrence is delivered (the first too, or, if its slow advance passed the start
+    # deadline on a loaded machine, sent again for a retry), and the chain goes on: the third is armed.
+    assert f"slow-advance@{due_ms + 1000}" in {e["dedupeKey"] for e in delivered(aws)}
+    deadline = time.monotonic() + 3
+    while not any(json.loads(m["body"])["dueMs"] == due_ms + 2000 for m in aws.receive(aws.delayer_url)):
+        assert time.monotonic() < deadline, "the third occurrence was not armed"
+        time.sleep(0.05)
 
 
 def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_then_dropped_once_re_armed(aws):
