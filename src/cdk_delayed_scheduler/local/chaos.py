@@ -40,9 +40,10 @@ CLIENTS = 8
 RETRIES = 8
 DEFAULT_FAULTS = ("ddb-throttle=0.03,sqs-throttle=0.03,lambda-throttle=0.02,lost-answer=0.02,batch-fail=0.05,"
                   "batch-partial=0.05,crash=0.003,target-error=0.03,target-timeout=0.005")
-# A periodic occurrence that fails is retried 30 s later (contract.json's periodic retry delays),
-# so a definition kept to the end is watched long enough for retries to land.
-PERIODIC_RETRY_WAIT_SECONDS = 100
+# A periodic occurrence that fails is retried 30, 60, 120 s... later (contract.json's periodic retry
+# delays): a definition kept to the end is watched, while an occurrence is missing, long enough for
+# four attempts (one failing occurrence in a few hundred needs a third; the wait ends once none is).
+PERIODIC_RETRY_WAIT_SECONDS = 240
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,8 @@ def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned
     wanted = {t.schedule_id for t in timers if t.kind not in ("cancel", "poison")}
     poison = {t.schedule_id for t in timers if t.kind == "poison"}
     last_due = max(calls.due_ms.values()) / 1000
-    horizon = last_due + VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
+    # Every receive a visibility timeout after the one before, with room for a loaded machine.
+    horizon = last_due + 2 * VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
     while time.time() < horizon:
         if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
             poison = {i for i in poison if _read(api, f"/schedules/{i}")[1].get("status", "FAILED") != "FAILED"}
