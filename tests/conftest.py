@@ -7,6 +7,7 @@ reads the report. Run alone (or if the controller did not start it), the module 
 """
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -53,5 +54,5 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     for process in _started:
         if process.poll() is None:
-            os.killpg(process.pid, 9)
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()

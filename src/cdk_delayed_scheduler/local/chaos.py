@@ -67,9 +67,12 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
     shares = [("short", 0.45, (0.5, WINDOW_SECONDS - 0.5)), ("long", 0.35, (WINDOW_SECONDS + 1, span_seconds)),
               ("overdue", 0.04, (-30, -1)), ("cancel", 0.14, (2, span_seconds)),
               ("poison", 0.02, (0.5, WINDOW_SECONDS - 0.5))]
-    timers = [Planned(f"chaos-{kind}-{n}", kind, rng.uniform(low, high), batched, patient=batched or rng.random() > 0.1)
-              for kind, share, (low, high) in shares for n in range(max(1, round(count * share)))
-              for batched in [rng.random() < 0.5]]
+    timers = []
+    for kind, share, (low, high) in shares:
+        for n in range(max(1, round(count * share))):
+            batched = rng.random() < 0.5
+            offset = rng.uniform(low, high)
+            timers.append(Planned(f"chaos-{kind}-{n}", kind, offset, batched, patient=batched or rng.random() > 0.1))
     periodic = [PlannedPeriodic(f"chaos-every-{n}", 1 + n % 3, kept=n % 2 == 0) for n in range(max(4, count // 250))]
     return timers, periodic
 
@@ -80,7 +83,6 @@ class ClientCalls:
 
     creates: dict = field(default_factory=dict)
     cancels: dict = field(default_factory=dict)
-    cancel_answered_ms: dict = field(default_factory=dict)
     due_ms: dict = field(default_factory=dict)
     retried: int = 0
 
@@ -96,10 +98,11 @@ def _retryable(status: int | None) -> bool:
     return status is None or status == 429 or status >= 500
 
 
-def _read(api: ApiClient, path: str) -> tuple[int | None, dict]:
-    """``GET path`` as a client that retries a 429, a 5xx or no answer (the checks' reads are throttled too)."""
+def _answered(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
+    """The request as a client that retries a 429, a 5xx or no answer sees it (the run's own reads and
+    periodic calls are throttled too): the first other answer, or the last one."""
     for attempt in range(RETRIES * 2):
-        status, answer = _call(api, "GET", path)
+        status, answer = _call(api, method, path, body)
         if not _retryable(status):
             break
         time.sleep(0.1 * (attempt + 1))
@@ -151,8 +154,6 @@ def _cancel_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, rng: 
         for attempt in range(RETRIES):
             status, _ = _call(api, "DELETE", f"/schedules/{schedule_id}")
             calls.cancels.setdefault(schedule_id, []).append(status)
-            if status == 200:
-                calls.cancel_answered_ms[schedule_id] = time.time_ns() // 1_000_000
             if not _retryable(status):
                 return
             time.sleep(0.1 * (attempt + 1))
@@ -161,29 +162,25 @@ def _cancel_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, rng: 
         list(pool.map(cancel, moments))
 
 
-def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> tuple[int, int | None]:
-    """PUT it (retrying); ``(first due ms, None)``."""
-    for attempt in range(RETRIES):
-        status, answer = _call(api, "PUT", f"/periodic/{planned.periodic_id}",
+def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> int:
+    """PUT it (retrying); its first due time, in ms."""
+    status, answer = _answered(api, "PUT", f"/periodic/{planned.periodic_id}",
                                {"every": planned.every, "payload": {"periodic": planned.periodic_id}})
-        if status in (200, 201):
-            return parse_due_ms(answer["nextDueAt"]), None
-        time.sleep(0.1 * (attempt + 1))
-    raise RuntimeError(f"PUT /periodic/{planned.periodic_id} kept failing: {status}")
+    if status not in (200, 201):
+        raise RuntimeError(f"PUT /periodic/{planned.periodic_id} kept failing: {status}")
+    return parse_due_ms(answer["nextDueAt"])
 
 
 def _delete_periodic(api: ApiClient, periodic_id: str, skipped: dict) -> int:
     """Read its ``skippedCount`` into ``skipped``, then DELETE it (each retried); when the DELETE's 200
     was answered, in ms."""
-    status, answer = _read(api, f"/periodic/{periodic_id}")
+    status, answer = _answered(api, "GET", f"/periodic/{periodic_id}")
     if status == 200:
         skipped[periodic_id] = answer["skippedCount"]
-    for attempt in range(RETRIES * 2):
-        status, _ = _call(api, "DELETE", f"/periodic/{periodic_id}")
-        if status == 200:
-            return time.time_ns() // 1_000_000
-        time.sleep(0.1 * (attempt + 1))
-    raise RuntimeError(f"DELETE /periodic/{periodic_id} kept failing: {status}")
+    status, _ = _answered(api, "DELETE", f"/periodic/{periodic_id}")
+    if status != 200:
+        raise RuntimeError(f"DELETE /periodic/{periodic_id} kept failing: {status}")
+    return time.time_ns() // 1_000_000
 
 
 def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seconds: float = 20.0,
@@ -199,7 +196,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
         say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
-        first_due = {p.periodic_id: _put_periodic(api, p)[0] for p in periodic}
+        first_due = {p.periodic_id: _put_periodic(api, p) for p in periodic}
         to_cancel = [t for t in timers if t.kind == "cancel"]
         _create_all(api, to_cancel, calls)  # first, then cancelled while the others are created
         canceller = threading.Thread(target=_cancel_all, args=(api, to_cancel, calls, rng), daemon=True)
@@ -218,7 +215,8 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
                              fault_stages=engine.faults.by_stage() if engine.faults else {},
                              create_retries=calls.retried)
         parked = dead_lettered(engine)
-        check_one_shots(report, timers, calls, recorder, lambda i: _read(api, f"/schedules/{quote(i, safe='')}"), parked)
+        check_one_shots(report, timers, calls, recorder,
+                        lambda i: _answered(api, "GET", f"/schedules/{quote(i, safe='')}"), parked)
         check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
     return report
 
@@ -244,7 +242,8 @@ def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned
     horizon = last_due + 2 * VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
     while time.time() < horizon:
         if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
-            poison = {i for i in poison if _read(api, f"/schedules/{i}")[1].get("status", "FAILED") != "FAILED"}
+            poison = {i for i in poison
+                      if _answered(api, "GET", f"/schedules/{i}")[1].get("status", "FAILED") != "FAILED"}
             if not poison:
                 return
         time.sleep(0.5)
@@ -262,7 +261,7 @@ def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPer
         missing = set(range(first_due[planned.periodic_id], watched_until, planned.every * 1000)) - delivered
         if not missing:
             return True
-        status, answer = _read(api, f"/periodic/{planned.periodic_id}")
+        status, answer = _answered(api, "GET", f"/periodic/{planned.periodic_id}")
         return status == 200 and len(missing) <= answer["skippedCount"]
 
     while time.time() < deadline and not all(settled(p) for p in kept):

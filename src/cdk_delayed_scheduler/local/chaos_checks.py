@@ -184,6 +184,6 @@ def check_periodic(report: ChaosReport, periodic: list["PlannedPeriodic"], first
 
 def as_json(report: ChaosReport) -> str:
     """The report as JSON (for ``--json``)."""
-    data: dict[str, Any] = {k: v for k, v in report.__dict__.items()}
+    data: dict[str, Any] = dict(report.__dict__)
     data["ok"] = report.ok
     return json.dumps(data, indent=2, sort_keys=True)
