@@ -1,16 +1,86 @@
-"""Contract values the construct and the runtime share, read from ``contract.json`` in this asset.
+"""Contract values the construct, the runtime and the local engine share, read from ``contract.json``
+in this asset: a typed view, so no caller indexes the JSON by hand.
 
-The construct reads the same file (``cdk_delayed_scheduler._runtime_asset.contract``), so the id
-pattern, the limits and the defaults have exactly one source.
+The construct loads this very module from the asset (``cdk_delayed_scheduler._contract``), so the id
+pattern, the limits, the defaults, the environment names, the routes and the target descriptions'
+fields have exactly one source.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping, Optional
 
-_CONTRACT = json.loads((Path(__file__).resolve().parent.parent / "contract.json").read_text(encoding="utf-8"))
+_CONTRACT: dict[str, Any] = json.loads(
+    (Path(__file__).resolve().parent.parent / "contract.json").read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A tunable's allowed range (inclusive) and its default (``None``: no default value)."""
+
+    min: int
+    max: int
+    default: Optional[int] = None
+
+    @classmethod
+    def of(cls, entry: Mapping[str, int]) -> "Bounds":
+        return cls(min=entry["min"], max=entry["max"], default=entry.get("default"))
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The functions' environment variable names: each is the construct prop's name in capitals
+    (``delay_window`` -> ``DELAY_WINDOW_SECONDS``), and the local engine sets the same ones."""
+
+    table_name: str
+    delayer_queue_url: str
+    dead_letter_queue_url: str
+    targets: str
+    shard_count: str
+    delay_window_seconds: str
+    history_retention_seconds: str
+    max_receive_count: str
+    dispatcher_timeout_seconds: str
+    listing: str
+    metrics_namespace: str
+    log_level: str
+
+    def names(self) -> tuple[str, ...]:
+        """Every name, in the contract's order."""
+        return tuple(self.__dict__.values())
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route of the API: answered by the api function's handler for ``operation`` (also the
+    OpenAPI ``operationId``), declared by the construct on every kind of API."""
+
+    method: str
+    path: str
+    operation: str
+
+    @property
+    def reads_only(self) -> bool:
+        return self.method == "GET"
+
+
+@dataclass(frozen=True)
+class TargetType:
+    """The fields of one kind of target description (``{"type": <kind>, ...}`` in ``TARGETS``), each
+    with its JSON type (``string`` or ``boolean``)."""
+
+    kind: str
+    required: Mapping[str, str]
+    optional: Mapping[str, str]
+
+
+def _env_name(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key)
+
 
 ID_PATTERN = re.compile(_CONTRACT["idPattern"])
 TARGET_NAME_PATTERN: str = _CONTRACT["targetNamePattern"]
@@ -18,24 +88,75 @@ DEFAULT_TARGET_NAME: str = _CONTRACT["defaultTargetName"]
 MAX_BATCH_SIZE: int = _CONTRACT["maxBatchSize"]
 MAX_PAYLOAD_BYTES: int = _CONTRACT["maxPayloadBytes"]
 SQS_MAX_DELAY_SECONDS: int = _CONTRACT["sqsMaxDelaySeconds"]
+
+DELAY_WINDOW_SECONDS = Bounds.of(_CONTRACT["delayWindowSeconds"])
+SHARD_COUNT = Bounds.of(_CONTRACT["shardCount"])
+HISTORY_RETENTION_SECONDS = Bounds.of(_CONTRACT["historyRetentionSeconds"])
+MAX_RECEIVE_COUNT = Bounds.of(_CONTRACT["maxReceiveCount"])
+DISPATCHER_TIMEOUT_SECONDS = Bounds.of(_CONTRACT["dispatcherTimeoutSeconds"])
+DISPATCHER_BATCH_SIZE = Bounds.of(_CONTRACT["dispatcherBatchSize"])
+DISPATCHER_MAX_BATCHING_WINDOW_SECONDS = Bounds.of(_CONTRACT["dispatcherMaxBatchingWindowSeconds"])
+DISPATCHER_MAX_CONCURRENCY = Bounds.of(_CONTRACT["dispatcherMaxConcurrency"])
+STREAM_BATCH_SIZE = Bounds.of(_CONTRACT["streamBatchSize"])
+"""Stream records per enqueuer invocation; its ``max`` is also the most one ``GetRecords`` returns."""
+STREAM_RETRY_ATTEMPTS = Bounds.of(_CONTRACT["streamRetryAttempts"])
+MEMORY_SIZE_MIB = Bounds.of(_CONTRACT["memorySizeMiB"])
+"""Any function's memory range (no default: see :data:`DEFAULT_MEMORY_SIZES_MIB`)."""
+DEFAULT_MEMORY_SIZES_MIB: Mapping[str, int] = {
+    name: size for name, size in _CONTRACT["memorySizeMiB"].items() if name not in ("min", "max")}
+"""Each function's default memory, by function (``api``, ``sweeper``, ``enqueuer``, ``dispatcher``)."""
+
+# The defaults, by their old names (read across the runtime).
 DEFAULT_DELAY_WINDOW_SECONDS: int = _CONTRACT["delayWindowSeconds"]["default"]
 DEFAULT_SHARD_COUNT: int = _CONTRACT["shardCount"]["default"]
-MAX_SHARD_COUNT: int = _CONTRACT["shardCount"]["max"]
+MAX_SHARD_COUNT: int = SHARD_COUNT.max
 DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["default"]
 DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
 DEFAULT_DISPATCHER_TIMEOUT_SECONDS: int = _CONTRACT["dispatcherTimeoutSeconds"]["default"]
+
 VISIBILITY_TIMEOUT_FACTOR: int = _CONTRACT["visibilityTimeoutFactor"]
 """The delayer queue's visibility timeout is this many times the dispatcher's timeout."""
 DELAYER_RETENTION_SECONDS: int = _CONTRACT["delayerRetentionSeconds"]
 """How long the delayer queue keeps a message (SQS's retention period), counted from its send."""
 API_FUNCTION_TIMEOUT_SECONDS: int = _CONTRACT["apiFunctionTimeoutSeconds"]
 DEFAULT_LOG_LEVEL: str = _CONTRACT["defaultLogLevel"]
-METRIC_DIMENSIONS: dict = _CONTRACT["metrics"]["dimensions"]
+DEFAULT_METRICS_NAMESPACE: str = _CONTRACT["metricsNamespace"]["default"]
+METRIC_DIMENSIONS: Mapping[str, str] = _CONTRACT["metrics"]["dimensions"]
 """The dimensions of every metric the runtime emits (``FunctionName`` is added per function)."""
 LATENESS_METRIC: str = _CONTRACT["metrics"]["lateness"]
-LISTING: dict = _CONTRACT["listing"]
+
+ENV = Environment(**{_env_name(key).lower(): name for key, name in _CONTRACT["environment"].items()})
+"""The functions' environment variable names."""
+ROUTES: tuple[Route, ...] = tuple(Route(**route) for route in _CONTRACT["routes"])
+"""Every route of the API, in the order the construct declares them."""
+TARGET_TYPES: Mapping[str, TargetType] = {
+    kind: TargetType(kind, dict(fields["required"]), dict(fields["optional"]))
+    for kind, fields in _CONTRACT["targetTypes"].items()}
+"""Every kind of target the runtime delivers to, by its ``type``."""
+
+LISTING: Mapping[str, Any] = _CONTRACT["listing"]
 """The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
 PERIODIC_DEFAULT_TIME_ZONE: str = _CONTRACT["periodic"]["defaultTimeZone"]
 PERIODIC_MIN_EVERY_SECONDS: int = _CONTRACT["periodic"]["minEverySeconds"]
 PERIODIC_RETRY_DELAYS_SECONDS: tuple[int, ...] = tuple(_CONTRACT["periodic"]["retryDelaySeconds"])
 """Delays before each retry of a periodic occurrence whose delivery failed (the next is armed already)."""
+
+
+def target_description_problem(description: Any) -> Optional[str]:
+    """What is wrong with a target description (``{"type": ..., <its fields>}``), or ``None``.
+
+    The construct refuses such a description at synth and the runtime at start, with this text.
+    """
+    if not isinstance(description, Mapping):
+        return "must be a JSON object"
+    kind = description.get("type")
+    if kind not in TARGET_TYPES:
+        return f"type {kind!r} is not supported; supported kinds: {', '.join(sorted(TARGET_TYPES))}"
+    spec = TARGET_TYPES[kind]
+    missing = [name for name in spec.required if name not in description]
+    if missing:
+        return f"the {kind} target needs {', '.join(missing)}"
+    unknown = [name for name in description if name != "type" and name not in {**spec.required, **spec.optional}]
+    if unknown:
+        return f"the {kind} target takes no {', '.join(sorted(unknown))}"
+    return None
