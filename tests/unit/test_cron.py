@@ -82,6 +82,29 @@ def test_each_rule_broken_is_named(expression, words):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize("expression", ["0 0 5L * ? *", "0 0 31L * ? *", "0 0 1L * ? *", "0 0 WL * ? *", "0 0 L5 * ? *"])
+def test_day_of_month_takes_no_nl(expression):
+    """EventBridge documents L, LW and nW in day-of-month; 5L must not fire as 5W would."""
+    with pytest.raises(CronError, match=r"day-of-month takes L, LW or nW"):
+        parse(expression)
+
+
+@pytest.mark.parametrize("expression, field", [
+    ("5/ 9 * * ? *", "minutes"), ("*/ 9 * * ? *", "minutes"), ("0 1-5/ * * ? *", "hours"),
+    ("0 9 * * ? 2027/", "year"), ("0 9 1/ * ? *", "day-of-month"), ("0 9 * JAN/ ? *", "month"),
+])
+def test_an_empty_step_is_refused(expression, field):
+    with pytest.raises(CronError, match=f"{field} allows a step of 1-"):
+        parse(expression)
+
+
+@pytest.mark.parametrize("expression", ["0 9 ? * */2 *", "0 9 ? * 1-7/2 *", "0 9 ? * MON/2 *", "0 9 ? * 2/ *"])
+def test_day_of_week_takes_no_step(expression):
+    """EventBridge's table allows no '/' in day-of-week: an expression means the same here and there."""
+    with pytest.raises(CronError, match="day-of-week takes no step"):
+        parse(expression)
+
+
 @pytest.mark.parametrize("name", ["Europe/Atlantis", "x" * 300, "../../etc/passwd", "/etc/localtime", "", "Europe/"])
 def test_an_unknown_time_zone_is_named(name):
     with pytest.raises(CronError, match="IANA time zone"):
@@ -98,9 +121,9 @@ def _cron_weekday(d: dt.date) -> int:
 
 
 @st.composite
-def plain(draw, low: int, high: int) -> tuple[str, set]:
-    """A plain field's text and the values it means, built side by side."""
-    kind = draw(st.sampled_from(["*", "step", "value", "range", "list", "range-step"]))
+def plain(draw, low: int, high: int, steps: bool = True) -> tuple[str, set]:
+    """A plain field's text and the values it means, built side by side (day-of-week takes no steps)."""
+    kind = draw(st.sampled_from(["*", "value", "range", "list"] + (["step", "range-step"] if steps else [])))
     a, b = sorted(draw(st.tuples(st.integers(low, high), st.integers(low, high))))
     k = draw(st.integers(1, max(1, (high - low) // 2)))
     if kind == "*":
@@ -124,7 +147,7 @@ def day_fields(draw) -> tuple[str, str, object]:
         text, values = draw(plain(1, 31))
         return text, "?", lambda d: d.day in values
     if kind == "dow":
-        text, values = draw(plain(1, 7))
+        text, values = draw(plain(1, 7, steps=False))
         return "?", text, lambda d: _cron_weekday(d) in values
     if kind == "L":
         return "L", "?", lambda d: d.day == _last(d)

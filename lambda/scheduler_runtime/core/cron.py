@@ -3,9 +3,10 @@
 Six fields, ``minutes hours day-of-month month day-of-week year``, as EventBridge Scheduler takes
 them: ``*``, ``?``, ranges ``a-b``, lists ``a,b``, steps ``a/n`` and ``a-b/n``, the names
 ``JAN``-``DEC`` and ``SUN``-``SAT`` (day of week 1 is Sunday), ``L`` (the last day of the month; in
-the day-of-week field alone, Saturday; ``nL``, the month's last weekday ``n``), ``nW`` and ``LW``
-(the weekday nearest day ``n``, or the last weekday, within the month) and ``n#k`` (the ``k``-th
-weekday ``n`` of the month). Exactly one of the two day fields is ``?``.
+the day-of-week field alone, Saturday; ``nL`` there, the month's last weekday ``n``), ``nW`` and
+``LW`` (the weekday nearest day ``n``, or the last weekday, within the month) and ``n#k`` (the
+``k``-th weekday ``n`` of the month). Exactly one of the two day fields is ``?``. As in EventBridge's
+table, day-of-week takes no step ``/``, and day-of-month no ``nL``.
 
 Occurrences are whole minutes of local time, and daylight-saving time follows EventBridge
 Scheduler's rule:
@@ -109,8 +110,8 @@ def _values(field: str, text: str) -> frozenset[int]:
     low, high = _BOUNDS[field]
     out: set[int] = set()
     for item in text.split(","):
-        base, _, step_text = item.partition("/")
-        step = _number(field, step_text, 1, high - low + 1, "a step") if step_text else 1
+        base, slash, step_text = item.partition("/")
+        step = _number(field, step_text, 1, high - low + 1, "a step") if slash else 1  # '5/' has an empty step
         if base == "*":
             first, last = low, high
         elif "-" in base:
@@ -120,7 +121,7 @@ def _values(field: str, text: str) -> frozenset[int]:
                 raise CronError(f"cron: {field} range {base} runs backwards")
         else:
             first = _value(field, base)
-            last = high if step_text else first
+            last = high if slash else first
         out.update(range(first, last + 1, step))
     return frozenset(out)
 
@@ -147,6 +148,8 @@ def _day_of_month_rule(text: str) -> DayRule:
             return lambda year, month: frozenset({_last_day(year, month)})
         if text == "LW":
             return lambda year, month: frozenset({_nearest_weekday(year, month, _last_day(year, month))})
+        if not text.endswith("W") or "L" in text:
+            raise CronError(f"cron: day-of-month takes L, LW or nW (the weekday nearest day n) (got {text!r})")
         day = _number("day-of-month", text[:-1], 1, 31, "a W day")
         return lambda year, month: frozenset(
             {_nearest_weekday(year, month, day)} if day <= _last_day(year, month) else set())
@@ -157,9 +160,11 @@ def _day_of_month_rule(text: str) -> DayRule:
 def _day_of_week_rule(text: str) -> DayRule:
     if text == "L":
         text = "7"  # alone, L is the last day of the week: Saturday
+    if "/" in text:
+        raise CronError(f"cron: day-of-week takes no step '/' (EventBridge allows , - * ? L # there) (got {text!r})")
     if "#" in text or "L" in text:
-        if "," in text or "-" in text or "/" in text:
-            raise CronError("cron: day-of-week # and L stand alone, not in lists, ranges or steps")
+        if "," in text or "-" in text:
+            raise CronError("cron: day-of-week # and L stand alone, not in lists or ranges")
         if text.endswith("L"):
             weekday = _value("day-of-week", text[:-1])
             return lambda year, month: frozenset({max(d for d in _weekdays(year, month, weekday))})
