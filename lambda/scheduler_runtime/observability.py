@@ -11,14 +11,14 @@ import json
 import logging
 import os
 import sys
-from typing import Callable
+from typing import Any, Callable, Mapping
 
-from .core.contract import DEFAULT_LOG_LEVEL
+from .core.contract import DEFAULT_LOG_LEVEL, ENV
 
 logger = logging.getLogger("scheduler_runtime")
 # Quiet by default: the hot path's events (created, enqueued, delivered) are INFO, so a WARNING
 # level writes only what needs a look; DEBUG or INFO gives the full event trail.
-logger.setLevel((os.environ.get("LOG_LEVEL") or DEFAULT_LOG_LEVEL).upper())
+logger.setLevel((os.environ.get(ENV.log_level) or DEFAULT_LOG_LEVEL).upper())
 
 _metric_sink: Callable[[str], None] = lambda line: print(line, file=sys.stdout, flush=True)  # noqa: E731
 
@@ -35,7 +35,8 @@ def log_event(event: str, level: int = logging.INFO, **fields: object) -> None:
         logger.log(level, json.dumps({"event": event, **fields}, default=str), extra={"event": event, "fields": fields})
 
 
-def emit_metrics(namespace: str, dimensions: dict, metrics: dict, unit: str = "Milliseconds", timestamp_ms: int = 0) -> None:
+def emit_metrics(namespace: str, dimensions: Mapping[str, str], metrics: Mapping[str, Any], unit: str = "Milliseconds",
+                 timestamp_ms: int = 0) -> None:
     """One EMF record with the given metric values under ``namespace`` and ``dimensions``, plus
     ``FunctionName``: the emitting function's name (Lambda sets ``AWS_LAMBDA_FUNCTION_NAME``), so two
     schedulers that share a namespace have metrics of their own; ``local`` outside Lambda."""

@@ -95,9 +95,9 @@ def aws(monkeypatch) -> Aws:
         target = sqs.create_queue(QueueName="target")["QueueUrl"]
         fifo = sqs.create_queue(QueueName="target.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         targets = {
-            "default": {"type": "sqs", "queueUrl": target},
+            "default": {"type": "sqs", "queueUrl": target, "fifo": False},
             "ordered": {"type": "sqs", "queueUrl": fifo, "fifo": True, "messageGroupId": "orders"},
-            "broken": {"type": "sqs", "queueUrl": target.replace("target", "missing")},
+            "broken": {"type": "sqs", "queueUrl": target.replace("target", "missing"), "fifo": False},
         }
         for name, value in {
             "TABLE_NAME": "schedules", "DELAYER_QUEUE_URL": delayer, "DEAD_LETTER_QUEUE_URL": dlq,

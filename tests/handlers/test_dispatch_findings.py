@@ -275,7 +275,7 @@ def small_queue_target(aws, monkeypatch) -> str:
     """Target ``small``: a queue that takes at most 256 KiB a message. Its URL."""
     url = aws.sqs.create_queue(QueueName="small", Attributes={"MaximumMessageSize": str(SQS_CLASSIC_MAX)})["QueueUrl"]
     targets = json.loads(os.environ["TARGETS"])
-    targets["small"] = {"type": "sqs", "queueUrl": url}
+    targets["small"] = {"type": "sqs", "queueUrl": url, "fifo": False}
     monkeypatch.setenv("TARGETS", json.dumps(targets))
     return url
 

@@ -1,19 +1,21 @@
 """Runtime configuration, read from the environment that the construct sets.
 
-| variable | meaning | default |
-|---|---|---|
-| ``TABLE_NAME`` | the Schedules table | required |
-| ``DELAYER_QUEUE_URL`` | the delayer queue | required by enqueuer, dispatcher |
-| ``DEAD_LETTER_QUEUE_URL`` | where exhausted deliveries go, with the reason | required by dispatcher |
-| ``TARGETS`` | JSON ``{name: {"type": "lambda"|"sqs", ...}}`` | required by api, dispatcher |
-| ``SHARD_COUNT`` | timer partitions | ``contract.json`` |
-| ``DELAY_WINDOW_SECONDS`` | schedules due within this many seconds go to the delayer queue | ``contract.json`` |
-| ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
-| ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``contract.json`` |
-| ``DISPATCHER_TIMEOUT_SECONDS`` | the dispatcher's timeout; the delayer queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` times it | ``contract.json`` |
-| ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
-| ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``DelayedScheduler`` |
-| ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
+Every variable's name comes from ``contract.json`` (``environment``), through :data:`contract.ENV`:
+
+| ``contract.ENV`` field | variable | meaning | default |
+|---|---|---|---|
+| ``table_name`` | ``TABLE_NAME`` | the Schedules table | required |
+| ``delayer_queue_url`` | ``DELAYER_QUEUE_URL`` | the delayer queue | required by enqueuer, dispatcher |
+| ``dead_letter_queue_url`` | ``DEAD_LETTER_QUEUE_URL`` | where exhausted deliveries go, with the reason | required by dispatcher |
+| ``targets`` | ``TARGETS`` | JSON ``{name: {"type": <kind>, ...}}``, each checked at load against ``contract.json``'s ``targetTypes`` | required by api, dispatcher |
+| ``shard_count`` | ``SHARD_COUNT`` | timer partitions | ``contract.json`` |
+| ``delay_window_seconds`` | ``DELAY_WINDOW_SECONDS`` | schedules due within this many seconds go to the delayer queue | ``contract.json`` |
+| ``history_retention_seconds`` | ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
+| ``max_receive_count`` | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``contract.json`` |
+| ``dispatcher_timeout_seconds`` | ``DISPATCHER_TIMEOUT_SECONDS`` | the dispatcher's timeout; the delayer queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` times it | ``contract.json`` |
+| ``listing`` | ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
+| ``metrics_namespace`` | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``contract.json`` |
+| ``log_level`` | ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
 
 Each name is the construct prop's name in capitals (``delay_window`` -> ``DELAY_WINDOW_SECONDS``)
 and the local engine's option and flag (``delay_window``, ``--delay-window``).
@@ -24,23 +26,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..core import contract
 
-ENV_KEYS = (
-    "TABLE_NAME",
-    "DELAYER_QUEUE_URL",
-    "DEAD_LETTER_QUEUE_URL",
-    "TARGETS",
-    "SHARD_COUNT",
-    "DELAY_WINDOW_SECONDS",
-    "HISTORY_RETENTION_SECONDS",
-    "MAX_RECEIVE_COUNT",
-    "DISPATCHER_TIMEOUT_SECONDS",
-    "LISTING",
-    "METRICS_NAMESPACE",
-)
+ENV = contract.ENV
+ENV_KEYS: tuple[str, ...] = ENV.names()
+"""Every variable the runtime reads: a context is built once per set of their values."""
 
 
 class ConfigError(RuntimeError):
@@ -59,7 +51,7 @@ class Config:
     history_retention_seconds: int = contract.DEFAULT_HISTORY_RETENTION_SECONDS
     max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
     dispatcher_timeout_seconds: int = contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS
-    metrics_namespace: str = "DelayedScheduler"
+    metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE
     listing: bool = False
 
     @property
@@ -70,29 +62,40 @@ class Config:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
         env = os.environ if env is None else env
-        if not env.get("TABLE_NAME"):
-            raise ConfigError("TABLE_NAME is not set")
-        try:
-            targets = json.loads(env.get("TARGETS") or "{}")
-        except ValueError as exc:
-            raise ConfigError(f"TARGETS is not valid JSON: {exc}") from None
-        if not isinstance(targets, dict):
-            raise ConfigError("TARGETS must be a JSON object of name -> target")
+        table_name = env.get(ENV.table_name)
+        if not table_name:
+            raise ConfigError(f"{ENV.table_name} is not set")
         return cls(
-            table_name=env["TABLE_NAME"],
-            delayer_queue_url=env.get("DELAYER_QUEUE_URL", ""),
-            dead_letter_queue_url=env.get("DEAD_LETTER_QUEUE_URL", ""),
-            targets=targets,
-            shard_count=_positive_int(env, "SHARD_COUNT", contract.DEFAULT_SHARD_COUNT),
-            delay_window_seconds=_positive_int(env, "DELAY_WINDOW_SECONDS", contract.DEFAULT_DELAY_WINDOW_SECONDS),
+            table_name=table_name,
+            delayer_queue_url=env.get(ENV.delayer_queue_url, ""),
+            dead_letter_queue_url=env.get(ENV.dead_letter_queue_url, ""),
+            targets=_targets(env),
+            shard_count=_positive_int(env, ENV.shard_count, contract.DEFAULT_SHARD_COUNT),
+            delay_window_seconds=_positive_int(env, ENV.delay_window_seconds, contract.DEFAULT_DELAY_WINDOW_SECONDS),
             history_retention_seconds=_positive_int(
-                env, "HISTORY_RETENTION_SECONDS", contract.DEFAULT_HISTORY_RETENTION_SECONDS),
-            max_receive_count=_positive_int(env, "MAX_RECEIVE_COUNT", contract.DEFAULT_MAX_RECEIVE_COUNT),
+                env, ENV.history_retention_seconds, contract.DEFAULT_HISTORY_RETENTION_SECONDS),
+            max_receive_count=_positive_int(env, ENV.max_receive_count, contract.DEFAULT_MAX_RECEIVE_COUNT),
             dispatcher_timeout_seconds=_positive_int(
-                env, "DISPATCHER_TIMEOUT_SECONDS", contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
-            metrics_namespace=env.get("METRICS_NAMESPACE") or "DelayedScheduler",
-            listing=_flag(env, "LISTING"),
+                env, ENV.dispatcher_timeout_seconds, contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
+            metrics_namespace=env.get(ENV.metrics_namespace) or contract.DEFAULT_METRICS_NAMESPACE,
+            listing=_flag(env, ENV.listing),
         )
+
+
+def _targets(env: Mapping[str, str]) -> dict[str, Mapping[str, Any]]:
+    """The target descriptions by name, each checked against the contract: a bad one is a deployment
+    bug, refused here at cold start rather than at its first delivery."""
+    try:
+        targets = json.loads(env.get(ENV.targets) or "{}")
+    except ValueError as exc:
+        raise ConfigError(f"{ENV.targets} is not valid JSON: {exc}") from None
+    if not isinstance(targets, dict):
+        raise ConfigError(f"{ENV.targets} must be a JSON object of name -> target")
+    for name, description in targets.items():
+        problem = contract.target_description_problem(description)
+        if problem:
+            raise ConfigError(f"{ENV.targets}: target {name!r}: {problem}")
+    return targets
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:

@@ -19,34 +19,28 @@ import base64
 import json
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
-from typing import Any, TypedDict
+from typing import Any, Mapping
 
 from ..core.validation import ApiError, parse_json_body
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
-class DirectInvokeEvent(TypedDict, total=False):
-    """The documented event of a direct invoke."""
-
-    method: str
-    path: str
-    body: Any
-
-
 @dataclass(frozen=True)
 class ApiRequest:
     method: str
     segments: list[str]
+    """The path's non-empty segments (``/schedules//a/`` is ``["schedules", "a"]``)."""
     path: str
-    path_id: str | None
     direct: bool
     _body: Any
     _base64: bool = False
-    query: dict = field(default_factory=dict)
+    path_parameters: Mapping[str, Any] = field(default_factory=dict)
+    """What API Gateway read from the path (``{"id": ...}``, decoded); empty for a direct invoke."""
+    query: dict[str, str] = field(default_factory=dict)
     """Query string parameters (the last value of a repeated one)."""
 
-    def json_body(self) -> dict:
+    def json_body(self) -> dict[str, Any]:
         """The body as a JSON object; :class:`ApiError` (400) when it is not one."""
         if self.direct and not isinstance(self._body, (str, type(None))):
             if not isinstance(self._body, dict):
@@ -91,23 +85,15 @@ def parse_event(event: Any) -> ApiRequest:
         method=method.upper(),
         segments=[s for s in path.split("/") if s],
         path=path,
-        path_id=(event.get("pathParameters") or {}).get("id"),
         direct=is_direct(event),
         _body=event.get("body"),
         _base64=bool(event.get("isBase64Encoded")),
+        path_parameters=dict(event.get("pathParameters") or {}),
         query={str(k): str(v) for k, v in query.items()},
     )
 
 
-def require_method(request: ApiRequest, *allowed: str) -> str:
-    """The request's method when the route allows it; 405 naming the allowed ones otherwise."""
-    if request.method not in allowed:
-        route = "/" + "/".join(request.segments[:1] + (["{id}"] if len(request.segments) > 1 else []))
-        raise ApiError(405, f"method {request.method} is not allowed on {route}; use {' or '.join(allowed)}", None)
-    return request.method
-
-
-def respond(direct: bool, status: int, body: dict) -> dict:
+def respond(direct: bool, status: int, body: dict[str, Any]) -> dict[str, Any]:
     """The answer in the shape of the door the request came through."""
     if direct:
         return {"statusCode": status, "body": body}

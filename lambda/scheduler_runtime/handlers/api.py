@@ -1,9 +1,9 @@
-"""The api function: every route of the API.
+"""The api function: every route of ``contract.json``, answered through one route table (:mod:`._router`).
 
-- ``POST /schedules``, ``GET``/``DELETE /schedules/{id}``, ``POST /schedule-batches``;
-- ``GET /schedules?status=&dueAfter=&dueBefore=&limit=&nextToken=`` (with listing on);
-- ``PUT``/``GET``/``DELETE /periodic/{id}`` and ``GET /periodic?limit=&nextToken=``
-  (:mod:`._periodic_routes`).
+This module answers the one-shot routes: ``POST /schedules``, ``GET``/``DELETE /schedules/{id}``,
+``POST /schedule-batches`` and ``GET /schedules?status=&dueAfter=&dueBefore=&limit=&nextToken=``
+(with listing on). The routes under ``/periodic`` are answered by :mod:`._periodic_routes`, which
+the first periodic call loads, so a deployment that only schedules one-shots never imports it.
 
 It answers the HTTP API (the default), the REST API and direct invokes alike
 (:mod:`._api_events`). A batch takes up to ``MAX_BATCH_SIZE`` creates in one call: one
@@ -15,28 +15,28 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..aws.config import Config
-from ..aws.context import current
+from ..aws.context import Context, current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
 from ..aws.delayer import DelayerQueue
 from ..aws.items import ScheduleRecord
 from ..aws.store import ScheduleStore
 from ..core import states
 from ..core.timeparse import format_rfc3339_ms, now_ms
-from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create, validate_schedule_id
+from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create
 from ..observability import log_event
-from ._api_events import ApiRequest, is_direct, parse_event, require_method, respond
+from ._api_events import is_direct, parse_event, respond
+from ._router import Answer, Call, Operations, Router
 from ._views import describe_record
 
-BATCH_RESOURCE = "schedule-batches"
 logger = logging.getLogger("scheduler_runtime")
+OPERATIONS = Operations()
 
 
-def handler(event: dict, context: Any = None) -> dict:
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     direct = is_direct(event)
     try:
         request = parse_event(event)
-        status, body = _route(request)
+        status, body = ROUTER.answer(current(), request)
     except ApiError as err:
         status, body = err.status, err.body()
     except Exception:  # noqa: BLE001 - a genuine server fault: logged, never leaked
@@ -45,41 +45,67 @@ def handler(event: dict, context: Any = None) -> dict:
     return respond(direct, status, body)
 
 
-def _route(request: ApiRequest) -> tuple[int, dict]:
-    method, segments = request.method, request.segments
-    ctx = current()
-    if segments[:1] == ["periodic"] and len(segments) <= 2:
-        from ._periodic_routes import periodic_route  # noqa: PLC0415 - loaded by the first periodic call only
-
-        return periodic_route(ctx, request)
-    store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
-    creator = Creator(store, DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
-    if segments == [BATCH_RESOURCE]:
-        require_method(request, "POST")
-        return _create_batch(creator, ctx.config, request.json_body())
-    if segments[:1] != ["schedules"] or len(segments) > 2:
-        raise ApiError(404, f"no route for {method} {request.path}", None)
-    if len(segments) == 1:
-        if require_method(request, "POST", "GET") == "GET":
-            return _list(ctx.dynamodb, ctx.config, request.query)
-        return _create(creator, ctx.config, request.json_body())
-    schedule_id = validate_schedule_id(request.path_id or segments[1])
-    if require_method(request, "GET", "DELETE") == "GET":
-        return _read(store, schedule_id)
-    return _cancel(store, ctx.config, schedule_id)
+def _store(ctx: Context) -> ScheduleStore:
+    return ScheduleStore.for_config(ctx.dynamodb, ctx.config)
 
 
-def _create(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
+def _creator(ctx: Context) -> Creator:
+    return Creator(_store(ctx), DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
+
+
+@OPERATIONS.answers("getSchedule")
+def get_schedule(call: Call) -> Answer:
+    store = _store(call.ctx)
+    record = store.get(call.id)
+    if record is None:
+        raise ApiError(404, f"schedule '{call.id}' not found", "id")
+    return 200, describe_record(record, _current_status(store, record))
+
+
+@OPERATIONS.answers("cancelSchedule")
+def cancel_schedule(call: Call) -> Answer:
+    schedule_id, config = call.id, call.ctx.config
+    record, changed = _store(call.ctx).cancel(schedule_id, now_ms(), config.history_retention_seconds)
+    if record is None:
+        raise ApiError(404, f"schedule '{schedule_id}' not found", "id")
+    if changed:
+        log_event("cancelled", id=schedule_id)
+    elif states.cancel_outcome(record.status) == "conflict":
+        raise ApiError(409, f"schedule '{schedule_id}' is {record.status} and can no longer be cancelled", "id")
+    return 200, {"id": schedule_id, "status": states.CANCELLED}
+
+
+@OPERATIONS.answers("listSchedules")
+def list_schedules(call: Call) -> Answer:
+    config = call.ctx.config
+    if not config.listing:
+        raise ApiError(404, "listing is off for this scheduler: deploy it with listing=True (the local engine: "
+                            "--listing); each create and status change then also writes the listing index", None)
+    from ..aws.listing import list_page  # noqa: PLC0415 - loaded by the first listing only
+    from ..core.listing import parse_list_query  # noqa: PLC0415
+
+    query = parse_list_query(call.request.query, config.table_name)
+    items, token = list_page(call.ctx.dynamodb, config, query, now_ms())
+    body: dict[str, Any] = {"items": [describe_record(record, status, with_payload=False) for record, status in items]}
+    if token:
+        body["nextToken"] = token
+    return 200, body
+
+
+@OPERATIONS.answers("createSchedule")
+def create_schedule(call: Call) -> Answer:
     """One schedule: 201 with the answer, 200 for an idempotent replay; ApiError otherwise."""
+    creator, config = _creator(call.ctx), call.ctx.config
     now = now_ms()
-    request = validate_create(body, now, config.targets, config.default_target)
+    request = validate_create(call.request.json_body(), now, config.targets, config.default_target)
     try:
         return _answer(creator.create(request, now), creator.store)
     except CreateConflict:
         raise _conflict(request) from None
 
 
-def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, dict]:
+@OPERATIONS.answers("createScheduleBatch")
+def create_schedule_batch(call: Call) -> Answer:
     """Up to ``MAX_BATCH_SIZE`` schedules in one call, each created (or refused) on its own, answered in order.
 
     The call answers 200 with ``{"results": [{"status", "body"}, ...]}``: each result is what
@@ -93,9 +119,10 @@ def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, di
     Clients send ids (the typed client gives every item a uuid4 before its first send and sends
     it again on a retry), and the same id with the same body is answered as a replay.
     """
-    items = batch_items(body)
+    creator, config = _creator(call.ctx), call.ctx.config
+    items = batch_items(call.request.json_body())
     now = now_ms()
-    results: list[dict | None] = [None] * len(items)
+    results: list[dict[str, Any] | None] = [None] * len(items)
     valid: list[tuple[int, CreateRequest]] = []
     for index, item in enumerate(items):
         try:
@@ -121,7 +148,7 @@ def _create_batch(creator: Creator, config: Config, body: dict) -> tuple[int, di
     return 200, {"results": results}
 
 
-def _answer(outcome: Created, store: ScheduleStore) -> tuple[int, dict]:
+def _answer(outcome: Created, store: ScheduleStore) -> Answer:
     """201 with the new schedule, or 200 for a replay: the first create's id, ``dueAt`` and target,
     with the schedule's status now (``CANCELLED``, ``FIRED``... when that has happened since), as GET reads it."""
     record = outcome.record
@@ -146,38 +173,11 @@ def _conflict(request: CreateRequest) -> ApiError:
     return ApiError(409, f"schedule '{request.schedule_id}' exists with a different body; ids are idempotency keys", "id")
 
 
-def _result_of_error(err: ApiError) -> dict:
+def _result_of_error(err: ApiError) -> dict[str, Any]:
     return {"status": err.status, "body": err.body()}
 
 
-def _read(store: ScheduleStore, schedule_id: str) -> tuple[int, dict]:
-    record = store.get(schedule_id)
-    if record is None:
-        raise ApiError(404, f"schedule '{schedule_id}' not found", "id")
-    return 200, describe_record(record, _current_status(store, record))
-
-
-def _list(dynamodb: Any, config: Config, params: dict) -> tuple[int, dict]:
-    if not config.listing:
-        raise ApiError(404, "listing is off for this scheduler: deploy it with listing=True (the local engine: "
-                            "--listing); each create and status change then also writes the listing index", None)
-    from ..aws.listing import list_page  # noqa: PLC0415 - loaded by the first listing only
-    from ..core.listing import parse_list_query  # noqa: PLC0415
-
-    query = parse_list_query(params, config.table_name)
-    items, token = list_page(dynamodb, config, query, now_ms())
-    body: dict = {"items": [describe_record(record, status, with_payload=False) for record, status in items]}
-    if token:
-        body["nextToken"] = token
-    return 200, body
-
-
-def _cancel(store: ScheduleStore, config: Config, schedule_id: str) -> tuple[int, dict]:
-    record, changed = store.cancel(schedule_id, now_ms(), config.history_retention_seconds)
-    if record is None:
-        raise ApiError(404, f"schedule '{schedule_id}' not found", "id")
-    if changed:
-        log_event("cancelled", id=schedule_id)
-    elif states.cancel_outcome(record.status) == "conflict":
-        raise ApiError(409, f"schedule '{schedule_id}' is {record.status} and can no longer be cancelled", "id")
-    return 200, {"id": schedule_id, "status": states.CANCELLED}
+ROUTER = Router()
+ROUTER.include(OPERATIONS)
+ROUTER.include_lazily(f"{__package__}._periodic_routes", under="/periodic")  # loaded by the first periodic call
+ROUTER.check()
