@@ -48,7 +48,7 @@ def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -
     # the defaults: the construct's window (870 s), 60 s sweeps, the engine's dispatcher concurrency
     opts = EngineOptions(target=collector)
     result: dict = {"n": n, "due_at_epoch_s": due_s, "path": "short", "delay_window_s": opts.delay_window,
-                    "dispatcher_workers": opts.dispatcher_workers}
+                    "dispatcher_workers": opts.dispatcher_max_concurrency}
     try:
         eng = BurstEngine(opts, times, bodies)
         eng.start()

@@ -77,7 +77,7 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
     body_payload = payloads.make(kind, size)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     logs = LogMeter(counter)
-    opts = EngineOptions(target=collector, dispatcher_workers=DISPATCHER_WORKERS)
+    opts = EngineOptions(target=collector, dispatcher_max_concurrency=DISPATCHER_WORKERS)
     if path == "long":
         opts.delay_window, opts.sweep_interval = LONG_WINDOW_S, LONG_SWEEP_S
     tap.install()
@@ -171,7 +171,7 @@ def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, m
     logs.install()
     meter.forget()
     try:
-        with BenchEngine(EngineOptions(target=collector, dispatcher_workers=DISPATCHER_WORKERS), times) as eng:
+        with BenchEngine(EngineOptions(target=collector, dispatcher_max_concurrency=DISPATCHER_WORKERS), times) as eng:
             client = ApiClient(eng.api_url)
             start = round(time.time() + 2.5, 3)
             for i in range(per_wave):

@@ -28,7 +28,7 @@ SWEEP_S = 1.0
 WORKERS = 6
 
 
-def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers: int | None = None,
+def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_concurrency: int | None = None,
              profile: bool = False, lead_s: tuple[float, float] = (2.0, 22.0), window_s: int | None = None) -> dict:
     rng = random.Random(seed)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
@@ -36,8 +36,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_workers:
     opts = EngineOptions(target=collector, sweep_interval=SWEEP_S)
     if window_s:
         opts.delay_window = window_s
-    if dispatcher_workers:
-        opts.dispatcher_workers = dispatcher_workers
+    if dispatcher_max_concurrency:
+        opts.dispatcher_max_concurrency = dispatcher_max_concurrency
     try:
         with BenchEngine(opts, times) as eng:
             client = ApiClient(eng.api_url)

@@ -14,7 +14,7 @@ import pytest
 
 from cdk_delayed_scheduler.client import SchedulerClient
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import Recorder
+from cdk_delayed_scheduler.local.deliveries import Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
 TRANSPORTS = ["http", "invoke"]

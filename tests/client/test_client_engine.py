@@ -10,7 +10,7 @@ import pytest
 
 from cdk_delayed_scheduler.client import (ConflictError, NotFoundError, PayloadTooLargeError, Schedule,
                                           ScheduleRequest, ValidationError)
-from cdk_delayed_scheduler.local.client import parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 
 from .conftest import fresh_id
 

@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cdk_delayed_scheduler.client import NotFoundError, ValidationError
-from cdk_delayed_scheduler.local.client import parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 
-from ..e2e.conftest import wait_until, wait_until_quiet
+from ..e2e.conftest import wait_until
 from .conftest import fresh_id
 
 pytestmark = pytest.mark.e2e
@@ -31,7 +31,7 @@ def test_a_periodic_timer_fires_every_second_until_deleted(client, local):
     assert (removed.id, removed.status) == (periodic_id, "DELETED")
     with pytest.raises(NotFoundError):
         client.get_periodic(periodic_id)
-    wait_until_quiet(local.engine)
+    local.engine.wait_until_quiet()
     deliveries = local.recorder.by_id()[periodic_id]
     assert all(parse_due_ms(d.envelope["firedAt"]) <= deleted_ms for d in deliveries)  # none started after the DELETE
     assert len({d.envelope["dedupeKey"] for d in deliveries}) == len(deliveries)  # one key per occurrence

@@ -87,7 +87,7 @@ def test_version_and_plain_help():
 ENGINE_ONLY = """
 import importlib.util, json, sys, threading
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient
+from cdk_delayed_scheduler.local.api_calls import ApiClient
 
 delivered, envelopes = threading.Event(), []
 def target(envelope):

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
 pytestmark = pytest.mark.e2e
 MAX_PAYLOAD = 256 * 1024

@@ -78,7 +78,7 @@ def test_faults_were_survived_by_retries(run):
 
 def test_an_engine_with_every_api_invocation_throttled_answers_429_as_api_gateway_does():
     from cdk_delayed_scheduler.local import Engine, EngineOptions
-    from cdk_delayed_scheduler.local.client import ApiClient
+    from cdk_delayed_scheduler.local.api_calls import ApiClient
 
     with Engine(EngineOptions(faults="lambda-throttle=1", seed=1)) as engine:
         api = ApiClient(engine.api_url)

@@ -13,9 +13,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import boto3
 import pytest
 
-from cdk_delayed_scheduler.local.client import ApiClient
+from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.local.api_calls import ApiClient
 
 from .conftest import wait_until
 
@@ -26,10 +28,11 @@ SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
 class Running:
     """A started ``local`` process with its stdout lines and API URL."""
 
-    def __init__(self, *args: str, env: dict | None = None) -> None:
+    def __init__(self, *args: str, env: dict | None = None, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen(
             [SCRIPT, "local", "--port", "0", "--delay-window", "3", "--sweep-interval", "1", "--shard-count", "2", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}, cwd=cwd,
+            start_new_session=True,  # a process group of its own, as a terminal's foreground job is
         )
         self.lines: queue.Queue = queue.Queue()
         self.stderr: list[str] = []
@@ -50,8 +53,12 @@ class Running:
         for line in stream:
             sink(line)
 
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, how: signal.Signals = signal.SIGTERM) -> int:
+        """Stop it with ``how``: SIGTERM to the process, or SIGINT to its whole group, as Ctrl-C sends it."""
+        if how == signal.SIGINT:
+            os.killpg(self.process.pid, signal.SIGINT)
+        else:
+            self.process.send_signal(how)
         code = self.process.wait(timeout=30)
         for pump in self._pumps:
             pump.join(timeout=5)  # everything the process wrote is read
@@ -76,9 +83,50 @@ def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm():
     assert not any("Traceback" in line or " INFO " in line for line in running.stderr)  # quiet unless --verbose
 
 
+def test_ctrl_c_stops_quietly_like_sigterm():
+    running = Running()
+    try:
+        schedule_soon(running.api, "cli-ctrl-c")
+        assert json.loads(running.lines.get(timeout=20))["id"] == "cli-ctrl-c"  # the pollers are at work
+    finally:
+        code = running.stop(signal.SIGINT)
+    assert code == 0
+    assert any("stopped" in line for line in running.stderr)
+    text = "".join(running.stderr)
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text and "poll failed" not in text, text
+
+
+def test_the_printed_lambda_endpoint_answers_direct_invokes_of_the_printed_function(monkeypatch):
+    running = Running()
+    try:
+        text = wait_until(lambda: "AWS_ENDPOINT_URL=" in "".join(running.stderr) and "".join(running.stderr), 10,
+                          "the endpoints were not printed")
+        match = re.search(r"function (\S+) .*AWS_ENDPOINT_URL_LAMBDA=(http://127\.0\.0\.1:\d+) AWS_REGION=(\S+)", text)
+        assert match, text
+        function, endpoint, region = match.groups()
+        assert re.search(r"AWS_ENDPOINT_URL=http://127\.0\.0\.1:\d+", text), text
+        # The one setting the line gives, as a producer in another process would set it.
+        monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", endpoint)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # a generic endpoint must not win
+        client = boto3.client("lambda", region_name=region, aws_access_key_id="any", aws_secret_access_key="any")
+        event = {"method": "POST", "path": "/schedules",
+                 "body": {"id": "cli-direct", "delaySeconds": 1, "payload": {"from": "invoke"}}}
+        response = client.invoke(FunctionName=function, Payload=json.dumps(event).encode())
+        answer = json.loads(response["Payload"].read())
+        assert "FunctionError" not in response, answer
+        assert answer["statusCode"] == 201, answer
+        timers = SchedulerClient.for_function(function, region=region)
+        assert timers.get("cli-direct").id == "cli-direct"
+        assert json.loads(running.lines.get(timeout=20))["payload"] == {"from": "invoke"}
+    finally:
+        running.stop()
+
+
 @pytest.fixture(scope="module")
 def verbose_with_a_handler(tmp_path_factory):
-    """One ``local --verbose --target-handler`` process, shared by the tests that only need it running."""
+    """One ``local --verbose --target-handler`` process, started in the handler's folder with no
+    ``PYTHONPATH`` (the module is found in the working directory, as ``python -m`` finds it), shared by
+    the tests that only need it running."""
     folder = tmp_path_factory.mktemp("callback")
     events = folder / "events.jsonl"
     (folder / "my_callback.py").write_text(
@@ -88,7 +136,7 @@ def verbose_with_a_handler(tmp_path_factory):
         "        out.write(json.dumps(event) + '\\n')\n"
         "    return {'ok': True}\n"
     )
-    running = Running("--verbose", "--target-handler", "my_callback:handler", env={"PYTHONPATH": str(folder)})
+    running = Running("--verbose", "--target-handler", "my_callback:handler", env={"PYTHONPATH": ""}, cwd=folder)
     yield running, events
     running.stop()
 

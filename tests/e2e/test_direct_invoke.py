@@ -8,10 +8,10 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
-from .conftest import wait_until_quiet
 
 pytestmark = pytest.mark.e2e
 
@@ -42,6 +42,6 @@ def test_direct_invoke_creates_reads_cancels_and_delivers_like_the_http_api():
         assert invoke({"method": "GET", "path": "/schedules/nope"})["statusCode"] == 404
         assert invoke({"path": "/schedules"})["statusCode"] == 400
         assert recorder.wait_for({"direct-1"}, timeout_seconds=10)
-        wait_until_quiet(engine)  # a duplicate delivery would have arrived by now
+        engine.wait_until_quiet()  # a duplicate delivery would have arrived by now
         assert [d.envelope["payload"] for d in recorder.by_id()["direct-1"]] == [{"via": "invoke"}]
         assert invoke({"method": "GET", "path": "/schedules/direct-1"})["body"]["status"] == "FIRED"

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.deliveries import Recorder
 from scheduler_runtime.aws import context
 
-from .conftest import lead_ms, wait_until, wait_until_quiet
+from .conftest import lead_ms, wait_until
 
 pytestmark = pytest.mark.e2e
 WINDOW = 4  # seconds: straight to the queue when due within it, a timer for the sweeper beyond
@@ -117,7 +118,7 @@ def run() -> Run:
         short_cancels.shutdown(wait=True)
         expected = {i for i, k in kinds.items() if not k.startswith("cancel")}
         recorder.wait_for(expected, timeout_seconds=40)
-        wait_until_quiet(engine)  # any wrongful or duplicate delivery has arrived by now
+        engine.wait_until_quiet()  # any wrongful or duplicate delivery has arrived by now
         final = {i: api.get(i)[1]["status"] for i in kinds}
         return Run(recorder, dict(engine.stats.claims), dict(engine.stats.claims_by), dict(engine.stats.events), kinds,
                    {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final, answers, operations)
@@ -186,7 +187,7 @@ def test_overdue_is_delivered_with_its_lateness_visible(run):
 
 
 def test_idempotent_create(run):
-    # A replay answers the first answer's id, dueAt and target, with the status as it is now (issue 11, F9).
+    # A replay answers the first answer's id, dueAt and target, with the status as it is now.
     assert run.replay[0] == 200 and run.replay[1]["id"] == "short-0" and run.replay[1]["status"] in ("QUEUED", "FIRED")
     assert run.conflict[0] == 409 and run.conflict[1]["field"] == "id"
     assert len(run.recorder.by_id()["short-0"]) == 1

@@ -1,11 +1,16 @@
-"""The engine leaves the process environment as it found it."""
+"""The engine sets the functions' environment as the construct does, and leaves the process
+environment as it found it."""
 
+import json
+import logging
 import os
 
 import pytest
 
+from cdk_delayed_scheduler._contract import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import Recorder
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
 pytestmark = pytest.mark.e2e
 
@@ -18,3 +23,37 @@ def test_stop_restores_the_environment(monkeypatch):
         assert os.environ["AWS_ENDPOINT_URL"] == engine.endpoint_url
         assert os.environ["TABLE_NAME"] == engine.table_name
     assert dict(os.environ) == before
+
+
+def test_every_function_variable_is_set_from_the_options_and_log_level_governs_the_runtime_records(caplog):
+    recorder = Recorder()
+    options = EngineOptions(target=recorder, shard_count=1, metrics_namespace="MyTimers", log_level="info")
+    caplog.set_level(logging.DEBUG, logger="cdk_delayed_scheduler.local")
+    with Engine(options) as engine:
+        seen = {name: os.environ.get(name) for name in contract.ENV.names()}
+        assert ApiClient(engine.api_url).create({"id": "env-1", "delaySeconds": 0, "payload": 1})[0] == 201
+        assert recorder.wait_for({"env-1"}, timeout_seconds=20)
+        engine.wait_until_quiet()
+        counted = engine.stats.events["delivered"]
+    assert all(seen.values()), seen
+    env = contract.ENV
+    assert (seen[env.metrics_namespace], seen[env.log_level]) == ("MyTimers", "INFO")
+    assert seen[env.dispatcher_timeout_seconds] == "5" and seen[env.shard_count] == "1"
+    assert json.loads(seen[env.targets])[contract.DEFAULT_TARGET_NAME]["type"] == "lambda"
+    delivered = [r for r in caplog.records if r.name == "scheduler_runtime" and getattr(r, "event", None) == "delivered"]
+    assert counted == len(delivered) == 1
+    metrics = [json.loads(r.getMessage().removeprefix("metric ")) for r in caplog.records
+               if r.getMessage().startswith("metric ")]
+    assert metrics and {m["_aws"]["CloudWatchMetrics"][0]["Namespace"] for m in metrics} == {"MyTimers"}
+
+
+def test_at_the_default_log_level_the_runtime_events_are_counted_but_not_logged(caplog):
+    recorder = Recorder()
+    caplog.set_level(logging.DEBUG)
+    with Engine(EngineOptions(target=recorder, shard_count=1)) as engine:
+        assert ApiClient(engine.api_url).create({"id": "quiet-1", "delaySeconds": 0, "payload": 1})[0] == 201
+        assert recorder.wait_for({"quiet-1"}, timeout_seconds=20)
+        engine.wait_until_quiet()
+        assert engine.stats.events["delivered"] == 1
+    assert contract.DEFAULT_LOG_LEVEL == "WARNING"
+    assert not [r for r in caplog.records if r.name == "scheduler_runtime" and r.levelno < logging.WARNING]

@@ -9,9 +9,10 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
-from .conftest import external_moto, lead_ms, wait_until, wait_until_quiet
+from .conftest import external_moto, lead_ms, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -28,7 +29,7 @@ class FlakyTarget(Recorder):
 
 def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on_retry():
     target = FlakyTarget()
-    options = EngineOptions(target=target, delay_window=4, sweep_interval=1, shard_count=2, visibility_timeout=1, max_receive_count=3)
+    options = EngineOptions(target=target, delay_window=4, sweep_interval=1, shard_count=2, dispatcher_timeout=0.2, max_receive_count=3)
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
         # Due at once: a dispatcher holding a message until it is due would outlast the 1 s
@@ -38,7 +39,7 @@ def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on
         assert target.wait_for({"ok", "flaky"}, timeout_seconds=20)
         doomed = wait_until(lambda: (body := api.get("doomed")[1])["status"] == "FAILED" and body, 20,
                             "the doomed schedule did not become FAILED")
-        wait_until_quiet(engine)
+        engine.wait_until_quiet()
         sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url)
         parked = sqs.receive_message(QueueUrl=engine.dead_letter_queue_url, MessageAttributeNames=["All"]).get("Messages", [])
 
@@ -77,7 +78,7 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
             status, after = api.create({"id": "after", "dueAt": round(time.time() + 6.5, 3), "payload": 3})
             assert (status, after["status"]) == (201, "SCHEDULED")  # a timer: claimed here
             assert second.wait_for({"across", "after"}, timeout_seconds=20)
-            wait_until_quiet(engine)
+            engine.wait_until_quiet()
             claims = dict(engine.stats.claims)
 
     # The second engine processed only records written after the first one's checkpoint:

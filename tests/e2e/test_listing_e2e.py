@@ -12,7 +12,8 @@ import pytest
 
 from cdk_delayed_scheduler._runtime_asset import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import all_pages, wait_until
 

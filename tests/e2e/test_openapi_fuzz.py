@@ -20,7 +20,8 @@ import pytest
 schemathesis = pytest.importorskip("schemathesis")  # Python 3.11+ (the test dependency is marked so)
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402 - after the skip
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder  # noqa: E402
+from cdk_delayed_scheduler.local.api_calls import ApiClient  # noqa: E402
+from cdk_delayed_scheduler.local.deliveries import Recorder  # noqa: E402
 from scheduler_runtime.core.openapi import document  # noqa: E402
 from scheduler_runtime.core.validation import DOT_SEGMENTS  # noqa: E402
 

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
-from .conftest import all_pages, wait_until_quiet
+from .conftest import all_pages
 
 pytestmark = pytest.mark.e2e
 WINDOW = 3
@@ -95,7 +96,7 @@ def scenario() -> Scenario:
             run.final[periodic_id] = api.request("GET", f"/periodic/{periodic_id}")
         for periodic_id in ("long", "swap"):
             api.request("DELETE", f"/periodic/{periodic_id}")
-        wait_until_quiet(engine)
+        engine.wait_until_quiet()
     return run
 
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import external_moto, wait_until
 

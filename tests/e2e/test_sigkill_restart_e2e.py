@@ -30,9 +30,9 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.local import EngineOptions
-from cdk_delayed_scheduler.local.chaos import ClientCalls, Planned
-from cdk_delayed_scheduler.local.chaos_checks import ChaosReport, check_one_shots
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder
+from cdk_delayed_scheduler.local.chaos_checks import ChaosReport, ClientCalls, Planned, check_one_shots
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import external_moto, wait_until
 
@@ -40,7 +40,8 @@ pytestmark = pytest.mark.e2e
 SEED = 7
 KILLS = 3
 WINDOW_S = 3  # --delay-window: timers due later than this at their create wait for the sweeper
-VISIBILITY_S = 5  # --visibility-timeout: a delivery under way at a kill is received again after it
+DISPATCHER_TIMEOUT_S = 0.8  # --dispatcher-timeout: the delayer queue's visibility timeout is 6 times it (5 s):
+# a delivery under way at a kill is received again after it
 CLIENTS = 4
 CALL_DEADLINE_S = 30  # a call still unanswered after this (the engine up) fails the test
 PREFIX = EngineOptions().name_prefix
@@ -56,7 +57,7 @@ class KilledEngine:
         self.args = [sys.executable, "-m", "cdk_delayed_scheduler.local.cli", "local", "--port", "0",
                      "--endpoint-url", endpoint, "--state-dir", str(state_dir), "--target-url", target_url,
                      "--delay-window", str(WINDOW_S), "--sweep-interval", "1", "--shard-count", "2",
-                     "--visibility-timeout", str(VISIBILITY_S)]
+                     "--dispatcher-timeout", str(DISPATCHER_TIMEOUT_S)]
         self.generation = 0
         self.stderr: list[str] = []
         self._process: subprocess.Popen | None = None

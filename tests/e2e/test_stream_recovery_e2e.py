@@ -1,4 +1,4 @@
-"""Issue 11 F11 end to end: the stream mapping gives up on a claim, the dead-letter queue holds its
+"""End to end: the stream mapping gives up on a claim, the dead-letter queue holds its
 range, and ``cdk-delayed-scheduler recover-stream`` brings the timer back to its delivery."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.cli import main
-from cdk_delayed_scheduler.local.client import ApiClient, Recorder
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
 from scheduler_runtime.aws.delayer import DelayerQueue
 from scheduler_runtime.aws.store import ScheduleStore
 
-from .conftest import wait_until, wait_until_quiet
+from .conftest import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +34,7 @@ def test_a_claim_the_stream_gave_up_on_is_in_the_dead_letter_queue_and_recover_s
     monkeypatch.setattr(DelayerQueue, "send", refuse_lost)
     monkeypatch.setattr(ScheduleStore, "write_back", keep_lost)
     target = Recorder()
-    options = EngineOptions(target=target, delay_window=2, sweep_interval=0.5, shard_count=2, stream_max_retries=2)
+    options = EngineOptions(target=target, delay_window=2, sweep_interval=0.5, shard_count=2, stream_retry_attempts=2)
     with Engine(options) as engine:
         api = ApiClient(engine.api_url)
         for schedule_id in ("lost", "kept"):
@@ -54,5 +55,5 @@ def test_a_claim_the_stream_gave_up_on_is_in_the_dead_letter_queue_and_recover_s
         # Recovering again is harmless: the message is sent again and the dispatcher drops it.
         assert main(["recover-stream", "--destination-message", parked["Body"],
                      "--endpoint-url", engine.lambda_endpoint_url]) == 0
-        wait_until_quiet(engine)
+        engine.wait_until_quiet()
     assert sorted(d.envelope["id"] for d in target.deliveries) == ["kept", "lost"]

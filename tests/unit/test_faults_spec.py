@@ -6,10 +6,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from cdk_delayed_scheduler.local.chaos import ClientCalls, Planned, PlannedPeriodic
-from cdk_delayed_scheduler.local.chaos_checks import ChaosReport, check_one_shots, check_periodic
+from cdk_delayed_scheduler.local.chaos_checks import (
+    ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_periodic)
 from cdk_delayed_scheduler.local.cli import main
-from cdk_delayed_scheduler.local.client import Delivery, Recorder
+from cdk_delayed_scheduler.local.deliveries import Delivery, Recorder
 from cdk_delayed_scheduler.local.faults import FAULT_KINDS, FaultSpecError, parse_spec
 
 

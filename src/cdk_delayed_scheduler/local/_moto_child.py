@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from cdk_delayed_scheduler.local.moto_process import READY, serve_moto
 
 
 def _serve() -> None:
-    """The child: corrected moto on 127.0.0.1 until the parent closes our stdin."""
+    """The child: corrected moto on 127.0.0.1 until the parent closes our stdin.
+
+    Its life is that pipe alone: Ctrl-C in a terminal signals the whole process group, and the parent,
+    which still needs moto to stop cleanly, closes the pipe once it has stopped.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = serve_moto()
     host, port = server.server_address[:2]
     print(f"{READY}http://{host}:{port}", flush=True)

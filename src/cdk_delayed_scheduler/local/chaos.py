@@ -26,16 +26,17 @@ import threading
 import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import quote
 
-from .chaos_checks import ChaosReport, check_one_shots, check_periodic, dead_lettered
-from .client import ApiClient, Recorder, parse_due_ms
+from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_periodic,
+                           dead_lettered)
+from .api_calls import ApiClient, parse_due_ms
+from .deliveries import Recorder
 from .engine import Engine, EngineOptions
 
 WINDOW_SECONDS = 5
-VISIBILITY_SECONDS = 12
+DISPATCHER_TIMEOUT_SECONDS = 2  # the delayer queue's visibility timeout is 6 times it: 12 s
 CLIENTS = 8
 RETRIES = 8
 DEFAULT_FAULTS = ("ddb-throttle=0.03,sqs-throttle=0.03,lambda-throttle=0.02,lost-answer=0.02,batch-fail=0.05,"
@@ -44,22 +45,6 @@ DEFAULT_FAULTS = ("ddb-throttle=0.03,sqs-throttle=0.03,lambda-throttle=0.02,lost
 # delays): a definition kept to the end is watched, while an occurrence is missing, long enough for
 # four attempts (one failing occurrence in a few hundred needs a third; the wait ends once none is).
 PERIODIC_RETRY_WAIT_SECONDS = 240
-
-
-@dataclass(frozen=True)
-class Planned:
-    schedule_id: str
-    kind: str  # short | long | overdue | cancel | poison (its target always refuses it)
-    offset_seconds: float
-    batched: bool
-    patient: bool = True  # its client retries a create that got a 429, a 5xx or no answer
-
-
-@dataclass(frozen=True)
-class PlannedPeriodic:
-    periodic_id: str
-    every: int
-    kept: bool  # kept to the end (watched for retries), else deleted mid-run
 
 
 def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Planned], list[PlannedPeriodic]]:
@@ -75,16 +60,6 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
             timers.append(Planned(f"chaos-{kind}-{n}", kind, offset, batched, patient=batched or rng.random() > 0.1))
     periodic = [PlannedPeriodic(f"chaos-every-{n}", 1 + n % 3, kept=n % 2 == 0) for n in range(max(4, count // 250))]
     return timers, periodic
-
-
-@dataclass
-class ClientCalls:
-    """Every answer each id's creates and cancels got, in order (None: no answer)."""
-
-    creates: dict = field(default_factory=dict)
-    cancels: dict = field(default_factory=dict)
-    due_ms: dict = field(default_factory=dict)
-    retried: int = 0
 
 
 def _call(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
@@ -190,7 +165,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     timers, periodic = plan(count, rng, span_seconds)
     recorder = Recorder()
     options = EngineOptions(target=_refusing_poison(recorder), delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
-                            visibility_timeout=VISIBILITY_SECONDS, faults=faults, seed=seed)
+                            dispatcher_timeout=DISPATCHER_TIMEOUT_SECONDS, faults=faults, seed=seed)
     calls = ClientCalls()
     started = time.time()
     with Engine(options) as engine:
@@ -239,7 +214,7 @@ def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned
     poison = {t.schedule_id for t in timers if t.kind == "poison"}
     last_due = max(calls.due_ms.values()) / 1000
     # Every receive a visibility timeout after the one before, with room for a loaded machine.
-    horizon = last_due + 2 * VISIBILITY_SECONDS * (engine.options.max_receive_count + 1)
+    horizon = last_due + 2 * engine.options.visibility_timeout * (engine.options.max_receive_count + 1)
     while time.time() < horizon:
         if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
             poison = {i for i in poison

@@ -1,4 +1,5 @@
-"""The checks and the report of ``cdk-delayed-scheduler chaos`` (see :mod:`.chaos`)."""
+"""The checks and the report of ``cdk-delayed-scheduler chaos`` (see :mod:`.chaos`), and the records
+they read: the planned timers and the answers the clients got."""
 
 from __future__ import annotations
 
@@ -6,11 +7,37 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .client import Recorder, parse_due_ms
+from .api_calls import parse_due_ms
+from .deliveries import Recorder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .chaos import Planned, PlannedPeriodic, ClientCalls
     from .engine import Engine
+
+
+@dataclass(frozen=True)
+class Planned:
+    schedule_id: str
+    kind: str  # short | long | overdue | cancel | poison (its target always refuses it)
+    offset_seconds: float
+    batched: bool
+    patient: bool = True  # its client retries a create that got a 429, a 5xx or no answer
+
+
+@dataclass(frozen=True)
+class PlannedPeriodic:
+    periodic_id: str
+    every: int
+    kept: bool  # kept to the end (watched for retries), else deleted mid-run
+
+
+@dataclass
+class ClientCalls:
+    """Every answer each id's creates and cancels got, in order (None: no answer)."""
+
+    creates: dict = field(default_factory=dict)
+    cancels: dict = field(default_factory=dict)
+    due_ms: dict = field(default_factory=dict)
+    retried: int = 0
 
 
 @dataclass
@@ -81,7 +108,7 @@ def dead_lettered(engine: "Engine") -> dict[str, list[dict]]:
                 {"reason": attributes.get("reason", {}).get("StringValue"), "body": body})
 
 
-def check_one_shots(report: ChaosReport, timers: list["Planned"], calls: "ClientCalls", recorder: Recorder,
+def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCalls, recorder: Recorder,
                     read: Callable[[str], tuple[int | None, dict]], parked: dict) -> None:
     """``read(id)``: ``GET /schedules/{id}``'s status and body, as a client that retries a 429 or a 5xx sees it."""
     by_id = recorder.by_id()
@@ -138,7 +165,7 @@ def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, delive
         report.violations.append(f"{schedule_id}: create answered {creates}, then neither gone nor delivered (GET {status})")
 
 
-def check_periodic(report: ChaosReport, periodic: list["PlannedPeriodic"], first_due: dict, deleted_ms: dict,
+def check_periodic(report: ChaosReport, periodic: list[PlannedPeriodic], first_due: dict, deleted_ms: dict,
                    watched_until_ms: int, skipped: dict, recorder: Recorder, parked: dict) -> None:
     by_id = recorder.by_id()
     for planned in periodic:

@@ -9,7 +9,13 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+from .._contract import contract
+from .engine_options import LOG_LEVELS, EngineOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
 
 
 def _positive_int(text: str) -> int:
@@ -57,10 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(local)
     local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
-    local.add_argument("--visibility-timeout", type=_positive_int, metavar="SECONDS",
-                       help="the delayer queue's visibility timeout: a delivery under way when the engine dies is "
-                            "received again after it; the dispatcher's timeout is a sixth of it (default 30)")
-    local.add_argument("--verbose", "-v", action="store_true", help="log the runtime's events to stderr")
+    local.add_argument("--dispatcher-timeout", type=_positive_float, default=EngineOptions.dispatcher_timeout,
+                       metavar="SECONDS",
+                       help="the dispatcher's timeout (the construct's dispatcher_timeout); the delayer queue's "
+                            f"visibility timeout is {contract.VISIBILITY_TIMEOUT_FACTOR} times it: a delivery under way "
+                            "when the engine dies is received again after that "
+                            f"(default {EngineOptions.dispatcher_timeout:g})")
+    local.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, default=None,
+                       help="the runtime's log level (the construct's log_level): its records at this level and "
+                            f"above go to stderr (default {contract.DEFAULT_LOG_LEVEL}; INFO with --verbose)")
+    local.add_argument("--metrics-namespace", default=contract.DEFAULT_METRICS_NAMESPACE,
+                       help="the runtime's metrics namespace (the construct's metrics_namespace; "
+                            f"default {contract.DEFAULT_METRICS_NAMESPACE})")
+    local.add_argument("--verbose", "-v", action="store_true",
+                       help="log the runtime's events (--log-level INFO) and the engine's own to stderr")
 
     recover = commands.add_parser(
         "recover-stream", help="re-enqueue the timers of a stream range the enqueuer's mapping gave up on",
@@ -91,9 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
-    from .._runtime_asset import contract  # noqa: PLC0415 - the defaults the construct uses too
-
-    window, shards = contract()["delayWindowSeconds"]["default"], contract()["shardCount"]["default"]
+    window, shards = EngineOptions.delay_window, EngineOptions.shard_count
     parser.add_argument("--delay-window", type=_positive_int, default=window,
                         help=f"seconds: schedules due within it go straight to the delayer queue, later ones wait "
                              f"for the sweeper (the construct's delay_window; default {window})")
@@ -133,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "recover-stream":
         return _recover_stream(args)
     try:
-        from .engine import Engine, EngineOptions  # noqa: PLC0415 - keeps --help fast
+        from .engine import Engine  # noqa: PLC0415 - keeps --help fast
     except ImportError as exc:
         print(f"the local engine needs the 'local' extra: pip install 'cdk-delayed-scheduler[local]' ({exc})", file=sys.stderr)
         return 2
@@ -143,15 +157,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_demo(args.timers)
     if args.command == "chaos":
         return _run_chaos(args)
-    return _run_local(args, Engine, EngineOptions)
+    return _run_local(args, Engine)
 
 
-def _run_local(args: argparse.Namespace, engine_class: type, options_class: type) -> int:
-    from .targets import handler_target, stdout_target, url_target  # noqa: PLC0415
+def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
+    from .deliveries import handler_target, stdout_target, url_target  # noqa: PLC0415
 
-    own = ("scheduler_runtime", "cdk_delayed_scheduler")  # the runtime's events are INFO
+    log_level = args.log_level or ("INFO" if args.verbose else contract.DEFAULT_LOG_LEVEL)
     stderr = logging.StreamHandler(sys.stderr)
-    stderr.addFilter(lambda r: r.levelno >= logging.WARNING or (args.verbose and r.name.startswith(own)))
+    # The runtime's records arrive only at --log-level and above; the engine's own INFO with --verbose.
+    stderr.addFilter(lambda r: r.levelno >= logging.WARNING or r.name.startswith("scheduler_runtime")
+                     or (args.verbose and r.name.startswith("cdk_delayed_scheduler")))
     stderr.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[stderr])
     try:
@@ -164,11 +180,11 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    options = options_class(
+    options = EngineOptions(
         port=args.port, target=target, delay_window=args.delay_window, sweep_interval=args.sweep_interval,
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
         listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
-        **({"visibility_timeout": args.visibility_timeout} if args.visibility_timeout else {}),
+        dispatcher_timeout=args.dispatcher_timeout, log_level=log_level, metrics_namespace=args.metrics_namespace,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -178,8 +194,8 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
     except OSError as exc:
         print(f"error: cannot start the engine: {exc}", file=sys.stderr)
         return 1
-    print(f"cdk-delayed-scheduler local: API on {engine.api_url} (AWS endpoint {engine.endpoint_url}); Ctrl-C stops",
-          file=sys.stderr, flush=True)
+    for line in endpoint_lines(engine):
+        print(line, file=sys.stderr, flush=True)
     try:
         while not stop.wait(0.5):
             pass
@@ -187,6 +203,19 @@ def _run_local(args: argparse.Namespace, engine_class: type, options_class: type
         engine.stop()
         print("cdk-delayed-scheduler local: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def endpoint_lines(engine: Engine) -> list[str]:
+    """What the CLI prints once the engine runs: every endpoint a user needs, each with the setting that
+    reaches it."""
+    from .engine import API_FUNCTION, ENQUEUER_FUNCTION, REGION  # noqa: PLC0415
+
+    return [
+        f"cdk-delayed-scheduler local: API on {engine.api_url} (Ctrl-C stops)",
+        f"  direct invoke: function {API_FUNCTION} (and {ENQUEUER_FUNCTION} for recover-stream) with "
+        f"AWS_ENDPOINT_URL_LAMBDA={engine.lambda_endpoint_url} AWS_REGION={REGION} (any credentials)",
+        f"  moto (DynamoDB, DynamoDB Streams, SQS): AWS_ENDPOINT_URL={engine.endpoint_url}",
+    ]
 
 
 def _run_chaos(args: argparse.Namespace) -> int:

@@ -22,7 +22,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .client import ApiClient, Recorder, parse_due_ms, percentile
+from .api_calls import ApiClient, parse_due_ms
+from .deliveries import Recorder, percentile
 from .engine import Engine, EngineOptions
 
 WINDOW_SECONDS = 4

@@ -9,84 +9,42 @@ import logging
 import os
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
-from .._runtime_asset import contract, event_filters, runtime_asset_path
+from .._contract import contract
+from .._runtime_asset import event_filters, runtime_asset_path
 from .checkpoints import CheckpointStore
+from .deliveries import stdout_target
+from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
-from .pollers import FunctionSpec, QueuePoller, ScheduleRule, StreamPoller
+from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
+from .quiet import QuietCheck
+from .resources import REGION, function_arn, provision, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
-from .targets import Delivery, stdout_target
 
-REGION = "us-east-1"
 LOCAL_TARGET_FUNCTION = "local-target"
 API_FUNCTION = "delayed-scheduler-api"
 """The api function's name on the engine's Lambda endpoint, for direct invokes."""
 ENQUEUER_FUNCTION = "delayed-scheduler-enqueuer"
 """The enqueuer's name on the engine's Lambda endpoint: invoke it with ``{"recover": <on-failure message>}``."""
 logger = logging.getLogger("cdk_delayed_scheduler.local")
-_CONTRACT = contract()
-DEFAULT_DELAY_WINDOW_SECONDS: int = _CONTRACT["delayWindowSeconds"]["default"]
-DEFAULT_SHARD_COUNT: int = _CONTRACT["shardCount"]["default"]
-DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
-DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["default"]
-
-
-@dataclass
-class EngineOptions:
-    """How the engine runs. Every field has a default that mirrors the deployed construct."""
-
-    port: int = 0
-    """HTTP API port on 127.0.0.1 (0 picks a free one)."""
-    target: Delivery | None = None
-    """Where deliveries go; default: one JSON line per delivery on stdout."""
-    delay_window: int = DEFAULT_DELAY_WINDOW_SECONDS
-    """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
-    timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
-    sweep_interval: float = 60.0
-    shard_count: int = DEFAULT_SHARD_COUNT
-    endpoint_url: str | None = None
-    """An already running AWS-compatible endpoint; default: start moto on 127.0.0.1."""
-    state_dir: Path | None = None
-    """Where stream checkpoints persist, so a restarted engine resumes; default: memory only."""
-    name_prefix: str = "delayed-scheduler"
-    dispatcher_workers: int = 16
-    """Concurrent dispatcher invocations (the SQS mapping's concurrency). Each one holds its batch
-    until the latest message in it is due (up to a second), so this caps deliveries per second;
-    AWS scales the mapping far beyond it unless ``dispatcher_max_concurrency`` is set."""
-    visibility_timeout: int = 30
-    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
-    history_retention: int = DEFAULT_HISTORY_RETENTION_SECONDS
-    stream_max_retries: int = 3
-    listing: bool = False
-    """Serve ``GET /schedules`` (the construct's ``listing``): every create and status change also
-    writes the listing index. Off, the route answers 404 saying how to turn it on."""
-    require_signature: bool = False
-    """Answer 403 to an API request without a well-formed SigV4 ``Authorization`` header, as API
-    Gateway with IAM auth does (the signature itself is not checked: moto's credentials are fake)."""
-    faults: str | None = None
-    """Inject faults at these rates (``kind=rate,...``; see :data:`.faults.FAULT_KINDS`), in the AWS
-    layer and the target, never in the runtime's code; ``engine.faults`` counts what was injected."""
-    seed: int = 0
-    """Seeds the fault RNG."""
+__all__ = ["API_FUNCTION", "ENQUEUER_FUNCTION", "REGION", "Engine", "EngineOptions", "EngineStats"]
 
 
 @dataclass
 class EngineStats:
     """What the runtime reported through its structured logs, counted per event and id."""
 
-    events: collections.Counter = field(default_factory=collections.Counter)
-    claims: collections.Counter = field(default_factory=collections.Counter)
-    claims_by: collections.Counter = field(default_factory=collections.Counter)
-    lateness_ms: list = field(default_factory=list)
-    stream_failures: list = field(default_factory=list)
+    events: collections.Counter[str] = field(default_factory=collections.Counter)
+    claims: collections.Counter[str] = field(default_factory=collections.Counter)
+    claims_by: collections.Counter[str] = field(default_factory=collections.Counter)
+    lateness_ms: list[int] = field(default_factory=list)
+    stream_failures: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def record(self, event: str, fields: dict) -> None:
+    def record(self, event: str, fields: dict[str, Any]) -> None:
         with self.lock:
             self.events[event] += 1
             if event == "claimed":
@@ -94,6 +52,12 @@ class EngineStats:
                 self.claims_by[fields["by"]] += 1
             elif event == "delivered":
                 self.lateness_ms.append(fields["lateMs"])
+
+    def claims_settled(self) -> bool:
+        """Whether every claim counted so far was enqueued or written back (none is between its stream
+        record and the delayer queue)."""
+        with self.lock:
+            return self.events["enqueued"] + self.events["written_back"] >= self.events["claimed"]
 
 
 class _StatsHandler(logging.Handler):
@@ -105,6 +69,13 @@ class _StatsHandler(logging.Handler):
         event = getattr(record, "event", None)
         if event:
             self._stats.record(event, getattr(record, "fields", {}))
+
+
+class _Forward(logging.Handler):
+    """Hands the runtime's records at ``level`` and above to the handlers above its logger."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logging.getLogger().handle(record)
 
 
 class Engine:
@@ -120,22 +91,26 @@ class Engine:
         self.stats = EngineStats()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._moto: Any = None
+        self._moto: MotoProcess | None = None
         self._api: ApiServer | None = None
         self._lambda: LambdaEndpoint | None = None
+        self._stream: StreamPoller | None = None
         self._stats_handler = _StatsHandler(self.stats)
+        self._forward = _Forward(getattr(logging, self.options.log_level.upper()))
+        self._saved_logger: tuple[int, bool] | None = None
         self._saved_env: dict[str, str | None] = {}
         self.endpoint_url = ""
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
         self._failure_clients: tuple[Any, Any] = (None, None)
+        self._quiet: QuietCheck | None = None
         self.faults: FaultInjector | None = None
         if self.options.faults:
             self.faults = FaultInjector(parse_spec(self.options.faults), self.options.seed,
-                                        target_timeout_seconds=self._dispatcher_timeout() + 0.5)
+                                        target_timeout_seconds=self.options.dispatcher_timeout_seconds + 0.5)
 
     # --- lifecycle -----------------------------------------------------------
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         self.start()
         return self
 
@@ -149,7 +124,8 @@ class Engine:
 
     @property
     def lambda_endpoint_url(self) -> str:
-        """Lambda's Invoke API on 127.0.0.1: invoke ``API_FUNCTION`` here for the direct-invoke door."""
+        """Lambda's Invoke API on 127.0.0.1: invoke ``API_FUNCTION`` here for the direct-invoke door
+        (``AWS_ENDPOINT_URL_LAMBDA`` for boto3 and ``SchedulerClient.for_function``)."""
         assert self._lambda is not None, "the engine is not started"
         return self._lambda.url
 
@@ -158,20 +134,23 @@ class Engine:
         """The process id of the moto the engine started (None with ``endpoint_url``, or before start)."""
         return self._moto.pid if self._moto is not None else None
 
-    def start(self) -> "Engine":
+    def start(self) -> Engine:
         opts = self.options
         self.endpoint_url = opts.endpoint_url or self._start_moto()
         target = opts.target or stdout_target()
-        functions: dict[str, Callable[[dict], Any]] = {
+        functions: dict[str, Callable[[Any], Any]] = {
             LOCAL_TARGET_FUNCTION: self.faults.target(target) if self.faults else target}
         self._lambda = LambdaEndpoint(functions)
         self._lambda.start()
         self._configure_environment()
         session = self._session()
-        created = self._provision(session)
+        resources = provision(session, opts.name_prefix, listing=opts.listing,
+                              visibility_timeout=opts.visibility_timeout, max_receive_count=opts.max_receive_count)
+        self.table_name, self.stream_arn = resources.table_name, resources.stream_arn
+        self.queue_url, self.dead_letter_queue_url = resources.queue_url, resources.dead_letter_queue_url
         self._set_function_environment()
         handlers = self._load_handlers()
-        if created:
+        if resources.table_created:
             self._mark_shards(session)
         if self.faults:  # after set-up: the engine's own provisioning is the AWS service itself
             self.faults.install()
@@ -183,28 +162,26 @@ class Engine:
         functions[API_FUNCTION] = lambda event: direct_api(event, None)  # direct invoke
         functions[ENQUEUER_FUNCTION] = lambda event: handlers["enqueuer"](event, None)  # stream recovery
 
-        streams = session.client("dynamodbstreams")
         sqs = session.client("sqs")
         self._failure_clients = (session.client("dynamodbstreams"), session.client("sqs"))
         if opts.state_dir:
             opts.state_dir.mkdir(parents=True, exist_ok=True)
         checkpoints = CheckpointStore(opts.state_dir / "checkpoints.json" if opts.state_dir else None)
-        self._threads.append(
-            StreamPoller(
-                FunctionSpec("enqueuer", handlers["enqueuer"], stopping=self._stop), streams, self.stream_arn,
-                event_filters()["enqueuer"], checkpoints, self._stop, max_retries=opts.stream_max_retries,
-                on_failure=self._on_stream_failure, region=REGION,
-            )
-        )
-        queue_arn = sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], opts.visibility_timeout / 6, self._stop)
-        self._threads.append(
-            QueuePoller(dispatcher, sqs, self.queue_url, queue_arn, self._stop, concurrency=opts.dispatcher_workers,
-                        visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto else 0, region=REGION)
-        )
+        self._stream = StreamPoller(
+            FunctionSpec("enqueuer", handlers["enqueuer"], stopping=self._stop), session.client("dynamodbstreams"),
+            self.stream_arn, event_filters()["enqueuer"], checkpoints, self._stop,
+            max_retries=opts.stream_retry_attempts, on_failure=self._on_stream_failure, region=REGION)
+        dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], opts.dispatcher_timeout, self._stop)
         sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
-        self._threads.append(ScheduleRule(sweeper, opts.sweep_interval, self._stop))
-
+        self._threads += [
+            self._stream,
+            QueuePoller(dispatcher, sqs, self.queue_url, resources.queue_arn, self._stop,
+                        concurrency=opts.dispatcher_max_concurrency, visibility_timeout=opts.visibility_timeout,
+                        wait_seconds=1 if self._moto else 0, region=REGION),
+            ScheduleRule(sweeper, opts.sweep_interval, self._stop),
+        ]
+        self._quiet = QuietCheck(session, self.queue_url, self.table_name, opts.delay_window, opts.shard_count,
+                                 self.stats.claims_settled, self._stream)
         self._api = ApiServer(handlers["api"], opts.port, require_signature=opts.require_signature)
         self._api.start()
         for thread in self._threads:
@@ -222,8 +199,20 @@ class Engine:
             self._moto.stop()
         if self.faults:
             self.faults.uninstall()
-        logging.getLogger("scheduler_runtime").removeHandler(self._stats_handler)
+        self._detach_runtime_logs()
         self._restore_env()
+
+    def wait_until_quiet(self, timeout: float = 20.0) -> None:
+        """Return once nothing is left that could still deliver, on two checks in a row a quarter second
+        apart, so that a wrongful or duplicate delivery has had every chance to arrive: the delayer queue
+        holds no message (visible, delayed or in flight), no timer is due within the delay window, every
+        claim the engine saw was enqueued or written back, and the stream poller has read the stream to
+        its end. Raises :class:`TimeoutError` after ``timeout`` seconds.
+
+        Timers due beyond the window, and periodic timers' next occurrences among them, do not count:
+        a test waits for those by their ids."""
+        assert self._quiet is not None, "the engine is not started"
+        self._quiet.wait(timeout)
 
     # --- set-up --------------------------------------------------------------
     def _start_moto(self) -> str:
@@ -259,7 +248,7 @@ class Engine:
         self._saved_env.clear()
 
     def _session(self) -> Any:
-        import boto3
+        import boto3  # noqa: PLC0415 - after the environment points it at the endpoints
 
         return boto3.session.Session()
 
@@ -271,113 +260,67 @@ class Engine:
 
         ShardMark(session.client("dynamodb"), self.table_name).raise_to(self.options.shard_count)
 
-    def _provision(self, session: Any) -> bool:
-        """Create the table and queues, as the construct would, unless they exist; whether the table is new."""
-        ddb = session.client("dynamodb")
-        created = False
-        try:
-            table = ddb.describe_table(TableName=self.table_name)["Table"]
-        except ddb.exceptions.ResourceNotFoundException:
-            created = True
-            table = ddb.create_table(
-                TableName=self.table_name,
-                **_table_definition(self.options.listing),
-                BillingMode="PAY_PER_REQUEST",
-                StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-            )["TableDescription"]
-        self.stream_arn = table["LatestStreamArn"]
-        sqs = session.client("sqs")
-        self.dead_letter_queue_url = _ensure_queue(sqs, f"{self.options.name_prefix}-dlq", {})
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=self.dead_letter_queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": self.options.max_receive_count})
-        self.queue_url = _ensure_queue(
-            sqs, f"{self.options.name_prefix}-delayer",
-            {"VisibilityTimeout": str(self.options.visibility_timeout), "RedrivePolicy": redrive},
-        )
-        return created
-
     def _set_function_environment(self) -> None:
-        """The variables the construct sets on every function, shared here by all of them."""
-        opts = self.options
-        self._set_env(
-            TABLE_NAME=self.table_name,
-            DELAYER_QUEUE_URL=self.queue_url,
-            DEAD_LETTER_QUEUE_URL=self.dead_letter_queue_url,
-            TARGETS=json.dumps({_CONTRACT["defaultTargetName"]: {"type": "lambda",
-                                                                  "functionArn": _function_arn(LOCAL_TARGET_FUNCTION)}}),
-            SHARD_COUNT=str(opts.shard_count),
-            DELAY_WINDOW_SECONDS=str(opts.delay_window),
-            HISTORY_RETENTION_SECONDS=str(opts.history_retention),
-            MAX_RECEIVE_COUNT=str(opts.max_receive_count),
-            DISPATCHER_TIMEOUT_SECONDS=str(self._dispatcher_timeout()),
-            LISTING="true" if opts.listing else "false",
-        )
+        """Every variable the construct sets on the functions (``contract.ENV``), shared here by all of them."""
+        opts, env = self.options, contract.ENV
+        default_target = {"type": "lambda", "functionArn": function_arn(LOCAL_TARGET_FUNCTION)}
+        problem = contract.target_description_problem(default_target)
+        if problem:
+            raise ValueError(f"the engine's default target: {problem}")
+        values = {
+            env.table_name: self.table_name,
+            env.delayer_queue_url: self.queue_url,
+            env.dead_letter_queue_url: self.dead_letter_queue_url,
+            env.targets: json.dumps({contract.DEFAULT_TARGET_NAME: default_target}),
+            env.shard_count: str(opts.shard_count),
+            env.delay_window_seconds: str(opts.delay_window),
+            env.history_retention_seconds: str(opts.history_retention),
+            env.max_receive_count: str(opts.max_receive_count),
+            env.dispatcher_timeout_seconds: str(opts.dispatcher_timeout_seconds),
+            env.listing: "true" if opts.listing else "false",
+            env.metrics_namespace: opts.metrics_namespace,
+            env.log_level: opts.log_level.upper(),
+        }
+        self._set_env(**values)
 
-    def _dispatcher_timeout(self) -> int:
-        """The dispatcher's timeout, as the construct derives it from the visibility timeout."""
-        return max(1, self.options.visibility_timeout // _CONTRACT["visibilityTimeoutFactor"])
-
-    def _load_handlers(self) -> dict[str, Callable]:
+    def _load_handlers(self) -> dict[str, Handler]:
         path = str(runtime_asset_path())
         if path not in sys.path:
             sys.path.insert(0, path)
         from scheduler_runtime import observability  # noqa: PLC0415 - importable only once the path is set
 
         observability.set_metric_sink(lambda line: logger.debug("metric %s", line))
-        runtime_logger = logging.getLogger("scheduler_runtime")
-        runtime_logger.addHandler(self._stats_handler)
-        runtime_logger.setLevel(logging.INFO)
+        self._attach_runtime_logs()
         return {
             name: importlib.import_module(f"scheduler_runtime.handlers.{name}").handler
             for name in ("api", "sweeper", "enqueuer", "dispatcher")
         }
 
-    def _on_stream_failure(self, function: str, records: list) -> None:
+    def _attach_runtime_logs(self) -> None:
+        """The runtime's logger runs at INFO at least, for the engine's counts; what goes on to the
+        handlers above it is what ``log_level`` lets through, as ``LOG_LEVEL`` does when deployed."""
+        runtime_logger = logging.getLogger("scheduler_runtime")
+        self._saved_logger = (runtime_logger.level, runtime_logger.propagate)
+        runtime_logger.setLevel(min(self._forward.level, logging.INFO))
+        runtime_logger.propagate = False
+        runtime_logger.addHandler(self._stats_handler)
+        runtime_logger.addHandler(self._forward)
+
+    def _detach_runtime_logs(self) -> None:
+        runtime_logger = logging.getLogger("scheduler_runtime")
+        runtime_logger.removeHandler(self._stats_handler)
+        runtime_logger.removeHandler(self._forward)
+        if self._saved_logger is not None:
+            level, runtime_logger.propagate = self._saved_logger
+            runtime_logger.setLevel(level)
+            self._saved_logger = None
+
+    def _on_stream_failure(self, function: str, records: list[dict[str, Any]]) -> None:
         """Count the records, and send the dead-letter queue what the construct's mapping sends its
         on-failure destination: the batch's stream range, no record (see ``recover-stream``)."""
-        with self.stats.lock:
-            self.stats.stream_failures.extend((function, r["dynamodb"]["SequenceNumber"]) for r in records)
-        streams, sqs = self._failure_clients
         sequence_numbers = [r["dynamodb"]["SequenceNumber"] for r in records]
-        first, last = min(sequence_numbers, key=int), max(sequence_numbers, key=int)
-        shards = streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
-        shard = next(s["ShardId"] for s in shards if int(s["SequenceNumberRange"]["StartingSequenceNumber"]) <= int(first)
-                     and int(s["SequenceNumberRange"].get("EndingSequenceNumber", last)) >= int(last))
-        message = {"version": "1.0", "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "requestContext": {"functionArn": _function_arn(function), "condition": "RetryAttemptsExhausted"},
-                   "DDBStreamBatchInfo": {"shardId": shard, "startSequenceNumber": first, "endSequenceNumber": last,
-                                          "batchSize": len(records), "streamArn": self.stream_arn}}
+        with self.stats.lock:
+            self.stats.stream_failures.extend((function, n) for n in sequence_numbers)
+        streams, sqs = self._failure_clients
+        message = stream_failure_message(streams, self.stream_arn, function, sequence_numbers)
         sqs.send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(message))
-
-
-def _table_definition(listing: bool) -> dict:
-    """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
-    keys = [("pk", "HASH"), ("sk", "RANGE")]
-    index = _CONTRACT["listing"]
-    attributes = [name for name, _ in keys]
-    definition: dict = {"KeySchema": [{"AttributeName": n, "KeyType": k} for n, k in keys]}
-    if listing:
-        attributes += [index["partitionKey"], index["sortKey"]]
-        definition["GlobalSecondaryIndexes"] = [{
-            "IndexName": index["indexName"],
-            "KeySchema": [{"AttributeName": index["partitionKey"], "KeyType": "HASH"},
-                          {"AttributeName": index["sortKey"], "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }]
-    definition["AttributeDefinitions"] = [{"AttributeName": n, "AttributeType": "S"} for n in attributes]
-    return definition
-
-
-def _ensure_queue(sqs: Any, name: str, attributes: dict) -> str:
-    """The queue's URL; created with ``attributes`` if missing, else brought to them."""
-    try:
-        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
-    except sqs.exceptions.QueueDoesNotExist:
-        return sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-    if attributes:
-        sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
-    return url
-
-
-def _function_arn(name: str) -> str:
-    return f"arn:aws:lambda:{REGION}:123456789012:function:{name}"

@@ -107,6 +107,9 @@ class _PollerThread(threading.Thread):
             try:
                 busy = self.poll_once()
             except Exception:  # noqa: BLE001 - a poller survives its endpoint's hiccups
+                if self._stop_event.is_set():  # the engine is stopping: its endpoints may be gone already
+                    logger.debug("%s: poll failed while stopping", self.name, exc_info=True)
+                    return
                 logger.exception("%s: poll failed", self.name)
                 busy = False
             if not busy:
@@ -157,6 +160,13 @@ class StreamPoller(_PollerThread):
         self._region = region
         self._iterators: dict[str, str | None] = {}  # shard id -> iterator (None: from checkpoint)
         self._shards_listed_at = 0.0
+        self._caught_up = False
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether the last pass over the stream's shards read no record: every record written before
+        it began was handed to the function (or filtered out), and its checkpoint is past it."""
+        return self._caught_up
 
     idle_seconds = 0.25  # Lambda polls a stream shard four times a second
 
@@ -175,6 +185,7 @@ class StreamPoller(_PollerThread):
                 busy = True
                 self._deliver([lambda_stream_record(r, self._stream_arn, self._region) for r in records])
                 self._checkpoints.put(self._function.name, self._shard_key(shard_id), records[-1]["dynamodb"]["SequenceNumber"])
+        self._caught_up = not busy
         return busy
 
     def _refresh_shards(self) -> None:

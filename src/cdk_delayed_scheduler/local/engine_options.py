@@ -1,0 +1,81 @@
+"""The engine's options: each one that mirrors a construct prop carries that prop's name."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._contract import contract
+from .deliveries import LocalTarget
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+@dataclass
+class EngineOptions:
+    """How the engine runs. Every field has a default that mirrors the deployed construct, and each
+    one that mirrors a construct prop carries that prop's name."""
+
+    port: int = 0
+    """HTTP API port on 127.0.0.1 (0 picks a free one)."""
+    target: LocalTarget | None = None
+    """Where deliveries go; default: one JSON line per delivery on stdout."""
+    delay_window: int = contract.DELAY_WINDOW_SECONDS.default or 0
+    """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
+    timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
+    sweep_interval: float = 60.0
+    shard_count: int = contract.SHARD_COUNT.default or 1
+    endpoint_url: str | None = None
+    """An already running AWS-compatible endpoint; default: start moto on 127.0.0.1."""
+    state_dir: Path | None = None
+    """Where stream checkpoints persist, so a restarted engine resumes; default: memory only."""
+    name_prefix: str = "delayed-scheduler"
+    dispatcher_max_concurrency: int = 16
+    """Concurrent dispatcher invocations (the construct's ``dispatcher_max_concurrency``, the SQS
+    mapping's). Each one holds its batch until the latest message in it is due (up to a second), so
+    this caps deliveries per second; AWS scales the mapping far beyond it unless the prop is set."""
+    dispatcher_timeout: float = 5.0
+    """Seconds (the construct's ``dispatcher_timeout``): the dispatcher's timeout, and the delayer
+    queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` (6) times it, as deployed: a delivery
+    under way when the engine dies is received again after that. Fractions are allowed here (0.2 s
+    gives a 1 s visibility timeout); the functions read it in whole seconds, rounded up."""
+    max_receive_count: int = contract.MAX_RECEIVE_COUNT.default or 1
+    history_retention: int = contract.HISTORY_RETENTION_SECONDS.default or 0
+    stream_retry_attempts: int = 3
+    """Retries of a failing stream batch before it goes to the dead-letter queue (the construct's
+    ``stream_retry_attempts``; fewer here, so a poisoned batch is given up in about a second)."""
+    listing: bool = False
+    """Serve ``GET /schedules`` (the construct's ``listing``): every create and status change also
+    writes the listing index. Off, the route answers 404 saying how to turn it on."""
+    metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE
+    """The runtime's metrics namespace (the construct's ``metrics_namespace``); the engine logs the
+    metric lines at DEBUG under ``cdk_delayed_scheduler.local``."""
+    log_level: str = contract.DEFAULT_LOG_LEVEL
+    """The runtime's log level (the construct's ``log_level``): its records at this level and above
+    reach the logging handlers above ``scheduler_runtime``. The engine's own counts
+    (:class:`EngineStats`) see every INFO event whatever the level."""
+    require_signature: bool = False
+    """Answer 403 to an API request without a well-formed SigV4 ``Authorization`` header, as API
+    Gateway with IAM auth does (the signature itself is not checked: moto's credentials are fake)."""
+    faults: str | None = None
+    """Inject faults at these rates (``kind=rate,...``; see :data:`.faults.FAULT_KINDS`), in the AWS
+    layer and the target, never in the runtime's code; ``engine.faults`` counts what was injected."""
+    seed: int = 0
+    """Seeds the fault RNG."""
+
+    def __post_init__(self) -> None:
+        if not self.dispatcher_timeout > 0:
+            raise ValueError(f"dispatcher_timeout must be > 0 seconds, got {self.dispatcher_timeout}")
+        if self.log_level.upper() not in LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
+
+    @property
+    def dispatcher_timeout_seconds(self) -> int:
+        """The dispatcher's timeout as the functions read it (``DISPATCHER_TIMEOUT_SECONDS``): whole seconds."""
+        return max(1, math.ceil(self.dispatcher_timeout))
+
+    @property
+    def visibility_timeout(self) -> int:
+        """The delayer queue's visibility timeout, whole seconds: ``VISIBILITY_TIMEOUT_FACTOR`` x ``dispatcher_timeout``."""
+        return max(1, round(contract.VISIBILITY_TIMEOUT_FACTOR * self.dispatcher_timeout))

@@ -1,0 +1,68 @@
+"""Whether the engine is quiet: nothing left that could still deliver (see ``Engine.wait_until_quiet``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Protocol
+
+DELAYER_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
+                  "ApproximateNumberOfMessagesNotVisible"]
+CHECK_INTERVAL_SECONDS = 0.25
+QUIET_CHECKS = 2
+"""Checks in a row that must find the engine quiet."""
+
+
+class StreamProgress(Protocol):
+    @property
+    def caught_up(self) -> bool:
+        """Whether the last pass over the stream's shards read no record."""
+
+
+class QuietCheck:
+    """Reads the delayer queue's counts, asks whether every claim was enqueued or written back, whether
+    the stream poller has caught up, and queries each timer shard (never a scan) for a timer due within
+    the window."""
+
+    def __init__(self, session: Any, queue_url: str, table_name: str, delay_window: int, shard_count: int,
+                 claims_settled: Callable[[], bool], stream: StreamProgress) -> None:
+        self._sqs = session.client("sqs")
+        self._ddb = session.client("dynamodb")
+        self._queue_url = queue_url
+        self._table = table_name
+        self._delay_window = delay_window
+        self._shard_count = shard_count
+        self._claims_settled = claims_settled
+        self._stream = stream
+
+    def is_quiet(self) -> bool:
+        attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url, AttributeNames=DELAYER_COUNTS)["Attributes"]
+        if any(int(attributes[name]) for name in DELAYER_COUNTS):
+            return False
+        return self._claims_settled() and self._stream.caught_up and not self._timer_due_within_window()
+
+    def _timer_due_within_window(self) -> bool:
+        from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the engine started
+        from scheduler_runtime.core import keys  # noqa: PLC0415
+
+        cutoff = keys.due_cutoff_sort_key(int(time.time() * 1000) + self._delay_window * 1000)
+        shards = max(self._shard_count, ShardMark(self._ddb, self._table).read() or 0)
+        for shard in range(shards):
+            if self._ddb.query(
+                TableName=self._table, KeyConditionExpression="pk = :p AND sk < :cutoff", Limit=1,
+                ProjectionExpression="pk",
+                ExpressionAttributeValues={":p": {"S": keys.timer_partition(shard)}, ":cutoff": {"S": cutoff}},
+            ).get("Items"):
+                return True
+        return False
+
+    def wait(self, timeout: float) -> None:
+        """Return once :meth:`is_quiet` held on ``QUIET_CHECKS`` checks in a row; TimeoutError after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        streak = 0
+        while True:
+            streak = streak + 1 if self.is_quiet() else 0
+            if streak >= QUIET_CHECKS:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the engine did not become quiet within {timeout} s")
+            time.sleep(CHECK_INTERVAL_SECONDS)

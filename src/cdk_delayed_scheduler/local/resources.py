@@ -1,0 +1,106 @@
+"""The engine's AWS resources, made as the construct makes them: the table (with its stream, and the
+listing index when asked), the delayer queue and its dead-letter queue."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .._contract import contract
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What :func:`provision` made or found."""
+
+    table_name: str
+    stream_arn: str
+    queue_url: str
+    queue_arn: str
+    dead_letter_queue_url: str
+    table_created: bool
+    """Whether the table is new (a new table holds no timer of an earlier, larger shard count)."""
+
+
+def provision(session: Any, name_prefix: str, *, listing: bool, visibility_timeout: int,
+              max_receive_count: int) -> Resources:
+    """Create the table and queues, as the construct would, unless they exist (a queue that exists is
+    brought to these attributes)."""
+    ddb = session.client("dynamodb")
+    table_name = f"{name_prefix}-schedules"
+    created = False
+    try:
+        table = ddb.describe_table(TableName=table_name)["Table"]
+    except ddb.exceptions.ResourceNotFoundException:
+        created = True
+        table = ddb.create_table(
+            TableName=table_name,
+            **_table_definition(listing),
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )["TableDescription"]
+    sqs = session.client("sqs")
+    dead_letter_queue_url = _ensure_queue(sqs, f"{name_prefix}-dlq", {})
+    redrive = json.dumps({"deadLetterTargetArn": _queue_arn(sqs, dead_letter_queue_url),
+                          "maxReceiveCount": max_receive_count})
+    queue_url = _ensure_queue(sqs, f"{name_prefix}-delayer",
+                              {"VisibilityTimeout": str(visibility_timeout), "RedrivePolicy": redrive})
+    return Resources(table_name, table["LatestStreamArn"], queue_url, _queue_arn(sqs, queue_url),
+                     dead_letter_queue_url, created)
+
+
+def _table_definition(listing: bool) -> dict[str, Any]:
+    """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
+    keys = [("pk", "HASH"), ("sk", "RANGE")]
+    index = contract.LISTING
+    attributes = [name for name, _ in keys]
+    definition: dict[str, Any] = {"KeySchema": [{"AttributeName": n, "KeyType": k} for n, k in keys]}
+    if listing:
+        attributes += [index["partitionKey"], index["sortKey"]]
+        definition["GlobalSecondaryIndexes"] = [{
+            "IndexName": index["indexName"],
+            "KeySchema": [{"AttributeName": index["partitionKey"], "KeyType": "HASH"},
+                          {"AttributeName": index["sortKey"], "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }]
+    definition["AttributeDefinitions"] = [{"AttributeName": n, "AttributeType": "S"} for n in attributes]
+    return definition
+
+
+def _ensure_queue(sqs: Any, name: str, attributes: dict[str, str]) -> str:
+    """The queue's URL; created with ``attributes`` if missing, else brought to them."""
+    try:
+        url: str = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+    except sqs.exceptions.QueueDoesNotExist:
+        created: str = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+        return created
+    if attributes:
+        sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
+    return url
+
+
+def _queue_arn(sqs: Any, url: str) -> str:
+    arn: str = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return arn
+
+
+def function_arn(name: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+
+
+def stream_failure_message(streams: Any, stream_arn: str, function: str, sequence_numbers: list[str]) -> dict[str, Any]:
+    """What the enqueuer's mapping sends its on-failure destination for a batch it gave up on: the
+    batch's stream range, no record (see ``recover-stream``)."""
+    first, last = min(sequence_numbers, key=int), max(sequence_numbers, key=int)
+    shards = streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"]
+    shard = next(s["ShardId"] for s in shards if int(s["SequenceNumberRange"]["StartingSequenceNumber"]) <= int(first)
+                 and int(s["SequenceNumberRange"].get("EndingSequenceNumber", last)) >= int(last))
+    return {"version": "1.0", "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "requestContext": {"functionArn": function_arn(function), "condition": "RetryAttemptsExhausted"},
+            "DDBStreamBatchInfo": {"shardId": shard, "startSequenceNumber": first, "endSequenceNumber": last,
+                                   "batchSize": len(sequence_numbers), "streamArn": stream_arn}}
