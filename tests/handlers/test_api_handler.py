@@ -2,6 +2,7 @@ import base64
 import json
 import time
 
+from scheduler_runtime.core.contract import MAX_BATCH_SIZE
 from scheduler_runtime.handlers import api
 
 from .conftest import api_event, call_api
@@ -62,16 +63,22 @@ def test_unknown_ids_are_404(aws):
 
 
 def test_routes_and_methods(aws):
-    assert call_api("PATCH", "/schedules")[0] == 405
+    assert call_api("PATCH", "/schedules") == (405, {"message": "method PATCH is not allowed on /schedules; use POST "
+                                                                "or GET", "field": None})
     status, body = call_api("GET", "/schedules")  # listing is off unless the deployment turns it on
     assert status == 404 and "listing=True" in body["message"] and "--listing" in body["message"]
     assert call_api("PUT", "/schedules/x")[0] == 405
-    assert call_api("POST", "/periodic/x")[0] == 405
-    assert call_api("DELETE", "/periodic")[0] == 405
-    assert call_api("GET", "/periodic/a/b")[0] == 404
-    assert call_api("GET", "/elsewhere")[0] == 404
+    assert call_api("POST", "/periodic/x") == (405, {"message": "method POST is not allowed on /periodic/{id}; use PUT "
+                                                                "or GET or DELETE", "field": None})
+    assert call_api("DELETE", "/periodic") == (405, {"message": "method DELETE is not allowed on /periodic; use GET",
+                                                     "field": None})
+    assert call_api("GET", "/periodic/a/b") == (404, {"message": "no route for GET /periodic/a/b", "field": None})
+    assert call_api("GET", "/elsewhere") == (404, {"message": "no route for GET /elsewhere", "field": None})
     assert call_api("GET", "/schedules/a/b")[0] == 404
-    status, body = call_api("GET", "/schedules/" + "x" * 129)
+    for method in ("GET", "PUT"):  # a bad id is refused before the method is looked at
+        status, body = call_api(method, "/schedules/" + "x" * 129)
+        assert status == 400 and body["field"] == "id"
+    status, body = call_api("POST", "/periodic/a b")
     assert status == 400 and body["field"] == "id"
 
 
@@ -132,3 +139,18 @@ def test_batch_envelope_rules(aws):
         status, answer = call_api("POST", "/schedule-batches", body)
         assert (status, answer["field"]) == (400, field)
     assert call_api("GET", "/schedule-batches")[0] == 405
+
+
+def test_a_batch_of_the_largest_size_is_created_whole_and_one_more_item_is_refused(aws):
+    items = [{"id": f"max-{n}", "delaySeconds": 600 * (n % 2), "payload": n} for n in range(MAX_BATCH_SIZE)]
+    status, body = call_api("POST", "/schedule-batches", {"schedules": items})
+    assert status == 200 and len(body["results"]) == MAX_BATCH_SIZE
+    assert [(r["status"], r["body"]["id"]) for r in body["results"]] == [(201, item["id"]) for item in items]
+    assert [r["body"]["status"] for r in body["results"]] == ["QUEUED", "SCHEDULED"] * (MAX_BATCH_SIZE // 2)
+    assert len(aws.receive(aws.delayer_url)) == (MAX_BATCH_SIZE + 1) // 2  # the short ones, sent together
+
+    one_more = [{**item, "id": f"over-{n}"} for n, item in enumerate(items)] + [{"id": "over-last", "payload": 0,
+                                                                                "delaySeconds": 0}]
+    status, body = call_api("POST", "/schedule-batches", {"schedules": one_more})
+    assert (status, body["field"]) == (400, "schedules") and str(MAX_BATCH_SIZE) in body["message"]
+    assert aws.count_items("SCHEDULE#over-") == 0

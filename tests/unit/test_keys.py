@@ -2,7 +2,7 @@ import collections
 
 import pytest
 
-from scheduler_runtime.core import keys
+from scheduler_runtime.core import contract, keys
 
 
 def test_shard_is_stable_and_in_range():
@@ -53,12 +53,12 @@ def test_dedupe_key_is_stable_per_occurrence():
 
 @pytest.mark.parametrize("good", ["a", "A-Z.0_9:x", "x" * 128])
 def test_id_pattern_accepts(good):
-    assert keys.ID_PATTERN.match(good)
+    assert contract.ID_PATTERN.match(good)
 
 
 @pytest.mark.parametrize("bad", ["", "x" * 129, "has space", "slash/", "é", "new\nline", "a#b"])
 def test_id_pattern_rejects(bad):
-    assert not keys.ID_PATTERN.match(bad)
+    assert not contract.ID_PATTERN.match(bad)
 
 
 def test_timer_sort_key_round_trips_and_tokens_differ():

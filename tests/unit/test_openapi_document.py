@@ -15,7 +15,7 @@ import pytest
 
 from cdk_delayed_scheduler.local.servers import ApiServer
 from scheduler_runtime.aws import definitions
-from scheduler_runtime.core import listing, periodic, validation
+from scheduler_runtime.core import contract, listing, openapi, periodic, validation
 from scheduler_runtime.core.openapi import document, document_json
 from scheduler_runtime.core.timeparse import InvalidInstant, format_rfc3339_ms, parse_rfc3339
 
@@ -57,6 +57,20 @@ def test_document_is_valid_openapi_3_1():
     validator.validate(DOC)
     validator.validate(document(server_url="http://127.0.0.1:8000"))
     assert DOC["openapi"].startswith("3.1")
+
+
+def test_every_contract_route_is_documented_under_its_operation():
+    documented = {(method.upper(), path, operation["operationId"])
+                  for path, methods in DOC["paths"].items() for method, operation in methods.items()}
+    assert documented == {(route.method, route.path, route.operation) for route in contract.ROUTES}
+    assert set(openapi.operations()) == {route.operation for route in contract.ROUTES}
+
+
+def test_a_contract_route_with_no_documented_operation_is_refused(monkeypatch):
+    monkeypatch.setattr(openapi, "ROUTES", (*contract.ROUTES, contract.Route("POST", "/schedules/{id}/copies",
+                                                                            "copySchedule")))
+    with pytest.raises(ValueError, match=r"POST /schedules/\{id\}/copies \(copySchedule\)"):
+        document()
 
 
 def test_committed_copy_is_current():

@@ -98,7 +98,7 @@ def test_format_is_utc_with_milliseconds(epoch_ms, text):
 @pytest.mark.parametrize(
     "text, expected",
     [
-        # Issue 11, F12: a leap second is the last millisecond of its minute (epoch time has none).
+        # A leap second is the last millisecond of its minute (epoch time has none).
         ("2016-12-31T23:59:60Z", 1_483_228_799_999),
         ("2016-12-31T23:59:60.999999Z", 1_483_228_799_999),
         ("2016-12-31T18:59:60-05:00", 1_483_228_799_999),
@@ -117,7 +117,7 @@ def test_a_leap_second_anywhere_but_23_59_60_utc_is_refused(text):
 
 
 def test_epoch_seconds_written_as_json_are_read_exactly():
-    # Issue 11, F12: as a binary float, .12300001 is .123 (early by < 1 µs); as written it rounds up.
+    # As a binary float, .12300001 is .123 (early by < 1 µs); as written it rounds up.
     assert parse_epoch_seconds(JsonNumber("1763719200.12300001")) == 1_763_719_200_124
     assert parse_epoch_seconds(JsonNumber("1763719200.123")) == 1_763_719_200_123
     assert parse_epoch_seconds(1763719200.12300001) == 1_763_719_200_123  # a plain float: its shortest form

@@ -38,14 +38,14 @@ def client_config(service: str, config: Config) -> BotoConfig:
     return _BOTO_CONFIG.merge(BotoConfig(read_timeout=config.dispatcher_timeout_seconds,
                                          retries={"mode": "standard", "total_max_attempts": 1}))
 _lock = threading.Lock()
-_contexts: dict = {}
+_contexts: dict[tuple[str | None, ...], Context] = {}
 
 
 @dataclass
 class Context:
     config: Config
     session: Any
-    _clients: dict = field(default_factory=dict)
+    _clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
         """The client for ``service``, built once per context."""

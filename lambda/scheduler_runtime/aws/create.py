@@ -26,13 +26,12 @@ from ..core.envelope import TimerRef
 from ..core.validation import CreateRequest
 from ..core.window import enqueue_delay_seconds, is_within_window
 from .config import Config
-from .delayer import DelayerQueue
+from .delayer import SEND_ATTEMPTS, DelayerQueue
 from .items import ScheduleRecord, TimerItem
 from .store import CreateConflict, ScheduleStore
 
 # Reused across invocations of a warm function: a batch's record writes go out in parallel.
 _writers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="create")
-SEND_ATTEMPTS = 2
 
 
 class NotQueued(Exception):

@@ -9,6 +9,8 @@ from typing import Any, Sequence
 from ..core.envelope import TimerRef, sqs_safe_json, sqs_safe_text
 
 SQS_BATCH_LIMIT = 10
+SEND_ATTEMPTS = 2
+"""Sends of a message before a caller falls back (answers an error, or writes the timer back): one resend at once."""
 # Reused across invocations of a warm function: a stream batch of 100 is ten sends at once.
 _senders = ThreadPoolExecutor(max_workers=10, thread_name_prefix="send")
 
@@ -59,7 +61,7 @@ class DelayerQueue:
         """Send one message (a single create, or a message put back for the rest of its delay)."""
         self._sqs.send_message(QueueUrl=self._url, MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
 
-    def dead_letter(self, envelope: dict, reason: str) -> None:
+    def dead_letter(self, envelope: dict[str, Any], reason: str) -> None:
         """Park an exhausted delivery with its full envelope and the reason.
 
         The body and the reason are written so that SQS accepts them whatever they hold (a

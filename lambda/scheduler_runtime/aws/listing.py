@@ -82,9 +82,10 @@ def _pending_timers(ddb: Any, table: str, records: list[ScheduleRecord]) -> set[
     return {keys.parse_timer_sort_key(i["sk"]["S"])[1] for i in items if not i.get("cancelled", {}).get("BOOL")}
 
 
-def _batch_get(ddb: Any, table: str, item_keys: list[dict], options: dict, attempts: int = 5) -> list[dict]:
+def _batch_get(ddb: Any, table: str, item_keys: list[dict[str, Any]], options: dict[str, Any],
+               attempts: int = 5) -> list[dict[str, Any]]:
     """Every item of ``item_keys`` that exists, retrying unprocessed keys with a short backoff."""
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     for start in range(0, len(item_keys), BATCH_GET_LIMIT):
         request = {table: {"Keys": item_keys[start:start + BATCH_GET_LIMIT], **options}}
         for attempt in range(attempts):

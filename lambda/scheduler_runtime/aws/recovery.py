@@ -15,9 +15,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import keys
+from ..core import contract, keys
 
-GET_RECORDS_LIMIT = 1000
+GET_RECORDS_LIMIT = contract.STREAM_BATCH_SIZE.max
+"""The most records one ``GetRecords`` call returns."""
 MAX_EMPTY_PAGES = 5
 """An open shard answers empty pages past its newest record; give up after this many in a row."""
 
@@ -36,7 +37,7 @@ class StreamRange:
     end: int
 
     @classmethod
-    def from_on_failure(cls, message: dict | str) -> "StreamRange":
+    def from_on_failure(cls, message: dict[str, Any] | str) -> "StreamRange":
         """The range in an on-failure message (its ``DDBStreamBatchInfo``), as JSON text or parsed."""
         body = json.loads(message) if isinstance(message, str) else message
         info = body.get("DDBStreamBatchInfo") if isinstance(body, dict) else None
@@ -49,7 +50,7 @@ class StreamRange:
             raise RecoveryError(f"DDBStreamBatchInfo lacks a usable {exc}") from None
 
 
-def is_claim(record: dict) -> bool:
+def is_claim(record: dict[str, Any]) -> bool:
     """What ``event_filters.json`` passes to the enqueuer: a REMOVE of a timer, neither a TTL expiry nor cancelled."""
     data = record.get("dynamodb", {})
     return (record.get("eventName") == "REMOVE" and not record.get("userIdentity")
@@ -57,7 +58,7 @@ def is_claim(record: dict) -> bool:
             and not data.get("OldImage", {}).get("cancelled", {}).get("BOOL", False))
 
 
-def claims_in_range(streams: Any, message: dict | str) -> list[dict]:
+def claims_in_range(streams: Any, message: dict[str, Any] | str) -> list[dict[str, Any]]:
     """The claims among the records of the range that ``message`` names, in stream order.
 
     ``streams`` is a DynamoDB Streams client. Raises :class:`RecoveryError` once the range has
@@ -71,7 +72,7 @@ def claims_in_range(streams: Any, message: dict | str) -> list[dict]:
     except streams.exceptions.TrimmedDataAccessException:
         raise RecoveryError(f"records {span.start}-{span.end} of {span.shard_id} are past the stream's "
                             "24 h retention") from None
-    claims: list[dict] = []
+    claims: list[dict[str, Any]] = []
     empty = 0
     while iterator and empty < MAX_EMPTY_PAGES:
         page = streams.get_records(ShardIterator=iterator, Limit=GET_RECORDS_LIMIT)

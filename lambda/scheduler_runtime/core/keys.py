@@ -18,8 +18,8 @@ from __future__ import annotations
 import secrets
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
-from .contract import ID_PATTERN  # noqa: F401 - re-exported: the id rule lives in contract.json
 from .contract import LISTING
 
 RECORD_PREFIX = "SCHEDULE#"
@@ -39,7 +39,7 @@ class Key:
     pk: str
     sk: str
 
-    def as_item_key(self) -> dict:
+    def as_item_key(self) -> dict[str, Any]:
         """The key in DynamoDB's attribute-value form."""
         return {"pk": {"S": self.pk}, "sk": {"S": self.sk}}
 
@@ -112,7 +112,7 @@ def dedupe_key(schedule_id: str, due_ms: int) -> str:
     return f"{schedule_id}@{due_ms}"
 
 
-def index_keys(stored_status: str, schedule_id: str, due_ms: int, shard_count: int) -> dict:
+def index_keys(stored_status: str, schedule_id: str, due_ms: int, shard_count: int) -> dict[str, Any]:
     """The listing index's attributes of a record in a listed status (attribute-value form):
     ``<status>#<shard>`` and the due time and id (see :mod:`.listing`)."""
     return {LISTING["partitionKey"]: {"S": f"{stored_status}#{shard_for(schedule_id, shard_count):02d}"},

@@ -18,6 +18,7 @@ import hmac
 import json
 import re
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from . import states
 from .contract import LISTING
@@ -37,8 +38,8 @@ EPOCH_SECONDS_PATTERN = r"^([0-9]+\.?[0-9]*|\.[0-9]+)$"
 _EPOCH_SECONDS, _DIGITS = re.compile(EPOCH_SECONDS_PATTERN), re.compile("[0-9]+")
 # Which stored statuses hold the records that may show as each listed status (a waiting timer's
 # record stays stored as SCHEDULED once the sweeper has claimed it, and shows as QUEUED).
-STORED_FOR = {states.SCHEDULED: (states.SCHEDULED,), states.QUEUED: (states.QUEUED, states.SCHEDULED),
-              states.FAILED: (states.FAILED,)}
+STORED_FOR: Mapping[str, tuple[str, ...]] = {
+    states.SCHEDULED: (states.SCHEDULED,), states.QUEUED: (states.QUEUED, states.SCHEDULED), states.FAILED: (states.FAILED,)}
 _FIRST_KEY, _LAST_KEY = "0", "9" * 15 + "$"
 # Sort keys are "<15 digits>#<id>" and ids hold only A-Za-z0-9._:- (all above ','), so the
 # cursor followed by ',' sorts after the cursor and before every key that follows it.
@@ -66,7 +67,7 @@ class ListQuery:
         high = _LAST_KEY if self.due_before_ms is None else timer_sort_key(self.due_before_ms - 1, "").replace("#", "$")
         return (low, high) if low <= high else None
 
-    def filters(self) -> list:
+    def filters(self) -> list[Any]:
         return [self.status or "", self.due_after_ms, self.due_before_ms]
 
 
@@ -74,7 +75,7 @@ def partitions(query: ListQuery, shard_count: int) -> list[str]:
     return [f"{status}#{shard:02d}" for status in query.stored_statuses for shard in range(shard_count)]
 
 
-def parse_list_query(params: dict, token_key: str) -> ListQuery:
+def parse_list_query(params: dict[str, Any], token_key: str) -> ListQuery:
     """Validate ``GET /schedules`` parameters; :class:`ApiError` (400) names the parameter and the rule."""
     refuse_unknown(params, PARAMETERS)
     status = params.get("status") or None
@@ -87,7 +88,7 @@ def parse_list_query(params: dict, token_key: str) -> ListQuery:
     return ListQuery(status, due_after, due_before, limit, cursor)
 
 
-def page_position(params: dict, token_key: str, filters: list) -> tuple[int, str | None]:
+def page_position(params: dict[str, Any], token_key: str, filters: list[Any]) -> tuple[int, str | None]:
     """``(limit, cursor)`` of a listing's ``limit`` and ``nextToken`` parameters, the token checked
     against the ``filters`` of the listing it is used with; :class:`ApiError` (400) otherwise."""
     limit_text = params.get("limit")
@@ -106,20 +107,20 @@ def page_position(params: dict, token_key: str, filters: list) -> tuple[int, str
     return limit, cursor
 
 
-def refuse_unknown(params: dict, allowed: tuple[str, ...]) -> None:
+def refuse_unknown(params: dict[str, Any], allowed: tuple[str, ...]) -> None:
     """400 naming the first query parameter that is not in ``allowed``."""
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise ApiError(400, f"unknown query parameter '{unknown[0]}'; allowed are {', '.join(allowed)}", unknown[0])
 
 
-def make_token(cursor: str, filters: list, key: str) -> str:
+def make_token(cursor: str, filters: list[Any], key: str) -> str:
     """An opaque page token: the position and the filters, with a keyed checksum."""
     body = base64.urlsafe_b64encode(json.dumps([cursor, filters], separators=(",", ":")).encode()).decode().rstrip("=")
     return f"{body}.{_mac(body, key)}"
 
 
-def read_token(token: str, key: str) -> tuple[str, list]:
+def read_token(token: str, key: str) -> tuple[str, list[Any]]:
     """``(cursor, filters)`` of a token this API issued; :class:`ApiError` for anything else."""
     error = ApiError(400, "nextToken is not a token this listing issued (changed, truncated or from "
                           "another scheduler); start again without it", "nextToken")
@@ -140,7 +141,7 @@ def _mac(body: str, key: str) -> str:
     return hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def _instant(params: dict, name: str) -> int | None:
+def _instant(params: dict[str, Any], name: str) -> int | None:
     raw = params.get(name)
     if raw is None or raw == "":
         return None

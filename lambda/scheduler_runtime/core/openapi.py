@@ -1,7 +1,8 @@
 """The HTTP API's OpenAPI 3.1 document, built from the constants the validators use.
 
-Nothing in it is written a second time: the id and target name patterns, the limits and the
-defaults come from ``contract.json`` (:mod:`.contract`), the allowed fields from
+Nothing in it is written a second time: the routes (method, path and ``operationId``), the id and
+target name patterns, the limits and the defaults come from ``contract.json`` (:mod:`.contract`),
+each route described by its operation in :func:`operations`; the allowed fields from
 :mod:`.validation` and :mod:`.periodic`, the query parameters, listed statuses and page limits
 from :mod:`.listing`, the statuses from :mod:`.states`, the instant patterns from
 :mod:`.timeparse`. A validator that changes a rule changes the document with it.
@@ -18,7 +19,7 @@ from typing import Any
 
 from . import listing, periodic, states, validation
 from .contract import (DEFAULT_TARGET_NAME, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, PERIODIC_DEFAULT_TIME_ZONE,
-                       PERIODIC_MIN_EVERY_SECONDS, TARGET_NAME_PATTERN)
+                       PERIODIC_MIN_EVERY_SECONDS, ROUTES, TARGET_NAME_PATTERN, Route)
 from .timeparse import FORMATTED_PATTERN, MAX_EPOCH_MS, RFC3339_PATTERN
 
 OPENAPI_VERSION = "3.1.0"
@@ -32,12 +33,17 @@ JSON = "application/json"
 Schema = dict[str, Any]
 
 
-def document(server_url: str | None = None) -> dict:
+def document(server_url: str | None = None) -> dict[str, Any]:
     """The OpenAPI 3.1 document of every route, with ``server_url`` as its one server (default: the
     deployed HTTP API's URL template)."""
-    paths: dict = {}
-    for method, path, operation in _operations():
-        paths.setdefault(path, {})[method] = operation
+    described = operations()
+    undescribed = [f"{r.method} {r.path} ({r.operation})" for r in ROUTES if r.operation not in described]
+    if undescribed:
+        raise ValueError(f"no description in openapi.operations() for {', '.join(undescribed)}")
+    paths: dict[str, dict[str, Schema]] = {}
+    for route in _in_document_order(ROUTES):
+        paths.setdefault(route.path, {})[route.method.lower()] = {"operationId": route.operation,
+                                                                  **described[route.operation]}
     return {
         "openapi": OPENAPI_VERSION,
         "info": {"title": "cdk-delayed-scheduler", "version": API_VERSION, "description": _DESCRIPTION,
@@ -47,6 +53,15 @@ def document(server_url: str | None = None) -> dict:
         "paths": paths,
         "components": {"schemas": _schemas(), "securitySchemes": {SECURITY_SCHEME: _SIGV4}},
     }
+
+
+def _in_document_order(routes: tuple[Route, ...]) -> list[Route]:
+    """Each resource's paths together, in the order the contract first names the resource, its
+    collection before its items; each path's methods in the contract's order."""
+    resources: dict[str, int] = {}
+    for route in routes:
+        resources.setdefault(route.path.split("/")[1], len(resources))
+    return sorted(routes, key=lambda route: (resources[route.path.split("/")[1]], route.path))
 
 
 def document_json(server_url: str | None = None) -> str:
@@ -221,15 +236,15 @@ def _schemas() -> dict[str, Schema]:
 
 
 # --- operations -------------------------------------------------------------------------------------
-def _id_parameter(what: str, example: str) -> dict:
+def _id_parameter(what: str, example: str) -> Schema:
     return {"name": "id", "in": "path", "required": True, "schema": _addressable_id(what), "example": example}
 
 
-def _query(name: str, schema: Schema, description: str) -> dict:
+def _query(name: str, schema: Schema, description: str) -> Schema:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
-def _page_parameters() -> list[dict]:
+def _page_parameters() -> list[Schema]:
     limits = {"type": "integer", "minimum": listing.MIN_LIMIT, "maximum": listing.MAX_LIMIT,
               "default": listing.DEFAULT_LIMIT}
     schemas = {"limit": (limits, "Items per page at most."),
@@ -237,7 +252,7 @@ def _page_parameters() -> list[dict]:
     return [_query(name, *schemas[name]) for name in listing.PAGE_PARAMETERS]
 
 
-def _list_parameters() -> list[dict]:
+def _list_parameters() -> list[Schema]:
     instant: Schema = {"anyOf": [{"type": "string", "pattern": RFC3339_PATTERN},
                                  {"type": "string", "pattern": listing.EPOCH_SECONDS_PATTERN}]}
     filters: dict[str, tuple[Schema, str]] = {"status": ({"enum": list(listing.STATUSES)}, "Only schedules showing this status (FIRED and "
@@ -248,12 +263,12 @@ def _list_parameters() -> list[dict]:
     return [page[name] if name in page else _query(name, *filters[name]) for name in listing.PARAMETERS]
 
 
-def _body(schema: str, examples: dict[str, Any]) -> dict:
+def _body(schema: str, examples: dict[str, Any]) -> Schema:
     return {"required": True, "content": {JSON: {"schema": ref(schema),
                                                  "examples": {k: {"value": v} for k, v in examples.items()}}}}
 
 
-def _answer(description: str, schema: str) -> dict:
+def _answer(description: str, schema: str) -> Schema:
     return {"description": description, "content": {JSON: {"schema": ref(schema)}}}
 
 
@@ -266,13 +281,14 @@ _GATEWAY = {403: "Not signed with SigV4 for execute-api, or not allowed by IAM (
             429: "Throttled by the stage's limits (API Gateway)."}
 
 
-def _operation(operation_id: str, summary: str, answers: dict[int, tuple[str, str]], errors: dict[int, str],
-               parameters: list[dict] | None = None, body: dict | None = None) -> dict:
+def _operation(summary: str, answers: dict[int, tuple[str, str]], errors: dict[int, str],
+               parameters: list[Schema] | None = None, body: Schema | None = None) -> Schema:
+    """An operation's description (its ``operationId`` is the contract's ``operation``, added by :func:`document`)."""
     responses = {str(status): _answer(text, schema) for status, (text, schema) in answers.items()}
     errors = {**{status: _ERRORS[status] for status in (400, 500)}, **errors}
     responses.update({str(status): _answer(text, "Error") for status, text in sorted(errors.items())})
     responses.update({str(status): _answer(text, "GatewayError") for status, text in _GATEWAY.items()})
-    operation: dict = {"operationId": operation_id, "summary": summary}
+    operation: Schema = {"summary": summary}
     if parameters:
         operation["parameters"] = parameters
     if body:
@@ -281,54 +297,54 @@ def _operation(operation_id: str, summary: str, answers: dict[int, tuple[str, st
     return operation
 
 
-def _operations() -> list[tuple[str, str, dict]]:
-    """Every route of the api function, as ``(method, path, operation)``."""
+def operations() -> dict[str, Schema]:
+    """Every operation of the API, described, by its name in ``contract.json``'s routes (the ``operationId``)."""
     schedule_id = [_id_parameter("The schedule's id", "order-42-reminder")]
     periodic_id = [_id_parameter("The periodic timer's id", "weekday-report")]
     replay = "The same id and body again (a replay): the first create's answer, with the status now."
     create_examples = {"inAMinute": {"delaySeconds": 60, "payload": {"order": 42}},
                        "atATime": {"id": schedule_id[0]["example"], "dueAt": "2030-01-01T09:00:00Z",
                                    "payload": {"order": 42}, "target": DEFAULT_TARGET_NAME}}
-    return [
-        ("post", "/schedules", _operation(
-            "createSchedule", "Create a one-shot timer.",
+    return {
+        "createSchedule": _operation(
+            "Create a one-shot timer.",
             {201: ("Created: QUEUED when due within the delay window, SCHEDULED otherwise.", "Created"),
              200: (replay, "CreateAnswer")},
             {409: "The id exists with a different body.", 413: _ERRORS[413]},
-            body=_body("CreateSchedule", create_examples))),
-        ("get", "/schedules", _operation(
-            "listSchedules", "A page of pending (SCHEDULED, QUEUED) and FAILED schedules, in due order.",
+            body=_body("CreateSchedule", create_examples)),
+        "listSchedules": _operation(
+            "A page of pending (SCHEDULED, QUEUED) and FAILED schedules, in due order.",
             {200: ("A page.", "SchedulePage")},
             {404: "Listing is off for this scheduler (the construct's listing=True turns it on)."},
-            parameters=_list_parameters())),
-        ("get", "/schedules/{id}", _operation(
-            "getSchedule", "Read a schedule.", {200: ("The schedule.", "Schedule")},
-            {404: "No such schedule (or its history has expired)."}, parameters=schedule_id)),
-        ("delete", "/schedules/{id}", _operation(
-            "cancelSchedule", "Cancel a schedule; cancelling it again answers the same.",
+            parameters=_list_parameters()),
+        "getSchedule": _operation(
+            "Read a schedule.", {200: ("The schedule.", "Schedule")},
+            {404: "No such schedule (or its history has expired)."}, parameters=schedule_id),
+        "cancelSchedule": _operation(
+            "Cancel a schedule; cancelling it again answers the same.",
             {200: ("Cancelled: it will not be delivered.", "Cancelled")},
             {404: "No such schedule.", 409: "Its delivery has started or ended: it can no longer be cancelled."},
-            parameters=schedule_id)),
-        ("post", "/schedule-batches", _operation(
-            "createScheduleBatch", f"Create up to {MAX_BATCH_SIZE} one-shot timers in one call.",
+            parameters=schedule_id),
+        "createScheduleBatch": _operation(
+            f"Create up to {MAX_BATCH_SIZE} one-shot timers in one call.",
             {200: ("One result per item, in request order.", "BatchAnswer")}, {413: _ERRORS[413]},
-            body=_body("CreateScheduleBatch", {"two": {"schedules": list(create_examples.values())}}))),
-        ("get", "/periodic", _operation(
-            "listPeriodic", "A page of periodic timers, in id order.", {200: ("A page.", "PeriodicPage")}, {},
-            parameters=_page_parameters())),
-        ("put", "/periodic/{id}", _operation(
-            "putPeriodic", "Create or replace a periodic timer.",
+            body=_body("CreateScheduleBatch", {"two": {"schedules": list(create_examples.values())}})),
+        "listPeriodic": _operation(
+            "A page of periodic timers, in id order.", {200: ("A page.", "PeriodicPage")}, {},
+            parameters=_page_parameters()),
+        "putPeriodic": _operation(
+            "Create or replace a periodic timer.",
             {201: ("Created.", "PeriodicSummary"),
              200: ("The same body again, or a different one, which replaces the definition from its next "
                    "occurrence.", "PeriodicSummary")},
             {413: _ERRORS[413]}, parameters=periodic_id,
             body=_body("PutPeriodic", {"every": {"every": 30, "payload": {"job": "poll"}},
                                        "cron": {"cron": "0 9 ? * MON-FRI *", "timeZone": "Europe/Paris",
-                                                "payload": {"job": "report"}, "endAt": "2030-01-01T00:00:00Z"}}))),
-        ("get", "/periodic/{id}", _operation(
-            "getPeriodic", "Read a periodic timer.", {200: ("The definition.", "Periodic")},
-            {404: "No such periodic timer (or it was deleted)."}, parameters=periodic_id)),
-        ("delete", "/periodic/{id}", _operation(
-            "deletePeriodic", "Delete a periodic timer: nothing is delivered after this answer.",
-            {200: ("Deleted.", "PeriodicDeleted")}, {404: "No such periodic timer."}, parameters=periodic_id)),
-    ]
+                                                "payload": {"job": "report"}, "endAt": "2030-01-01T00:00:00Z"}})),
+        "getPeriodic": _operation(
+            "Read a periodic timer.", {200: ("The definition.", "Periodic")},
+            {404: "No such periodic timer (or it was deleted)."}, parameters=periodic_id),
+        "deletePeriodic": _operation(
+            "Delete a periodic timer: nothing is delivered after this answer.",
+            {200: ("Deleted.", "PeriodicDeleted")}, {404: "No such periodic timer."}, parameters=periodic_id),
+    }

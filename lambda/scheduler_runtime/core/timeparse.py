@@ -75,7 +75,8 @@ def ceil_milliseconds(seconds: Decimal) -> int:
         return 0
     shift = int(exponent) + 3
     if shift >= 0:
-        return (-1 if sign else 1) * int("".join(map(str, digits))) * 10**shift
+        scale: int = 10**shift
+        return (-1 if sign else 1) * int("".join(map(str, digits))) * scale
     cut = max(0, len(digits) + shift)  # the digits before the millisecond point; a fraction may be long
     whole = int("".join(map(str, digits[:cut])) or "0")
     return -whole if sign else whole + (1 if any(digits[cut:]) else 0)

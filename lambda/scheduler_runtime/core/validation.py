@@ -34,7 +34,7 @@ class ApiError(Exception):
         self.message = message
         self.field = field
 
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         return {"message": self.message, "field": self.field}
 
 
@@ -56,7 +56,7 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
-def parse_json_body(raw: str | None) -> dict:
+def parse_json_body(raw: str | None) -> dict[str, Any]:
     """The request body as a JSON object; numbers with a fraction or an exponent keep their digits.
 
     They are :class:`~.timeparse.JsonNumber` floats: instants and durations are read from the
@@ -92,7 +92,7 @@ def validate_new_id(value: Any, field: str = "id") -> str:
     return new_id
 
 
-def validate_create(body: dict, now_ms: int, targets: Iterable[str], default_target: str) -> CreateRequest:
+def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], default_target: str) -> CreateRequest:
     """Validate a create body against the API contract; raise :class:`ApiError` on the first rule broken."""
     unknown = sorted(set(body) - set(ALLOWED_FIELDS))
     if unknown:
@@ -142,7 +142,7 @@ def seconds_of(milliseconds: int) -> int | float:
     return milliseconds // 1000 if milliseconds % 1000 == 0 else milliseconds / 1000
 
 
-def validate_payload(body: dict) -> str:
+def validate_payload(body: dict[str, Any]) -> str:
     """The body's ``payload`` (required, any JSON, at most 256 KiB serialized) in its stored, canonical form."""
     if "payload" not in body:
         raise ApiError(400, "payload is required (any JSON value, at most 256 KiB serialized)", "payload")
@@ -156,7 +156,7 @@ def validate_payload(body: dict) -> str:
     return payload_json
 
 
-def validate_target(body: dict, targets: Iterable[str], default_target: str) -> str:
+def validate_target(body: dict[str, Any], targets: Iterable[str], default_target: str) -> str:
     """The body's ``target``: a registered target name, the default one when absent."""
     registered = list(targets)
     target = body.get("target", default_target)
@@ -165,7 +165,7 @@ def validate_target(body: dict, targets: Iterable[str], default_target: str) -> 
     return target
 
 
-def batch_items(body: dict) -> list:
+def batch_items(body: dict[str, Any]) -> list[Any]:
     """The ``schedules`` list of a batch create body: 1-10 items, each validated on its own later."""
     unknown = sorted(set(body) - {"schedules"})
     if unknown:

@@ -136,7 +136,8 @@ class Router:
 
     def include_lazily(self, module: str, under: str) -> None:
         """Answer the routes at ``under`` and below it with ``module``'s ``OPERATIONS``, imported on first use."""
-        operations = [r.operation for r in self._routes if r.path == under or r.path.startswith(under.rstrip("/") + "/")]
+        below = under.rstrip("/") + "/"
+        operations = [r.operation for r in self._routes if r.path == under or r.path.startswith(below)]
         if not operations:
             raise ValueError(f"no route is at or under {under}")
         self._lazy.update(dict.fromkeys(operations, module))
@@ -165,7 +166,8 @@ class Router:
         if not matches:
             raise ApiError(404, f"no route for {request.method} {request.path}", None)
         template, raw = max(matches, key=lambda match: match[0].literals)
-        params = {name: PATH_PARAMETERS[name](request.path_parameters.get(name) or value) for name, value in raw.items()}
+        params = {name: PATH_PARAMETERS[name](request.path_parameters.get(name) or value)
+                  for name, value in raw.items()}
         routes = [route for route in self._routes if route.path == template.path]
         route = next((r for r in routes if r.method == request.method), None)
         if route is None:

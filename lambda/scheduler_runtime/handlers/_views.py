@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..aws.items import ScheduleRecord
 from ..core.timeparse import format_rfc3339_ms
@@ -12,9 +12,9 @@ if TYPE_CHECKING:  # imported by the periodic routes, which load on first use
     from ..aws.definitions import Definition
 
 
-def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool = True) -> dict:
+def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool = True) -> dict[str, Any]:
     """``GET /schedules/{id}`` (list items leave the payload out)."""
-    body: dict = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms), "status": status}
+    body: dict[str, Any] = {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms), "status": status}
     if with_payload:
         body["payload"] = json.loads(record.payload_json)
     body.update(target=record.target, createdAt=format_rfc3339_ms(record.created_ms), attempts=record.attempts)
@@ -24,10 +24,10 @@ def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool =
     return body
 
 
-def describe_definition(definition: Definition, *, with_payload: bool = True) -> dict:
+def describe_definition(definition: Definition, *, with_payload: bool = True) -> dict[str, Any]:
     """The API's view of a definition (``GET /periodic/{id}``; list items leave the payload out)."""
     spec = definition.spec
-    body: dict = {"id": definition.periodic_id, "status": definition.status}
+    body: dict[str, Any] = {"id": definition.periodic_id, "status": definition.status}
     if spec.every_ms is not None:
         body["every"] = spec.every_ms // 1000
     else:
@@ -45,6 +45,6 @@ def describe_definition(definition: Definition, *, with_payload: bool = True) ->
     return body
 
 
-def _times(body: dict, **instants: int | None) -> None:
+def _times(body: dict[str, Any], **instants: int | None) -> None:
     """Add each instant that is set, as RFC 3339 UTC with milliseconds."""
     body.update({name: format_rfc3339_ms(value) for name, value in instants.items() if value is not None})

@@ -25,7 +25,7 @@ import logging
 from typing import Any, TypedDict, cast
 
 from ..aws.context import current
-from ..aws.delayer import DelayerQueue
+from ..aws.delayer import SEND_ATTEMPTS, DelayerQueue
 from ..aws.items import TimerItem
 from ..aws.recovery import claims_in_range
 from ..aws.store import ScheduleStore
@@ -34,24 +34,23 @@ from ..core.window import enqueue_delay_seconds
 from ..observability import log_event
 from ._batch import BatchEvent, StreamRecord, partial_batch_response
 
-SEND_ATTEMPTS = 2
 logger = logging.getLogger("scheduler_runtime")
 
 
 class RecoverEvent(TypedDict):
     """A direct invoke that re-enqueues a stream range: the mapping's on-failure message, parsed or as text."""
 
-    recover: dict | str
+    recover: dict[str, Any] | str
 
 
-def handler(event: BatchEvent | RecoverEvent, context: Any = None) -> dict:
+def handler(event: BatchEvent | RecoverEvent, context: Any = None) -> dict[str, Any]:
     """A stream batch (``Records``), or a direct invoke ``{"recover": <on-failure message>}``."""
     if "recover" in event:
         return recover(cast(RecoverEvent, event)["recover"])
-    return partial_batch_response(enqueue_claims(cast(BatchEvent, event).get("Records", [])))
+    return partial_batch_response(enqueue_claims(event.get("Records", [])))
 
 
-def recover(on_failure_message: dict | str) -> dict:
+def recover(on_failure_message: dict[str, Any] | str) -> dict[str, Any]:
     """Re-enqueue the claims of the stream range named by an on-failure message; raise if any stays unsent.
 
     Idempotent: a claim that was enqueued before is sent again, and the dispatcher's token

@@ -51,7 +51,7 @@ def first_shard(table_name: str, shards: int, now: int) -> int:
     return _resume_at.pop(table_name, now // 60_000) % shards
 
 
-def handler(event: dict, context: Any = None) -> dict:
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
     now = now_ms()
@@ -84,7 +84,7 @@ def handler(event: dict, context: Any = None) -> dict:
     return result
 
 
-def _sweep(store: ScheduleStore, pool: ThreadPoolExecutor, settle: Any, counts: dict, order: list[int],
+def _sweep(store: ScheduleStore, pool: ThreadPoolExecutor, settle: Any, counts: dict[str, int], order: list[int],
            cutoff: int, context: Any) -> int | None:
     """Claim what is due in each shard of ``order``; where the next sweep must start if time ran short, else None.
 

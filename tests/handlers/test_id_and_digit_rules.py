@@ -1,10 +1,10 @@
-"""Findings of the OpenAPI work, each through the api handler on in-process moto.
+"""Id and digit rules that the OpenAPI document states, through the api handler on in-process moto.
 
-- an id with a trailing newline was accepted (Python's ``$`` matches before one): now 400;
-- the ids ``.`` and ``..`` were accepted, though no HTTP client can name them in a URL (it removes them as
-  dot segments): a create refuses them now, a read or cancel still takes them;
-- a digit that is not an ASCII digit (``²``, ``٣``) in a page ``limit`` or a cron field was a 500
-  (``str.isdigit`` takes it, ``int`` refuses it) or was read as a number: now 400 naming the field.
+- an id with a newline anywhere is refused (400), a trailing one included (Python's ``$`` matches before it);
+- the ids ``.`` and ``..`` are refused on create, since no HTTP client can name them in a URL (it removes
+  them as dot segments); a read or cancel still takes them;
+- a digit that is not an ASCII digit (``²``, ``٣``) in a page ``limit`` or a cron field is a 400 naming the
+  field (``str.isdigit`` takes it; ``int`` refuses or misreads it), never a 500 or a number.
 """
 
 from __future__ import annotations

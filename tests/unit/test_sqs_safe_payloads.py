@@ -1,4 +1,4 @@
-"""Issue 11, F13: every payload the API accepts can be written into an SQS message, at no cost in size for most."""
+"""Every payload the API accepts can be written into an SQS message, at no cost in size for most."""
 
 from __future__ import annotations
 

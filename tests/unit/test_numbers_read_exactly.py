@@ -1,4 +1,4 @@
-"""Issue 11, F9 and F12: numbers in a body are read exactly, and what a request means is what it hashes.
+"""Numbers in a body are read exactly, and what a request means is what it hashes.
 
 A request hash is stored with every record and definition, so it must not change for bodies
 that were already valid: the hashes below were computed before numbers were read exactly.
