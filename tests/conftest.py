@@ -1,9 +1,11 @@
 """Suite-wide settings: no test reaches beyond 127.0.0.1, and boto3 never finds real credentials.
 
-The suite's chaos run (``tests/e2e/test_chaos_e2e.py``) spends most of its minute waiting for retries,
-on about a fifth of a core. The controlling pytest process starts it when the session begins, as a
-user runs it (the console script), so that its waits overlap the other modules; its module then
-reads the report. Run alone (or if the controller did not start it), the module runs it itself.
+Some end-to-end runs spend most of their time waiting on the clock: the suite's chaos run waits for
+retries, the demo for its timers, the cron run for the next whole minute (EventBridge cron has
+minute resolution). The controlling pytest process starts each of them when the session begins, as a
+user runs it (the console script, or a script of the suite), when its module is selected, so that its
+waits overlap the other modules; its module then reads the output. Run alone (or if the controller
+did not start it), the module runs it itself.
 """
 
 import os
@@ -11,6 +13,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
@@ -20,22 +24,58 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
+E2E = Path(__file__).parent / "e2e"
+SCRIPT = Path(sys.executable).with_name("cdk-delayed-scheduler")
 # Rates raised for the rarer opportunities (batch sends, dispatcher requests, target calls), so that each
 # kind is expected at least about eight times in a run this small.
 SUITE_FAULTS = ("all=0.03,batch-fail=0.25,batch-partial=0.25,crash=0.012,lambda-throttle=0.08,target-error=0.05,"
                 "target-timeout=0.04")
 SUITE_CHAOS_ARGS = ["--timers", "150", "--span", "6", "--faults", SUITE_FAULTS, "--seed", "3", "--json"]
-CHAOS_REPORT_ENV = "CDK_DELAYED_SCHEDULER_SUITE_CHAOS_REPORT"
-CHAOS_MODULE = Path(__file__).parent / "e2e" / "test_chaos_e2e.py"
+
+
+@dataclass(frozen=True)
+class EarlyRun:
+    """A run the session starts as it begins: ``command`` for the test module ``module``."""
+
+    name: str
+    module: Path
+    command: tuple[str, ...]
+
+    @property
+    def report_env(self) -> str:
+        """The variable that holds the report's path, once the controller started it (workers inherit it)."""
+        return f"CDK_DELAYED_SCHEDULER_SUITE_{self.name.upper()}_REPORT"
+
+    def shell(self, report: Path) -> list[str]:
+        """The run: its output goes to ``report`` (renamed into place once it ends), its exit code to
+        ``report`` + ``.rc``."""
+        run = " ".join(f"'{part}'" for part in self.command)
+        return ["sh", "-c", f"{run} > '{report}.part' 2>&1; echo $? > '{report}.rc'; mv '{report}.part' '{report}'"]
+
+    def start(self) -> subprocess.Popen:
+        report = Path(tempfile.mkdtemp(prefix=f"suite-{self.name}-")) / "report.txt"
+        os.environ[self.report_env] = str(report)
+        return subprocess.Popen(self.shell(report), start_new_session=True)
+
+    def output(self, timeout: float) -> tuple[int, str]:
+        """The run's exit code and output: the session's run, waited for, or else a run of its own."""
+        if self.report_env in os.environ:
+            report = Path(os.environ[self.report_env])
+        else:
+            report = Path(tempfile.mkdtemp(prefix=f"suite-{self.name}-")) / "report.txt"
+            subprocess.run(self.shell(report), check=False, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while not report.exists():
+            assert time.monotonic() < deadline, f"the suite's {self.name} run did not end within {timeout} s"
+            time.sleep(0.5)
+        return int(Path(f"{report}.rc").read_text()), report.read_text()
+
+
+CHAOS = EarlyRun("chaos", E2E / "test_chaos_e2e.py", (str(SCRIPT), "chaos", *SUITE_CHAOS_ARGS))
+DEMO = EarlyRun("demo", E2E / "test_demo_e2e.py", (str(SCRIPT), "demo", "--timers", "8"))
+CRON = EarlyRun("cron", E2E / "test_periodic_cron_e2e.py", (sys.executable, str(E2E / "cron_run.py")))
+EARLY_RUNS = (CHAOS, DEMO, CRON)
 _started: list = []
-
-
-def chaos_command(report: Path) -> list[str]:
-    """The suite's chaos run: its output goes to ``report`` (renamed into place once it ends), its exit
-    code to ``report`` + ``.rc``."""
-    script = Path(sys.executable).with_name("cdk-delayed-scheduler")
-    run = " ".join([str(script), "chaos", *SUITE_CHAOS_ARGS])
-    return ["sh", "-c", f"{run} > '{report}.part' 2>&1; echo $? > '{report}.rc'; mv '{report}.part' '{report}'"]
 
 
 def _selects(config, module: Path) -> bool:
@@ -44,11 +84,11 @@ def _selects(config, module: Path) -> bool:
 
 
 def pytest_configure(config):
-    if hasattr(config, "workerinput") or CHAOS_REPORT_ENV in os.environ or not _selects(config, CHAOS_MODULE.resolve()):
+    if hasattr(config, "workerinput"):
         return
-    report = Path(tempfile.mkdtemp(prefix="suite-chaos-")) / "report.txt"
-    os.environ[CHAOS_REPORT_ENV] = str(report)  # the workers, started after this, inherit it
-    _started.append(subprocess.Popen(chaos_command(report), start_new_session=True))
+    for run in EARLY_RUNS:
+        if run.report_env not in os.environ and _selects(config, run.module.resolve()):
+            _started.append(run.start())
 
 
 def pytest_unconfigure(config):

@@ -5,34 +5,23 @@ session starts it early (see ``tests/conftest.py``); run alone, this module star
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from cdk_delayed_scheduler.local.faults import FAULT_KINDS
 
-from ..conftest import CHAOS_REPORT_ENV, chaos_command
-from .conftest import wait_until
+from ..conftest import CHAOS
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def run() -> tuple[int, dict, str]:
-    if CHAOS_REPORT_ENV in os.environ:
-        report = Path(os.environ[CHAOS_REPORT_ENV])
-    else:
-        report = Path(tempfile.mkdtemp(prefix="suite-chaos-")) / "report.txt"
-        subprocess.run(chaos_command(report), check=False, timeout=600)
-    wait_until(report.exists, 600, "the suite's chaos run did not end", interval=0.5)
-    text = report.read_text()
+    code, text = CHAOS.output(timeout=600)
     lines = text.splitlines()
     start = lines.index("{")
     end = len(lines) - 1 - lines[::-1].index("}")
-    return int(Path(f"{report}.rc").read_text()), json.loads("\n".join(lines[start:end + 1])), text
+    return code, json.loads("\n".join(lines[start:end + 1])), text
 
 
 def test_the_run_passes_and_loses_nothing(run):
