@@ -215,7 +215,7 @@ def access_log_bytes() -> dict:
                "$context.authorizer.error": "-"}
     http_format = None
     try:  # the HTTP API's format, as the construct declares it (read, not imported: no CDK load)
-        tree = ast.parse((ROOT / "src" / "cdk_delayed_scheduler" / "_front_doors.py").read_text())
+        tree = ast.parse((ROOT / "src" / "cdk_delayed_scheduler" / "_scheduler_apis.py").read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "HTTP_ACCESS_LOG_FORMAT" for t in node.targets):
                 http_format = ast.literal_eval(node.value.args[0])

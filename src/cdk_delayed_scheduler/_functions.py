@@ -11,6 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from . import _nag
 from ._log_level import LogLevel
 from ._runtime_asset import ASSET_EXCLUDES, function_asset_path
 
@@ -27,6 +28,27 @@ def newest_python_runtime() -> lambda_.Runtime:
     versions = [int(m.group(1)) for name in dir(lambda_.Runtime) if (m := re.fullmatch(r"PYTHON_3_(\d+)", name))]
     runtime: lambda_.Runtime = getattr(lambda_.Runtime, f"PYTHON_3_{max(versions)}")
     return runtime
+
+
+def _python_version(runtime: lambda_.Runtime) -> tuple[int, ...]:
+    return tuple(int(part) for part in runtime.name.removeprefix("python").split("."))
+
+
+def acknowledge_pinned_runtime(function: lambda_.Function, runtime: lambda_.Runtime) -> None:
+    """AwsSolutions-L1 (not the newest runtime) on a function of the pinned default runtime, only
+    while this aws-cdk-lib offers a newer Python; a runtime the user chose is the user's to answer."""
+    if runtime.name != DEFAULT_RUNTIME.name:
+        return
+    newest = newest_python_runtime()
+    if _python_version(newest) <= _python_version(DEFAULT_RUNTIME):
+        return
+    _nag.acknowledge(
+        function,
+        rule="AwsSolutions-L1",
+        reason=f"cdk-delayed-scheduler pins its functions' runtime ({DEFAULT_RUNTIME.name}) so that an aws-cdk-lib "
+               f"upgrade never changes it; {newest.name} is chosen with the runtime prop "
+               f"(runtime=Runtime.{newest.name.upper().replace('PYTHON', 'PYTHON_').replace('.', '_')}).",
+    )
 
 
 def logging_config(level: LogLevel) -> dict[str, Any]:
@@ -53,7 +75,7 @@ def function_options(runtime: lambda_.Runtime, architecture: lambda_.Architectur
 
 
 def runtime_function(scope: Construct, id: str, module: str, memory_size: Any, timeout: Duration, description: str,
-                     *, environment: Mapping[str, str], log_retention: logs.RetentionDays,
+                     *, runtime: lambda_.Runtime, environment: Mapping[str, str], log_retention: logs.RetentionDays,
                      removal_policy: RemovalPolicy, **options: Any) -> lambda_.Function:
     """``<id>`` running ``scheduler_runtime.handlers.<module>``, with ``<id>Role`` and ``<id>Logs``."""
     role = iam.Role(scope, f"{id}Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
@@ -62,6 +84,8 @@ def runtime_function(scope: Construct, id: str, module: str, memory_size: Any, t
     # Instead of the managed AWSLambdaBasicExecutionRole: write to this function's log group only.
     role.add_to_principal_policy(iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"],
                                                      resources=[log_group.log_group_arn]))
-    return lambda_.Function(scope, id, description=description, handler=f"{_HANDLER_MODULE}.{module}.handler",
-                            memory_size=memory_size, timeout=timeout, role=role, log_group=log_group,
-                            environment=dict(environment), **options)
+    function = lambda_.Function(scope, id, description=description, handler=f"{_HANDLER_MODULE}.{module}.handler",
+                                memory_size=memory_size, timeout=timeout, runtime=runtime, role=role,
+                                log_group=log_group, environment=dict(environment), **options)
+    acknowledge_pinned_runtime(function, runtime)
+    return function

@@ -3,7 +3,7 @@ least-privilege policy."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
@@ -11,19 +11,21 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
+from constructs import Construct
 
 from . import _nag, _wiring
+from ._contract import contract
 from .api import READ_ROUTES, ROUTES
 
 if TYPE_CHECKING:
-    from ._front_doors import FrontDoor
+    from ._scheduler_apis import BuiltApi
 
 _KEY_USER = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
 
 
 class SchedulerGrants:
     """``grant_*`` methods; the class that mixes this in has the table, the queues, the functions,
-    the front door and the listing index's name."""
+    the API its ``SchedulerApi`` built and the listing index's name."""
 
     table: dynamodb.Table
     delayer_queue: sqs.Queue
@@ -34,7 +36,7 @@ class SchedulerGrants:
     dispatcher_function: lambda_.Function
     encryption_key: Optional[kms.IKey]
     listing_index_name: Optional[str]
-    _front_door: Optional["FrontDoor"]
+    _built_api: Optional["BuiltApi"]
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to invoke the api function directly: ``lambda:InvokeFunction`` on exactly
@@ -82,14 +84,15 @@ class SchedulerGrants:
         return grant
 
     # --- internals -------------------------------------------------------------------------
-    def _grant_routes(self, grantee: iam.IGrantable, routes: tuple[tuple[str, str], ...],
+    def _grant_routes(self, grantee: iam.IGrantable, routes: Sequence[contract.Route],
                       method: str) -> Optional[iam.Grant]:
         """``execute-api:Invoke`` on ``routes`` of this API's stage; ``None`` without an API."""
-        if self._front_door is None:
+        if self._built_api is None:
             return None
-        arns = [self._front_door.route_arns[route] for route in routes]
-        _nag.acknowledge_route_wildcards(Stack.of(self.table), grantee, arns, method)
-        return iam.Grant.add_to_principal(grantee=grantee, actions=["execute-api:Invoke"], resource_arns=arns)
+        arns = [self._built_api.route_arns[(route.method, route.path)] for route in routes]
+        grant = iam.Grant.add_to_principal(grantee=grantee, actions=["execute-api:Invoke"], resource_arns=arns)
+        _acknowledge_route_wildcards(Stack.of(self.table), grantee, arns, method)
+        return grant
 
     def _grant_runtime(self) -> None:
         """Least privilege, per function: exactly the table operations and sends its handler makes, on
@@ -118,3 +121,26 @@ class SchedulerGrants:
 
     def _grant_send(self, function: lambda_.Function, queue: sqs.Queue) -> None:
         _wiring.grant_send(queue, function)
+
+
+def _acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arns: Sequence[str], method: str) -> None:
+    """The ``/<collection>/*`` resources ``method`` (``grant_schedule``, ``grant_read``) granted: each ``*``
+    is the ``{id}`` path parameter of one route.
+
+    The finding names the ARN as it stands in the grantee's policy (concrete region and account in a
+    stack with an explicit environment, ``<AWS::Region>``/``<AWS::AccountId>`` otherwise), so the
+    acknowledgement is rendered from the same ARN. Only for a grantee in the scheduler's own
+    ``stack``: elsewhere the ARN becomes a cross-stack reference.
+    """
+    if not isinstance(grantee, Construct) or Stack.of(grantee) is not stack:
+        return
+    for arn in route_arns:
+        resource = _nag.flatten_reference(stack.resolve(arn))
+        if resource.endswith("/*"):
+            verb, collection = resource.rsplit("/", 3)[-3:-1]
+            _nag.acknowledge(
+                grantee,
+                f"AwsSolutions-IAM5[Resource::{resource}]",
+                f"{method}: the * is the {{id}} path parameter of {verb} /{collection}/{{id}} on this "
+                "scheduler's own API and stage; no other route or API is granted.",
+            )

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, TypedDict
+from typing import TYPE_CHECKING, Mapping, TypedDict
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 
-from ._runtime_asset import contract
+from ._contract import contract
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 #: The dimensions the runtime puts on every metric it emits (``contract.json``), beside ``FunctionName``
 #: (the emitting function's name, which tells one scheduler from another in the same namespace).
-SERVICE_DIMENSION: dict = dict(contract()["metrics"]["dimensions"])
+SERVICE_DIMENSION: dict[str, str] = dict(contract.METRIC_DIMENSIONS)
 #: The runtime's EMF figure names (``contract.json``).
-LATENESS_METRIC: str = contract()["metrics"]["lateness"]
+LATENESS_METRIC: str = contract.LATENESS_METRIC
 
 
 class MetricOptions(TypedDict, total=False):
@@ -57,28 +57,39 @@ class SchedulerMetrics:
         options.setdefault("statistic", "Maximum")
         return self.dead_letter_queue.metric_approximate_number_of_messages_visible(**options)
 
-    def metric_delayer_queue_depth(self, *, period: Optional[Duration] = None, statistic: str = "Maximum",
-                                   label: Optional[str] = None,
-                                   color: Optional[str] = None) -> cloudwatch.MathExpression:
+    def metric_delayer_queue_depth(self, **options: Unpack[MetricOptions]) -> cloudwatch.MathExpression:
         """Schedules waiting in the delayer queue: ``visible + delayed``, a math expression over
         ``ApproximateNumberOfMessagesVisible`` and ``ApproximateNumberOfMessagesDelayed`` (most of
         the queue is delayed: each message waits out its schedule's delay). Messages a dispatcher
         holds are in ``delayer_queue.metric_approximate_number_of_messages_not_visible()``.
 
-        :param period: the period of both metrics and the expression. Default: 5 minutes.
-        :param statistic: the statistic of both metrics. Default: ``"Maximum"``.
-        :param label: the expression's label. Default: ``"Delayer queue depth"``.
-        :param color: the expression's color on a graph. Default: automatic.
+        :param options: the ``cloudwatch.MetricOptions`` fields of both metrics (``period``,
+            ``statistic``, ...); ``period``, ``label`` and ``color`` also apply to the expression.
+            Default: maximum over 5 minutes, labelled ``"Delayer queue depth"``.
         """
+        options.setdefault("statistic", "Maximum")
         queue = self.delayer_queue
         return cloudwatch.MathExpression(
             expression="visible + delayed",
             using_metrics={
-                "visible": queue.metric_approximate_number_of_messages_visible(period=period, statistic=statistic),
-                "delayed": queue.metric("ApproximateNumberOfMessagesDelayed", period=period, statistic=statistic),
+                "visible": queue.metric_approximate_number_of_messages_visible(**options),
+                "delayed": queue.metric("ApproximateNumberOfMessagesDelayed", **options),
             },
-            period=period, label=label or "Delayer queue depth", color=color,
+            period=options.get("period"), label=options.get("label", "Delayer queue depth"),
+            color=options.get("color"),
         )
+
+    def metric(self, metric_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """One of the runtime's own metrics (``metric_name``, e.g. ``"LatenessMs"``), as the runtime
+        emits it: in ``metrics_namespace``, with the dimensions ``Service=DelayedScheduler`` and
+        ``FunctionName=<this scheduler's dispatcher function>``, so each scheduler has its own.
+
+        :param metric_name: the figure's name.
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: average over 5 minutes.
+        """
+        options.setdefault("dimensions_map", {**SERVICE_DIMENSION,
+                                              "FunctionName": self.dispatcher_function.function_name})
+        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=metric_name, **options)
 
     def metric_lateness(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """How late deliveries start after their ``dueAt``, in milliseconds (``LatenessMs``, which
@@ -90,9 +101,7 @@ class SchedulerMetrics:
         """
         options.setdefault("statistic", "p99")
         options.setdefault("unit", cloudwatch.Unit.MILLISECONDS)
-        options.setdefault("dimensions_map", {**SERVICE_DIMENSION,
-                                              "FunctionName": self.dispatcher_function.function_name})
-        return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=LATENESS_METRIC, **options)
+        return self.metric(LATENESS_METRIC, **options)
 
     def metric_dispatcher_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Failed dispatcher invocations (Lambda ``Errors``).

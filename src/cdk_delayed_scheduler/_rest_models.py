@@ -8,7 +8,7 @@ from typing import Any
 
 from aws_cdk import aws_apigateway as apigw
 
-from ._runtime_asset import contract
+from ._contract import contract
 from .api import ROUTES
 
 _STRING, _NUMBER, _INTEGER = apigw.JsonSchemaType.STRING, apigw.JsonSchemaType.NUMBER, apigw.JsonSchemaType.INTEGER
@@ -32,13 +32,13 @@ def _instant() -> apigw.JsonSchema:
 
 
 def _target() -> apigw.JsonSchema:
-    return apigw.JsonSchema(type=_STRING, pattern=contract()["targetNamePattern"])
+    return apigw.JsonSchema(type=_STRING, pattern=contract.TARGET_NAME_PATTERN)
 
 
 def create_schedule_schema() -> apigw.JsonSchema:
     """The JSON schema API Gateway applies to ``POST /schedules`` before the function runs."""
     return _object("CreateSchedule", ["payload"], {
-        "id": apigw.JsonSchema(type=_STRING, pattern=contract()["idPattern"]),
+        "id": apigw.JsonSchema(type=_STRING, pattern=contract.ID_PATTERN.pattern),
         "dueAt": _instant(),
         "delaySeconds": apigw.JsonSchema(type=_NUMBER, minimum=0),
         "payload": apigw.JsonSchema(),
@@ -52,7 +52,7 @@ def create_schedule_batch_schema() -> apigw.JsonSchema:
     per item (``schedules[i].field``), so one bad item never refuses the others."""
     return _object("CreateScheduleBatch", ["schedules"], {
         "schedules": apigw.JsonSchema(type=apigw.JsonSchemaType.ARRAY, min_items=1,
-                                      max_items=contract()["maxBatchSize"],
+                                      max_items=contract.MAX_BATCH_SIZE,
                                       items=apigw.JsonSchema(type=apigw.JsonSchemaType.OBJECT)),
     })
 
@@ -63,7 +63,7 @@ def put_periodic_schema() -> apigw.JsonSchema:
     ``delaySeconds`` is for a create."""
     return _object("PutPeriodic", ["payload"], {
         "payload": apigw.JsonSchema(),
-        "every": apigw.JsonSchema(type=_INTEGER, minimum=contract()["periodic"]["minEverySeconds"]),
+        "every": apigw.JsonSchema(type=_INTEGER, minimum=contract.PERIODIC_MIN_EVERY_SECONDS),
         "cron": apigw.JsonSchema(type=_STRING),
         "timeZone": apigw.JsonSchema(type=_STRING),
         "startAt": _instant(),
@@ -92,13 +92,14 @@ def method_requests(api: apigw.RestApi) -> dict[tuple[str, str], dict[str, Any]]
               for route, (model_id, name, schema) in _BODY_MODELS.items()}
     requests = {}
     for route in ROUTES:
-        options: dict[str, Any] = dict(request_validator=body if route in models else parameters)
-        if route in models:
-            options["request_models"] = {"application/json": models[route]}
-        wanted = {f"method.request.querystring.{name}": False for name in QUERY_PARAMETERS.get(route, ())}
-        if "{id}" in route[1]:
+        key = (route.method, route.path)
+        options: dict[str, Any] = dict(request_validator=body if key in models else parameters)
+        if key in models:
+            options["request_models"] = {"application/json": models[key]}
+        wanted = {f"method.request.querystring.{name}": False for name in QUERY_PARAMETERS.get(key, ())}
+        if "{id}" in route.path:
             wanted["method.request.path.id"] = True
         if wanted:
             options["request_parameters"] = wanted
-        requests[route] = options
+        requests[key] = options
     return requests

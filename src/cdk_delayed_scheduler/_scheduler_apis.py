@@ -1,4 +1,5 @@
-"""Builds the API a ``SchedulerApi`` chose, in front of the api function."""
+"""Builds the API a ``SchedulerApi`` (the ``api`` prop) chose, in front of the api function, and
+acknowledges the cdk-nag findings of the REST API where it is made."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from . import _nag
 from ._rest_models import method_requests
 from .api import ROUTES, ApiAuthorization, ApiAuthorizationKind, SchedulerApi, SchedulerApiKind
+
+#: A route as ``(method, path)``, the key of ``BuiltApi.route_arns``.
+RouteKey = tuple[str, str]
 
 DESCRIPTION = "Delayed scheduler: create, read, list and cancel one-shot and periodic timers."
 
@@ -39,29 +44,32 @@ HTTP_ACCESS_LOG_FORMAT = json.dumps({
 
 
 @dataclass(frozen=True)
-class FrontDoor:
+class BuiltApi:
+    """The API a ``SchedulerApi`` built: the API, its stage, its URL, and each route's ARN."""
+
     api: Union[apigwv2.HttpApi, apigw.RestApi]
     stage: Union[apigwv2.HttpStage, apigw.Stage]
     url: str
-    route_arns: dict
-    """``(verb, path)`` -> the ``execute-api`` ARN of that route on this stage (``{id}`` as ``*``), for
+    route_arns: dict[RouteKey, str]
+    """``(method, path)`` -> the ``execute-api`` ARN of that route on this stage (``{id}`` as ``*``), for
     each of ``ROUTES``, in its order."""
     api_key: Optional[apigw.IApiKey] = None
 
 
-def build(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
-          access_logs: Optional[logs.ILogGroup]) -> Optional[FrontDoor]:
-    if choice.kind == SchedulerApiKind.HTTP:
-        return _http_api(scope, function, choice, access_logs)
-    if choice.kind == SchedulerApiKind.REST:
-        return _rest_api(scope, function, choice, access_logs)
-    if choice.kind == SchedulerApiKind.NONE:
-        return None
-    raise ValueError(f"api: unknown kind {choice.kind!r}; use the SchedulerApi factories")
+def build(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
+          access_logs: Optional[logs.ILogGroup]) -> Optional[BuiltApi]:
+    """The API ``scheduler_api`` chose; ``None`` for ``SchedulerApi.none()`` (its factories make the only kinds)."""
+    if scheduler_api.kind == SchedulerApiKind.HTTP:
+        return _http_api(scope, function, scheduler_api, access_logs)
+    if scheduler_api.kind == SchedulerApiKind.REST:
+        return _rest_api(scope, function, scheduler_api, access_logs)
+    return None
 
 
-def _route_arns(api: Any, stage_name: str) -> dict:
-    return {(verb, path): api.arn_for_execute_api(verb, path.replace("{id}", "*"), stage_name) for verb, path in ROUTES}
+def _route_arns(api: Union[apigwv2.HttpApi, apigw.RestApi], stage_name: str) -> dict[RouteKey, str]:
+    return {(route.method, route.path): api.arn_for_execute_api(route.method, route.path.replace("{id}", "*"),
+                                                                stage_name)
+            for route in ROUTES}
 
 
 # --- HTTP API --------------------------------------------------------------------------------
@@ -87,14 +95,12 @@ def _http_authorizer(authorization: ApiAuthorization) -> Optional[apigwv2.IHttpR
         # A JWT authorizer: issuer = the pool's URL, audience = the app clients.
         return authorizers.HttpUserPoolAuthorizer("CognitoAuthorizer", authorization.user_pools[0],
                                                   user_pool_clients=list(authorization.user_pool_clients))
-    if kind == ApiAuthorizationKind.NONE:
-        return None
-    raise ValueError(f"api: SchedulerApi.http() does not take ApiAuthorization kind {kind!r}")
+    return None  # ApiAuthorization.none() (SchedulerApi.http() refuses an API key)
 
 
-def _http_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
-              access_logs: Optional[logs.ILogGroup]) -> FrontDoor:
-    authorization = choice.authorization
+def _http_api(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
+              access_logs: Optional[logs.ILogGroup]) -> BuiltApi:
+    authorization = scheduler_api.authorization
     api = apigwv2.HttpApi(
         scope,
         "HttpApi",
@@ -107,8 +113,8 @@ def _http_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
         "DefaultStage",
         stage_name="$default",
         auto_deploy=True,
-        throttle=apigwv2.ThrottleSettings(rate_limit=choice.throttling_rate_limit,
-                                          burst_limit=choice.throttling_burst_limit),
+        throttle=apigwv2.ThrottleSettings(rate_limit=scheduler_api.throttling_rate_limit,
+                                          burst_limit=scheduler_api.throttling_burst_limit),
         access_log_settings=_AccessLogSettings(
             apigwv2.LogGroupLogDestination(access_logs), apigw.AccessLogFormat.custom(HTTP_ACCESS_LOG_FORMAT),
         ) if access_logs is not None else None,
@@ -116,13 +122,13 @@ def _http_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
     # One integration for every route: the api function routes by the event's routeKey.
     integration = integrations.HttpLambdaIntegration(
         "ApiIntegration", function, payload_format_version=apigwv2.PayloadFormatVersion.VERSION_2_0)
-    for verb, path in ROUTES:
-        api.add_routes(path=path, methods=[apigwv2.HttpMethod(verb)], integration=integration)
-    return FrontDoor(api=api, stage=stage, url=stage.url, route_arns=_route_arns(api, stage.stage_name))
+    for route in ROUTES:
+        api.add_routes(path=route.path, methods=[apigwv2.HttpMethod(route.method)], integration=integration)
+    return BuiltApi(api=api, stage=stage, url=stage.url, route_arns=_route_arns(api, stage.stage_name))
 
 
 # --- REST API --------------------------------------------------------------------------------
-def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> dict:
+def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> dict[str, Any]:
     kind = authorization.kind
     if kind == ApiAuthorizationKind.IAM:
         return dict(authorization_type=apigw.AuthorizationType.IAM)
@@ -133,9 +139,7 @@ def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> d
                                                       cognito_user_pools=list(authorization.user_pools))
         return dict(authorization_type=apigw.AuthorizationType.COGNITO, authorizer=authorizer,
                     authorization_scopes=list(authorization.scopes) or None)
-    if kind == ApiAuthorizationKind.NONE:
-        return dict(authorization_type=apigw.AuthorizationType.NONE)
-    raise ValueError(f"api: unknown authorization kind {kind!r}; use the ApiAuthorization factories")
+    return dict(authorization_type=apigw.AuthorizationType.NONE)  # ApiAuthorization.none()
 
 
 def _owners(scope: Construct) -> dict[str, Construct]:
@@ -144,7 +148,7 @@ def _owners(scope: Construct) -> dict[str, Construct]:
     return _ACCOUNT_OWNERS.setdefault(stage, {})
 
 
-def _account_setting(scope: Construct, choice: SchedulerApi) -> tuple[bool, Optional[Construct]]:
+def _account_setting(scope: Construct, scheduler_api: SchedulerApi) -> tuple[bool, Optional[Construct]]:
     """Whether this REST API creates API Gateway's account-level logging role (``AWS::ApiGateway::Account``),
     and the one an earlier scheduler created for the same environment in this app, if any.
 
@@ -152,7 +156,7 @@ def _account_setting(scope: Construct, choice: SchedulerApi) -> tuple[bool, Opti
     as ``RestApi`` does. Either way the role is created at most once per app (or Stage) and
     environment: one Account resource per account and region, which later REST APIs depend on.
     """
-    wanted = choice.cloud_watch_role
+    wanted = scheduler_api.cloud_watch_role
     if wanted is None:
         wanted = not FeatureFlags.of(scope).is_enabled(DISABLE_CLOUD_WATCH_ROLE_FLAG)
     if not wanted:
@@ -161,9 +165,9 @@ def _account_setting(scope: Construct, choice: SchedulerApi) -> tuple[bool, Opti
     return existing is None, existing
 
 
-def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerApi,
-              access_logs: Optional[logs.ILogGroup]) -> FrontDoor:
-    method_options = _rest_method_options(scope, choice.authorization)
+def _rest_api(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
+              access_logs: Optional[logs.ILogGroup]) -> BuiltApi:
+    method_options = _rest_method_options(scope, scheduler_api.authorization)
     logging = dict(
         access_log_destination=apigw.LogGroupLogDestination(access_logs),
         access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
@@ -171,7 +175,7 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
             resource_path=True, response_length=True, status=True, user=True,
         ),
     ) if access_logs is not None else {}
-    create_account, existing_account = _account_setting(scope, choice)
+    create_account, existing_account = _account_setting(scope, scheduler_api)
     api = apigw.RestApi(
         scope,
         "Api",
@@ -179,9 +183,9 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
         endpoint_types=[apigw.EndpointType.REGIONAL],
         cloud_watch_role=create_account,
         deploy_options=apigw.StageOptions(
-            stage_name=choice.stage_name,
-            throttling_rate_limit=choice.throttling_rate_limit,
-            throttling_burst_limit=choice.throttling_burst_limit,
+            stage_name=scheduler_api.stage_name,
+            throttling_rate_limit=scheduler_api.throttling_rate_limit,
+            throttling_burst_limit=scheduler_api.throttling_burst_limit,
             logging_level=apigw.MethodLoggingLevel.ERROR,
             data_trace_enabled=False,
             metrics_enabled=True,
@@ -213,15 +217,50 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, choice: SchedulerAp
         )
 
     api_key = None
-    if choice.authorization.kind == ApiAuthorizationKind.API_KEY:
+    if scheduler_api.authorization.kind == ApiAuthorizationKind.API_KEY:
         api_key = api.add_api_key("ApiKey")
         plan = api.add_usage_plan(
             "UsagePlan",
-            throttle=apigw.ThrottleSettings(rate_limit=choice.throttling_rate_limit,
-                                            burst_limit=choice.throttling_burst_limit),
+            throttle=apigw.ThrottleSettings(rate_limit=scheduler_api.throttling_rate_limit,
+                                            burst_limit=scheduler_api.throttling_burst_limit),
         )
         plan.add_api_key(api_key)
         plan.add_api_stage(stage=api.deployment_stage)
+    _acknowledge_rest_findings(api, scheduler_api.authorization.kind)
     stage = api.deployment_stage
-    return FrontDoor(api=api, stage=stage, url=api.url, route_arns=_route_arns(api, stage.stage_name),
-                     api_key=api_key)
+    return BuiltApi(api=api, stage=stage, url=api.url, route_arns=_route_arns(api, stage.stage_name),
+                    api_key=api_key)
+
+
+def _acknowledge_rest_findings(api: apigw.RestApi, kind: str) -> None:
+    """On the stage (APIG3), on each method (COG4, APIG4) and on API Gateway's logging role (IAM4):
+    the resources those rules judge."""
+    _nag.acknowledge(api.deployment_stage,
+        rule="AwsSolutions-APIG3",
+        reason="A WAFv2 web ACL is an account-level choice with its own cost; the API is protected by "
+               "IAM/Cognito/API-key auth, request validation and stage throttling, and a user can "
+               "associate a web ACL with the stage (DelayedScheduler.api_stage).",
+    )
+    for method in api.methods:
+        if kind in (ApiAuthorizationKind.IAM, ApiAuthorizationKind.API_KEY):
+            _nag.acknowledge(method,
+                rule="AwsSolutions-COG4",
+                reason="The API is authorized with "
+                       + ("IAM (SigV4)" if kind == ApiAuthorizationKind.IAM
+                          else "an API key, as the user chose with ApiAuthorization.api_key()")
+                       + "; a Cognito authorizer is one of the options, not a requirement.",
+            )
+        if kind == ApiAuthorizationKind.API_KEY:
+            _nag.acknowledge(method,
+                rule="AwsSolutions-APIG4",
+                reason="The user chose API key authorization (ApiAuthorization.api_key()); every method "
+                       "requires the key.",
+            )
+    cloud_watch_role = api.node.try_find_child("CloudWatchRole")
+    if cloud_watch_role is not None:
+        _nag.acknowledge(cloud_watch_role,
+            rule="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                 "AmazonAPIGatewayPushToCloudWatchLogs]",
+            reason="API Gateway's account-level logging role needs this AWS managed policy for REST access "
+                   "and execution logs; set cloud_watch_role=False when the account already has one.",
+        )

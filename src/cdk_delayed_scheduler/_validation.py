@@ -1,19 +1,16 @@
-"""Eager prop validation: a wrong value raises ``ValueError`` naming the prop and what is allowed;
-``None`` and unresolved tokens are left alone (CloudFormation judges those)."""
+"""The checks prop validation is made of: a wrong value raises ``ValueError`` naming the prop and
+what is allowed; ``None`` and unresolved tokens are left alone (CloudFormation judges those). The
+construct's props are checked by the rules of ``_props``; ``SchedulerApi``'s factories use these too."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Optional
 
-from aws_cdk import Duration, RemovalPolicy, Token
-from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import Duration, Token
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 
 from ._log_level import LogLevel
-from ._runtime_asset import contract
-from .targets import check_target
 
 #: The oldest Python the runtime is tested on; a ``runtime`` prop must be this or later.
 OLDEST_PYTHON = (3, 11)
@@ -22,23 +19,27 @@ OLDEST_PYTHON = (3, 11)
 DISPATCH_MARGIN_SECONDS = 5
 
 
-def check_range(prop: str, value: Any, low: Optional[float], high: Optional[float], unit: str = "") -> None:
-    """Raise ``ValueError`` naming ``prop`` and its range; skip ``None`` and unresolved tokens."""
-    if value is None or Token.is_unresolved(value):
+def describe(value: Any) -> str:
+    """A wrong value as an error message shows it: a literal as written, anything else by its type."""
+    return repr(value) if isinstance(value, (str, int, float, bool)) else f"a {type(value).__name__}"
+
+
+def check_range(prop: str, value: Any, low: float, high: Optional[float], unit: str = "",
+                show: Optional[Callable[[float], str]] = None) -> None:
+    """Raise ``ValueError`` naming ``prop`` and its range (``high=None``: no upper bound); skip ``None``
+    and unresolved tokens. ``show`` writes a bound or the value with its unit (default: the number,
+    then ``unit`` after the range)."""
+    if value is None or (isinstance(value, (int, float, str)) and Token.is_unresolved(value)):
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{prop}: must be a number, got {value!r}")
-    suffix = f" {unit}" if unit else ""
+        raise ValueError(f"{prop}: must be a number, got {describe(value)}")
+    suffix = f" {unit}" if unit and show is None else ""
+    shown: Callable[[float], str] = show or str
     if high is None:
         if value < low:
-            raise ValueError(f"{prop}: must be >= {low}{suffix}, got {value}")
+            raise ValueError(f"{prop}: must be >= {shown(low)}{suffix}, got {shown(value)}")
     elif not low <= value <= high:
-        raise ValueError(f"{prop}: must be between {low} and {high}{suffix}, got {value}")
-
-
-def check_bounds(prop: str, value: Any, bounds: dict, unit: str = "") -> None:
-    """``check_range`` against a contract entry ``{"default", "min", "max"}``."""
-    check_range(prop, value, bounds["min"], bounds["max"], unit)
+        raise ValueError(f"{prop}: must be between {shown(low)} and {shown(high)}{suffix}, got {shown(value)}")
 
 
 def check_whole_seconds(prop: str, duration: Optional[Duration]) -> None:
@@ -54,9 +55,12 @@ def seconds(duration: Duration) -> Any:
     return duration.to_seconds()
 
 
-def describe(value: Any) -> str:
-    """A wrong value as an error message shows it: a literal as written, anything else by its type."""
-    return repr(value) if isinstance(value, (str, int, float, bool)) else f"a {type(value).__name__}"
+def seconds_or_days(value: float) -> str:
+    """A number of seconds as a reader counts them: ``"3650 days"``, ``"1 day"``, ``"59 seconds"``."""
+    days, rest = divmod(value, 86400)
+    if days and not rest:
+        return f"{int(days)} day{'s' if days != 1 else ''}"
+    return f"{int(value) if float(value).is_integer() else value} seconds"
 
 
 def check_type(prop: str, value: Any, expected: type, example: str) -> None:
@@ -110,85 +114,3 @@ def check_dispatcher_covers(name: str, target_timeout: Optional[Duration], dispa
             f"dispatcher_timeout: must be at least {needed} seconds to cover target {name!r}, a Lambda function "
             f"with a {run}-second timeout (the dispatcher waits for it, plus {DISPATCH_MARGIN_SECONDS} seconds of "
             f"its own), got {have} seconds")
-
-
-def check_receives_fit_retention(max_receive_count: Any, dispatcher_timeout: Duration, delay_window: Duration) -> None:
-    """Every receive of a delayer message must come while the queue still keeps it.
-
-    A message waits up to ``delay_window`` before its first receive, and each receive that does not
-    end in a delivery hides it for the visibility timeout (``visibilityTimeoutFactor`` x
-    ``dispatcher_timeout``). SQS counts its retention from the send: past it, the message is dropped,
-    neither delivered nor dead-lettered. Unresolved tokens are left alone.
-    """
-    c = contract()
-    values = (max_receive_count, seconds(dispatcher_timeout), seconds(delay_window))
-    if any(Token.is_unresolved(v) for v in values):
-        return
-    receives, timeout, window = (int(v) for v in values)
-    retention, visibility = c["delayerRetentionSeconds"], c["visibilityTimeoutFactor"] * timeout
-    needed = window + receives * visibility
-    if needed > retention:
-        raise ValueError(
-            f"max_receive_count ({receives}) x the delayer queue's visibility timeout ({c['visibilityTimeoutFactor']} "
-            f"x dispatcher_timeout = {visibility} seconds), plus delay_window ({window} seconds), is {needed} "
-            f"seconds: longer than the delayer queue keeps a message (4 days, {retention} seconds), so SQS would "
-            f"drop it before its last receive. Allowed with this dispatcher_timeout: max_receive_count <= "
-            f"{(retention - window) // visibility}")
-
-
-def validate_props(*, target: Any, extra_targets: Any, api_is_valid: bool, shard_count: Any,
-                   delay_window: Duration, history_retention: Duration, max_receive_count: Any, listing: Any,
-                   billing_mode: dynamodb.BillingMode, read_capacity: Any, write_capacity: Any,
-                   removal_policy: Any, log_level: LogLevel, log_retention: Any, runtime: Any, architecture: Any,
-                   memory_sizes: Mapping[str, Any], dispatcher_timeout: Duration, dispatcher_batch_size: Any,
-                   dispatcher_max_batching_window: Optional[Duration], dispatcher_max_concurrency: Any,
-                   stream_batch_size: Any, stream_retry_attempts: Any, metrics_namespace: str) -> None:
-    """``DelayedScheduler``'s props: each of the right kind, then against its contract bounds or range."""
-    c = contract()
-    if target is None:
-        raise ValueError("target: a target is required, e.g. targets.LambdaInvoke(fn)")
-    check_target("target", target)
-    if extra_targets is not None and not isinstance(extra_targets, Mapping):
-        raise ValueError('extra_targets: must be a mapping of name to target, e.g. {"billing": '
-                         f"targets.LambdaInvoke(fn)}}, got {describe(extra_targets)}")
-    if not api_is_valid:
-        raise ValueError("api: must be SchedulerApi.http(...), SchedulerApi.rest(...) or SchedulerApi.none()")
-    durations = (("delay_window", delay_window), ("history_retention", history_retention),
-                 ("dispatcher_timeout", dispatcher_timeout),
-                 ("dispatcher_max_batching_window", dispatcher_max_batching_window))
-    for prop, duration in durations:
-        check_duration(prop, duration)
-    for prop, value, kind, example in (
-        ("billing_mode", billing_mode, dynamodb.BillingMode, "a BillingMode, e.g. BillingMode.PAY_PER_REQUEST"),
-        ("removal_policy", removal_policy, RemovalPolicy, "a RemovalPolicy, e.g. RemovalPolicy.DESTROY"),
-        ("log_retention", log_retention, logs.RetentionDays, "a RetentionDays, e.g. RetentionDays.ONE_WEEK"),
-        ("architecture", architecture, lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
-    ):
-        check_type(prop, value, kind, example)
-    check_type("listing", listing, bool, "True or False")
-    check_log_level(log_level)
-    check_runtime(runtime)
-    for prop, duration in durations:
-        check_whole_seconds(prop, duration)
-    check_bounds("shard_count", shard_count, c["shardCount"])
-    check_bounds("delay_window", seconds(delay_window), c["delayWindowSeconds"], unit="seconds")
-    check_bounds("history_retention", seconds(history_retention), c["historyRetentionSeconds"], unit="seconds")
-    check_bounds("max_receive_count", max_receive_count, c["maxReceiveCount"])
-    if billing_mode != dynamodb.BillingMode.PROVISIONED and (read_capacity is not None or write_capacity is not None):
-        raise ValueError("read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED")
-    check_range("read_capacity", read_capacity, 1, None)
-    check_range("write_capacity", write_capacity, 1, None)
-    for name, size in memory_sizes.items():
-        check_range(f"{name}_memory_size", size, 128, 10240)
-    if Token.is_unresolved(dispatcher_timeout.to_seconds()):
-        raise ValueError("dispatcher_timeout: must be a concrete duration, not a token "
-                         "(the delayer queue's visibility timeout is 6 times it)")
-    check_bounds("dispatcher_timeout", seconds(dispatcher_timeout), c["dispatcherTimeoutSeconds"], unit="seconds")
-    check_receives_fit_retention(max_receive_count, dispatcher_timeout, delay_window)
-    check_range("dispatcher_batch_size", dispatcher_batch_size, 1, 10)
-    if dispatcher_max_batching_window is not None:
-        check_range("dispatcher_max_batching_window", seconds(dispatcher_max_batching_window), 0, 300, unit="seconds")
-    check_range("dispatcher_max_concurrency", dispatcher_max_concurrency, 2, 1000)
-    check_range("stream_batch_size", stream_batch_size, 1, 1000)
-    check_range("stream_retry_attempts", stream_retry_attempts, 0, 10000)
-    check_non_empty("metrics_namespace", metrics_namespace)

@@ -7,19 +7,27 @@ from typing import Optional, Sequence
 
 from aws_cdk import aws_cognito as cognito
 
+from ._contract import contract
 from ._validation import check_non_empty, check_range
 
 __all__ = ["SchedulerApi", "SchedulerApiKind", "ApiAuthorization", "ApiAuthorizationKind", "ROUTES", "READ_ROUTES"]
 
-#: The routes, each answered by the api function, in every kind of API. ``GET /schedules`` (the
-#: listing) is declared whatever the ``listing`` prop: without listing the api function answers it
-#: 404 with how to turn listing on, which says more than API Gateway's bare "Not Found" would, and
-#: turning listing on later changes no route (so no caller's grant).
-ROUTES = (("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
-          ("POST", "/schedule-batches"), ("GET", "/schedules"),
-          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}"), ("GET", "/periodic"))
+#: The routes (``contract.ROUTES``: method, path, operation), each answered by the api function, in
+#: every kind of API. ``GET /schedules`` (the listing) is declared whatever the ``listing`` prop:
+#: without listing the api function answers it 404 with how to turn listing on, which says more than
+#: API Gateway's bare "Not Found" would, and turning listing on later changes no route (so no
+#: caller's grant).
+ROUTES: tuple[contract.Route, ...] = contract.ROUTES
 #: The routes that only read (``DelayedScheduler.grant_read``).
-READ_ROUTES = tuple(route for route in ROUTES if route[0] == "GET")
+READ_ROUTES: tuple[contract.Route, ...] = tuple(route for route in ROUTES if route.reads_only)
+
+#: Only the factories hold it: ``SchedulerApi`` and ``ApiAuthorization`` are never built directly.
+_FACTORY = object()
+
+
+def _from_factory(key: object, cls: str, factories: str) -> None:
+    if key is not _FACTORY:
+        raise TypeError(f"{cls} is built with its factories: {factories}")
 
 
 class ApiAuthorizationKind:
@@ -32,10 +40,13 @@ class ApiAuthorizationKind:
 
 
 class ApiAuthorization:
-    """How callers authenticate to the scheduler's API. Use the factory methods."""
+    """How callers authenticate to the scheduler's API, built with the factory methods:
+    ``ApiAuthorization.iam()``, ``.api_key()``, ``.cognito(pool)`` or ``.none()``."""
 
-    def __init__(self, kind: str, user_pools: Sequence[cognito.IUserPool] = (), scopes: Sequence[str] = (),
+    def __init__(self, key: object = None, /, *, kind: str = ApiAuthorizationKind.IAM,
+                 user_pools: Sequence[cognito.IUserPool] = (), scopes: Sequence[str] = (),
                  user_pool_clients: Sequence[cognito.IUserPoolClient] = ()) -> None:
+        _from_factory(key, "ApiAuthorization", _AUTHORIZATION_FACTORIES)
         self.kind = kind
         self.user_pools = tuple(user_pools)
         self.scopes = tuple(scopes)
@@ -44,14 +55,14 @@ class ApiAuthorization:
     @staticmethod
     def iam() -> "ApiAuthorization":
         """SigV4-signed requests, allowed by IAM policy (see ``grant_schedule``). The default."""
-        return ApiAuthorization(ApiAuthorizationKind.IAM)
+        return ApiAuthorization(_FACTORY, kind=ApiAuthorizationKind.IAM)
 
     @staticmethod
     def api_key() -> "ApiAuthorization":
         """An API key in the ``x-api-key`` header; ``SchedulerApi.rest()`` only (HTTP APIs have no API
         keys). The construct creates the key and a usage plan (``DelayedScheduler.api_key``); the key
         value is read from API Gateway, never from the template."""
-        return ApiAuthorization(ApiAuthorizationKind.API_KEY)
+        return ApiAuthorization(_FACTORY, kind=ApiAuthorizationKind.API_KEY)
 
     @staticmethod
     def cognito(user_pool: cognito.IUserPool, *, scopes: Sequence[str] = (),
@@ -67,14 +78,15 @@ class ApiAuthorization:
         :param user_pool_clients: the app clients whose tokens are accepted (the JWT audience);
             required with ``SchedulerApi.http()``, refused with ``SchedulerApi.rest()``. Default: none.
         """
-        return ApiAuthorization(ApiAuthorizationKind.COGNITO, [user_pool], scopes, user_pool_clients)
+        return ApiAuthorization(_FACTORY, kind=ApiAuthorizationKind.COGNITO, user_pools=[user_pool], scopes=scopes,
+                                user_pool_clients=user_pool_clients)
 
     @staticmethod
     def none() -> "ApiAuthorization":
         """No authorization at all: anyone who knows the URL can create and cancel schedules.
 
         Only for a private test; cdk-nag (APIG4, COG4) reports it, and that is intended."""
-        return ApiAuthorization(ApiAuthorizationKind.NONE)
+        return ApiAuthorization(_FACTORY, kind=ApiAuthorizationKind.NONE)
 
 
 class SchedulerApiKind:
@@ -86,18 +98,20 @@ class SchedulerApiKind:
 
 
 class SchedulerApi:
-    """Which API the scheduler gets. Use the factory methods: ``SchedulerApi.http()`` (the default),
-    ``SchedulerApi.rest()`` or ``SchedulerApi.none()``.
+    """Which API the scheduler gets, built with the factory methods: ``SchedulerApi.http()`` (the
+    default), ``SchedulerApi.rest()`` or ``SchedulerApi.none()``.
 
     Every kind also answers direct invokes of the api function (``DelayedScheduler.grant_invoke``).
     """
 
-    def __init__(self, kind: str, *, authorization: Optional[ApiAuthorization] = None,
+    def __init__(self, key: object = None, /, *, kind: str = SchedulerApiKind.NONE,
+                 authorization: Optional[ApiAuthorization] = None,
                  throttling_rate_limit: Optional[float] = None, throttling_burst_limit: Optional[int] = None,
                  access_logging: bool = False, stage_name: Optional[str] = None,
                  cloud_watch_role: Optional[bool] = False) -> None:
+        _from_factory(key, "SchedulerApi", _API_FACTORIES)
         self.kind = kind
-        self.authorization = authorization
+        self.authorization: ApiAuthorization = authorization or ApiAuthorization.iam()
         self.throttling_rate_limit = throttling_rate_limit
         self.throttling_burst_limit = throttling_burst_limit
         self.access_logging = access_logging
@@ -131,7 +145,7 @@ class SchedulerApi:
         if authorization.kind == ApiAuthorizationKind.COGNITO and not authorization.user_pool_clients:
             raise ValueError("authorization: ApiAuthorization.cognito(...) with SchedulerApi.http() needs "
                              "user_pool_clients (the JWT audience: the app clients whose tokens are accepted)")
-        return SchedulerApi(SchedulerApiKind.HTTP, authorization=authorization,
+        return SchedulerApi(_FACTORY, kind=SchedulerApiKind.HTTP, authorization=authorization,
                             throttling_rate_limit=throttling_rate_limit, throttling_burst_limit=throttling_burst_limit,
                             access_logging=access_logging)
 
@@ -167,7 +181,7 @@ class SchedulerApi:
         if authorization.user_pool_clients:
             raise ValueError("authorization: user_pool_clients apply to SchedulerApi.http() only; a REST "
                              "API's Cognito authorizer accepts a token of any app client of the pool")
-        return SchedulerApi(SchedulerApiKind.REST, authorization=authorization,
+        return SchedulerApi(_FACTORY, kind=SchedulerApiKind.REST, authorization=authorization,
                             throttling_rate_limit=throttling_rate_limit, throttling_burst_limit=throttling_burst_limit,
                             access_logging=access_logging, stage_name=stage_name, cloud_watch_role=cloud_watch_role)
 
@@ -175,7 +189,12 @@ class SchedulerApi:
     def none() -> "SchedulerApi":
         """No API Gateway at all: producers invoke the api function directly
         (``DelayedScheduler.grant_invoke``). The cheapest door: no per-request API Gateway charge."""
-        return SchedulerApi(SchedulerApiKind.NONE)
+        return SchedulerApi(_FACTORY, kind=SchedulerApiKind.NONE)
+
+
+_AUTHORIZATION_FACTORIES = ("ApiAuthorization.iam(), ApiAuthorization.api_key(), ApiAuthorization.cognito(pool) "
+                            "or ApiAuthorization.none()")
+_API_FACTORIES = "SchedulerApi.http(...), SchedulerApi.rest(...) or SchedulerApi.none()"
 
 
 def _check_throttling(rate_limit: float, burst_limit: int) -> None:

@@ -18,20 +18,20 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from . import _front_doors, _nag, _wiring
+from . import _scheduler_apis, _wiring
+from ._contract import contract
+from ._functions import function_options, runtime_function
 from ._grants import SchedulerGrants
-from ._functions import DEFAULT_RUNTIME, function_options, runtime_function
 from ._log_level import LogLevel
 from ._metrics import SchedulerMetrics
-from ._runtime_asset import contract
-from ._validation import check_dispatcher_covers, seconds, text, validate_props
+from ._props import SchedulerProps, default_of
+from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
-from .targets import IScheduleTarget, check_target
+from .targets import IScheduleTarget, check_deliverable, check_target
 
 __all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "LogLevel"]
 
-_CONTRACT = contract()
-DEFAULT_TARGET_NAME: str = _CONTRACT["defaultTargetName"]
+DEFAULT_TARGET_NAME: str = contract.DEFAULT_TARGET_NAME
 """The name under which the ``target`` prop is registered."""
 
 
@@ -155,6 +155,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         Default: ``"DelayedScheduler"``.
     """
 
+
     def __init__(
         self,
         scope: Construct,
@@ -163,7 +164,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         target: IScheduleTarget,
         extra_targets: Optional[Mapping[str, IScheduleTarget]] = None,
         api: Optional[SchedulerApi] = None,
-        shard_count: int = _CONTRACT["shardCount"]["default"],
+        shard_count: int = default_of(contract.SHARD_COUNT),
         delay_window: Optional[Duration] = None,
         history_retention: Optional[Duration] = None,
         listing: bool = False,
@@ -177,151 +178,140 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         runtime: Optional[lambda_.Runtime] = None,
         architecture: Optional[lambda_.Architecture] = None,
-        api_memory_size: int = 256,
-        sweeper_memory_size: int = 256,
-        enqueuer_memory_size: int = 128,
-        dispatcher_memory_size: int = 128,
+        api_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["api"],
+        sweeper_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["sweeper"],
+        enqueuer_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["enqueuer"],
+        dispatcher_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["dispatcher"],
         dispatcher_timeout: Optional[Duration] = None,
-        dispatcher_batch_size: int = 10,
+        dispatcher_batch_size: int = default_of(contract.DISPATCHER_BATCH_SIZE),
         dispatcher_max_batching_window: Optional[Duration] = None,
         dispatcher_max_concurrency: Optional[int] = None,
-        max_receive_count: int = _CONTRACT["maxReceiveCount"]["default"],
-        stream_batch_size: int = 100,
-        stream_retry_attempts: int = 10,
-        metrics_namespace: str = "DelayedScheduler",
+        max_receive_count: int = default_of(contract.MAX_RECEIVE_COUNT),
+        stream_batch_size: int = default_of(contract.STREAM_BATCH_SIZE),
+        stream_retry_attempts: int = default_of(contract.STREAM_RETRY_ATTEMPTS),
+        metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE,
     ) -> None:
+        props = SchedulerProps.of(locals())  # every prop, checked by its rules (_props.RULES)
         super().__init__(scope, id)
-        c = _CONTRACT
-        delay_window = delay_window or Duration.seconds(c["delayWindowSeconds"]["default"])
-        history_retention = history_retention or Duration.seconds(c["historyRetentionSeconds"]["default"])
-        dispatcher_timeout = dispatcher_timeout or Duration.seconds(c["dispatcherTimeoutSeconds"]["default"])
-        api = api or SchedulerApi.http()
-        level = log_level or LogLevel.of(c["defaultLogLevel"])
-        runtime = runtime or DEFAULT_RUNTIME
-        architecture = architecture or lambda_.Architecture.ARM_64
 
-        validate_props(
-            target=target, extra_targets=extra_targets, api_is_valid=isinstance(api, SchedulerApi),
-            shard_count=shard_count, delay_window=delay_window, history_retention=history_retention,
-            max_receive_count=max_receive_count, listing=listing, billing_mode=billing_mode, read_capacity=read_capacity,
-            write_capacity=write_capacity, removal_policy=removal_policy, log_level=level,
-            log_retention=log_retention, runtime=runtime, architecture=architecture,
-            memory_sizes={"api": api_memory_size, "sweeper": sweeper_memory_size, "enqueuer": enqueuer_memory_size,
-                          "dispatcher": dispatcher_memory_size},
-            dispatcher_timeout=dispatcher_timeout, dispatcher_batch_size=dispatcher_batch_size,
-            dispatcher_max_batching_window=dispatcher_max_batching_window,
-            dispatcher_max_concurrency=dispatcher_max_concurrency, stream_batch_size=stream_batch_size,
-            stream_retry_attempts=stream_retry_attempts, metrics_namespace=metrics_namespace,
-        )
-
-        self.metrics_namespace: str = metrics_namespace
+        self.metrics_namespace: str = props.metrics_namespace
         """The CloudWatch namespace of the runtime's metrics."""
-        self.encryption_key: Optional[kms.IKey] = encryption_key
+        self.encryption_key: Optional[kms.IKey] = props.encryption_key
         """The customer managed key of the table and both queues, or ``None``."""
-        self.api_choice: SchedulerApi = api
-        """The ``SchedulerApi`` this scheduler was built with."""
-        self.runtime: lambda_.Runtime = runtime
+        self.scheduler_api: SchedulerApi = props.api
+        """The ``SchedulerApi`` (the ``api`` prop) this scheduler was built with."""
+        self.runtime: lambda_.Runtime = props.runtime
         """The functions' Lambda runtime."""
-        self.dispatcher_timeout: Duration = dispatcher_timeout
+        self.dispatcher_timeout: Duration = props.dispatcher_timeout
         """The dispatcher's timeout; the delayer queue's visibility timeout is 6 times it."""
         self._target_json: dict[str, Any] = {}
         self._targets: dict[str, IScheduleTarget] = {}
 
         # --- state: the Schedules table, the delayer queue and its dead-letter queue -------------
         self.table: dynamodb.Table = _wiring.schedules_table(
-            self, billing_mode=billing_mode, read_capacity=read_capacity, write_capacity=write_capacity,
-            encryption_key=encryption_key, point_in_time_recovery=point_in_time_recovery,
-            removal_policy=removal_policy, listing=listing)
+            self, billing_mode=props.billing_mode, read_capacity=props.read_capacity,
+            write_capacity=props.write_capacity, encryption_key=props.encryption_key,
+            point_in_time_recovery=props.point_in_time_recovery, removal_policy=props.removal_policy,
+            listing=props.listing)
         """The Schedules table (partition key ``pk``, sort key ``sk``, TTL attribute ``expiresAt``)."""
-        self.listing_index_name: Optional[str] = c["listing"]["indexName"] if listing else None
+        self.listing_index_name: Optional[str] = contract.LISTING["indexName"] if props.listing else None
         """The name of the table's listing index (keys only) with ``listing=True``, else ``None``."""
-        encryption = _wiring.queue_encryption(encryption_key)
+        encryption = _wiring.queue_encryption(props.encryption_key)
         self.dead_letter_queue: sqs.Queue = sqs.Queue(self, "DeadLetterQueue", retention_period=Duration.days(14),
-                                           enforce_ssl=True, **encryption)
+                                                      enforce_ssl=True, **encryption)
         """Everything that could not be delivered or processed: envelopes parked by the
         dispatcher with the reason, delayer messages past ``max_receive_count``, stream batches
         past their retries, sweep events EventBridge could not deliver and sweeps that failed.
         Kept 14 days."""
         self.delayer_queue: sqs.Queue = sqs.Queue(
             self, "DelayerQueue",
-            visibility_timeout=Duration.seconds(c["visibilityTimeoutFactor"] * int(dispatcher_timeout.to_seconds())),
-            retention_period=Duration.seconds(c["delayerRetentionSeconds"]),
+            visibility_timeout=Duration.seconds(
+                contract.VISIBILITY_TIMEOUT_FACTOR * int(seconds(props.dispatcher_timeout))),
+            retention_period=Duration.seconds(contract.DELAYER_RETENTION_SECONDS),
             enforce_ssl=True,
-            dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letter_queue, max_receive_count=max_receive_count),
+            dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letter_queue,
+                                                  max_receive_count=props.max_receive_count),
             **encryption,
         )
         """The SQS standard queue that holds each schedule due within the window with a message delay."""
         # EventBridge sends failed sweep events to the dead-letter queue, which this key encrypts.
-        _wiring.grant_key(encryption_key, iam.ServicePrincipal("events.amazonaws.com"),
-                          "kms:GenerateDataKey", "kms:Decrypt")
+        _wiring.grant_key(props.encryption_key, iam.ServicePrincipal("events.amazonaws.com"), *_wiring.KEY_PRODUCER)
 
         # --- functions ---------------------------------------------------------------------
-        environment = {
-            "TABLE_NAME": self.table.table_name,
-            "DELAYER_QUEUE_URL": self.delayer_queue.queue_url,
-            "DEAD_LETTER_QUEUE_URL": self.dead_letter_queue.queue_url,
-            "TARGETS": Lazy.string(_TargetsJson(self)),
-            "SHARD_COUNT": text(shard_count),
-            "DELAY_WINDOW_SECONDS": text(seconds(delay_window)),
-            "HISTORY_RETENTION_SECONDS": text(seconds(history_retention)),
-            "MAX_RECEIVE_COUNT": text(max_receive_count),
-            "DISPATCHER_TIMEOUT_SECONDS": text(seconds(dispatcher_timeout)),
-            "LISTING": "true" if listing else "false",
-            "METRICS_NAMESPACE": metrics_namespace,
-            "LOG_LEVEL": level.name,
-        }
-        options = dict(environment=environment, log_retention=log_retention, removal_policy=removal_policy,
-                       **function_options(runtime, architecture, level))
+        options = dict(environment=self._environment(props), log_retention=props.log_retention,
+                       removal_policy=props.removal_policy,
+                       **function_options(props.runtime, props.architecture, props.log_level))
 
-        self.api_function: lambda_.Function = runtime_function(self, "ApiFunction", "api", api_memory_size,
-                                             Duration.seconds(c["apiFunctionTimeoutSeconds"]),
-                                             "Takes, reads and cancels schedules (API and direct invoke).", **options)
+        self.api_function: lambda_.Function = runtime_function(
+            self, "ApiFunction", "api", props.api_memory_size, Duration.seconds(contract.API_FUNCTION_TIMEOUT_SECONDS),
+            "Takes, reads and cancels schedules (API and direct invoke).", **options)
         """Answers every route (``api.ROUTES``: schedules, batches, the listing, periodic definitions),
         from the API or a direct invoke; sends schedules due within the window to the delayer queue."""
-        self.sweeper_function: lambda_.Function = runtime_function(self, "SweeperFunction", "sweeper", sweeper_memory_size,
-                                                 Duration.seconds(60), "Claims every minute the schedules that "
-                                                 "become due within the window.", **options)
+        self.sweeper_function: lambda_.Function = runtime_function(
+            self, "SweeperFunction", "sweeper", props.sweeper_memory_size, Duration.seconds(60),
+            "Claims every minute the schedules that become due within the window.", **options)
         """Claims, every minute, the schedules that have come due within the window (and overdue ones)."""
-        self.enqueuer_function: lambda_.Function = runtime_function(self, "EnqueuerFunction", "enqueuer", enqueuer_memory_size,
-                                                  Duration.seconds(60),
-                                                  "Turns claimed schedules into delayed SQS messages.", **options)
+        self.enqueuer_function: lambda_.Function = runtime_function(
+            self, "EnqueuerFunction", "enqueuer", props.enqueuer_memory_size, Duration.seconds(60),
+            "Turns claimed schedules into delayed SQS messages.", **options)
         """Turns each claimed schedule (a stream REMOVE record) into a delayed message."""
-        self.dispatcher_function: lambda_.Function = runtime_function(self, "DispatcherFunction", "dispatcher", dispatcher_memory_size,
-                                                    dispatcher_timeout, "Delivers due schedules to their targets.",
-                                                    **options)
+        self.dispatcher_function: lambda_.Function = runtime_function(
+            self, "DispatcherFunction", "dispatcher", props.dispatcher_memory_size, props.dispatcher_timeout,
+            "Delivers due schedules to their targets.", **options)
         """Delivers due schedules from the delayer queue to their targets."""
 
         self._grant_runtime()  # least privilege, per function
 
         # --- wiring ------------------------------------------------------------------------
         _wiring.stream_to_enqueuer(self.enqueuer_function, self.table, self.dead_letter_queue,
-                                   batch_size=stream_batch_size, retry_attempts=stream_retry_attempts)
-        self.sweep_rule: events.Rule = _wiring.every_minute_to_sweeper(self, self.sweeper_function, self.dead_letter_queue)
+                                   batch_size=props.stream_batch_size, retry_attempts=props.stream_retry_attempts)
+        self.sweep_rule: events.Rule = _wiring.every_minute_to_sweeper(self, self.sweeper_function,
+                                                                       self.dead_letter_queue)
         """The EventBridge ``rate(1 minute)`` rule that invokes the sweeper."""
-        _wiring.delayer_to_dispatcher(self.dispatcher_function, self.delayer_queue, batch_size=dispatcher_batch_size,
-                                      max_batching_window=dispatcher_max_batching_window,
-                                      max_concurrency=dispatcher_max_concurrency)
+        _wiring.delayer_to_dispatcher(self.dispatcher_function, self.delayer_queue,
+                                      batch_size=props.dispatcher_batch_size,
+                                      max_batching_window=props.dispatcher_max_batching_window,
+                                      max_concurrency=props.dispatcher_max_concurrency)
 
         # --- targets -------------------------------------------------------------------------
-        self.add_target(DEFAULT_TARGET_NAME, target)
-        for name, extra in (extra_targets or {}).items():
+        self.add_target(DEFAULT_TARGET_NAME, props.target)
+        for name, extra in (props.extra_targets or {}).items():
             self.add_target(name, extra)
 
         # --- the API -------------------------------------------------------------------------
         access_logs = None
-        if api.kind != SchedulerApiKind.NONE and api.access_logging:
-            access_logs = logs.LogGroup(self, "ApiAccessLogs", retention=log_retention, removal_policy=removal_policy)
-        self._front_door = _front_doors.build(self, self.api_function, api, access_logs)
-        door = self._front_door
-        self.api: Optional[Union[apigwv2.HttpApi, apigw.RestApi]] = door.api if door else None
+        if props.api.kind != SchedulerApiKind.NONE and props.api.access_logging:
+            access_logs = logs.LogGroup(self, "ApiAccessLogs", retention=props.log_retention,
+                                        removal_policy=props.removal_policy)
+        self._built_api = _scheduler_apis.build(self, self.api_function, props.api, access_logs)
+        built = self._built_api
+        self.api: Optional[Union[apigwv2.HttpApi, apigw.RestApi]] = built.api if built else None
         """The API: an ``HttpApi`` (``SchedulerApi.http()``), a ``RestApi`` (``SchedulerApi.rest()``),
         or ``None`` (``SchedulerApi.none()``)."""
-        self.api_stage: Optional[Union[apigwv2.HttpStage, apigw.Stage]] = door.stage if door else None
+        self.api_stage: Optional[Union[apigwv2.HttpStage, apigw.Stage]] = built.stage if built else None
         """The API's stage: the HTTP API's ``$default``, or the REST stage, where a WAF web ACL can be
         associated; ``None`` with ``SchedulerApi.none()``."""
-        self.api_key: Optional[apigw.IApiKey] = door.api_key if door else None
+        self.api_key: Optional[apigw.IApiKey] = built.api_key if built else None
         """The API key, with ``SchedulerApi.rest(authorization=ApiAuthorization.api_key())`` only."""
-        _nag.acknowledge_findings(self)
+
+    def _environment(self, props: SchedulerProps) -> dict[str, str]:
+        """Every function's environment (``contract.ENV``'s names): where the state is, the targets
+        (rendered at synthesis, so that targets added later are in), and the props the runtime reads."""
+        env = contract.ENV
+        return {
+            env.table_name: self.table.table_name,
+            env.delayer_queue_url: self.delayer_queue.queue_url,
+            env.dead_letter_queue_url: self.dead_letter_queue.queue_url,
+            env.targets: Lazy.string(_TargetsJson(self)),
+            env.shard_count: text(props.shard_count),
+            env.delay_window_seconds: text(seconds(props.delay_window)),
+            env.history_retention_seconds: text(seconds(props.history_retention)),
+            env.max_receive_count: text(props.max_receive_count),
+            env.dispatcher_timeout_seconds: text(seconds(props.dispatcher_timeout)),
+            env.listing: "true" if props.listing else "false",
+            env.metrics_namespace: props.metrics_namespace,
+            env.log_level: props.log_level.name,
+        }
 
     # --- public methods ------------------------------------------------------------------
     def add_target(self, name: str, target: IScheduleTarget) -> None:
@@ -335,15 +325,17 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         :param target: e.g. ``targets.SqsSendMessage(queue)``. A ``targets.LambdaInvoke`` function's
             timeout must leave ``dispatcher_timeout`` 5 seconds to spare.
         """
-        if not isinstance(name, str) or not re.fullmatch(_CONTRACT["targetNamePattern"], name):
+        if not isinstance(name, str) or not re.fullmatch(contract.TARGET_NAME_PATTERN, name):
             raise ValueError(f"target name: must be 1-64 characters of A-Za-z0-9._:-, got {name!r}")
         if name in self._targets:
             raise ValueError(f"target name: {name!r} is already registered")
         check_target(f"target {name!r}", target)
         config = target.bind(self.dispatcher_function)
+        description = dict(config.target_json)
+        check_deliverable(name, target, description)
         check_dispatcher_covers(name, config.timeout, self.dispatcher_timeout)
         self._targets[name] = target
-        self._target_json[name] = dict(config.target_json)
+        self._target_json[name] = description
 
     @property
     def target_names(self) -> list[str]:
@@ -354,7 +346,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
     def url(self) -> Optional[str]:
         """The API's base URL, e.g. ``https://abc123.execute-api.eu-west-1.amazonaws.com/``
         (HTTP) or ``.../v1/`` (REST); ``None`` with ``SchedulerApi.none()``."""
-        return self._front_door.url if self._front_door else None
+        return self._built_api.url if self._built_api else None
 
     @property
     def functions(self) -> list[lambda_.Function]:

@@ -2,7 +2,8 @@
 
 A target is bound once to the scheduler's dispatcher function: it grants the
 dispatcher exactly the permission its delivery needs, and renders the JSON
-description that the runtime reads from the ``TARGETS`` environment variable::
+description that the runtime reads from the ``TARGETS`` environment variable
+(the fields of each kind are ``contract.json``'s ``targetTypes``)::
 
     from cdk_delayed_scheduler import DelayedScheduler, targets
 
@@ -22,6 +23,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 
+from ._contract import contract
+from ._wiring import KEY_PRODUCER
+
 __all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage"]
 
 _MESSAGE_GROUP_ID = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
@@ -40,7 +44,14 @@ class ScheduleTargetConfig:
 
 
 class IScheduleTarget(abc.ABC):
-    """A destination for due schedules. Implement :meth:`bind` to add a new kind."""
+    """A destination for due schedules: ``LambdaInvoke`` or ``SqsSendMessage``.
+
+    :meth:`bind` is how each built-in kind grants the dispatcher what its delivery needs and
+    describes itself to the runtime. A new kind of target needs support in the runtime too, not
+    only a ``bind``: ``DelayedScheduler.add_target`` refuses, at synth, a description whose ``type``
+    the runtime cannot deliver to (an ``IScheduleTarget`` of one's own may still wrap a built-in
+    kind, e.g. to grant more).
+    """
 
     @abc.abstractmethod
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
@@ -88,7 +99,7 @@ class LambdaInvoke(IScheduleTarget):
         timeout = None  # an imported function's, an alias's or a version's timeout is not known here
         if isinstance(self.handler, lambda_.Function):
             timeout = self.handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
-        return ScheduleTargetConfig({"type": "lambda", "functionArn": self.handler.function_arn}, timeout=timeout)
+        return ScheduleTargetConfig(describe_target("lambda", function_arn=self.handler.function_arn), timeout=timeout)
 
 
 class SqsSendMessage(IScheduleTarget):
@@ -134,11 +145,10 @@ class SqsSendMessage(IScheduleTarget):
         key = self.queue.encryption_master_key
         if key is not None:
             # What an SQS producer needs on a customer managed key (SQS developer guide, "Key management").
-            key.grant(dispatcher, "kms:GenerateDataKey", "kms:Decrypt")
-        description: dict[str, Any] = {"type": "sqs", "queueUrl": self.queue.queue_url, "fifo": bool(self.queue.fifo)}
-        if self.message_group_id is not None:
-            description["messageGroupId"] = self.message_group_id
-        return ScheduleTargetConfig(description)
+            key.grant(dispatcher, *KEY_PRODUCER)
+        optional = {} if self.message_group_id is None else {"message_group_id": self.message_group_id}
+        return ScheduleTargetConfig(describe_target("sqs", queue_url=self.queue.queue_url, fifo=bool(self.queue.fifo),
+                                                    **optional))
 
 
 # Lambda's own default, for a function defined without a timeout (``Function.timeout`` is then None).
@@ -151,6 +161,40 @@ def _is_function(value: Any) -> bool:
 
 def _is_queue(value: Any) -> bool:
     return hasattr(value, "queue_url") and hasattr(value, "queue_arn")
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
+def describe_target(kind: str, **fields: Any) -> dict[str, Any]:
+    """``{"type": kind, <fields>}`` with the field names of ``contract.TARGET_TYPES[kind]``
+    (``queue_url`` is ``queueUrl``); a name the contract does not list for ``kind`` raises ``KeyError``."""
+    spec = contract.TARGET_TYPES[kind]
+    description: dict[str, Any] = {"type": kind}
+    for name, value in fields.items():
+        field = _camel(name)
+        if field not in spec.required and field not in spec.optional:
+            raise KeyError(f"the {kind} target has no field {field!r} (contract.json's targetTypes)")
+        description[field] = value
+    return description
+
+
+def check_deliverable(name: str, target: IScheduleTarget, description: Mapping[str, Any]) -> None:
+    """Refuse, at synth, a bound target the runtime cannot deliver to: its description must have a
+    concrete ``type`` the runtime knows, with that kind's fields (``contract.target_description_problem``;
+    a field's value may be an unresolved token, only its name is judged)."""
+    kind = description.get("type")
+    if kind is not None and Token.is_unresolved(kind):
+        problem: Optional[str] = "its type must be concrete text, not a token"
+    else:
+        problem = contract.target_description_problem(description)
+    if problem is not None:
+        raise ValueError(
+            f"target {name!r}: {type(target).__name__} describes a target the runtime cannot deliver to: {problem}. "
+            f"The runtime delivers to these kinds: {', '.join(sorted(contract.TARGET_TYPES))} "
+            "(targets.LambdaInvoke, targets.SqsSendMessage); a new kind needs runtime support, not only a bind.")
 
 
 def check_target(prop: str, value: Any) -> None:

@@ -9,6 +9,15 @@ from pathlib import Path
 import pytest
 from construct_helpers import SECURITY_VARIANTS, load_example_app, nag_clean_callback, nag_violations, resource_names
 
+
+@pytest.fixture(scope="session")
+def stacks():
+    """The shared stacks of ``construct_stacks.BUILDERS``, each synthesized once per session, on first use."""
+    from construct_stacks import Stacks
+
+    return Stacks()
+
+
 @pytest.fixture(scope="session")
 def example_assembly(tmp_path_factory):
     """The example app, synthesized once per session: (cloud assembly dir, stack name, template)."""

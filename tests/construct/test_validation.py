@@ -11,7 +11,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 
 from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, LogLevel, SchedulerApi, targets
-from cdk_delayed_scheduler._runtime_asset import contract
+from cdk_delayed_scheduler._contract import contract
 
 
 @pytest.fixture()
@@ -31,7 +31,10 @@ def target(stack):
         ({"shard_count": 257}, r"shard_count: must be between 1 and 256"),
         ({"delay_window": cdk.Duration.seconds(901)}, r"delay_window: must be between 90 and 900 seconds, got 901"),
         ({"delay_window": cdk.Duration.seconds(60)}, r"delay_window: must be between 90 and 900 seconds"),
-        ({"history_retention": cdk.Duration.seconds(59)}, r"history_retention: must be between 60 and"),
+        ({"history_retention": cdk.Duration.seconds(59)},
+         r"^history_retention: must be between 60 seconds and 3650 days, got 59 seconds$"),
+        ({"history_retention": cdk.Duration.days(3651)},
+         r"^history_retention: must be between 60 seconds and 3650 days, got 3651 days$"),
         ({"read_capacity": 5}, r"read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED"),
         ({"billing_mode": dynamodb.BillingMode.PROVISIONED, "write_capacity": 0}, r"write_capacity: must be >= 1"),
         ({"log_level": "INFO"}, r"log_level: must be a LogLevel, e.g. LogLevel.INFO, or LogLevel.of\(text\)"),
@@ -50,7 +53,9 @@ def target(stack):
         ({"stream_batch_size": 1001}, r"stream_batch_size: must be between 1 and 1000"),
         ({"stream_retry_attempts": -1}, r"stream_retry_attempts: must be between 0 and 10000"),
         ({"metrics_namespace": ""}, r"metrics_namespace: must be a non-empty string"),
-        ({"shard_count": "16"}, r"shard_count: must be a number"),
+        ({"shard_count": "16"}, r"shard_count: must be a number, got '16'"),
+        ({"shard_count": cdk.Duration.seconds(16)}, r"^shard_count: must be a number, got a Duration$"),
+        ({"api": SchedulerApi}, r"^api: must be SchedulerApi.http\(...\), .* got a type$"),
         ({"delay_window": cdk.Duration.millis(90500)}, r"delay_window: must be whole seconds, got 90.5 seconds"),
         ({"history_retention": cdk.Duration.millis(60001)}, r"history_retention: must be whole seconds"),
         ({"extra_targets": {"bad name": None}}, r"target name: must be 1-64 characters"),
@@ -86,7 +91,7 @@ def test_a_token_dispatcher_timeout_is_refused(stack, target):
 
 def test_boundaries_are_allowed(stack, target):
     # Each at its limit; 1000 receives and a 900 s dispatcher cannot go together (the delayer queue's
-    # retention would end before the last receive, issue 11's F1), so each bound is taken on its own.
+    # retention would end before the last receive), so each bound is taken on its own.
     DelayedScheduler(stack, "Timers", target=target, shard_count=256, delay_window=cdk.Duration.seconds(900),
                      dispatcher_timeout=cdk.Duration.seconds(900), dispatcher_batch_size=1, max_receive_count=5,
                      dispatcher_max_concurrency=2, stream_retry_attempts=0, api_memory_size=128,
@@ -120,6 +125,14 @@ def test_message_group_id_needs_a_fifo_queue(stack):
     with pytest.raises(ValueError, match=r"message_group_id: must be 1-128 characters"):
         targets.SqsSendMessage(fifo, message_group_id="x" * 129)
     assert targets.SqsSendMessage(fifo, message_group_id="g").message_group_id == "g"
+
+
+@pytest.mark.parametrize("cls", [SchedulerApi, ApiAuthorization])
+def test_api_choices_are_built_only_by_their_factories(cls):
+    with pytest.raises(TypeError, match=rf"^{cls.__name__} is built with its factories: {cls.__name__}\.\w+\("):
+        cls()
+    with pytest.raises(TypeError, match=r"built with its factories"):
+        cls(object(), kind="HTTP")
 
 
 def test_api_authorization_factories():
@@ -171,27 +184,80 @@ def test_api_throttling_tokens_are_not_validated(stack):
     assert SchedulerApi.http(throttling_rate_limit=rate).throttling_rate_limit is rate
 
 
-def test_contract_bounds_are_the_props_bounds_and_defaults(stack, target):
-    """Every bound and default the runtime shares with the construct comes from contract.json."""
-    c = contract()
-    for prop, key, to_value in (("shard_count", "shardCount", int),
-                                ("delay_window", "delayWindowSeconds", cdk.Duration.seconds),
-                                ("history_retention", "historyRetentionSeconds", cdk.Duration.seconds),
-                                ("max_receive_count", "maxReceiveCount", int)):
-        bounds = c[key]
-        for bad in (bounds["min"] - 1, bounds["max"] + 1):
-            with pytest.raises(ValueError, match=rf"{prop}: must be between {bounds['min']} and {bounds['max']}"):
-                DelayedScheduler(cdk.Stack(cdk.App(), "S"), "Timers", target=target, **{prop: to_value(bad)})
+#: Each prop with a range in contract.json, its bounds, and how a test writes a value of it.
+_BOUNDED = (
+    ("shard_count", contract.SHARD_COUNT, int),
+    ("delay_window", contract.DELAY_WINDOW_SECONDS, cdk.Duration.seconds),
+    ("history_retention", contract.HISTORY_RETENTION_SECONDS, cdk.Duration.seconds),
+    ("max_receive_count", contract.MAX_RECEIVE_COUNT, int),
+    ("dispatcher_timeout", contract.DISPATCHER_TIMEOUT_SECONDS, cdk.Duration.seconds),
+    ("dispatcher_batch_size", contract.DISPATCHER_BATCH_SIZE, int),
+    ("dispatcher_max_batching_window", contract.DISPATCHER_MAX_BATCHING_WINDOW_SECONDS, cdk.Duration.seconds),
+    ("dispatcher_max_concurrency", contract.DISPATCHER_MAX_CONCURRENCY, int),
+    ("stream_batch_size", contract.STREAM_BATCH_SIZE, int),
+    ("stream_retry_attempts", contract.STREAM_RETRY_ATTEMPTS, int),
+    ("api_memory_size", contract.MEMORY_SIZE_MIB, int),
+)
+
+
+@pytest.mark.parametrize(("prop", "bounds", "to_value"), _BOUNDED, ids=[row[0] for row in _BOUNDED])
+def test_each_range_is_the_contracts_and_its_bounds_are_allowed(prop, bounds, to_value):
+    """One past either bound is refused with the prop's name and the contract's numbers; each bound passes."""
+    def build(value):
+        stack = cdk.Stack(cdk.App(), "S")
+        # the fewest receives, so that a long dispatcher_timeout or delay_window fits the queue's retention
+        receives = {} if prop == "max_receive_count" else {"max_receive_count": 1}
+        return DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")),
+                                **receives, **{prop: to_value(value)})
+
+    low, high = (bounds.min, bounds.max) if prop != "history_retention" else ("60 seconds", "3650 days")
+    for bad in (bounds.min - 1, bounds.max + 1):
+        if bad < 0 and to_value == cdk.Duration.seconds:
+            continue  # no Duration is negative
+        with pytest.raises(ValueError, match=rf"^{prop}: must be between {low} and {high}\b"):
+            build(bad)
+    for good in (bounds.min, bounds.max):
+        if prop == "max_receive_count" and good == bounds.max:
+            continue  # needs a shorter dispatcher_timeout: test_boundaries_are_allowed
+        build(good)
+
+
+def test_defaults_are_the_contracts(stack, target):
+    """Every default the runtime shares with the construct comes from contract.json."""
     scheduler = DelayedScheduler(stack, "Timers", target=target)
     resources = Template.from_stack(stack).to_json()["Resources"]
     env = resources[stack.get_logical_id(scheduler.api_function.node.default_child)]["Properties"]["Environment"][
         "Variables"]
-    assert (env["SHARD_COUNT"], env["DELAY_WINDOW_SECONDS"], env["HISTORY_RETENTION_SECONDS"],
-            env["MAX_RECEIVE_COUNT"], env["LOG_LEVEL"]) == (
-        str(c["shardCount"]["default"]), str(c["delayWindowSeconds"]["default"]),
-        str(c["historyRetentionSeconds"]["default"]), str(c["maxReceiveCount"]["default"]), c["defaultLogLevel"])
-    assert stack.resolve(scheduler.api_function.timeout.to_seconds()) == c["apiFunctionTimeoutSeconds"]
-    assert scheduler.target_names == [c["defaultTargetName"]]
+    names = contract.ENV
+    assert (env[names.shard_count], env[names.delay_window_seconds], env[names.history_retention_seconds],
+            env[names.max_receive_count], env[names.log_level], env[names.metrics_namespace]) == (
+        str(contract.SHARD_COUNT.default), str(contract.DELAY_WINDOW_SECONDS.default),
+        str(contract.HISTORY_RETENTION_SECONDS.default), str(contract.MAX_RECEIVE_COUNT.default),
+        contract.DEFAULT_LOG_LEVEL, contract.DEFAULT_METRICS_NAMESPACE)
+    assert stack.resolve(scheduler.api_function.timeout.to_seconds()) == contract.API_FUNCTION_TIMEOUT_SECONDS
+    assert scheduler.target_names == [contract.DEFAULT_TARGET_NAME]
+
+
+def test_the_signature_and_the_props_are_the_same_props():
+    """The construct's keyword arguments are exactly the props value's fields, in the same order, and
+    each default the signature states is the one the construct applies."""
+    import dataclasses
+    import inspect
+
+    from cdk_delayed_scheduler._props import SchedulerProps
+
+    parameters = {name: p for name, p in inspect.signature(DelayedScheduler.__init__).parameters.items()
+                  if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert list(parameters) == [f.name for f in dataclasses.fields(SchedulerProps)]
+    stack = cdk.Stack(cdk.App(), "S")
+    target = targets.SqsSendMessage(sqs.Queue(stack, "Q"))
+    arguments = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
+    props = SchedulerProps.of({**arguments, "target": target})
+    for name, default in arguments.items():
+        if default is not None:
+            assert getattr(props, name) is default, name
+    assert (props.api.kind, props.delay_window.to_seconds(), props.log_level) == (
+        "HTTP", contract.DELAY_WINDOW_SECONDS.default, LogLevel.of(contract.DEFAULT_LOG_LEVEL))
 
 
 def test_lambda_target_accepts_an_imported_function(stack):

@@ -1,0 +1,223 @@
+"""``DelayedScheduler``'s props as one frozen value, and the rules they are checked by: a table of
+small checks, each naming its prop (as aws-cdk-lib's ``validate-queue-props.ts`` does), run in order,
+so a wrong kind of value is named before its range is judged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Mapping, Optional
+
+from aws_cdk import Duration, RemovalPolicy, Token
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+
+from ._contract import contract
+from ._functions import DEFAULT_RUNTIME
+from ._log_level import LogLevel
+from ._validation import (check_duration, check_log_level, check_non_empty, check_range, check_runtime, check_type,
+                          check_whole_seconds, describe, seconds, seconds_or_days)
+from .api import SchedulerApi
+from .targets import IScheduleTarget, check_target
+
+#: Provisioned capacity units of the table (and the listing index) when ``read_capacity`` or
+#: ``write_capacity`` is not given, and the least either may be.
+DEFAULT_CAPACITY_UNITS = 5
+MIN_CAPACITY_UNITS = 1
+
+
+def default_of(bounds: contract.Bounds) -> int:
+    """A tunable's default, for a signature (each tunable with a default in ``contract.json``)."""
+    if bounds.default is None:
+        raise ValueError(f"{bounds} has no default")
+    return bounds.default
+
+
+@dataclass(frozen=True)
+class SchedulerProps:
+    """The props of one ``DelayedScheduler``, as its keyword arguments gave them, with each computed
+    default (``None`` in the signature) filled in. Their meaning is documented on the construct."""
+
+    target: IScheduleTarget
+    extra_targets: Optional[Mapping[str, IScheduleTarget]]
+    api: SchedulerApi
+    shard_count: int
+    delay_window: Duration
+    history_retention: Duration
+    listing: bool
+    billing_mode: dynamodb.BillingMode
+    read_capacity: Optional[int]
+    write_capacity: Optional[int]
+    encryption_key: Optional[kms.IKey]
+    point_in_time_recovery: bool
+    removal_policy: RemovalPolicy
+    log_level: LogLevel
+    log_retention: logs.RetentionDays
+    runtime: lambda_.Runtime
+    architecture: lambda_.Architecture
+    api_memory_size: int
+    sweeper_memory_size: int
+    enqueuer_memory_size: int
+    dispatcher_memory_size: int
+    dispatcher_timeout: Duration
+    dispatcher_batch_size: int
+    dispatcher_max_batching_window: Optional[Duration]
+    dispatcher_max_concurrency: Optional[int]
+    max_receive_count: int
+    stream_batch_size: int
+    stream_retry_attempts: int
+    metrics_namespace: str
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> SchedulerProps:
+        """The props among ``arguments`` (the construct's ``locals()``), computed defaults filled in,
+        then checked by every rule of ``RULES``."""
+        given = {field.name: arguments[field.name] for field in fields(cls)}
+        for name, default in _COMPUTED_DEFAULTS.items():
+            if given[name] is None:
+                given[name] = default()
+        props = cls(**given)
+        for rule in RULES:
+            rule(props)
+        return props
+
+    def memory_size(self, function: str) -> int:
+        """The memory of ``function`` (``"api"``, ``"sweeper"``, ``"enqueuer"``, ``"dispatcher"``), in MiB."""
+        size: int = getattr(self, f"{function}_memory_size")
+        return size
+
+
+#: The props whose default is computed: ``None`` in the signature stands for these.
+_COMPUTED_DEFAULTS: dict[str, Callable[[], Any]] = {
+    "api": SchedulerApi.http,
+    "delay_window": lambda: Duration.seconds(default_of(contract.DELAY_WINDOW_SECONDS)),
+    "history_retention": lambda: Duration.seconds(default_of(contract.HISTORY_RETENTION_SECONDS)),
+    "dispatcher_timeout": lambda: Duration.seconds(default_of(contract.DISPATCHER_TIMEOUT_SECONDS)),
+    "log_level": lambda: LogLevel.of(contract.DEFAULT_LOG_LEVEL),
+    "runtime": lambda: DEFAULT_RUNTIME,
+    "architecture": lambda: lambda_.Architecture.ARM_64,
+}
+
+# --- the rules ----------------------------------------------------------------------------------
+Rule = Callable[[SchedulerProps], None]
+"""One check of the props: raises ``ValueError`` naming the prop, or returns."""
+
+_DURATIONS = ("delay_window", "history_retention", "dispatcher_timeout", "dispatcher_max_batching_window")
+
+
+def _value(props: SchedulerProps, prop: str) -> Any:
+    """The prop's value; a duration prop's as its whole seconds (or its token)."""
+    value = getattr(props, prop)
+    return seconds(value) if prop in _DURATIONS and isinstance(value, Duration) else value
+
+
+def _of_kind(prop: str, kind: type, example: str) -> Rule:
+    return lambda props: check_type(prop, getattr(props, prop), kind, example)
+
+
+def _a_duration(prop: str) -> Rule:
+    return lambda props: check_duration(prop, getattr(props, prop))
+
+
+def _whole_seconds(prop: str) -> Rule:
+    return lambda props: check_whole_seconds(prop, getattr(props, prop))
+
+
+def _in_range(prop: str, bounds: contract.Bounds, unit: str = "",
+              show: Optional[Callable[[float], str]] = None) -> Rule:
+    return lambda props: check_range(prop, _value(props, prop), bounds.min, bounds.max, unit, show)
+
+
+def _at_least(prop: str, low: int) -> Rule:
+    return lambda props: check_range(prop, _value(props, prop), low, None)
+
+
+def _target_given(props: SchedulerProps) -> None:
+    if props.target is None:
+        raise ValueError("target: a target is required, e.g. targets.LambdaInvoke(fn)")
+    check_target("target", props.target)
+
+
+def _extra_targets_by_name(props: SchedulerProps) -> None:
+    if props.extra_targets is not None and not isinstance(props.extra_targets, Mapping):
+        raise ValueError('extra_targets: must be a mapping of name to target, e.g. {"billing": '
+                         f"targets.LambdaInvoke(fn)}}, got {describe(props.extra_targets)}")
+
+
+def _api_from_factories(props: SchedulerProps) -> None:
+    if not isinstance(props.api, SchedulerApi):
+        raise ValueError("api: must be SchedulerApi.http(...), SchedulerApi.rest(...) or SchedulerApi.none(), "
+                         f"got {describe(props.api)}")
+
+
+def _capacity_only_provisioned(props: SchedulerProps) -> None:
+    if props.billing_mode != dynamodb.BillingMode.PROVISIONED and (
+            props.read_capacity is not None or props.write_capacity is not None):
+        raise ValueError("read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED")
+
+
+def _concrete_dispatcher_timeout(props: SchedulerProps) -> None:
+    if Token.is_unresolved(props.dispatcher_timeout.to_seconds()):
+        raise ValueError(f"dispatcher_timeout: must be a concrete duration, not a token (the delayer queue's "
+                         f"visibility timeout is {contract.VISIBILITY_TIMEOUT_FACTOR} times it)")
+
+
+def _receives_fit_retention(props: SchedulerProps) -> None:
+    """Every receive of a delayer message must come while the queue still keeps it.
+
+    A message waits up to ``delay_window`` before its first receive, and each receive that does not
+    end in a delivery hides it for the visibility timeout (``VISIBILITY_TIMEOUT_FACTOR`` x
+    ``dispatcher_timeout``). SQS counts its retention from the send: past it, the message is dropped,
+    neither delivered nor dead-lettered. Unresolved tokens are left alone.
+    """
+    values = (props.max_receive_count, seconds(props.dispatcher_timeout), seconds(props.delay_window))
+    if any(Token.is_unresolved(v) for v in values):
+        return
+    receives, timeout, window = (int(v) for v in values)
+    factor, retention = contract.VISIBILITY_TIMEOUT_FACTOR, contract.DELAYER_RETENTION_SECONDS
+    visibility = factor * timeout
+    needed = window + receives * visibility
+    if needed > retention:
+        raise ValueError(
+            f"max_receive_count ({receives}) x the delayer queue's visibility timeout ({factor} x "
+            f"dispatcher_timeout = {visibility} seconds), plus delay_window ({window} seconds), is {needed} "
+            f"seconds: longer than the delayer queue keeps a message ({seconds_or_days(retention)}, {retention} "
+            f"seconds), so SQS would drop it before its last receive. Allowed with this dispatcher_timeout: "
+            f"max_receive_count <= {(retention - window) // visibility}")
+
+
+RULES: tuple[Rule, ...] = (
+    # the kind of each value first, each with an example of the right one
+    _target_given,
+    _extra_targets_by_name,
+    _api_from_factories,
+    *(_a_duration(prop) for prop in _DURATIONS),
+    _of_kind("billing_mode", dynamodb.BillingMode, "a BillingMode, e.g. BillingMode.PAY_PER_REQUEST"),
+    _of_kind("removal_policy", RemovalPolicy, "a RemovalPolicy, e.g. RemovalPolicy.DESTROY"),
+    _of_kind("log_retention", logs.RetentionDays, "a RetentionDays, e.g. RetentionDays.ONE_WEEK"),
+    _of_kind("architecture", lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
+    _of_kind("listing", bool, "True or False"),
+    lambda props: check_log_level(props.log_level),
+    lambda props: check_runtime(props.runtime),
+    *(_whole_seconds(prop) for prop in _DURATIONS),
+    # then each against its range, from contract.json
+    _in_range("shard_count", contract.SHARD_COUNT),
+    _in_range("delay_window", contract.DELAY_WINDOW_SECONDS, unit="seconds"),
+    _in_range("history_retention", contract.HISTORY_RETENTION_SECONDS, show=seconds_or_days),
+    _in_range("max_receive_count", contract.MAX_RECEIVE_COUNT),
+    _capacity_only_provisioned,
+    _at_least("read_capacity", MIN_CAPACITY_UNITS),
+    _at_least("write_capacity", MIN_CAPACITY_UNITS),
+    *(_in_range(f"{function}_memory_size", contract.MEMORY_SIZE_MIB) for function in contract.DEFAULT_MEMORY_SIZES_MIB),
+    _concrete_dispatcher_timeout,
+    _in_range("dispatcher_timeout", contract.DISPATCHER_TIMEOUT_SECONDS, unit="seconds"),
+    _receives_fit_retention,
+    _in_range("dispatcher_batch_size", contract.DISPATCHER_BATCH_SIZE),
+    _in_range("dispatcher_max_batching_window", contract.DISPATCHER_MAX_BATCHING_WINDOW_SECONDS, unit="seconds"),
+    _in_range("dispatcher_max_concurrency", contract.DISPATCHER_MAX_CONCURRENCY),
+    _in_range("stream_batch_size", contract.STREAM_BATCH_SIZE),
+    _in_range("stream_retry_attempts", contract.STREAM_RETRY_ATTEMPTS),
+    lambda props: check_non_empty("metrics_namespace", props.metrics_namespace),
+)
+"""``DelayedScheduler``'s props rules, in the order they are checked."""
