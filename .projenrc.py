@@ -14,7 +14,7 @@ project = PythonProject(
     module_name="cdk_delayed_scheduler",
     version="0.1.0",
     description=(
-        "AWS CDK construct for to-the-second one-shot timers at any horizon, "
+        "AWS CDK construct for to-the-second timers at any horizon, one-shot and periodic, "
         "with an offline local engine."
     ),
     author_name="cdk-delayed-scheduler maintainers",

@@ -1,4 +1,4 @@
-"""cdk-delayed-scheduler: to-the-second one-shot timers for AWS CDK apps.
+"""cdk-delayed-scheduler: to-the-second timers, one-shot and periodic, for AWS CDK apps.
 
 ``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, targets``
 

@@ -1,4 +1,4 @@
-"""The deployed wiring of issue 9's routes: the listing (``GET /schedules``, through the deployed
+"""The deployed wiring of the listing and periodic routes: the listing (``GET /schedules``, through the deployed
 keys-only index) and a periodic timer (``PUT``/``GET``/``DELETE /periodic/{id}``, ``GET /periodic``),
 as scenarios of test_moto_deploy.py (imported there, so that they run against its one deployment and
 their calls join its per-role IAM audit)."""

@@ -1,6 +1,6 @@
-"""Issue 9 in the template: the ``listing`` prop (the keys-only index, ``LISTING``, the index grant),
-the listing and periodic routes on both kinds of API (with the REST API's request model and query
-strings), and ``grant_schedule``/``grant_read`` over them.
+"""The listing and periodic routes in the template: the ``listing`` prop (the keys-only index,
+``LISTING``, the index grant), those routes on both kinds of API (with the REST API's request model
+and query strings), and ``grant_schedule``/``grant_read`` over them.
 
 One app per module: listing off and on with the HTTP API, listing on with the REST API and
 provisioned capacity, and no API.
@@ -19,7 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 
 from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
-from cdk_delayed_scheduler._runtime_asset import contract
+from cdk_delayed_scheduler._contract import contract
 
 from construct_helpers import only, resources_of
 
@@ -93,7 +93,7 @@ def test_listing_off_adds_no_index_and_says_false(built):
 
 
 def test_listing_on_adds_the_contracts_keys_only_index(built):
-    names = contract()["listing"]
+    names = contract.LISTING
     for b in (built["on"], built["rest"], built["no_api"]):
         props = _table(b)[1]["Properties"]
         assert props["GlobalSecondaryIndexes"][0]["IndexName"] == names["indexName"]
@@ -118,7 +118,7 @@ def test_the_index_query_and_batch_get_are_the_api_functions_alone(built):
     for b in (built["on"], built["rest"]):
         table_id = _table(b)[0]
         table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-        index_arn = {"Fn::Join": ["", [table_arn, f"/index/{contract()['listing']['indexName']}"]]}
+        index_arn = {"Fn::Join": ["", [table_arn, f"/index/{contract.LISTING['indexName']}"]]}
         assert _grants(b, "dynamodb:BatchGetItem") == [("ApiFunction", table_arn)]
         assert sorted(_grants(b, "dynamodb:Query"), key=json.dumps) == sorted(
             [("ApiFunction", table_arn), ("ApiFunction", index_arn), ("SweeperFunction", table_arn)], key=json.dumps)

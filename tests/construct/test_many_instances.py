@@ -96,10 +96,10 @@ def test_metric_lateness_reads_what_the_runtime_emits(app):
     """``metric_lateness`` reads the namespace, figure and dimensions that ``contract.json`` gives the
     runtime (``tests/handlers/test_metrics_emitted.py`` checks the dispatcher's EMF record against
     the same contract), with this scheduler's dispatcher as ``FunctionName``."""
-    from cdk_delayed_scheduler._runtime_asset import contract
+    from cdk_delayed_scheduler._contract import contract
 
-    metrics = contract()["metrics"]
+    dimensions = contract.METRIC_DIMENSIONS
     metric = app["http"].metric_lateness()
-    assert (metric.namespace, metric.metric_name) == (app["http"].metrics_namespace, metrics["lateness"])
-    assert sorted(metric.dimensions) == sorted({*metrics["dimensions"], "FunctionName"})
-    assert {k: metric.dimensions[k] for k in metrics["dimensions"]} == metrics["dimensions"]
+    assert (metric.namespace, metric.metric_name) == (app["http"].metrics_namespace, contract.LATENESS_METRIC)
+    assert sorted(metric.dimensions) == sorted({*dimensions, "FunctionName"})
+    assert {k: metric.dimensions[k] for k in dimensions} == dict(dimensions)

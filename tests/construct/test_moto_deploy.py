@@ -37,7 +37,8 @@ from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, Stream
 from moto_wiring import drive_until as _drive_until
 from moto_wiring import receive_one as _receive_one
 
-from cdk_delayed_scheduler._runtime_asset import contract, runtime_asset_path
+from cdk_delayed_scheduler._contract import contract
+from cdk_delayed_scheduler._runtime_asset import runtime_asset_path
 
 pytestmark = [
     pytest.mark.slow,
@@ -395,7 +396,7 @@ def test_a_batch_create_through_the_http_api(deployed, wired, api):
     # a bad envelope is refused as a whole, at most maxBatchSize items
     status, body = api("POST", "/schedule-batches", {"schedules": []})
     assert (status, body["field"]) == (400, "schedules")
-    too_many = [{"delaySeconds": 3600, "payload": i} for i in range(contract()["maxBatchSize"] + 1)]
+    too_many = [{"delaySeconds": 3600, "payload": i} for i in range(contract.MAX_BATCH_SIZE + 1)]
     assert api("POST", "/schedule-batches", {"schedules": too_many})[0] == 400
 
 

@@ -9,12 +9,10 @@ import types
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
-from aws_cdk.assertions import Template
 
-from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
+from cdk_delayed_scheduler import DelayedScheduler, targets
 from construct_helpers import acknowledged
 
 
@@ -25,11 +23,10 @@ def _scheduler(name: str, **props) -> tuple[cdk.Stack, DelayedScheduler]:
 
 
 @pytest.fixture(scope="module")
-def rest():
-    stack, scheduler = _scheduler("Rest", api=SchedulerApi.rest())
-    client = iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal())
-    scheduler.grant_schedule(client)
-    return stack, scheduler, Template.from_stack(stack).to_json()
+def rest(stacks):
+    """The shared REST stack (``construct_stacks``): IAM authorization, ``grant_schedule`` to ``Client``."""
+    b = stacks["rest"]
+    return b.stack, b.scheduler, b.json
 
 
 def _nag2_rules(template: dict) -> dict[str, list[dict]]:

@@ -58,6 +58,20 @@ def test_the_pypi_page_is_short_absolute_and_says_what_it_is():
         assert repeated == []
 
 
+def test_the_grant_schedule_comments_say_every_route():
+    """``grant_schedule`` grants every route and a direct invoke: a comment on it in the PyPI page or
+    the README either says so or lists every route, never a few of them."""
+    from cdk_delayed_scheduler._contract import contract
+
+    for markdown in (REPO / PROJECT["readme"], REPO / "README.md"):
+        comments = [line.split("#", 1)[1] for line in markdown.read_text().splitlines()
+                    if ".grant_schedule(" in line and "#" in line]
+        assert comments, markdown
+        for comment in comments:
+            listed = [route for route in contract.ROUTES if f"{route.method} {route.path}" in comment]
+            assert "every" in comment and "route" in comment or len(listed) == len(contract.ROUTES), (markdown, comment)
+
+
 def test_the_floors_and_the_page_agree():
     page = (REPO / PROJECT["readme"]).read_text()
     floor = re.search(r'"aws-cdk-lib>=([0-9.]+)', (REPO / "pyproject.toml").read_text()).group(1)
