@@ -150,7 +150,7 @@ def target_description_problem(description: Any) -> Optional[str]:
     if not isinstance(description, Mapping):
         return "must be a JSON object"
     kind = description.get("type")
-    if kind not in TARGET_TYPES:
+    if not isinstance(kind, str) or kind not in TARGET_TYPES:
         return f"type {kind!r} is not supported; supported kinds: {', '.join(sorted(TARGET_TYPES))}"
     spec = TARGET_TYPES[kind]
     missing = [name for name in spec.required if name not in description]
