@@ -6,6 +6,7 @@ import signal
 import sys
 
 from cdk_delayed_scheduler.local.moto_process import READY, serve_moto
+from cdk_delayed_scheduler.local.servers import host_and_port
 
 
 def _serve() -> None:
@@ -16,7 +17,7 @@ def _serve() -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = serve_moto()
-    host, port = server.server_address[:2]
+    host, port = host_and_port(server)
     print(f"{READY}http://{host}:{port}", flush=True)
     try:
         sys.stdin.read()  # returns at end of file: the parent is gone or stopping

@@ -17,20 +17,20 @@ class ApiClient:
         self.base_url = base_url.rstrip("/")
         self._timeout = timeout_seconds
 
-    def create(self, body: Any) -> tuple[int, dict]:
+    def create(self, body: Any) -> tuple[int, dict[str, Any]]:
         return self.request("POST", "/schedules", json.dumps(body).encode("utf-8"))
 
-    def create_batch(self, bodies: list) -> tuple[int, dict]:
+    def create_batch(self, bodies: list[Any]) -> tuple[int, dict[str, Any]]:
         """Up to 10 creates in one call; the answer's ``results`` are in request order."""
         return self.request("POST", "/schedule-batches", json.dumps({"schedules": bodies}).encode("utf-8"))
 
-    def get(self, schedule_id: str) -> tuple[int, dict]:
+    def get(self, schedule_id: str) -> tuple[int, dict[str, Any]]:
         return self.request("GET", f"/schedules/{quote(schedule_id, safe='')}")
 
-    def cancel(self, schedule_id: str) -> tuple[int, dict]:
+    def cancel(self, schedule_id: str) -> tuple[int, dict[str, Any]]:
         return self.request("DELETE", f"/schedules/{quote(schedule_id, safe='')}")
 
-    def request(self, method: str, path: str, data: bytes | None = None) -> tuple[int, dict]:
+    def request(self, method: str, path: str, data: bytes | None = None) -> tuple[int, dict[str, Any]]:
         request = urllib.request.Request(
             self.base_url + path, data=data, method=method, headers={"Content-Type": "application/json"}
         )

@@ -62,7 +62,7 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
     return timers, periodic
 
 
-def _call(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
+def _call(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict[str, Any]]:
     try:
         return api.request(method, path, None if body is None else json.dumps(body).encode())
     except (urllib.error.URLError, OSError, ValueError):
@@ -73,7 +73,7 @@ def _retryable(status: int | None) -> bool:
     return status is None or status == 429 or status >= 500
 
 
-def _answered(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
+def _answered(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict[str, Any]]:
     """The request as a client that retries a 429, a 5xx or no answer sees it (the run's own reads and
     periodic calls are throttled too): the first other answer, or the last one."""
     for attempt in range(RETRIES * 2):
@@ -87,7 +87,7 @@ def _answered(api: ApiClient, method: str, path: str, body: Any = None) -> tuple
 def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> None:
     """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
 
-    def body(timer: Planned) -> dict:
+    def body(timer: Planned) -> dict[str, Any]:
         return {"id": timer.schedule_id, "dueAt": calls.due_ms[timer.schedule_id] / 1000,
                 "payload": {"kind": timer.kind, "id": timer.schedule_id}}
 
@@ -146,7 +146,7 @@ def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> int:
     return parse_due_ms(answer["nextDueAt"])
 
 
-def _delete_periodic(api: ApiClient, periodic_id: str, skipped: dict) -> int:
+def _delete_periodic(api: ApiClient, periodic_id: str, skipped: dict[str, Any]) -> int:
     """Read its ``skippedCount`` into ``skipped``, then DELETE it (each retried); when the DELETE's 200
     was answered, in ms."""
     status, answer = _answered(api, "GET", f"/periodic/{periodic_id}")
@@ -196,10 +196,10 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     return report
 
 
-def _refusing_poison(recorder: Recorder) -> Callable[[dict], None]:
+def _refusing_poison(recorder: Recorder) -> Callable[[dict[str, Any]], None]:
     """The target: records each delivery, but always refuses a ``poison`` timer (so it is dead-lettered)."""
 
-    def deliver(envelope: dict) -> None:
+    def deliver(envelope: dict[str, Any]) -> None:
         if isinstance(envelope["payload"], dict) and envelope["payload"].get("kind") == "poison":
             raise RuntimeError("the target refuses poison timers")
         recorder(envelope)
@@ -224,7 +224,7 @@ def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned
         time.sleep(0.5)
 
 
-def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict) -> int:
+def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict[str, Any]) -> int:
     """Until every occurrence of the kept definitions due by now - 3 s is delivered (retries included) or
     passed over (counted in its ``skippedCount``), or the retry wait has passed; the instant (ms) up to
     which they were watched."""

@@ -34,9 +34,9 @@ class PlannedPeriodic:
 class ClientCalls:
     """Every answer each id's creates and cancels got, in order (None: no answer)."""
 
-    creates: dict = field(default_factory=dict)
-    cancels: dict = field(default_factory=dict)
-    due_ms: dict = field(default_factory=dict)
+    creates: dict[str, list[int | None]] = field(default_factory=dict)
+    cancels: dict[str, list[int | None]] = field(default_factory=dict)
+    due_ms: dict[str, int] = field(default_factory=dict)
     retried: int = 0
 
 
@@ -47,8 +47,8 @@ class ChaosReport:
     timers: int
     periodic: int
     seconds: float
-    faults: dict
-    fault_stages: dict
+    faults: dict[str, Any]
+    fault_stages: dict[str, Any]
     create_retries: int = 0
     delivered: int = 0
     duplicates: int = 0
@@ -63,7 +63,7 @@ class ChaosReport:
     periodic_skipped: int = 0
     stream_recoveries: int = 0
     lost: int = 0
-    violations: list = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -86,12 +86,12 @@ class ChaosReport:
         ]
 
 
-def dead_lettered(engine: "Engine") -> dict[str, list[dict]]:
+def dead_lettered(engine: "Engine") -> dict[str, list[dict[str, Any]]]:
     """The dead-letter queue's messages, by schedule id: ``{"reason", "body"}`` each."""
     import boto3  # noqa: PLC0415
 
     sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url)
-    parked: dict[str, list[dict]] = {}
+    parked: dict[str, list[dict[str, Any]]] = {}
     seen: set[str] = set()
     while True:
         messages = sqs.receive_message(QueueUrl=engine.dead_letter_queue_url, MaxNumberOfMessages=10,
@@ -109,7 +109,7 @@ def dead_lettered(engine: "Engine") -> dict[str, list[dict]]:
 
 
 def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCalls, recorder: Recorder,
-                    read: Callable[[str], tuple[int | None, dict]], parked: dict) -> None:
+                    read: Callable[[str], tuple[int | None, dict[str, Any]]], parked: dict[str, Any]) -> None:
     """``read(id)``: ``GET /schedules/{id}``'s status and body, as a client that retries a 429 or a 5xx sees it."""
     by_id = recorder.by_id()
     for timer in timers:
@@ -151,8 +151,8 @@ def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCal
                                      f"GET {status} {record.get('status')})")
 
 
-def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, deliveries: list,
-                    read: Callable[[str], tuple[int | None, dict]]) -> None:
+def _check_given_up(report: ChaosReport, schedule_id: str, creates: list[Any], deliveries: list[Any],
+                    read: Callable[[str], tuple[int | None, dict[str, Any]]]) -> None:
     """A create whose last answer was a 5xx or none: no trace, or honoured (delivered)."""
     report.gave_up_creates += 1
     status, _ = read(schedule_id)
@@ -165,8 +165,8 @@ def _check_given_up(report: ChaosReport, schedule_id: str, creates: list, delive
         report.violations.append(f"{schedule_id}: create answered {creates}, then neither gone nor delivered (GET {status})")
 
 
-def check_periodic(report: ChaosReport, periodic: list[PlannedPeriodic], first_due: dict, deleted_ms: dict,
-                   watched_until_ms: int, skipped: dict, recorder: Recorder, parked: dict) -> None:
+def check_periodic(report: ChaosReport, periodic: list[PlannedPeriodic], first_due: dict[str, Any], deleted_ms: dict[str, Any],
+                   watched_until_ms: int, skipped: dict[str, Any], recorder: Recorder, parked: dict[str, Any]) -> None:
     by_id = recorder.by_id()
     for planned in periodic:
         pid, every_ms = planned.periodic_id, planned.every * 1000
@@ -182,7 +182,7 @@ def check_periodic(report: ChaosReport, periodic: list[PlannedPeriodic], first_d
                 report.violations.append(f"{pid}: occurrence {d.envelope['dueAt']} delivered early")
             if d.received_ms > deleted_ms[pid]:
                 report.violations.append(f"{pid}: occurrence {d.envelope['dueAt']} delivered after its DELETE")
-        keys: dict[int, set] = {}
+        keys: dict[int, set[Any]] = {}
         for d in deliveries:
             keys.setdefault(parse_due_ms(d.envelope["dueAt"]), set()).add(d.envelope["dedupeKey"])
         report.violations += [f"{pid}: occurrence {due} under several dedupeKeys" for due, k in keys.items() if len(k) > 1]

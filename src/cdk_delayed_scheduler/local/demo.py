@@ -12,6 +12,8 @@ fires early, or fires after its DELETE was answered.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import random
 import time
@@ -110,7 +112,7 @@ def _delete_periodic(api: ApiClient) -> int:
     return time.time_ns() // 1_000_000 if status == 200 else -1
 
 
-def _report_periodic(console: Console, recorder: Recorder, put: tuple[int, dict], deleted_ms: int) -> int:
+def _report_periodic(console: Console, recorder: Recorder, put: tuple[int, dict[str, Any]], deleted_ms: int) -> int:
     """The periodic timer's line: on its grid, never early, nothing after DELETE. 1 when any of it fails."""
     status, answer = put
     deliveries = sorted(recorder.by_id().get(PERIODIC_ID, []), key=lambda d: d.received_ms)
@@ -150,8 +152,8 @@ def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, 
     return outcome
 
 
-def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, cancels: dict, claims: dict,
-            created_ms: dict, replay_status: int, conflict_status: int, periodic_failed: int) -> int:
+def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, cancels: dict[str, Any], claims: dict[str, Any],
+            created_ms: dict[str, Any], replay_status: int, conflict_status: int, periodic_failed: int) -> int:
     by_id = recorder.by_id()
     expected = [t for t in timers if t.delivered_expected]
     lost = [t.schedule_id for t in expected if t.schedule_id not in by_id]

@@ -7,7 +7,7 @@ from typing import Any
 _ABSENT = object()
 
 
-def matches(pattern: dict, event: dict) -> bool:
+def matches(pattern: dict[str, Any], event: dict[str, Any]) -> bool:
     """True when ``event`` satisfies every field of ``pattern``."""
     for name, rule in pattern.items():
         value = event.get(name, _ABSENT) if isinstance(event, dict) else _ABSENT
@@ -39,7 +39,7 @@ def _leaf_matches(cond: Any, value: Any) -> bool:
     return value is not _ABSENT and value == cond
 
 
-def _only_absence_rules(pattern: dict) -> bool:
+def _only_absence_rules(pattern: dict[str, Any]) -> bool:
     for rule in pattern.values():
         if isinstance(rule, dict):
             if not _only_absence_rules(rule):

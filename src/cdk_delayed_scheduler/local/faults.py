@@ -102,7 +102,7 @@ class FaultInjector:
     rates: dict[str, float]
     seed: int = 0
     target_timeout_seconds: float = 2.0
-    counts: collections.Counter = field(default_factory=collections.Counter)
+    counts: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     _rng: random.Random = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _restore: Callable[[], None] | None = None
@@ -151,23 +151,24 @@ class FaultInjector:
 
         return invoke
 
-    def api(self, handler: Callable[[dict, Any], dict]) -> Callable[[dict, Any], dict]:
+    def api(self, handler: Callable[[dict[str, Any], Any], dict[str, Any]]) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
         """The api function behind API Gateway: a throttled invocation is answered 429, with API Gateway's body."""
         run = self.function("api", handler)
 
-        def serve(event: dict, context: Any = None) -> dict:
+        def serve(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             try:
-                return run(event, context)
+                answer: dict[str, Any] = run(event, context)
+                return answer
             except Throttled:
                 return {"statusCode": 429, "headers": {"Content-Type": "application/json"},
                         "body": json.dumps({"message": "Too Many Requests"})}
 
         return serve
 
-    def target(self, deliver: Callable[[dict], Any]) -> Callable[[dict], Any]:
+    def target(self, deliver: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         """The target function under faults: it may fail, or run past its caller's read timeout."""
 
-        def run(envelope: dict) -> Any:
+        def run(envelope: dict[str, Any]) -> Any:
             if self._roll("target-error", "target:invocation"):
                 raise RuntimeError("target failed (injected)")
             if self._roll("target-timeout", "target:invocation"):
@@ -196,11 +197,11 @@ class FaultInjector:
         def _submit(pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
             return submit(pool, contextvars.copy_context().run, fn, *args, **kwargs)
 
-        Endpoint._send = _send  # type: ignore[method-assign]
-        ThreadPoolExecutor.submit = _submit  # type: ignore[method-assign]
+        Endpoint._send = _send
+        ThreadPoolExecutor.submit = _submit  # type: ignore[assignment]
 
         def restore() -> None:
-            Endpoint._send = send  # type: ignore[method-assign]
+            Endpoint._send = send
             ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
 
         self._restore = restore
@@ -269,7 +270,7 @@ def _operation(request: Any) -> tuple[str, str]:
     return "other", request.method
 
 
-def _json_response(request: Any, status: int, body: dict, headers: dict | None = None) -> Any:
+def _json_response(request: Any, status: int, body: dict[str, Any], headers: dict[str, Any] | None = None) -> Any:
     from botocore.awsrequest import AWSResponse  # noqa: PLC0415
 
     data = json.dumps(body).encode()

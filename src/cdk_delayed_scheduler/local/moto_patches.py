@@ -103,7 +103,7 @@ def _patch_dynamodb() -> None:
 
     write_lock = threading.RLock()
 
-    def serialized(operation: Callable) -> Callable:
+    def serialized(operation: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(operation)
         def locked(*args: Any, **kwargs: Any) -> Any:
             with write_lock:
@@ -113,7 +113,7 @@ def _patch_dynamodb() -> None:
 
     original_transaction = DynamoDBBackend.transact_write_items
 
-    def transact_write_items(self: Any, transact_items: list) -> Any:
+    def transact_write_items(self: Any, transact_items: list[Any]) -> Any:
         with write_lock:
             backups = [_backup(self, entry) for entry in transact_items]
             try:
@@ -131,11 +131,11 @@ def _patch_dynamodb() -> None:
         if index_name or hash_key is None or not self.range_key_attr or len(kwargs.get("range_key_conditions") or []) > 1:
             return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
         partition = _Partition(self, hash_key, range_comparison, range_objs)
-        return original_query(partition, hash_key, range_comparison, range_objs, *args, **kwargs)
+        return original_query(partition, hash_key, range_comparison, range_objs, *args, **kwargs)  # type: ignore[arg-type]
 
-    Table.__deepcopy__ = lambda self, memo: self  # moto's own backup: see _backup instead
-    Table.query = query
-    DynamoDBBackend.transact_write_items = transact_write_items
+    Table.__deepcopy__ = lambda self, memo: self  # type: ignore[attr-defined]  # moto's own backup: see _backup instead
+    Table.query = query  # type: ignore[method-assign]
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     for name in ("put_item", "update_item", "delete_item", "batch_write_item"):
         setattr(DynamoDBBackend, name, serialized(getattr(DynamoDBBackend, name)))
 
@@ -148,13 +148,13 @@ class _Partition:
     then sorts and tests just those, and stops at the Query's limit.
     """
 
-    def __init__(self, table: Any, hash_key: Any, range_comparison: str | None, range_objs: list | None) -> None:
+    def __init__(self, table: Any, hash_key: Any, range_comparison: str | None, range_objs: list[Any] | None) -> None:
         self._table = table
         self._hash_key = hash_key
         self._comparison = range_comparison
         self._range_objs = range_objs or []
 
-    def all_items(self) -> list:
+    def all_items(self) -> list[Any]:
         from moto.dynamodb.comparisons import get_comparison_func
 
         items = list(self._table.items.get(self._hash_key, {}).values())
@@ -170,7 +170,7 @@ class _Partition:
         return getattr(self._table, name)
 
 
-def _backup(backend: Any, entry: dict) -> tuple | None:
+def _backup(backend: Any, entry: dict[str, Any]) -> tuple[Any, ...] | None:
     """``(table, hash key, range key, item or None)`` for the item one transaction entry names."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
@@ -206,9 +206,9 @@ def _patch_sqs() -> None:
     from moto.core.utils import unix_time_millis
     from moto.sqs.models import Message, Queue
 
-    by_handle: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    by_handle: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
-    def messages(self: Any) -> list:
+    def messages(self: Any) -> list[Any]:
         now = unix_time_millis()
         return [m for m in self._messages if m.visible_at < now and m.delayed_until <= now]
 
@@ -244,14 +244,14 @@ def _patch_sqs() -> None:
         self.deleted_messages.update(message.all_receipt_handles)
         return None
 
-    Queue.messages = property(messages)
-    Queue.attributes = property(_QueueAttributes)
-    Queue.wait_for_messages = wait_for_messages
-    Queue.delete_message = delete_message
-    Message.mark_received = mark_received
+    Queue.messages = property(messages)  # type: ignore[method-assign,assignment]
+    Queue.attributes = property(_QueueAttributes)  # type: ignore[method-assign,assignment]
+    Queue.wait_for_messages = wait_for_messages  # type: ignore[method-assign]
+    Queue.delete_message = delete_message  # type: ignore[method-assign]
+    Message.mark_received = mark_received  # type: ignore[method-assign]
 
 
-class _QueueAttributes(Mapping):
+class _QueueAttributes(Mapping[str, Any]):
     """``Queue.attributes`` as moto builds it, with each value computed when it is read."""
 
     def __init__(self, queue: Any) -> None:
@@ -287,9 +287,9 @@ def _patch_dispatcher() -> None:
     modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules
     original = DomainDispatcherApplication.get_application
-    apps: dict = {}
+    apps: dict[tuple[int, tuple[Any, ...] | None], Any] = {}
 
-    def get_application(self: Any, environ: dict) -> Any:
+    def get_application(self: Any, environ: dict[str, Any]) -> Any:
         key = _routing_key(environ)
         if key is None:
             return original(self, environ)
@@ -298,10 +298,10 @@ def _patch_dispatcher() -> None:
             app = apps[(id(self), key)] = original(self, environ)
         return app
 
-    DomainDispatcherApplication.get_application = get_application
+    DomainDispatcherApplication.get_application = get_application  # type: ignore[method-assign]
 
 
-def _routing_key(environ: dict) -> tuple | None:
+def _routing_key(environ: dict[str, Any]) -> tuple[Any, ...] | None:
     """``(service, region, target prefix)`` of a signed request to a service routed by them, else None."""
     try:
         scope = environ["HTTP_AUTHORIZATION"].split(",", 1)[0].split()[1].split("/")
@@ -322,9 +322,9 @@ def _patch_streams() -> None:
         result = self.backend.get_records(self._get_param("ShardIterator"), self._get_param("Limit") or 1000)
         return json.dumps(result, default=_wire_value)
 
-    DynamoDBStreamsHandler.get_records = get_records
+    DynamoDBStreamsHandler.get_records = get_records  # type: ignore[method-assign,assignment]
 
-    class _Newest(collections.OrderedDict):
+    class _Newest(collections.OrderedDict[str, Any]):
         def __setitem__(self, key: Any, value: Any) -> None:
             super().__setitem__(key, value)
             while len(self) > STREAM_ITERATORS_KEPT:
@@ -336,7 +336,7 @@ def _patch_streams() -> None:
         original_init(self, *args, **kwargs)
         self.shard_iterators = _Newest()
 
-    DynamoDBStreamsBackend.__init__ = __init__
+    DynamoDBStreamsBackend.__init__ = __init__  # type: ignore[method-assign]
 
 
 def _wire_value(value: Any) -> Any:
@@ -352,5 +352,5 @@ def _wire_value(value: Any) -> Any:
 def _patch_reflection() -> None:
     from moto.core import responses
 
-    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
-    responses.camelcase_to_underscores = functools.lru_cache(maxsize=4096)(responses.camelcase_to_underscores)
+    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)  # type: ignore[attr-defined]
+    responses.camelcase_to_underscores = functools.lru_cache(maxsize=4096)(responses.camelcase_to_underscores)  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ import threading
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
-from .servers import _QuietHandler, _QuietServer
+from .servers import _QuietHandler, _QuietServer, host_and_port
 
 READY = "READY "
 # A module the package does not import itself, so ``-m`` runs it without a double import.
@@ -37,7 +37,7 @@ class MotoProcess:
     """A moto server in a child process; ``endpoint_url`` once :meth:`start` returns."""
 
     def __init__(self) -> None:
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[str] | None = None
         self.endpoint_url = ""
 
     def start(self) -> str:
@@ -91,7 +91,7 @@ class _WSGIHandler(_QuietHandler):
 
     def _body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
                 if size == 0:
@@ -103,9 +103,9 @@ class _WSGIHandler(_QuietHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length > 0 else b""
 
-    def _environ(self, body: bytes) -> dict:
+    def _environ(self, body: bytes) -> dict[str, Any]:
         url = urlsplit(self.path)
-        host, port = self.server.server_address[:2]
+        host, port = host_and_port(self.server)
         environ = {
             "wsgi.version": (1, 0), "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body),
             "wsgi.errors": sys.stderr, "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
@@ -124,9 +124,9 @@ class _WSGIHandler(_QuietHandler):
         return environ
 
     def _call(self) -> None:
-        answer: dict = {}
+        answer: dict[str, Any] = {}
 
-        def start_response(status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], None]:
+        def start_response(status: str, headers: list[Any], exc_info: Any = None) -> Callable[[bytes], None]:
             answer.update(status=status, headers=headers)
             return lambda data: answer.setdefault("written", []).append(data)
 
@@ -158,7 +158,7 @@ class _WSGIHandler(_QuietHandler):
 class KeepAliveWSGIServer(_QuietServer):
     """A WSGI application on 127.0.0.1, HTTP/1.1 with persistent connections (the engine's own server kind)."""
 
-    def __init__(self, app: Callable, port: int = 0) -> None:
+    def __init__(self, app: Callable[..., Any], port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _WSGIHandler)
         self.app = app
 

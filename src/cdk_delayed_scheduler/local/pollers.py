@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .checkpoints import CheckpointStore
 from .event_filter import matches
 
-Handler = Callable[[dict, Any], Any]
+Handler = Callable[[dict[str, Any], Any], Any]
 GET_RECORDS_LIMIT = 1000  # DynamoDB Streams' maximum per GetRecords call
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 
@@ -47,7 +47,7 @@ class FunctionSpec:
     timeout_seconds: float = 60.0
     stopping: threading.Event | None = None
 
-    def invoke(self, event: dict) -> Any:
+    def invoke(self, event: dict[str, Any]) -> Any:
         return self.handler(event, LambdaContext(self.name, self.timeout_seconds, self.stopping))
 
 
@@ -60,7 +60,7 @@ def read_records_as_sent(streams: Any) -> None:
     wasted on records the filter drops. The answer is kept as sent, under ``Records``.
     """
 
-    def keep_as_sent(response_dict: dict, customized_response_dict: dict, **_: Any) -> None:
+    def keep_as_sent(response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any) -> None:
         if response_dict.get("status_code") == 200:
             customized_response_dict.update(json.loads(response_dict["body"]))
             response_dict["body"] = b"{}"  # nothing left for botocore's parser to walk
@@ -68,18 +68,18 @@ def read_records_as_sent(streams: Any) -> None:
     streams.meta.events.register("before-parse.dynamodb-streams.GetRecords", keep_as_sent)
 
 
-def lambda_stream_record(record: dict, stream_arn: str, region: str) -> dict:
+def lambda_stream_record(record: dict[str, Any], stream_arn: str, region: str) -> dict[str, Any]:
     """A record from ``GetRecords`` in the shape Lambda hands to a function."""
     dynamodb = dict(record["dynamodb"])
     created = dynamodb.get("ApproximateCreationDateTime")
-    if hasattr(created, "timestamp"):
+    if created is not None and hasattr(created, "timestamp"):
         dynamodb["ApproximateCreationDateTime"] = created.timestamp()
     out = {**record, "dynamodb": dynamodb, "eventSourceARN": stream_arn, "awsRegion": region}
     out.setdefault("eventSource", "aws:dynamodb")
     return out
 
 
-def lambda_sqs_record(message: dict, queue_arn: str, region: str) -> dict:
+def lambda_sqs_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
     """A message from ``ReceiveMessage`` in the shape Lambda hands to a function."""
     return {
         "messageId": message["MessageId"],
@@ -136,14 +136,14 @@ class StreamPoller(_PollerThread):
         function: FunctionSpec,
         streams: Any,
         stream_arn: str,
-        filter_pattern: dict,
+        filter_pattern: dict[str, Any],
         checkpoints: CheckpointStore,
         stop: threading.Event,
         *,
         batch_size: int = 100,
         max_retries: int = 3,
         retry_backoff_seconds: float = 0.2,
-        on_failure: Callable[[str, list], None] | None = None,
+        on_failure: Callable[[str, list[Any]], None] | None = None,
         region: str = "us-east-1",
     ) -> None:
         super().__init__(f"stream:{function.name}", stop)
@@ -197,22 +197,23 @@ class StreamPoller(_PollerThread):
     def _iterator_from_checkpoint(self, shard_id: str) -> str:
         """Resume after the last processed record, or start at the oldest one."""
         position = self._checkpoints.get(self._function.name, self._shard_key(shard_id))
-        params: dict = {"StreamArn": self._stream_arn, "ShardId": shard_id}
+        params: dict[str, Any] = {"StreamArn": self._stream_arn, "ShardId": shard_id}
         if position:
             params.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=position)
         else:
             params.update(ShardIteratorType="TRIM_HORIZON")
-        return self._streams.get_shard_iterator(**params)["ShardIterator"]
+        iterator: str = self._streams.get_shard_iterator(**params)["ShardIterator"]
+        return iterator
 
     def _shard_key(self, shard_id: str) -> str:
         return f"{self._stream_arn}|{shard_id}"
 
-    def _deliver(self, records: list) -> None:
+    def _deliver(self, records: list[Any]) -> None:
         matching = [r for r in records if matches(self._pattern, r)]
         for start in range(0, len(matching), self._batch_size):
             self._deliver_batch(matching[start : start + self._batch_size])
 
-    def _deliver_batch(self, pending: list) -> None:
+    def _deliver_batch(self, pending: list[Any]) -> None:
         retries = 0
         while pending:
             failed = self._invoke(pending)
@@ -227,7 +228,7 @@ class StreamPoller(_PollerThread):
                 return
             self._stop_event.wait(self._backoff * retries)
 
-    def _invoke(self, records: list) -> set[str]:
+    def _invoke(self, records: list[Any]) -> set[str]:
         try:
             response = self._function.invoke({"Records": records}) or {}
             return {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
@@ -298,7 +299,7 @@ class QueuePoller(_PollerThread):
         self._pool.submit(self._invoke, messages)
         return True
 
-    def _invoke(self, messages: list) -> None:
+    def _invoke(self, messages: list[Any]) -> None:
         try:
             records = [lambda_sqs_record(m, self._arn, self._region) for m in messages]
             try:

@@ -65,8 +65,14 @@ class _QuietServer(ThreadingHTTPServer):
         logger.debug("connection from %s ended with an error", client_address, exc_info=True)
 
 
-def _base_url(httpd: Any) -> str:
+def host_and_port(httpd: Any) -> tuple[str, int]:
+    """Where a server on 127.0.0.1 listens."""
     host, port = httpd.server_address[:2]
+    return str(host), int(port)
+
+
+def _base_url(httpd: Any) -> str:
+    host, port = host_and_port(httpd)
     return f"http://{host}:{port}"
 
 
@@ -92,7 +98,7 @@ class ApiServer(_Server):
     (the signature itself is not verified: see :mod:`.signature`). ``GET /openapi.json`` answers the
     API's OpenAPI document, signed or not."""
 
-    def __init__(self, api_handler: Callable[[dict, Any], dict], port: int = 0, require_signature: bool = False) -> None:
+    def __init__(self, api_handler: Callable[[dict[str, Any], Any], dict[str, Any]], port: int = 0, require_signature: bool = False) -> None:
         class Handler(_QuietHandler):
             def _serve(self) -> None:
                 raw = self._read_body()
@@ -133,7 +139,7 @@ def openapi_document(server_url: str) -> str:
     return document_json(server_url)
 
 
-def _http_api_event(method: str, raw_path: str, headers: dict, raw_body: bytes) -> dict:
+def _http_api_event(method: str, raw_path: str, headers: dict[str, Any], raw_body: bytes) -> dict[str, Any]:
     """An HTTP API (payload format 2.0) event on the ``$default`` stage, as the deployed API sends it."""
     parts = urlsplit(raw_path)
     segments = [unquote(s) for s in parts.path.split("/") if s]
@@ -146,7 +152,7 @@ def _http_api_event(method: str, raw_path: str, headers: dict, raw_body: bytes) 
         body, is_base64 = raw_body.decode("utf-8"), False
     except UnicodeDecodeError:
         body, is_base64 = base64.b64encode(raw_body).decode("ascii"), True
-    event: dict = {
+    event: dict[str, Any] = {
         "version": "2.0",
         "routeKey": route,
         "rawPath": parts.path or "/",
@@ -171,7 +177,7 @@ _INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<name>[^/]+)/invocations$"
 class LambdaEndpoint(_Server):
     """Lambda's ``Invoke`` for in-process functions, keyed by function name (or ARN)."""
 
-    def __init__(self, functions: dict[str, Callable[[dict], Any]], port: int = 0) -> None:
+    def __init__(self, functions: dict[str, Callable[[dict[str, Any]], Any]], port: int = 0) -> None:
         class Handler(_QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 match = _INVOKE_PATH.match(urlsplit(self.path).path)
