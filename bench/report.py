@@ -114,7 +114,11 @@ def _summary(data: dict) -> list[str]:
     for size in sorted({*BURST_TARGET_S, *(burst.get("sizes") or ())}):
         rows.append(_burst_row(size, (burst.get("by_size") or {}).get(str(size)) or []))
     suite = (data.get("suite") or {}).get("runs") or []
+    timed = [r for r in suite if r.get("pytest_seconds") is not None]
     rows.append("| `./dev test` from a fresh clone | " + (
+        f"{_mmm([r['pytest_seconds'] for r in timed])} s of pytest ({_mmm([r['seconds'] for r in timed])} s with "
+        f"set-up), {sum(r['passed'] for r in suite)} of {len(suite)} runs passed | ≤ 3 minutes (180 s) of pytest: "
+        f"{_verdict([r['pytest_seconds'] <= 180 and r['passed'] for r in timed])} | |" if timed else
         f"{_mmm([r['seconds'] for r in suite])} s, {sum(r['passed'] for r in suite)} of {len(suite)} runs passed"
         f" | ≤ 3 minutes (180 s): {_verdict([r['seconds'] <= 180 and r['passed'] for r in suite])} | |"
         if suite else "not measured | ≤ 3 minutes (180 s) | |"))
@@ -321,7 +325,14 @@ def _suite(s: dict | None) -> list[str]:
     out += [f"| {i + 1} | {_f(r['seconds'])} | {'yes' if r['passed'] else '**no**'} | {r['summary'].replace('|', '/')} |"
             for i, r in enumerate(s["runs"])]
     failures = [f"- repeat {i + 1}: `{f}`" for i, r in enumerate(s["runs"]) for f in r.get("failures", [])]
-    return out + ([""] + ["What failed:", ""] + failures if failures else []) + [""]
+    out += ([""] + ["What failed:", ""] + failures if failures else [])
+    last = s["runs"][-1]
+    if last.get("slowest_modules"):
+        out += ["", f"pytest's own time in the last repeat: {_f(last['pytest_seconds'])} s (the rest is set-up). Its ten "
+                "slowest modules, by test time summed over setup, call and teardown (two workers run at once, so these "
+                "add up to more than the wall time):", "", "| module | seconds |", "|---|---|"]
+        out += [f"| `{module}` | {_f(seconds)} |" for module, seconds in last["slowest_modules"]]
+    return out + [""]
 
 
 def _ingest(g: dict | None) -> list[str]:
