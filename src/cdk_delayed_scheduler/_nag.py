@@ -10,16 +10,16 @@ each CloudFormation resource under the scope, which cdk-nag 2 (an Aspect) reads,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from aws_cdk import Acknowledgment, CfnResource, Validations
-from constructs import Construct
+from constructs import IConstruct
 
 #: The metadata key cdk-nag 2 reads its suppressions from.
 NAG2_METADATA = "cdk_nag"
 
 
-def acknowledge(scope: Construct, rule: str, reason: str) -> None:
+def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
     """Acknowledge one cdk-nag finding on ``scope`` and the resources under it.
 
     :param rule: cdk-nag 3's finding id, e.g. ``AwsSolutions-IAM5[Resource::*]``; cdk-nag 2 gets
@@ -32,9 +32,10 @@ def acknowledge(scope: Construct, rule: str, reason: str) -> None:
         suppression["applies_to"] = [finding.removesuffix("]")]
     for node in scope.node.find_all():
         if CfnResource.is_cfn_resource(node):
-            existing = node.get_metadata(NAG2_METADATA) or {}
+            resource = cast(CfnResource, node)
+            existing = resource.get_metadata(NAG2_METADATA) or {}
             rules = [*existing.get("rules_to_suppress", []), suppression]
-            node.add_metadata(NAG2_METADATA, {**existing, "rules_to_suppress": rules})
+            resource.add_metadata(NAG2_METADATA, {**existing, "rules_to_suppress": rules})
 
 
 def flatten_reference(value: Any) -> str:
@@ -47,7 +48,7 @@ def flatten_reference(value: Any) -> str:
     if isinstance(value, dict):
         if "Fn::Join" in value:
             delimiter, items = value["Fn::Join"]
-            return delimiter.join(flatten_reference(item) for item in items)
+            return str(delimiter).join(flatten_reference(item) for item in items)
         if "Fn::Sub" in value:
             return flatten_reference(value["Fn::Sub"])
         if "Fn::GetAtt" in value:

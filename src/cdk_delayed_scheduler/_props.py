@@ -21,9 +21,7 @@ from ._validation import (check_duration, check_log_level, check_non_empty, chec
 from .api import SchedulerApi
 from .targets import IScheduleTarget, check_target
 
-#: Provisioned capacity units of the table (and the listing index) when ``read_capacity`` or
-#: ``write_capacity`` is not given, and the least either may be.
-DEFAULT_CAPACITY_UNITS = 5
+#: The least provisioned capacity ``read_capacity`` or ``write_capacity`` may be.
 MIN_CAPACITY_UNITS = 1
 
 

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -29,16 +30,20 @@ def runtime_asset_path() -> Path:
 
 
 @lru_cache(maxsize=1)
-def event_filters() -> dict:
+def event_filters() -> dict[str, Any]:
     """The stream event filter patterns, shared by the construct and the local engine."""
-    return json.loads((runtime_asset_path() / "scheduler_runtime" / "event_filters.json").read_text())
+    path = runtime_asset_path() / "scheduler_runtime" / "event_filters.json"
+    filters: dict[str, Any] = json.loads(path.read_text())
+    return filters
 
 
 @lru_cache(maxsize=1)
-def contract() -> dict:
+def contract() -> dict[str, Any]:
     """The values the construct and the runtime share (``contract.json``): the id and target name
     patterns, the default target's name, batch and SQS limits, and each tunable's default and range."""
-    return json.loads((runtime_asset_path() / "scheduler_runtime" / "contract.json").read_text(encoding="utf-8"))
+    path = runtime_asset_path() / "scheduler_runtime" / "contract.json"
+    values: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return values
 
 
 # --- the functions' asset: the runtime plus the tzdata package --------------------------------------

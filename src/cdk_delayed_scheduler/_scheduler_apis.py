@@ -16,7 +16,7 @@ from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from . import _nag
 from ._rest_models import method_requests
@@ -31,7 +31,7 @@ DESCRIPTION = "Delayed scheduler: create, read, list and cancel one-shot and per
 DISABLE_CLOUD_WATCH_ROLE_FLAG = "@aws-cdk/aws-apigateway:disableCloudWatchRole"
 # The AWS::ApiGateway::Account an earlier REST scheduler created, per stage (the app, or a Stage
 # inside it) and environment: an account-wide setting is created once, and later schedulers wait for it.
-_ACCOUNT_OWNERS: "weakref.WeakKeyDictionary[Stage, dict[str, Construct]]" = weakref.WeakKeyDictionary()
+_ACCOUNT_OWNERS: "weakref.WeakKeyDictionary[Stage, dict[str, IConstruct]]" = weakref.WeakKeyDictionary()
 
 #: The HTTP API's access log line: who called which route, and how it went.
 HTTP_ACCESS_LOG_FORMAT = json.dumps({
@@ -142,13 +142,13 @@ def _rest_method_options(scope: Construct, authorization: ApiAuthorization) -> d
     return dict(authorization_type=apigw.AuthorizationType.NONE)  # ApiAuthorization.none()
 
 
-def _owners(scope: Construct) -> dict[str, Construct]:
+def _owners(scope: Construct) -> dict[str, IConstruct]:
     stage = Stage.of(scope)
     assert stage is not None, "a DelayedScheduler is always inside a Stack, so inside an App or Stage"
     return _ACCOUNT_OWNERS.setdefault(stage, {})
 
 
-def _account_setting(scope: Construct, scheduler_api: SchedulerApi) -> tuple[bool, Optional[Construct]]:
+def _account_setting(scope: Construct, scheduler_api: SchedulerApi) -> tuple[bool, Optional[IConstruct]]:
     """Whether this REST API creates API Gateway's account-level logging role (``AWS::ApiGateway::Account``),
     and the one an earlier scheduler created for the same environment in this app, if any.
 
@@ -168,13 +168,11 @@ def _account_setting(scope: Construct, scheduler_api: SchedulerApi) -> tuple[boo
 def _rest_api(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
               access_logs: Optional[logs.ILogGroup]) -> BuiltApi:
     method_options = _rest_method_options(scope, scheduler_api.authorization)
-    logging = dict(
-        access_log_destination=apigw.LogGroupLogDestination(access_logs),
-        access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
-            caller=True, http_method=True, ip=True, protocol=True, request_time=True,
-            resource_path=True, response_length=True, status=True, user=True,
-        ),
-    ) if access_logs is not None else {}
+    destination = apigw.LogGroupLogDestination(access_logs) if access_logs is not None else None
+    log_format = apigw.AccessLogFormat.json_with_standard_fields(
+        caller=True, http_method=True, ip=True, protocol=True, request_time=True,
+        resource_path=True, response_length=True, status=True, user=True,
+    ) if access_logs is not None else None
     create_account, existing_account = _account_setting(scope, scheduler_api)
     api = apigw.RestApi(
         scope,
@@ -189,7 +187,8 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, scheduler_api: Sche
             logging_level=apigw.MethodLoggingLevel.ERROR,
             data_trace_enabled=False,
             metrics_enabled=True,
-            **logging,
+            access_log_destination=destination,
+            access_log_format=log_format,
         ),
     )
 

@@ -21,6 +21,9 @@ from . import _nag
 from ._contract import contract
 from ._runtime_asset import event_filters
 
+#: Provisioned capacity units of the table (and the listing index) when ``read_capacity`` or
+#: ``write_capacity`` is not given.
+DEFAULT_CAPACITY_UNITS = 5
 #: What a sender to a queue encrypted with a customer managed key needs on the key (the SQS developer
 #: guide, "Key management"), and no more: no ``kms:ReEncrypt*`` or ``kms:GenerateDataKey*``.
 KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
@@ -33,14 +36,15 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, rea
     with ``listing``, the listing index (names from ``contract.json``), keys only, with the table's
     capacity when provisioned."""
     provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
-    capacity = dict(read_capacity=(read_capacity or 5) if provisioned else None,
-                    write_capacity=(write_capacity or 5) if provisioned else None)
+    reads = (read_capacity or DEFAULT_CAPACITY_UNITS) if provisioned else None
+    writes = (write_capacity or DEFAULT_CAPACITY_UNITS) if provisioned else None
     table = dynamodb.Table(
         scope, "Table",
         partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
         sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
         billing_mode=billing_mode,
-        **capacity,
+        read_capacity=reads,
+        write_capacity=writes,
         stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
         time_to_live_attribute="expiresAt",
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
@@ -57,7 +61,8 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, rea
             partition_key=dynamodb.Attribute(name=index["partitionKey"], type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name=index["sortKey"], type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
-            **capacity,
+            read_capacity=reads,
+            write_capacity=writes,
         )
     return table
 
