@@ -4,8 +4,8 @@
 - ``SendMessageBatch`` entries reported neither sent nor failed count as unsent;
 - ``UnprocessedItems`` in the write-back are retried, and reported when they never clear;
 - the sweeper raises ``SweepIncomplete`` when claims fail, cleans up an interrupted cancel, and a
-  sweep that stopped early is resumed by the next one (issue 11's F2 tests are in
-  ``test_stream_and_sweep_findings``).
+  sweep that stopped early is resumed by the next one (more on resuming, and on a lowered shard count,
+  in ``test_sweep_resumes_and_shards``).
 """
 
 import json

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import time
 
+from scheduler_runtime.aws.definitions import DefinitionStore
 from scheduler_runtime.handlers import dispatcher
 
 from .conftest import call_api, faulty
+from .dispatching import expire_as_ttl_would
 
 
 def put(periodic_id: str, body: dict) -> dict:
@@ -147,6 +149,32 @@ def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(a
     assert call_api("PUT", "/periodic/settle", {"every": 1, "payload": 2})[0] == 201
 
 
+def test_a_delete_answered_between_an_occurrences_read_and_its_advance_stops_it(aws, monkeypatch):
+    """The occurrence read its definition (ACTIVE) and goes on to arm the next one and advance; a DELETE
+    answered in between makes the advance fail, so the target is never called, and the next occurrence
+    it armed (a timer: ``every`` is past the window) is removed."""
+    start = int(time.time()) + 2
+    put("stopped", {"every": 3600, "payload": 1, "startAt": start})
+    message = occurrence(aws, timeout=5)
+    read = DefinitionStore.get
+    deletes: list = []
+
+    def read_then_delete(store, periodic_id):
+        definition = read(store, periodic_id)
+        if not deletes:  # the occurrence's read: the DELETE is answered right after it
+            deletes.append(call_api("DELETE", f"/periodic/{periodic_id}"))
+        return definition
+
+    time.sleep(max(0.0, start - time.time() - 0.5))
+    with monkeypatch.context() as patched:
+        patched.setattr(DefinitionStore, "get", read_then_delete)
+        assert dispatch(message) == {"batchItemFailures": []}
+    assert deletes == [(200, {"id": "stopped", "status": "DELETED"})]
+    assert delivered(aws) == []
+    assert aws.count_items("TIMER#") == 0 and aws.receive(aws.delayer_url) == []  # no further occurrence
+    assert call_api("GET", "/periodic/stopped")[0] == 404
+
+
 def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws):
     """The target is called only within START_DEADLINE_MS of the write that allowed it (DELETE's settle relies
     on it); a slower write sends the same attempt again instead, which then starts afresh."""
@@ -199,10 +227,8 @@ def test_a_replacement_racing_an_occurrence_keeps_its_count_and_a_delete_beats_a
 
 
 def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked(aws, monkeypatch):
-    """F1 for periodic timers: an ENDED definition's TTL outlives its last occurrence's retries, and they
-    may start (only DELETED, or a replacement, stops them)."""
-    from .test_dispatch_findings import expire_as_ttl_would
-
+    """An ENDED definition's TTL outlives its last occurrence's retries, as a one-shot's record outlives
+    its message's, and they may start (only DELETED, or a replacement, stops them)."""
     monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
     start = int(time.time()) + 3
     put("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken", "startAt": start, "endAt": start + 30})
@@ -222,7 +248,7 @@ def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked
 
 
 def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws):
-    """F5 for periodic timers: the crash-redelivery path (the definition's lastToken) is for the same SQS
+    """As for a one-shot, the crash-redelivery path (the definition's lastToken) is for the same SQS
     message received again; a second message with the same token (an ambiguous send) is dropped."""
     put("once", {"every": 2, "payload": 1})
     message = occurrence(aws)
@@ -234,7 +260,7 @@ def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws):
 
 
 def test_a_last_attempt_whose_dead_letter_send_fails_still_leaves_its_reason_on_the_definition(aws):
-    """F6 for periodic timers: the reason is written before the park, so a bare message that SQS's redrive
+    """As for a one-shot, the reason is written before the park, so a bare message that SQS's redrive
     parks instead still names a definition that says why."""
     put("unparked", {"every": 5, "payload": {"keep": "me"}, "target": "broken"})
     message = occurrence(aws, timeout=7)

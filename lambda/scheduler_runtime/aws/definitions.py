@@ -18,11 +18,10 @@ from botocore.exceptions import ClientError
 
 from ..core import keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
-from ..core.periodic import Spec
+from ..core.periodic import ACTIVE, DELETED, ENDED, Spec
 from .items import is_condition_failure, n_attr, s_attr
 from .store import query_pages
 
-ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
 # Reused across invocations of a warm function: a GET /periodic page reads the partitions at once.
 _partition_reads = ThreadPoolExecutor(max_workers=keys.DEFINITION_PARTITIONS, thread_name_prefix="definitions")
 
@@ -52,7 +51,7 @@ class Definition:
     skipped_count: int = 0
     last_error: str | None = None
     last_message: bytes | None = None
-    """The tag (:func:`~.store.message_tag`) of the SQS message that started the latest occurrence."""
+    """The tag (:func:`~scheduler_runtime.core.envelope.message_tag`) of the SQS message that started the latest occurrence."""
 
     @property
     def pending_timer(self) -> keys.Key | None:
@@ -60,9 +59,9 @@ class Definition:
             return None
         return keys.timer_key(self.shard, self.next_due_ms, self.periodic_id, periodic=True)
 
-    def to_item(self) -> dict:
+    def to_item(self) -> dict[str, Any]:
         kind, value = payload.encode(self.payload_json)
-        item: dict = {**keys.definition_key(self.periodic_id).as_item_key(), "payload": {kind: value},
+        item: dict[str, Any] = {**keys.definition_key(self.periodic_id).as_item_key(), "payload": {kind: value},
                       "requestHash": {"B": self.request_hash}, "version": _n(self.version), "anchorMs": _n(self.anchor_ms),
                       "createdMs": _n(self.created_ms), "updatedMs": _n(self.updated_ms), "status": {"S": self.status},
                       "token": {"S": self.token}, "firedCount": _n(self.fired_count), "skippedCount": _n(self.skipped_count)}
@@ -78,7 +77,7 @@ class Definition:
         return item
 
     @classmethod
-    def from_item(cls, item: dict) -> "Definition":
+    def from_item(cls, item: dict[str, Any]) -> "Definition":
         (kind, value), = item["payload"].items()
         every = n_attr(item, "every", None)
         spec = Spec(every_ms=None if every is None else every * 1000, cron=s_attr(item, "cron", None),
@@ -128,7 +127,7 @@ class DefinitionStore:
 
         Returns None once written; the stored definition when another write came first.
         """
-        values: dict = {":deleted": {"S": DELETED}}
+        values: dict[str, Any] = {":deleted": {"S": DELETED}}
         if replacing is None:  # a new id, or one deleted before
             condition, names = "attribute_not_exists(pk) OR #st = :deleted", {"#st": "status"}
         else:
@@ -224,7 +223,7 @@ class DefinitionStore:
 
     def _partition_page(self, partition: int, after_id: str | None, limit: int) -> list[Definition]:
         """Up to ``limit`` live definitions of one partition with ids after ``after_id``, in id order."""
-        kwargs: dict = {
+        kwargs: dict[str, Any] = {
             "TableName": self._table, "KeyConditionExpression": "pk = :p" + (" AND sk > :after" if after_id else ""),
             "FilterExpression": "#st <> :deleted", "ExpressionAttributeNames": {"#st": "status"},
             "ExpressionAttributeValues": {":p": {"S": keys.definition_partition(partition)}, ":deleted": {"S": DELETED}},
@@ -239,7 +238,7 @@ class DefinitionStore:
                 break
         return found[:limit]
 
-    def _update(self, periodic_id: str, update: str, condition: str, values: dict) -> Definition | None:
+    def _update(self, periodic_id: str, update: str, condition: str, values: dict[str, Any]) -> Definition | None:
         names = {name: attr for name, attr in (("#st", "status"), ("#tok", "token"), ("#sh", "shard"))
                  if name in update + condition}
         try:
@@ -254,5 +253,8 @@ class DefinitionStore:
         return Definition.from_item(new)
 
 
-def _n(value: int) -> dict:
+def _n(value: int) -> dict[str, Any]:
     return {"N": str(value)}
+
+
+__all__ = ["ACTIVE", "DELETED", "ENDED", "Advance", "Definition", "DefinitionStore"]

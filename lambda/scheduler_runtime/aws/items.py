@@ -36,7 +36,7 @@ class ScheduleRecord:
     def timer_key(self) -> keys.Key | None:
         return None if self.shard is None else keys.timer_key(self.shard, self.due_ms, self.schedule_id)
 
-    def to_item(self) -> dict:
+    def to_item(self) -> dict[str, Any]:
         """The create's item: only what GET, idempotency and delivery need."""
         kind, value = payload.encode(self.payload_json)
         item = {
@@ -55,7 +55,7 @@ class ScheduleRecord:
         return item
 
     @classmethod
-    def from_item(cls, item: dict) -> "ScheduleRecord":
+    def from_item(cls, item: dict[str, Any]) -> "ScheduleRecord":
         # A listing reads records without their payload and request hash.
         (kind, value), = item.get("payload", {"S": ""}).items()
         return cls(
@@ -100,14 +100,14 @@ class TimerItem:
     def ref(self) -> TimerRef:
         return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms, self.version)
 
-    def to_item(self) -> dict:
+    def to_item(self) -> dict[str, Any]:
         item = {**self.key.as_item_key(), "token": {"S": self.token}, "createdMs": {"N": str(self.created_ms)}}
         if self.version is not None:
             item["v"] = {"N": str(self.version)}
         return item
 
     @classmethod
-    def from_item(cls, item: dict) -> "TimerItem":
+    def from_item(cls, item: dict[str, Any]) -> "TimerItem":
         due_ms, schedule_id = keys.parse_timer_sort_key(item["sk"]["S"])
         return cls(
             shard=keys.shard_of_partition(item["pk"]["S"]),
@@ -123,7 +123,7 @@ class TimerItem:
 _MISSING = object()
 
 
-def s_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
+def s_attr(item: dict[str, Any], name: str, default: Any = _MISSING) -> Any:
     if name in item:
         return item[name]["S"]
     if default is _MISSING:
@@ -131,7 +131,7 @@ def s_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
     return default
 
 
-def n_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
+def n_attr(item: dict[str, Any], name: str, default: Any = _MISSING) -> Any:
     if name in item:
         return int(item[name]["N"])
     if default is _MISSING:
@@ -140,4 +140,4 @@ def n_attr(item: dict, name: str, default: Any = _MISSING) -> Any:
 
 
 def is_condition_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+    return bool(exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")

@@ -23,15 +23,16 @@ from typing import Callable
 
 from ..core import keys
 from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
-from ..core.envelope import TimerRef
+from ..core.envelope import TimerRef, message_tag
 from ..core.periodic import PeriodicRequest
+from ..core.states import Refusal
 from ..core.timeparse import now_ms as clock_ms
-from ..core.window import enqueue_delay_seconds, is_within_window, record_expiry_seconds
+from ..core.window import SLOW_WRITE_PAUSES, enqueue_delay_seconds, is_within_window, record_expiry_seconds
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
 from .items import TimerItem
-from .store import ScheduleStore, message_tag
+from .store import ScheduleStore
 
 START_DEADLINE_MS = 500
 SETTLE_MS = 1_000
@@ -40,10 +41,6 @@ ARM_LEAD_MS = 250
 seconds and periods are whole seconds (or minutes), so the next message then surfaces about this
 long before its own due time: a dispatcher waits a quarter second for it, not up to a second. A
 slower arm only makes it surface a second earlier (a longer wait), never late."""
-PREDECESSOR_PENDING = "predecessor pending"
-"""The refusal of an occurrence whose predecessor's advance has not landed: put back, not dropped."""
-# Re-reads while waiting for a slow predecessor's advance, before putting the message back: 0.75 s in all.
-PREDECESSOR_WAIT_PAUSES = (0.05, 0.1, 0.2, 0.4)
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ class Occurrence:
     due_ms: int = 0
     attempt: int = 0
     began_ms: int = 0
-    refusal: str | None = None
+    refusal: Refusal | None = None
 
 
 class Periodic:
@@ -133,19 +130,19 @@ class Periodic:
             return self._start_attempt(ref, ref.attempt)
         wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
-        for pause in PREDECESSOR_WAIT_PAUSES:  # armed ahead of its predecessor's advance, which is slow
+        for pause in SLOW_WRITE_PAUSES:  # armed ahead of its predecessor's advance, which is slow
             if definition is None or not self._predecessor_pending(ref, definition):
                 break
             time.sleep(pause)
             definition = self._definitions.get(ref.schedule_id)
         if definition is None:
-            return Occurrence(None, refusal="missing")
+            return Occurrence(None, refusal=Refusal.MISSING)
         if definition.status not in (ACTIVE, ENDED):
-            return Occurrence(None, refusal=definition.status)
+            return Occurrence(None, refusal=Refusal(definition.status))
         if definition.token != ref.token:
             if definition.last_token == ref.token and definition.version == ref.version:
                 if definition.last_message != message_tag(message_id):
-                    return Occurrence(None, refusal="duplicate")
+                    return Occurrence(None, refusal=Refusal.DUPLICATE)
                 # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
                 wait_until(ref.due_ms)
                 return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count,
@@ -154,10 +151,10 @@ class Periodic:
                 wait_until(ref.due_ms)
                 return self._start_attempt(ref, receive_count)
             if self._predecessor_pending(ref, definition):
-                return Occurrence(None, refusal=PREDECESSOR_PENDING)
-            return Occurrence(None, refusal="stray")
+                return Occurrence(None, refusal=Refusal.PREDECESSOR_PENDING)
+            return Occurrence(None, refusal=Refusal.STRAY)
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
-            return Occurrence(None, refusal=definition.status)
+            return Occurrence(None, refusal=Refusal.ENDED)
         armed_at = clock_ms()
         due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
         step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message_tag(message_id))
@@ -173,7 +170,7 @@ class Periodic:
             if step.next_shard is not None:
                 self._remove_timer(replace(definition, shard=step.next_shard, next_due_ms=following,
                                            token=step.next_token))
-            return Occurrence(None, refusal="superseded")
+            return Occurrence(None, refusal=Refusal.SUPERSEDED)
         return Occurrence(advanced, due, 1, step.now_ms)
 
     def _predecessor_pending(self, ref: TimerRef, definition: Definition) -> bool:
@@ -247,7 +244,7 @@ class Periodic:
         note = (f"attempt {attempt - 1} of {self._config.max_receive_count} did not deliver" if attempt > 1 else None)
         definition = self._definitions.begin_attempt(ref.schedule_id, ref.version or 0, now, message, note)
         if definition is None:
-            return Occurrence(None, refusal="deleted or replaced")
+            return Occurrence(None, refusal=Refusal.DELETED_OR_REPLACED)
         return Occurrence(definition, ref.due_ms, attempt, now)
 
     def _remove_timer(self, definition: Definition) -> None:
@@ -270,5 +267,5 @@ def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition,
             and definition.last_due_ms is not None and ref.due_ms <= definition.last_due_ms)
 
 
-__all__ = ["ACTIVE", "DELETED", "ENDED", "PREDECESSOR_PENDING", "DefinitionStore", "Occurrence", "Periodic", "Put",
+__all__ = ["ACTIVE", "DELETED", "ENDED", "DefinitionStore", "Occurrence", "Periodic", "Put",
            "SETTLE_MS", "START_DEADLINE_MS"]

@@ -9,7 +9,6 @@ deciding what happened costs no extra read.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -17,7 +16,8 @@ from botocore.exceptions import ClientError
 
 from ..core import keys, states
 from ..core.contract import LISTING
-from ..core.envelope import TimerRef
+from ..core.envelope import TimerRef, message_tag
+from ..core.states import Refusal
 from .items import ScheduleRecord, TimerItem, is_condition_failure
 
 
@@ -34,12 +34,12 @@ class DeliveryStart:
     """The outcome of the conditional write that starts a delivery.
 
     ``record`` is the new image when the delivery may go ahead. Otherwise ``refusal`` says
-    why not: ``"missing"`` (no record, yet), ``"stray"`` (the record holds another token),
-    or the record's status (``CANCELLED``, ``FAILED``).
+    why not: MISSING (no record, yet), STRAY (the record holds another token), DUPLICATE (another
+    message started it), or the record's status (CANCELLED, FAILED).
     """
 
     record: ScheduleRecord | None
-    refusal: str | None = None
+    refusal: Refusal | None = None
 
 
 class ScheduleStore:
@@ -127,7 +127,7 @@ class ScheduleStore:
             raise
         self.delete_cancelled_timer(timer.key)
 
-    def _put_if_absent(self, item: dict) -> dict | None:
+    def _put_if_absent(self, item: dict[str, Any]) -> dict[str, Any] | None:
         """Put ``item`` if its key is free; the existing item when it is not."""
         try:
             self._ddb.put_item(
@@ -140,7 +140,8 @@ class ScheduleStore:
         except ClientError as exc:
             if not is_condition_failure(exc):
                 raise
-            return exc.response["Item"]
+            existing: dict[str, Any] = exc.response["Item"]
+            return existing
 
     # --- read and cancel (api) ------------------------------------------------
     def get(self, schedule_id: str) -> ScheduleRecord | None:
@@ -213,7 +214,7 @@ class ScheduleStore:
     # --- claim (sweeper) and write-back (enqueuer) -----------------------------
     def due_timer_pages(self, shard: int, cutoff_ms: int, page_size: int = 500) -> Iterator[list[TimerItem]]:
         """Every timer in ``shard`` due at or before ``cutoff_ms``, overdue first, a page at a time."""
-        kwargs: dict = {
+        kwargs: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :p AND sk < :cut",
             "ExpressionAttributeValues": {
@@ -275,13 +276,13 @@ class ScheduleStore:
         A SCHEDULED or QUEUED record starts its first attempt and keeps the tag of the SQS message
         that started it (``msgId``, :func:`message_tag`); a FIRED one starts a retry only for that
         same message received again. Another message with the same token (an ambiguous send made
-        it) is refused as ``"duplicate"``, so an occurrence is never delivered again once delivered.
+        it) is refused as DUPLICATE, so an occurrence is never delivered again once delivered.
         Anything else is refused, with the reason. ``expires_at`` (epoch seconds,
         :func:`~scheduler_runtime.core.window.record_expiry_seconds`) must outlive every attempt the
         message has left. ``note``, when given, is kept as ``lastError`` in the same write (a retry
         says why the receive before it did not deliver).
         """
-        values: dict = {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
+        values: dict[str, Any] = {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
                         ":tok": ref.token, ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": message_tag(message_id)}
         update = "SET #st = :fired, firedMs = :now, expiresAt = :exp, msgId = :mid"
         if note:
@@ -298,17 +299,17 @@ class ScheduleStore:
         if new is not None:
             return DeliveryStart(ScheduleRecord.from_item(new))
         if not old:
-            return DeliveryStart(None, "missing")
+            return DeliveryStart(None, Refusal.MISSING)
         if old.get("token", {}).get("S") != ref.token:
-            return DeliveryStart(None, "stray")
+            return DeliveryStart(None, Refusal.STRAY)
         if old["status"]["S"] == states.FIRED:
-            return DeliveryStart(None, "duplicate")
-        return DeliveryStart(None, old["status"]["S"])
+            return DeliveryStart(None, Refusal.DUPLICATE)
+        return DeliveryStart(None, Refusal(old["status"]["S"]))
 
     def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, expires_at: int, message_id: str) -> None:
         """FAILED with ``reason``, kept until ``expires_at`` (epoch seconds), if the delivery is still FIRED
         by the message ``message_id`` (a stale duplicate never fails a schedule that another delivered)."""
-        values: dict = {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
+        values: dict[str, Any] = {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
                         ":exp": expires_at, ":mid": message_tag(message_id)}
         update = "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp"
         if self._listing_shards:
@@ -317,7 +318,8 @@ class ScheduleStore:
             values.update({":lpk": index[LISTING["partitionKey"]]["S"], ":lsk": index[LISTING["sortKey"]]["S"]})
         self._update_record(record.schedule_id, update, "#st = :fired AND msgId = :mid", values)
 
-    def _update_record(self, schedule_id: str, update: str, condition: str, values: dict) -> tuple[dict | None, dict | None]:
+    def _update_record(self, schedule_id: str, update: str, condition: str,
+                       values: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """A conditional update of a schedule record: ``(new image, None)``, or ``(None, old image or {})``.
 
         ``values`` holds plain ``str``/``int``/``bytes`` values; ``#st`` names the status and ``#tok`` the
@@ -344,23 +346,13 @@ class ScheduleStore:
             raise
 
 
-def _attribute(value: str | int | bytes) -> dict:
+def _attribute(value: str | int | bytes) -> dict[str, Any]:
     if isinstance(value, bytes):
         return {"B": value}
     return {"N": str(value)} if isinstance(value, int) else {"S": value}
 
 
-def message_tag(message_id: str) -> bytes:
-    """Eight bytes that tell one SQS message from another (a hash of its ``messageId``).
-
-    SQS keeps a message's id across its redeliveries and gives every send a new one, so the tag tells
-    a retry (the same message again) from a duplicate (another message with the same token). Eight
-    binary bytes instead of the 36-character id: the write that keeps it grows by 13 bytes, not 41.
-    """
-    return hashlib.blake2b(message_id.encode("utf-8"), digest_size=8).digest()
-
-
-def query_pages(ddb: Any, kwargs: dict) -> Iterator[list[dict]]:
+def query_pages(ddb: Any, kwargs: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
     """The items of a ``Query`` (``kwargs``), a page at a time, following ``LastEvaluatedKey``."""
     kwargs = dict(kwargs)
     while True:

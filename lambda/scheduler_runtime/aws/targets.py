@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnec
 
 from ..core.envelope import sqs_safe_json
 
-Deliverer = Callable[[Any, Mapping[str, Any], dict], None]
+Deliverer = Callable[[Any, Mapping[str, Any], dict[str, Any]], None]
 _UNREACHED_PAUSES = (0.1, 0.4)
 """Pauses before trying again an invoke that never reached the function (three tries in all)."""
 _THROTTLED = {"TooManyRequestsException", "ThrottlingException", "EC2ThrottledException"}
@@ -49,7 +49,7 @@ def refused_for_good(exc: Exception) -> bool:
     return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in _REFUSED_FOR_GOOD
 
 
-def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
     """A synchronous invoke, made once per delivery attempt.
 
     The Lambda client makes no retries of its own (``context.client_config``): an invoke that timed out
@@ -81,9 +81,9 @@ def _never_reached(exc: Exception) -> bool:
     return True
 
 
-def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
     body = sqs_safe_json(envelope)
-    params: dict = {
+    params: dict[str, Any] = {
         "QueueUrl": target["queueUrl"],
         "MessageBody": body,
         "MessageAttributes": {"dedupeKey": {"DataType": "String", "StringValue": envelope["dedupeKey"]}},
@@ -108,7 +108,7 @@ def fifo_deduplication_id(dedupe_key: str) -> str:
 DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs}
 
 
-def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict) -> None:
+def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
     """Deliver ``envelope`` to ``target``; raise :class:`DeliveryError` when it fails."""
     deliverer = DELIVERERS.get(str(target.get("type")))
     if deliverer is None:

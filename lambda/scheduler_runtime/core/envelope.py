@@ -1,7 +1,9 @@
-"""The delivery envelope and the delayer-queue message: their shapes live here only."""
+"""The delivery envelope and the delayer-queue message: their shapes live here only, with the tag
+that tells one delayer message from another."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -42,7 +44,7 @@ class TimerRef:
         return self.version is not None
 
     def to_message_body(self) -> str:
-        body: dict = {"id": self.schedule_id, "dueMs": self.due_ms, "token": self.token, "createdMs": self.created_ms}
+        body: dict[str, Any] = {"id": self.schedule_id, "dueMs": self.due_ms, "token": self.token, "createdMs": self.created_ms}
         if self.version is not None:
             body["v"] = self.version
         if self.attempt:
@@ -58,9 +60,19 @@ class TimerRef:
                    attempt=int(data.get("attempt", 0)))
 
 
+def message_tag(message_id: str) -> bytes:
+    """Eight bytes that tell one SQS message from another (a hash of its ``messageId``).
+
+    SQS keeps a message's id across its redeliveries and gives every send a new one, so the tag tells
+    a retry (the same message again) from a duplicate (another message with the same token). Eight
+    binary bytes instead of the 36-character id: the write that keeps it grows by 13 bytes, not 41.
+    """
+    return hashlib.blake2b(message_id.encode("utf-8"), digest_size=8).digest()
+
+
 def build_envelope(
     schedule_id: str, due_ms: int, fired_ms: int, attempt: int, payload_json: str, target: str
-) -> dict:
+) -> dict[str, Any]:
     """``{"id", "dueAt", "firedAt", "attempt", "dedupeKey", "payload", "target"}``."""
     return {
         "id": schedule_id,

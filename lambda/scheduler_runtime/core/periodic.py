@@ -22,16 +22,17 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from datetime import tzinfo
+from typing import Any, Iterable
 
 from . import cron as cron_module
 from .contract import PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS
+from .states import DefinitionStatus
 from .timeparse import InvalidInstant, exact_decimal, parse_instant
 from .validation import ApiError, canonical_json, validate_new_id, validate_payload, validate_target
 
 ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone")
-ACTIVE, ENDED, DELETED = "ACTIVE", "ENDED", "DELETED"
-"""A definition's statuses: it makes occurrences, it has made its last one (``endAt``), it was deleted."""
+ACTIVE, ENDED, DELETED = DefinitionStatus.ACTIVE, DefinitionStatus.ENDED, DefinitionStatus.DELETED
 MAX_EVERY_SECONDS = 100 * 366 * 86_400
 # An outage of a minute-by-minute cron is walked occurrence by occurrence to count what it skipped;
 # past this many, the count stops there and the walk jumps to the present.
@@ -89,7 +90,7 @@ class Spec:
         assert self.cron is not None
         return cron_module.parse(self.cron)
 
-    def _zone(self):  # noqa: ANN202 - a tzinfo
+    def _zone(self) -> tzinfo:
         return cron_module.zone_of(self.time_zone or PERIODIC_DEFAULT_TIME_ZONE)
 
 
@@ -111,7 +112,8 @@ class PeriodicRequest:
         return self.spec.start_ms if self.spec.start_ms is not None else now_ms + self.spec.every_ms
 
 
-def validate_periodic(periodic_id: str, body: dict, targets: Iterable[str], default_target: str) -> PeriodicRequest:
+def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[str],
+                      default_target: str) -> PeriodicRequest:
     """Validate a PUT body; raise :class:`ApiError` naming the field and the rule on the first one broken."""
     validate_new_id(periodic_id)
     unknown = sorted(set(body) - set(ALLOWED_FIELDS))
@@ -119,7 +121,7 @@ def validate_periodic(periodic_id: str, body: dict, targets: Iterable[str], defa
         raise ApiError(400, f"unknown field '{unknown[0]}'; allowed fields are {', '.join(ALLOWED_FIELDS)}", unknown[0])
     if ("every" in body) == ("cron" in body):
         raise ApiError(400, "exactly one of every (whole seconds >= 1) or cron (six fields) is required", "every")
-    normalized: dict = {"id": periodic_id}
+    normalized: dict[str, Any] = {"id": periodic_id}
     if "every" in body:
         every = body["every"]
         if isinstance(every, bool) or not isinstance(every, (int, float)):
@@ -130,7 +132,7 @@ def validate_periodic(periodic_id: str, body: dict, targets: Iterable[str], defa
             raise ApiError(400, "every must be a whole number of seconds", "every")
         if "timeZone" in body:
             raise ApiError(400, "timeZone applies to cron only; every counts seconds, which have no time zone", "timeZone")
-        spec_fields: dict = {"every_ms": int(every) * 1000}
+        spec_fields: dict[str, Any] = {"every_ms": int(every) * 1000}
         normalized["every"] = int(every)
     else:
         expression, zone = body["cron"], body.get("timeZone", PERIODIC_DEFAULT_TIME_ZONE)

@@ -1,20 +1,48 @@
-"""Schedule statuses and the transitions between them.
+"""Schedule statuses, periodic definition statuses, the reasons a delivery does not start, and the
+transitions between statuses.
 
 A schedule due within the window is sent to the delayer queue at once, so its record is
 stored as QUEUED from the start. One due later is stored as SCHEDULED while its timer waits;
 once the sweeper has claimed (deleted) the timer, a GET answers QUEUED, derived from the
 missing timer, which saves a write per timer on the hot path. FIRED, CANCELLED and FAILED are
 stored.
+
+Every enum here is a ``str``: a member equals, hashes, formats, logs and serializes (JSON, DynamoDB
+attributes) as its value, so ``Status.FIRED == "FIRED"`` and stored items and answers read the same.
 """
 
 from __future__ import annotations
 
-SCHEDULED = "SCHEDULED"
-QUEUED = "QUEUED"
-FIRED = "FIRED"
-CANCELLED = "CANCELLED"
-FAILED = "FAILED"
-ALL = (SCHEDULED, QUEUED, FIRED, CANCELLED, FAILED)
+from enum import Enum
+
+
+class _Text(str, Enum):
+    """A ``str`` enum whose text is its value everywhere (``str()``, f-strings, ``%s``), as Python
+    3.11's ``StrEnum``, which the runtime cannot use: it supports Python 3.10."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class Status(_Text):
+    """A one-shot schedule's status."""
+
+    SCHEDULED = "SCHEDULED"
+    QUEUED = "QUEUED"
+    FIRED = "FIRED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+
+
+SCHEDULED = Status.SCHEDULED
+QUEUED = Status.QUEUED
+FIRED = Status.FIRED
+CANCELLED = Status.CANCELLED
+FAILED = Status.FAILED
+ALL = tuple(Status)
 """Every status a schedule can show."""
 CREATED = (QUEUED, SCHEDULED)
 """The statuses of a schedule just created (201): QUEUED when due within the delay window."""
@@ -22,6 +50,47 @@ CREATED = (QUEUED, SCHEDULED)
 # Stored statuses from which a cancel succeeds: until delivery starts. (The dispatcher may
 # start or restart a delivery from SCHEDULED or FIRED: the store's delivery-start condition.)
 CANCELLABLE_STORED = frozenset({SCHEDULED, QUEUED})
+
+
+class DefinitionStatus(_Text):
+    """A periodic definition's status: it makes occurrences, it has made its last one (``endAt``), it
+    was deleted (a tombstone until its history expires)."""
+
+    ACTIVE = "ACTIVE"
+    ENDED = "ENDED"
+    DELETED = "DELETED"
+
+
+class Refusal(_Text):
+    """Why a delayer message does not start a delivery now; the value is the text logs show.
+
+    The dispatcher drops a message refused as MISSING (once its create can no longer write), STRAY
+    or DUPLICATE as a stray; it puts back one refused as PREDECESSOR_PENDING, START_DEADLINE_PASSED
+    or RECORD_NOT_WRITTEN_YET; it drops the rest as not delivered.
+    """
+
+    MISSING = "missing"
+    """No record (no definition): not written yet, or never (the create that sent the message failed)."""
+    RECORD_NOT_WRITTEN_YET = "record not written yet"
+    """MISSING while the create that sent the message may still write its record."""
+    STRAY = "stray"
+    """The record (definition) holds another token: a replay's, a conflicting create's, a replacement's."""
+    DUPLICATE = "duplicate"
+    """Another message with the token of a delivery already started (an ambiguous send made two)."""
+    SUPERSEDED = "superseded"
+    """A periodic occurrence whose advance was refused: the definition was deleted or replaced meanwhile."""
+    DELETED_OR_REPLACED = "deleted or replaced"
+    """A retry of a periodic occurrence whose definition was deleted or replaced."""
+    PREDECESSOR_PENDING = "predecessor pending"
+    """A periodic occurrence whose predecessor's advance has not landed yet: put back, not dropped."""
+    START_DEADLINE_PASSED = "start deadline passed"
+    """A periodic occurrence allowed too long before its target call: started again at once."""
+    # The record's status: the schedule was cancelled, or its delivery has failed for good.
+    CANCELLED = Status.CANCELLED.value
+    FAILED = Status.FAILED.value
+    # The definition's status: deleted, or ended (only its last occurrence's retries are left).
+    DELETED = DefinitionStatus.DELETED.value
+    ENDED = DefinitionStatus.ENDED.value
 
 
 def cancel_outcome(stored_status: str) -> str:

@@ -19,6 +19,10 @@ EARLY_TOLERANCE_MS = 1000
 # margin for clock skew between hosts, it is a stray.
 CLOCK_SKEW_MARGIN_MS = 5_000
 STRAY_AFTER_MS = API_FUNCTION_TIMEOUT_SECONDS * 1000 + CLOCK_SKEW_MARGIN_MS
+SLOW_WRITE_PAUSES = (0.05, 0.1, 0.2, 0.4)
+"""The dispatcher's pauses between re-reads that wait for a write another call has not made yet (a
+one-shot's record, which a message sent with no delay can overtake; a periodic predecessor's
+advance), before it puts the message back: about 0.75 s in all."""
 
 
 def is_stray_age(created_ms: int, now_ms: int) -> bool:

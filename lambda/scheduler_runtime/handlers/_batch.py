@@ -36,9 +36,10 @@ def item_identifier(record: SqsRecord | StreamRecord) -> str:
     """What Lambda expects in ``batchItemFailures`` for this record."""
     if "messageId" in record:
         return record["messageId"]  # type: ignore[typeddict-item]
-    return record["dynamodb"]["SequenceNumber"]  # type: ignore[typeddict-item]
+    sequence_number: str = record["dynamodb"]["SequenceNumber"]  # type: ignore[typeddict-item]
+    return sequence_number
 
 
-def partial_batch_response(failed: Iterable[SqsRecord | StreamRecord]) -> dict:
+def partial_batch_response(failed: Iterable[SqsRecord | StreamRecord]) -> dict[str, Any]:
     """``{"batchItemFailures": [...]}`` naming each failed record, in order."""
     return {"batchItemFailures": [{"itemIdentifier": item_identifier(record)} for record in failed]}

@@ -1,0 +1,227 @@
+"""The delivery protocol of one delayer message: deliver its schedule to its target, never early.
+
+1. surfaced more than a second early: put back for the rest of its delay;
+2. otherwise wait out the sub-second remainder;
+3. start the delivery with a conditional write that requires the record to hold the
+   message's token (refused once cancelled, and for a stray of a replay, a conflict or a
+   crashed create); a record not written yet is waited for, then the message is put back,
+   until the create that sent it can no longer write;
+4. deliver; on failure retry through SQS, and on the last receive park the
+   full envelope and the reason in the dead-letter queue and mark it FAILED.
+
+An occurrence of a periodic timer takes the same first two steps, then :class:`~.periodic.Periodic`
+arms the next occurrence and advances the definition (its step 3), and a failed delivery is retried
+by a message of its own naming the attempt, so the next occurrence is never held up by it.
+
+A message refused as a stray is dropped, and logged at the level :data:`STRAY_LOG_LEVELS` gives its
+refusal (the rule is in :mod:`scheduler_runtime.handlers.dispatcher`'s docstring).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..core.envelope import TimerRef, build_envelope
+from ..core.states import Refusal
+from ..core.timeparse import now_ms
+from ..core.window import SLOW_WRITE_PAUSES, dispatch_timing, is_stray_age, record_expiry_seconds
+from ..observability import log_event
+from .config import Config
+from .context import Context
+from .delayer import DelayerQueue
+from .store import ScheduleStore
+from .targets import DeliveryError, Undeliverable, deliver, refused_for_good
+
+logger = logging.getLogger("scheduler_runtime")
+STRAY_LOG_LEVELS = {Refusal.STRAY: logging.INFO, Refusal.DUPLICATE: logging.INFO, Refusal.MISSING: logging.WARNING}
+"""The level a dropped stray is logged at, by its refusal: INFO for what ordinary use makes, WARNING for a look."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """Which SQS message brought a reference, and how often SQS has handed it out."""
+
+    message_id: str
+    """Kept across SQS's redeliveries of one message, new for every send: a retry keeps it, a duplicate
+    (an ambiguous send's second message with the same token) has another."""
+    receive_count: int
+
+
+class Delivery:
+    """The protocol over one environment's table and queues (:class:`~.context.Context`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._config = ctx.config
+        self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
+        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url)
+
+    def dispatch(self, ref: TimerRef, receipt: Receipt) -> int | None:
+        """Deliver one schedule. Returns its lateness in ms when delivered, else None. Raises to have
+        SQS hand the message out again (a failed delivery with receives left)."""
+        timing = dispatch_timing(ref.due_ms, now_ms())
+        if timing.put_back:
+            self._queue.send_one(ref, timing.put_back_seconds)
+            log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
+            return None
+        if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
+            return self._dispatch_occurrence(ref, receipt)
+        wait_until(ref.due_ms)
+
+        config, store = self._config, self._store
+        attempts_left = config.max_receive_count - receipt.receive_count
+        note = _retry_note(receipt, config.max_receive_count)
+        fired = now_ms()
+        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id, note)
+        for pause in SLOW_WRITE_PAUSES:
+            if start.refusal is not Refusal.MISSING or is_stray_age(ref.created_ms, now_ms()):
+                break
+            time.sleep(pause)
+            fired = now_ms()
+            start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id,
+                                         note)
+        if start.record is None:
+            self._not_delivered(ref, start.refusal)
+            return None
+        record = start.record
+        envelope = build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json,
+                                  record.target)
+        try:
+            self._deliver(envelope)
+        except DeliveryError as exc:
+            if receipt.receive_count < config.max_receive_count and not isinstance(exc, Undeliverable):
+                raise
+            reason = _exhausted(receipt.receive_count, exc)
+            failed_at = now_ms()
+            self._fail_then_park(envelope, reason, lambda: store.mark_failed(
+                record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id),
+                f"/schedules/{record.schedule_id}")
+            return None
+        return _delivered(envelope, fired - record.due_ms)
+
+    def _dispatch_occurrence(self, ref: TimerRef, receipt: Receipt) -> int | None:
+        """Deliver one occurrence of a periodic timer (the next one is armed first). Its lateness, or None."""
+        # Imported on first use: a deployment without periodic timers never loads it (nor the cron
+        # parser and ``zoneinfo``), which keeps the dispatcher's cold start as it was.
+        from . import periodic as periodic_module  # noqa: PLC0415
+
+        ctx = self._ctx
+        periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name),
+                                            self._store, self._queue, ctx.config)
+        occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id, wait_until)
+        definition = occurrence.definition
+        if definition is None:
+            if occurrence.refusal is Refusal.PREDECESSOR_PENDING:
+                # Again later, each time about twice as late as before (at most a minute): a few sends in all.
+                delay = min(60, max(1, (now_ms() - ref.due_ms) // 1000))
+                self._queue.send_one(ref, delay)
+                log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=occurrence.refusal)
+                return None
+            self._not_delivered(ref, occurrence.refusal)
+            return None
+        envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
+                                  definition.payload_json, definition.target)
+        if now_ms() - occurrence.began_ms > periodic_module.START_DEADLINE_MS:
+            # A DELETE may be answered from began + SETTLE_MS on: too late to start safely; again at once.
+            periodic.start_late(definition, occurrence.due_ms, occurrence.attempt)
+            log_event("put_back", id=ref.schedule_id, delaySeconds=0, reason=Refusal.START_DEADLINE_PASSED)
+            return None
+        try:
+            self._deliver(envelope)
+        except DeliveryError as exc:
+            if not isinstance(exc, Undeliverable) and periodic.retry_later(definition, occurrence.due_ms,
+                                                                           occurrence.attempt):
+                log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id, attempt=occurrence.attempt,
+                          reason=str(exc)[:500])
+                return None
+            reason = _exhausted(occurrence.attempt, exc)
+            self._fail_then_park(envelope, reason, lambda: periodic.record_failure(definition, reason),
+                                 f"/periodic/{definition.periodic_id}")
+            return None
+        return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
+
+    def _deliver(self, envelope: dict[str, Any]) -> None:
+        target = self._config.targets.get(envelope["target"])
+        if target is None:
+            raise DeliveryError(f"target '{envelope['target']}' is not registered")
+        deliver(self._ctx, target, envelope)
+
+    def _fail_then_park(self, envelope: dict[str, Any], reason: str, record_failure: Callable[[], None],
+                        route: str) -> None:
+        """An exhausted delivery: keep ``reason`` where GET reads it, then park the envelope in the DLQ.
+
+        The failure is written first: if the dead-letter send then fails (raised, so the message comes
+        back), SQS's redrive parks the bare message, and the record or definition it names holds the
+        payload and this reason (a record until its TTL, which is past that park). A failed write does not
+        stop the park: the parked envelope carries the reason all the same.
+        """
+        try:
+            record_failure()
+        except Exception:  # noqa: BLE001 - see above
+            logger.exception("recording the failure of %s failed", envelope["id"])
+        self._dead_letter(envelope, reason, route)
+
+    def _dead_letter(self, envelope: dict[str, Any], reason: str, route: str) -> None:
+        """Park ``envelope`` with ``reason``. One too large for the dead-letter queue as well is parked without
+        its payload, which the record (FAILED, written first) or the definition at ``route`` still holds."""
+        try:
+            self._queue.dead_letter(envelope, reason)
+        except Exception as exc:  # noqa: BLE001 - re-raised unless the queue refuses it for good
+            if not refused_for_good(exc):
+                raise
+            reason = f"payload left out (too large for the dead-letter queue): read it with GET {route}; {reason}"
+            self._queue.dead_letter({name: value for name, value in envelope.items() if name != "payload"}, reason)
+        log_event("dead_lettered", level=logging.ERROR, id=envelope["id"], reason=reason)
+
+    def _not_delivered(self, ref: TimerRef, refusal: Refusal | None) -> None:
+        """A refused start: wait longer for a record still being written, else drop the message."""
+        if refusal is Refusal.MISSING and not is_stray_age(ref.created_ms, now_ms()):
+            self._queue.send_one(ref, 1)
+            log_event("put_back", id=ref.schedule_id, delaySeconds=1, reason=Refusal.RECORD_NOT_WRITTEN_YET)
+            return None
+        level = STRAY_LOG_LEVELS.get(refusal) if refusal is not None else None
+        if level is not None:
+            log_event("stray_dropped", level=level, id=ref.schedule_id, reason=refusal)
+        else:
+            log_event("not_delivered", id=ref.schedule_id, reason=refusal)
+        return None
+
+
+def record_expiry(config: Config, now: int, attempts_left: int) -> int:
+    """A one-shot record's TTL at delivery start or failure: past its message's last possible park
+    (each attempt left comes a visibility timeout after the one before), plus the history retention."""
+    return record_expiry_seconds(now, attempts_left, config.visibility_timeout_seconds, config.history_retention_seconds)
+
+
+def wait_until(instant_ms: int) -> None:
+    """Sleep until ``instant_ms`` (epoch ms) has passed on this clock: ``sleep()`` may wake a hair early."""
+    left_ms = instant_ms - now_ms()
+    if left_ms > 0:
+        time.sleep(left_ms / 1000)
+    while now_ms() < instant_ms:
+        time.sleep(0.001)
+
+
+def _retry_note(receipt: Receipt, max_receive_count: int) -> str | None:
+    """What a retry's delivery start keeps as ``lastError``: the receive before it ended without a
+    delivery. So a schedule whose last receive ends without the dispatcher (a timeout, throttling),
+    and that SQS parks as a bare reference, still reads with a reason. None on a first receive."""
+    if receipt.receive_count < 2:
+        return None
+    return (f"receive {receipt.receive_count - 1} of {max_receive_count} ended without a delivery: the target "
+            "failed, or the dispatcher timed out or was throttled (its log says which)")
+
+
+def _exhausted(attempts: int, exc: DeliveryError) -> str:
+    """The reason a delivery ends in the dead-letter queue."""
+    if isinstance(exc, Undeliverable):
+        return f"undeliverable (attempt {attempts}, not retried): {exc}"
+    return f"delivery failed after {attempts} attempts: {exc}"
+
+
+def _delivered(envelope: dict[str, Any], late_ms: int) -> int:
+    log_event("delivered", id=envelope["id"], attempt=envelope["attempt"], lateMs=late_ms)
+    return late_ms
