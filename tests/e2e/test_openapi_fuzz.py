@@ -10,23 +10,21 @@ construct sends to the api function, which answers each of them and no other met
 
 from __future__ import annotations
 
-import ast
 import json
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis")  # Python 3.11+ (the test dependency is marked so)
 
-from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402 - after the skip
+from cdk_delayed_scheduler._contract import contract  # noqa: E402 - after the skip
+from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402
 from cdk_delayed_scheduler.local.api_calls import ApiClient  # noqa: E402
 from cdk_delayed_scheduler.local.deliveries import Recorder  # noqa: E402
 from scheduler_runtime.core.openapi import document  # noqa: E402
 from scheduler_runtime.core.validation import DOT_SEGMENTS  # noqa: E402
 
 pytestmark = pytest.mark.e2e
-REPO = Path(__file__).resolve().parents[2]
 MAX_EXAMPLES = 25
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance", "response_schema_conformance")
 CONFIG = schemathesis.Config.from_dict({
@@ -47,12 +45,10 @@ METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 
 
 def construct_routes() -> set[tuple[str, str]]:
-    """The construct's ``ROUTES``, what API Gateway sends to the api function, read from its source
-    (importing the construct would load aws-cdk-lib, seconds of this module's time)."""
-    tree = ast.parse((REPO / "src" / "cdk_delayed_scheduler" / "api.py").read_text(encoding="utf-8"))
-    value = next(node.value for node in tree.body if isinstance(node, ast.Assign)
-                 and any(getattr(target, "id", None) == "ROUTES" for target in node.targets))
-    return set(ast.literal_eval(value))
+    """The routes the construct declares (``api.ROUTES`` is the contract's ``ROUTES``), what API Gateway
+    sends to the api function; read from the contract (importing the construct would load
+    aws-cdk-lib, seconds of this module's time)."""
+    return {(route.method, route.path) for route in contract.ROUTES}
 
 
 @pytest.fixture(scope="module")
