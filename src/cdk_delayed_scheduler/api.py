@@ -1,4 +1,4 @@
-"""The scheduler's front door, chosen with ``SchedulerApi``: an HTTP API (the default), a REST API,
+"""The scheduler's API, chosen with ``SchedulerApi`` (the ``api`` prop): an HTTP API (the default), a REST API,
 or none (direct invoke of the api function only); and who may call it, with ``ApiAuthorization``."""
 
 from __future__ import annotations
