@@ -96,32 +96,6 @@ def test_ctrl_c_stops_quietly_like_sigterm():
     assert "Traceback" not in text and "KeyboardInterrupt" not in text and "poll failed" not in text, text
 
 
-def test_the_printed_lambda_endpoint_answers_direct_invokes_of_the_printed_function(monkeypatch):
-    running = Running()
-    try:
-        text = wait_until(lambda: "AWS_ENDPOINT_URL=" in "".join(running.stderr) and "".join(running.stderr), 10,
-                          "the endpoints were not printed")
-        match = re.search(r"function (\S+) .*AWS_ENDPOINT_URL_LAMBDA=(http://127\.0\.0\.1:\d+) AWS_REGION=(\S+)", text)
-        assert match, text
-        function, endpoint, region = match.groups()
-        assert re.search(r"AWS_ENDPOINT_URL=http://127\.0\.0\.1:\d+", text), text
-        # The one setting the line gives, as a producer in another process would set it.
-        monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", endpoint)
-        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # a generic endpoint must not win
-        client = boto3.client("lambda", region_name=region, aws_access_key_id="any", aws_secret_access_key="any")
-        event = {"method": "POST", "path": "/schedules",
-                 "body": {"id": "cli-direct", "delaySeconds": 1, "payload": {"from": "invoke"}}}
-        response = client.invoke(FunctionName=function, Payload=json.dumps(event).encode())
-        answer = json.loads(response["Payload"].read())
-        assert "FunctionError" not in response, answer
-        assert answer["statusCode"] == 201, answer
-        timers = SchedulerClient.for_function(function, region=region)
-        assert timers.get("cli-direct").id == "cli-direct"
-        assert json.loads(running.lines.get(timeout=20))["payload"] == {"from": "invoke"}
-    finally:
-        running.stop()
-
-
 @pytest.fixture(scope="module")
 def verbose_with_a_handler(tmp_path_factory):
     """One ``local --verbose --target-handler`` process, started in the handler's folder with no
@@ -152,6 +126,30 @@ def test_local_calls_a_target_handler(verbose_with_a_handler):
     schedule_soon(running.api, "cli-handler")
     envelope = wait_until(lambda: handled(events, "cli-handler"), 20, "the target handler was not called")
     assert envelope["payload"] == {"from": "cli"} and envelope["attempt"] == 1
+
+
+def test_the_printed_lambda_endpoint_answers_direct_invokes_of_the_printed_function(verbose_with_a_handler, monkeypatch):
+    running, events = verbose_with_a_handler
+    text = wait_until(lambda: "AWS_ENDPOINT_URL=" in "".join(running.stderr) and "".join(running.stderr), 10,
+                      "the endpoints were not printed")
+    match = re.search(r"function (\S+) .*AWS_ENDPOINT_URL_LAMBDA=(http://127\.0\.0\.1:\d+) AWS_REGION=(\S+)", text)
+    assert match, text
+    function, endpoint, region = match.groups()
+    assert re.search(r"AWS_ENDPOINT_URL=http://127\.0\.0\.1:\d+", text), text
+    # The one setting the line gives, as a producer in another process would set it.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # a generic endpoint must not win
+    client = boto3.client("lambda", region_name=region, aws_access_key_id="any", aws_secret_access_key="any")
+    event = {"method": "POST", "path": "/schedules",
+             "body": {"id": "cli-direct", "delaySeconds": 1, "payload": {"from": "invoke"}}}
+    response = client.invoke(FunctionName=function, Payload=json.dumps(event).encode())
+    answer = json.loads(response["Payload"].read())
+    assert "FunctionError" not in response, answer
+    assert answer["statusCode"] == 201, answer
+    timers = SchedulerClient.for_function(function, region=region)
+    assert timers.get("cli-direct").id == "cli-direct"
+    envelope = wait_until(lambda: handled(events, "cli-direct"), 20, "the direct invoke's schedule was not delivered")
+    assert envelope["payload"] == {"from": "invoke"}
 
 
 def test_verbose_logs_the_runtime_events(verbose_with_a_handler):
