@@ -132,21 +132,22 @@ def test_the_printed_lambda_endpoint_answers_direct_invokes_of_the_printed_funct
     running, events = verbose_with_a_handler
     text = wait_until(lambda: "AWS_ENDPOINT_URL=" in "".join(running.stderr) and "".join(running.stderr), 10,
                       "the endpoints were not printed")
-    match = re.search(r"function (\S+) .*AWS_ENDPOINT_URL_LAMBDA=(http://127\.0\.0\.1:\d+) AWS_REGION=(\S+)", text)
+    match = re.search(r"function (\S+) .*AWS_ENDPOINT_URL_LAMBDA=(http://127\.0\.0\.1:\d+) AWS_DEFAULT_REGION=(\S+)", text)
     assert match, text
     function, endpoint, region = match.groups()
     assert re.search(r"AWS_ENDPOINT_URL=http://127\.0\.0\.1:\d+", text), text
-    # The one setting the line gives, as a producer in another process would set it.
+    # The settings the line gives, as a producer in another process would set them.
     monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", endpoint)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", region)
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # a generic endpoint must not win
-    client = boto3.client("lambda", region_name=region, aws_access_key_id="any", aws_secret_access_key="any")
+    client = boto3.client("lambda", aws_access_key_id="any", aws_secret_access_key="any")
     event = {"method": "POST", "path": "/schedules",
              "body": {"id": "cli-direct", "delaySeconds": 1, "payload": {"from": "invoke"}}}
     response = client.invoke(FunctionName=function, Payload=json.dumps(event).encode())
     answer = json.loads(response["Payload"].read())
     assert "FunctionError" not in response, answer
     assert answer["statusCode"] == 201, answer
-    timers = SchedulerClient.for_function(function, region=region)
+    timers = SchedulerClient.for_function(function)
     assert timers.get("cli-direct").id == "cli-direct"
     envelope = wait_until(lambda: handled(events, "cli-direct"), 20, "the direct invoke's schedule was not delivered")
     assert envelope["payload"] == {"from": "invoke"}

@@ -213,7 +213,7 @@ def endpoint_lines(engine: Engine) -> list[str]:
     return [
         f"cdk-delayed-scheduler local: API on {engine.api_url} (Ctrl-C stops)",
         f"  direct invoke: function {API_FUNCTION} (and {ENQUEUER_FUNCTION} for recover-stream) with "
-        f"AWS_ENDPOINT_URL_LAMBDA={engine.lambda_endpoint_url} AWS_REGION={REGION} (any credentials)",
+        f"AWS_ENDPOINT_URL_LAMBDA={engine.lambda_endpoint_url} AWS_DEFAULT_REGION={REGION} (any credentials)",
         f"  moto (DynamoDB, DynamoDB Streams, SQS): AWS_ENDPOINT_URL={engine.endpoint_url}",
     ]
 
