@@ -8,13 +8,15 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Mapping
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 HEAVY = ("aws_cdk", "constructs", "jsii", "boto3")
 
 
-def run_python(code: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": SRC}
+def run_python(code: str, environ: Mapping[str, str] = os.environ) -> subprocess.CompletedProcess:
+    """``python -c code`` with the client's sources first on the path, in ``environ`` (default: this one)."""
+    env = {**environ, "PYTHONPATH": SRC}
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
 
 

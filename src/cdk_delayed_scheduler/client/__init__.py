@@ -17,10 +17,12 @@ from ._client import MAX_BATCH_SIZE, BatchItem, SchedulerClient
 from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundError, PayloadTooLargeError,
                       RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
 from ._models import Periodic, PeriodicStatus, Removed, Schedule, ScheduleRequest, ScheduleStatus, When
+from ._transport import UnsignedRequestsWarning
 
 __all__ = [
     "SchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
     "Schedule", "Periodic", "Removed", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
+    "UnsignedRequestsWarning",
 ]

@@ -35,7 +35,11 @@ class SchedulerClient:
     """The scheduler's API, typed: over HTTP(S) with SigV4 (this constructor) or by direct invoke (:meth:`for_function`).
 
     ``session`` (a ``botocore.session.Session``; default ``botocore.session.get_session()``) gives
-    the credentials and the region. Throttling (429) and server errors (5xx) are retried up to
+    the credentials and the region. ``sign`` chooses the signing: ``None`` (the default) signs
+    when the session has credentials and otherwise sends unsigned requests, saying so once with an
+    :class:`UnsignedRequestsWarning` (a local engine needs no signature unless it was started with
+    ``--require-signature``); ``True`` always signs (no credentials raise botocore's
+    ``NoCredentialsError`` here); ``False`` never signs. Throttling (429) and server errors (5xx) are retried up to
     ``max_attempts`` times in all, with exponential backoff and full jitter (``backoff_base``
     seconds doubled each retry, at most ``backoff_cap``); other errors raise at once. Retrying a
     create is safe: the client sends an id with every create (a new uuid4 unless you give one), and
@@ -43,8 +47,9 @@ class SchedulerClient:
     """
 
     def __init__(self, api_url: str, session: botocore.session.Session | None = None, *, region: str | None = None,
-                 timeout: float = 30.0, max_attempts: int = 4, backoff_base: float = 0.1, backoff_cap: float = 5.0) -> None:
-        transport = HttpTransport(api_url, session or botocore.session.get_session(), region, timeout)
+                 timeout: float = 30.0, max_attempts: int = 4, backoff_base: float = 0.1, backoff_cap: float = 5.0,
+                 sign: bool | None = None) -> None:
+        transport = HttpTransport(api_url, session or botocore.session.get_session(), region, timeout, sign)
         self._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
 
     @classmethod
@@ -65,7 +70,7 @@ class SchedulerClient:
         self._transport = transport
         self._backoff = backoff
         self.region = region
-        """The region requests are signed for (HTTP) or sent to (direct invoke)."""
+        """The region requests are signed for (HTTP, when signed) or sent to (direct invoke)."""
 
     def _call(self, method: str, path: str, body: Any | None = None) -> Any:
         return send_with_retries(self._transport, self._backoff, method, path, body)

@@ -1,6 +1,7 @@
 """The client's two ways to reach the api function, and its retries.
 
-- :class:`HttpTransport`: HTTP(S) requests to the API, signed with SigV4 for ``execute-api``.
+- :class:`HttpTransport`: HTTP(S) requests to the API, signed with SigV4 for ``execute-api`` (unsigned
+  when there are no credentials, or when asked: a local engine needs none).
 - :class:`InvokeTransport`: ``lambda:InvokeFunction`` of the api function with the direct-invoke
   event ``{"method", "path", "body"}``, answered ``{"statusCode", "body"}``.
 
@@ -14,6 +15,7 @@ import json
 import random
 import re
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -30,6 +32,10 @@ from ._errors import FunctionError, SchedulerError, ServerError, ThrottledError,
 
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?$")
 _FUNCTION_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:(?P<region>[a-z0-9-]+):")
+
+
+class UnsignedRequestsWarning(UserWarning):
+    """A client sends unsigned requests because it found no AWS credentials (``sign=False`` asks for them without this)."""
 
 
 class Transport(Protocol):
@@ -54,26 +60,36 @@ def _json_or_text(raw: bytes) -> Any:
 
 
 class HttpTransport:
-    """SigV4-signed requests (service ``execute-api``) to ``api_url``, over one pool of kept-alive connections."""
+    """Requests to ``api_url`` over one pool of kept-alive connections, SigV4-signed (service ``execute-api``).
+
+    ``sign``: ``True`` signs (no credentials raise ``NoCredentialsError``), ``False`` never signs,
+    ``None`` signs when the session has credentials and otherwise sends unsigned requests, with an
+    :class:`UnsignedRequestsWarning`.
+    """
 
     def __init__(self, api_url: str, session: botocore.session.Session, region: str | None = None,
-                 timeout: float = 30.0) -> None:
+                 timeout: float = 30.0, sign: bool | None = None) -> None:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
         host = _EXECUTE_API_HOST.match(parts.hostname)
         self.region = _region(region, host.group("region") if host else None, session)
         self._base = api_url.rstrip("/")
-        self._credentials = session.get_credentials()
-        if self._credentials is None:
+        self._credentials = session.get_credentials() if sign is not False else None
+        if self._credentials is None and sign:
             raise botocore.exceptions.NoCredentialsError()
+        if self._credentials is None and sign is None:
+            warnings.warn(f"no AWS credentials found: requests to {self._base} go unsigned, and an API that requires "
+                          "SigV4 refuses them (403); sign=False sends them unsigned without this warning",
+                          UnsignedRequestsWarning, stacklevel=3)  # the line that made the client
         self._http = URLLib3Session(proxies=get_environ_proxies(api_url), timeout=timeout)
 
     def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
         headers = {"Content-Type": "application/json"} if data is not None else {}
         request = AWSRequest(method=method, url=self._base + path, data=data, headers=headers)
-        SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
+        if self._credentials is not None:
+            SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
         try:
             response = self._http.send(request.prepare())
         except botocore.exceptions.BotoCoreError as exc:
