@@ -82,7 +82,8 @@ def test_each_rule_broken_is_named(expression, words):
     assert words in str(err.value)
 
 
-@pytest.mark.parametrize("expression", ["0 0 5L * ? *", "0 0 31L * ? *", "0 0 1L * ? *", "0 0 WL * ? *", "0 0 L5 * ? *"])
+@pytest.mark.parametrize("expression", ["0 0 5L * ? *", "0 0 31L * ? *", "0 0 1L * ? *", "0 0 WL * ? *",
+                                        "0 0 L5 * ? *"])
 def test_day_of_month_takes_no_nl(expression):
     """EventBridge documents L, LW and nW in day-of-month; 5L must not fire as 5W would."""
     with pytest.raises(CronError, match=r"day-of-month takes L, LW or nW"):

@@ -147,9 +147,10 @@ def in_context(field: Field, text: str) -> str:
 
 
 @pytest.mark.parametrize("name", [field.name for field in TABLE])
-def test_every_short_field_text_is_accepted_exactly_when_the_table_allows_it(name):
+def test_every_short_field_text_is_accepted_exactly_when_the_table_allows_it(name: str) -> None:
     field = BY_NAME[name]
-    disagreements, accepted = [], 0
+    disagreements: list[tuple[str, str]] = []
+    accepted = 0
     for length in range(1, 4):
         for combination in itertools.product(pieces(field), repeat=length):
             expression = in_context(field, "".join(combination))
@@ -165,7 +166,9 @@ def test_every_short_field_text_is_accepted_exactly_when_the_table_allows_it(nam
 def valid_text(rng: random.Random, field: Field) -> str:
     """A text the table allows in ``field``: a list of items, or one of the day fields' own forms."""
     def value() -> str:
-        return rng.choice(field.names) if field.names and rng.random() < 0.3 else str(rng.randint(field.low, field.high))
+        if field.names and rng.random() < 0.3:
+            return rng.choice(field.names)
+        return str(rng.randint(field.low, field.high))
 
     own = {"day-of-month": ["L", "LW", "{}W"], "day-of-week": ["L", "{}L", "{}#{}"]}.get(field.name, [])
     form = rng.choice(own + ["list"] * 3)
@@ -199,6 +202,6 @@ def expression(rng: random.Random) -> str:
 
 @settings(max_examples=500, deadline=None)
 @given(rng=st.randoms(use_true_random=False))
-def test_whole_expressions_are_accepted_exactly_when_the_table_allows_them(rng):
+def test_whole_expressions_are_accepted_exactly_when_the_table_allows_them(rng: random.Random) -> None:
     text = expression(rng)
     assert parser_ok(text) == documented_ok(text), text
