@@ -1,8 +1,8 @@
 """Which cron expressions are valid: the runtime's parser against EventBridge's documented table.
 
-The model below is written from the documentation (EventBridge Scheduler, "Schedule types",
-cron-based schedules, and EventBridge's "Cron expressions reference", which give the same table),
-not from the runtime's parser:
+The model below is written from the documentation (EventBridge's "Cron expressions reference" and
+"Setting a schedule pattern for scheduled rules", which give the same table; EventBridge Scheduler's
+"Schedule types" takes the same six fields), not from the runtime's parser:
 
     Field         Values            Wildcards
     Minutes       0-59              , - * /
