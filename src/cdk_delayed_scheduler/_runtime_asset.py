@@ -64,15 +64,23 @@ def tzdata_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _ships(relative: Path) -> bool:
+    """Whether a file at ``relative`` (to the tree it is in) ships: not bytecode, and in no cache, test or
+    hidden directory (a type checker's or a test tool's cache, such as ``.mypy_cache``)."""
+    folders = relative.parts[:-1]
+    return relative.suffix != ".pyc" and not _SKIPPED_DIRS & set(folders) and not any(f.startswith(".") for f in folders)
+
+
 def _shipped(root: Path) -> list[Path]:
-    """Files under ``root`` that ship, relative to it, sorted: no caches, bytecode or tests."""
-    return sorted(p.relative_to(root) for p in root.rglob("*")
-                  if p.is_file() and not _SKIPPED_DIRS & set(p.relative_to(root).parts[:-1]) and p.suffix != ".pyc")
+    """Files under ``root`` that ship, relative to it, sorted."""
+    return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and _ships(p.relative_to(root)))
 
 
 def _asset_files() -> dict[str, Path]:
-    """Each shipped file's path in the asset -> its source: the runtime at the root, ``tzdata/`` beside it."""
-    files = {rel.as_posix(): runtime_asset_path() / rel for rel in _shipped(runtime_asset_path())}
+    """Each shipped file's path in the asset -> its source: the runtime package at the root (what the wheel
+    ships of the runtime directory, nothing else that lies beside it), ``tzdata/`` beside it."""
+    runtime = runtime_asset_path() / "scheduler_runtime"
+    files = {f"scheduler_runtime/{rel.as_posix()}": runtime / rel for rel in _shipped(runtime)}
     tzdata = tzdata_path()
     files.update({f"tzdata/{rel.as_posix()}": tzdata / rel for rel in _shipped(tzdata)})
     return files

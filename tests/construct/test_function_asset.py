@@ -80,9 +80,28 @@ def test_the_asset_holds_the_runtime_and_the_zone_files_and_no_caches(asset):
     assert {"scheduler_runtime/handlers/api.py", "scheduler_runtime/core/cron.py", "scheduler_runtime/contract.json",
             "tzdata/__init__.py", "tzdata/zoneinfo/Europe/Paris", "tzdata/zoneinfo/UTC"} <= shipped
     assert not [p for p in shipped if "__pycache__" in p or p.endswith(".pyc") or "/tests/" in p]
-    runtime = {p.relative_to(runtime_asset_path()).as_posix() for p in runtime_asset_path().rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    package = runtime_asset_path() / "scheduler_runtime"
+    runtime = {f"scheduler_runtime/{p.relative_to(package).as_posix()}" for p in package.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+               and not any(part.startswith(".") for part in p.relative_to(package).parts[:-1])}
     assert {p for p in shipped if not p.startswith("tzdata/")} == runtime  # the runtime, as it is, beside tzdata
+
+
+def test_caches_and_folders_beside_the_runtime_package_never_ship(tmp_path, monkeypatch):
+    """What a type checker or a test tool leaves in the runtime's directory (``lambda/.mypy_cache``,
+    ``.hypothesis``, a cache inside the package) is not part of the asset: the asset stays what the wheel
+    ships, so its hash is the same installed and in a checkout."""
+    root = tmp_path / "lambda"
+    for name in ("scheduler_runtime/__init__.py", "scheduler_runtime/core/cron.py", "scheduler_runtime/contract.json",
+                 ".mypy_cache/3.11/cache.db", ".hypothesis/examples/x", "scheduler_runtime/.mypy_cache/c.json",
+                 "scheduler_runtime/core/__pycache__/cron.cpython-311.pyc", "scheduler_runtime/tests/test_x.py",
+                 "notes/readme.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x")
+    monkeypatch.setattr(_runtime_asset, "runtime_asset_path", lambda: root)
+    runtime = {name for name in _runtime_asset._asset_files() if not name.startswith("tzdata/")}
+    assert runtime == {"scheduler_runtime/__init__.py", "scheduler_runtime/core/cron.py",
+                       "scheduler_runtime/contract.json"}
 
 
 def test_cron_finds_its_zone_in_the_asset_alone(asset):
