@@ -11,6 +11,11 @@ Three item kinds share the table:
   beyond the window, in a shard partition sorted by due time: the work queue that the
   sweeper queries and that claims delete. A periodic occurrence's sort key ends in
   ``#p``; ids never hold ``#``, so the two kinds never share a key.
+
+"Timer" alone, in the API and the docs, is what a user schedules (a one-shot schedule or a periodic
+timer). Here and in the adapters it is the third kind of item (``TimerItem``, the ``TIMER#``
+partitions): one row per pending occurrence due beyond the window. A schedule due within the window
+never has one.
 """
 
 from __future__ import annotations
