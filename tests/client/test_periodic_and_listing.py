@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from cdk_delayed_scheduler.client import NotFoundError, ValidationError
+from cdk_delayed_scheduler.client import NotFoundError, ScheduleStatus, ValidationError
 from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 
 from ..e2e.conftest import wait_until
@@ -93,10 +93,11 @@ def test_list_finds_schedules_by_status_and_due_window_across_pages(client):
     ids = [client.schedule(window_start + timedelta(seconds=n + 1), {"n": n}).id for n in range(5)]
     client.schedule(window_start + timedelta(hours=2), "outside the window")
     client.cancel(ids[2])
-    listed = list(client.list(status="SCHEDULED", due_after=window_start, due_before=window_start + timedelta(hours=1),
-                              page_size=2))
+    window = {"due_after": window_start, "due_before": window_start + timedelta(hours=1), "page_size": 2}
+    listed = list(client.list(status=ScheduleStatus.SCHEDULED, **window))
     assert sorted(s.id for s in listed) == sorted(ids[:2] + ids[3:])
-    assert all(s.status == "SCHEDULED" and s.payload is None for s in listed)
+    assert all(s.status is ScheduleStatus.SCHEDULED and s.payload is None for s in listed)
+    assert [s.id for s in client.list(status="SCHEDULED", **window)] == [s.id for s in listed]  # the text does as well
 
 
 def test_list_with_an_unknown_status_is_a_validation_error(client):

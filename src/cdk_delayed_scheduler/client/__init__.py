@@ -8,6 +8,7 @@ from datetime import timedelta
 from cdk_delayed_scheduler.client import SchedulerClient
 
 timers = SchedulerClient("https://abc123.execute-api.eu-west-1.amazonaws.com")  # SigV4-signed HTTP
+# or: SchedulerClient(url, api_key="...") / SchedulerClient(url, token=lambda: tokens.id_token)
 # or: SchedulerClient.for_function("Timers-ApiFunction...")                       # direct invoke
 created = timers.schedule(timedelta(minutes=5), {"order": 42})
 ```
@@ -16,13 +17,16 @@ created = timers.schedule(timedelta(minutes=5), {"order": 42})
 from ._client import MAX_BATCH_SIZE, BatchItem, SchedulerClient
 from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundError, PayloadTooLargeError,
                       RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
-from ._models import Periodic, PeriodicStatus, Removed, Schedule, ScheduleRequest, ScheduleStatus, When
+from ..envelope import Envelope
+from ._auth import TokenProvider
+from ._models import Periodic, Removed, Schedule, ScheduleRequest, When
+from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import UnsignedRequestsWarning
 
 __all__ = [
     "SchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
-    "Schedule", "Periodic", "Removed", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When",
+    "Schedule", "Periodic", "Removed", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When", "TokenProvider",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
-    "UnsignedRequestsWarning",
+    "UnsignedRequestsWarning", "Envelope",
 ]

@@ -12,8 +12,10 @@ from urllib.parse import quote, urlencode
 import botocore.session
 
 from .._runtime_asset import contract
+from ._auth import TokenProvider, header_auth
 from ._errors import SchedulerError, error_for
 from ._models import (Periodic, Removed, Schedule, ScheduleRequest, When, create_body, format_time, whole_seconds)
+from ._statuses import ScheduleStatus
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport, send_with_retries
 
 T = TypeVar("T")
@@ -32,24 +34,30 @@ def _time_or_none(value: datetime | None, argument: str) -> str | None:
 
 
 class SchedulerClient:
-    """The scheduler's API, typed: over HTTP(S) with SigV4 (this constructor) or by direct invoke (:meth:`for_function`).
+    """The scheduler's API, typed: over HTTP(S) (this constructor) or by direct invoke (:meth:`for_function`).
 
     ``session`` (a ``botocore.session.Session``; default ``botocore.session.get_session()``) gives
     the credentials and the region. ``sign`` chooses the signing: ``None`` (the default) signs
     when the session has credentials and otherwise sends unsigned requests, saying so once with an
     :class:`UnsignedRequestsWarning` (a local engine needs no signature unless it was started with
     ``--require-signature``); ``True`` always signs (no credentials raise botocore's
-    ``NoCredentialsError`` here); ``False`` never signs. Throttling (429) and server errors (5xx) are retried up to
-    ``max_attempts`` times in all, with exponential backoff and full jitter (``backoff_base``
-    seconds doubled each retry, at most ``backoff_cap``); other errors raise at once. Retrying a
-    create is safe: the client sends an id with every create (a new uuid4 unless you give one), and
-    the same id with the same body answers the same schedule.
+    ``NoCredentialsError`` here); ``False`` never signs. An API deployed with an API key or a
+    Cognito authorizer takes ``api_key`` (sent as ``x-api-key``) or ``token`` (a callable answering
+    the JWT, called before every request and sent as ``Authorization``) instead: such requests are
+    not signed, and asking for two of ``api_key``, ``token`` and ``sign=True`` raises ``ValueError``.
+
+    Throttling (429) and server errors (5xx) are retried up to ``max_attempts`` times in all, with
+    exponential backoff and full jitter (``backoff_base`` seconds doubled each retry, at most
+    ``backoff_cap``); other errors raise at once. Retrying a create is safe: the client sends an id
+    with every create (a new uuid4 unless you give one), and the same id with the same body answers
+    the same schedule.
     """
 
     def __init__(self, api_url: str, session: botocore.session.Session | None = None, *, region: str | None = None,
                  timeout: float = 30.0, max_attempts: int = 4, backoff_base: float = 0.1, backoff_cap: float = 5.0,
-                 sign: bool | None = None) -> None:
-        transport = HttpTransport(api_url, session or botocore.session.get_session(), region, timeout, sign)
+                 sign: bool | None = None, api_key: str | None = None, token: TokenProvider | None = None) -> None:
+        auth = header_auth(api_key, token, sign)
+        transport = HttpTransport(api_url, session or botocore.session.get_session(), region, timeout, sign, auth)
         self._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
 
     @classmethod
@@ -66,11 +74,12 @@ class SchedulerClient:
         client._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
         return client
 
-    def _setup(self, transport: Transport, region: str, backoff: Backoff) -> None:
+    def _setup(self, transport: Transport, region: str | None, backoff: Backoff) -> None:
         self._transport = transport
         self._backoff = backoff
         self.region = region
-        """The region requests are signed for (HTTP, when signed) or sent to (direct invoke)."""
+        """The region requests are signed for (HTTP, when signed) or sent to (direct invoke); ``None`` for a
+        client with ``api_key`` or ``token`` given no region (none is needed)."""
 
     def _call(self, method: str, path: str, body: Any | None = None) -> Any:
         return send_with_retries(self._transport, self._backoff, method, path, body)
@@ -173,15 +182,16 @@ class SchedulerClient:
         return self._pages("/periodic", {"limit": page_size}, Periodic.from_json)
 
     # --- listing (last: the method's name shadows the builtin in this class's body) ---------
-    def list(self, *, status: str | None = None, due_after: datetime | None = None,
+    def list(self, *, status: ScheduleStatus | str | None = None, due_after: datetime | None = None,
              due_before: datetime | None = None, page_size: int | None = None) -> Iterator[Schedule]:
         """Schedules by status and due time: ``GET /schedules?status=&dueAfter=&dueBefore=&limit=&nextToken=``.
 
         Follows ``nextToken`` page after page (``page_size`` items each, the server's ``limit``) as
         the iterator is consumed; errors raise when the page that meets them is fetched. The
         items carry no payload (:meth:`get` has it). The scheduler must be deployed with ``listing``.
+        ``status`` is a :class:`ScheduleStatus` or its text (``"FAILED"``).
         """
-        params = {"status": status, "dueAfter": _time_or_none(due_after, "due_after"),
+        params = {"status": None if status is None else str(status), "dueAfter": _time_or_none(due_after, "due_after"),
                   "dueBefore": _time_or_none(due_before, "due_before"), "limit": page_size}
         return self._pages("/schedules", params, Schedule.from_json)
 

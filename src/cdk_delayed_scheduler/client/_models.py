@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal, Mapping, Union
+from typing import Any, Mapping, Union
 
-ScheduleStatus = Literal["SCHEDULED", "QUEUED", "FIRED", "CANCELLED", "FAILED"]
-"""The statuses a one-shot schedule goes through (a newer server may answer others: they are kept as sent)."""
-PeriodicStatus = Literal["ACTIVE", "ENDED"]
+from ..envelope import parse_time
+from ._statuses import PeriodicStatus, PeriodicStatusText, ScheduleStatus, ScheduleStatusText, known, removed_status
+
 When = Union[datetime, timedelta]
 """A due time: an aware ``datetime``, or a ``timedelta`` from the moment the server receives the call."""
 
@@ -19,7 +19,8 @@ class Schedule:
 
     id: str
     due_at: datetime
-    status: str
+    status: ScheduleStatusText
+    """A :class:`ScheduleStatus`; the text itself when a newer server answers one this client does not know."""
     target: str | None = None
     payload: Any = field(default=None, hash=False)
     """``None`` where the answer carries none (a create's answer, a listing's items)."""
@@ -35,7 +36,7 @@ class Schedule:
     def from_json(cls, body: Mapping[str, Any]) -> "Schedule":
         """Build from the wire's JSON object, ignoring unknown fields."""
         return cls(
-            id=str(body["id"]), due_at=_required_time(body, "dueAt"), status=str(body["status"]),
+            id=str(body["id"]), due_at=_required_time(body, "dueAt"), status=known(ScheduleStatus, body["status"]),
             target=body.get("target"), payload=body.get("payload"), created_at=parse_time(body.get("createdAt")),
             attempts=body.get("attempts"), fired_at=parse_time(body.get("firedAt")),
             ended_at=parse_time(body.get("endedAt")), last_error=body.get("lastError"), raw=dict(body),
@@ -47,7 +48,8 @@ class Periodic:
     """A periodic timer's definition and progress, as ``PUT``/``GET /periodic/{id}`` or a listing answers it."""
 
     id: str
-    status: str
+    status: PeriodicStatusText
+    """A :class:`PeriodicStatus`; the text itself when a newer server answers one this client does not know."""
     target: str | None = None
     next_due_at: datetime | None = None
     """``None`` once the timer has ended (past ``end_at``)."""
@@ -74,9 +76,10 @@ class Periodic:
             ("next_due_at", "nextDueAt"), ("start_at", "startAt"), ("end_at", "endAt"), ("last_due_at", "lastDueAt"),
             ("last_fired_at", "lastFiredAt"), ("created_at", "createdAt"), ("updated_at", "updatedAt"))}
         return cls(
-            id=str(body["id"]), status=str(body["status"]), target=body.get("target"), every=body.get("every"),
-            cron=body.get("cron"), time_zone=body.get("timeZone"), fired_count=int(body.get("firedCount") or 0),
-            skipped_count=int(body.get("skippedCount") or 0), payload=body.get("payload"), raw=dict(body), **times,
+            id=str(body["id"]), status=known(PeriodicStatus, body["status"]), target=body.get("target"),
+            every=body.get("every"), cron=body.get("cron"), time_zone=body.get("timeZone"),
+            fired_count=int(body.get("firedCount") or 0), skipped_count=int(body.get("skippedCount") or 0),
+            payload=body.get("payload"), raw=dict(body), **times,
         )
 
 
@@ -85,12 +88,13 @@ class Removed:
     """What a cancel (``status == "CANCELLED"``) or a periodic delete (``"DELETED"``) answers."""
 
     id: str
-    status: str
+    status: ScheduleStatus | PeriodicStatus | str
+    """``ScheduleStatus.CANCELLED`` or ``PeriodicStatus.DELETED`` (an unknown text is kept as sent)."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> "Removed":
-        return cls(id=str(body["id"]), status=str(body["status"]), raw=dict(body))
+        return cls(id=str(body["id"]), status=removed_status(body["status"]), raw=dict(body))
 
 
 @dataclass(frozen=True)
@@ -101,14 +105,6 @@ class ScheduleRequest:
     payload: Any
     id: str | None = None
     target: str | None = None
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An aware UTC ``datetime`` from the wire's RFC 3339 text (``None`` stays ``None``)."""
-    if value is None:
-        return None
-    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def _required_time(body: Mapping[str, Any], name: str) -> datetime:

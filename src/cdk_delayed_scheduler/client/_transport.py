@@ -1,7 +1,8 @@
 """The client's two ways to reach the api function, and its retries.
 
 - :class:`HttpTransport`: HTTP(S) requests to the API, signed with SigV4 for ``execute-api`` (unsigned
-  when there are no credentials, or when asked: a local engine needs none).
+  when there are no credentials, or when asked: a local engine needs none), or carrying an API key
+  or a JWT instead (:mod:`._auth`).
 - :class:`InvokeTransport`: ``lambda:InvokeFunction`` of the api function with the direct-invoke
   event ``{"method", "path", "body"}``, answered ``{"statusCode", "body"}``.
 
@@ -28,6 +29,7 @@ from botocore.config import Config
 from botocore.httpsession import URLLib3Session
 from botocore.utils import get_environ_proxies
 
+from ._auth import HeaderAuth
 from ._errors import FunctionError, SchedulerError, ServerError, ThrottledError, TransportError, error_for
 
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?$")
@@ -45,10 +47,15 @@ class Transport(Protocol):
 
 
 def _region(explicit: str | None, inferred: str | None, session: botocore.session.Session) -> str:
-    region = explicit or inferred or session.get_config_variable("region")
+    region = _region_if_any(explicit, inferred, session)
     if not region:
         raise ValueError("no AWS region: pass region=, or configure one (AWS_REGION, AWS_DEFAULT_REGION or a profile)")
-    return str(region)
+    return region
+
+
+def _region_if_any(explicit: str | None, inferred: str | None, session: botocore.session.Session) -> str | None:
+    region = explicit or inferred or session.get_config_variable("region")
+    return str(region) if region else None
 
 
 def _json_or_text(raw: bytes) -> Any:
@@ -64,21 +71,25 @@ class HttpTransport:
 
     ``sign``: ``True`` signs (no credentials raise ``NoCredentialsError``), ``False`` never signs,
     ``None`` signs when the session has credentials and otherwise sends unsigned requests, with an
-    :class:`UnsignedRequestsWarning`.
+    :class:`UnsignedRequestsWarning`. With ``auth`` (an API key or a token) it never signs, and
+    needs no region (``region`` is ``None`` when none is given or configured).
     """
 
     def __init__(self, api_url: str, session: botocore.session.Session, region: str | None = None,
-                 timeout: float = 30.0, sign: bool | None = None) -> None:
+                 timeout: float = 30.0, sign: bool | None = None, auth: HeaderAuth | None = None) -> None:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
         host = _EXECUTE_API_HOST.match(parts.hostname)
-        self.region = _region(region, host.group("region") if host else None, session)
+        inferred = host.group("region") if host else None
+        self.region: str | None = (_region_if_any(region, inferred, session) if auth is not None
+                                   else _region(region, inferred, session))
         self._base = api_url.rstrip("/")
-        self._credentials = session.get_credentials() if sign is not False else None
+        self._auth = auth
+        self._credentials = session.get_credentials() if sign is not False and auth is None else None
         if self._credentials is None and sign:
             raise botocore.exceptions.NoCredentialsError()
-        if self._credentials is None and sign is None:
+        if self._credentials is None and sign is None and auth is None:
             warnings.warn(f"no AWS credentials found: requests to {self._base} go unsigned, and an API that requires "
                           "SigV4 refuses them (403); sign=False sends them unsigned without this warning",
                           UnsignedRequestsWarning, stacklevel=3)  # the line that made the client
@@ -87,8 +98,10 @@ class HttpTransport:
     def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
         headers = {"Content-Type": "application/json"} if data is not None else {}
+        if self._auth is not None:
+            headers.update(self._auth.headers())
         request = AWSRequest(method=method, url=self._base + path, data=data, headers=headers)
-        if self._credentials is not None:
+        if self._credentials is not None and self.region is not None:
             SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
         try:
             response = self._http.send(request.prepare())
