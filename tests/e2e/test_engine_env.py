@@ -15,16 +15,6 @@ from cdk_delayed_scheduler.local.deliveries import Recorder
 pytestmark = pytest.mark.e2e
 
 
-def test_stop_restores_the_environment(monkeypatch):
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("TABLE_NAME", "mine")
-    before = dict(os.environ)
-    with Engine(EngineOptions(target=Recorder(), shard_count=1)) as engine:
-        assert os.environ["AWS_ENDPOINT_URL"] == engine.endpoint_url
-        assert os.environ["TABLE_NAME"] == engine.table_name
-    assert dict(os.environ) == before
-
-
 def test_every_function_variable_is_set_from_the_options_and_log_level_governs_the_runtime_records(caplog):
     recorder = Recorder()
     options = EngineOptions(target=recorder, shard_count=1, metrics_namespace="MyTimers", log_level="info")
@@ -47,13 +37,20 @@ def test_every_function_variable_is_set_from_the_options_and_log_level_governs_t
     assert metrics and {m["_aws"]["CloudWatchMetrics"][0]["Namespace"] for m in metrics} == {"MyTimers"}
 
 
-def test_at_the_default_log_level_the_runtime_events_are_counted_but_not_logged(caplog):
+def test_a_default_engine_counts_the_runtime_events_logs_none_below_warning_and_restores_the_environment(
+        monkeypatch, caplog):
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("TABLE_NAME", "mine")
+    before = dict(os.environ)
     recorder = Recorder()
     caplog.set_level(logging.DEBUG)
     with Engine(EngineOptions(target=recorder, shard_count=1)) as engine:
+        assert os.environ["AWS_ENDPOINT_URL"] == engine.endpoint_url
+        assert os.environ["TABLE_NAME"] == engine.table_name
         assert ApiClient(engine.api_url).create({"id": "quiet-1", "delaySeconds": 0, "payload": 1})[0] == 201
         assert recorder.wait_for({"quiet-1"}, timeout_seconds=20)
         engine.wait_until_quiet()
         assert engine.stats.events["delivered"] == 1
+    assert dict(os.environ) == before
     assert contract.DEFAULT_LOG_LEVEL == "WARNING"
     assert not [r for r in caplog.records if r.name == "scheduler_runtime" and r.levelno < logging.WARNING]
