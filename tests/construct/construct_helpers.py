@@ -82,6 +82,40 @@ def uv_venv(name: str, requirements: list[str]) -> Path:
     return cached_dir(name, f"{sys.version}|{sorted(requirements)}", build)
 
 
+# --- checks that run as a child process the session starts early -----------------------------
+#: Starts the line of a module's ``__main__`` output that holds its result (JSON).
+RESULT_MARKER = "RESULT "
+
+
+def print_result(result: dict) -> None:
+    """Print a module's ``__main__`` result, for ``early_result`` to read."""
+    import json
+
+    print(RESULT_MARKER + json.dumps(result), flush=True)
+
+
+def early_result(name: str, timeout: float) -> dict:
+    """The result the module's ``__main__`` printed, from the run named ``name`` in tests/conftest.py's
+    ``EARLY_RUNS``: the one the session started, or a run of its own when the module runs alone."""
+    import json
+
+    from tests.conftest import EARLY_RUNS
+
+    (run,) = [r for r in EARLY_RUNS if r.name == name]
+    code, text = run.output(timeout)
+    found = [line for line in text.splitlines() if line.startswith(RESULT_MARKER)]
+    assert code == 0 and found, f"the {name} run failed (exit code {code}):\n{text[-4000:]}"
+    return json.loads(found[-1].removeprefix(RESULT_MARKER))
+
+
+def readme_stack() -> str:
+    """The Python block of the README's "Use it in your stack" section."""
+    import re
+
+    section = (REPO / "README.md").read_text().split("## Use it in your stack", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
 # --- security gates: grants, cdk-nag 3's report, cfn-lint -------------------------------------
 #: The security gates' configurations: each API kind, a customer managed key or none, an explicit
 #: environment or none, listing on or off.

@@ -10,6 +10,9 @@ account's logging role):
 
 Both must report nothing. The environments are cached under the system temp directory, keyed by
 the versions, so a repeat run only synthesizes. The newest versions are the rest of the suite's.
+
+Both synths are one child process (this module run as a script: ``run``), which the test session
+starts as it begins (tests/conftest.py's ``EARLY_RUNS``); the tests assert on what it found.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from construct_helpers import REPO, cached_dir, uv_env, uv_venv
+from construct_helpers import REPO, cached_dir, early_result, print_result, readme_stack, uv_env, uv_venv
 
 pytestmark = pytest.mark.slow
 
@@ -70,9 +75,7 @@ def floors() -> dict[str, str]:
 
 
 def _app_source(nag_major: int) -> str:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Use it in your stack", 1)[1]
-    source = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    source = readme_stack()
     assert source.count("app = cdk.App()\n") == 1 and source.rstrip().endswith("app.synth()"), source
     source = source.replace("app = cdk.App()\n", "app = cdk.App()\n" + NAG[nag_major])
     return source.rstrip().removesuffix("app.synth()") + EXTRA_STACK + "app.synth()\n"
@@ -96,24 +99,44 @@ def _start(python: Path, workdir: Path, nag_major: int, extra_path: list[Path]) 
                             stderr=subprocess.PIPE, text=True)
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("floor")
+def _floor_outcome(process: subprocess.Popen, outdir: Path) -> dict[str, Any]:
+    """The floor app's exit code, stderr, cdk-nag 3's findings and the acknowledging stack's resource types."""
+    _, stderr = process.communicate(timeout=600)
+    report = json.loads((outdir / "validation-report.json").read_text()) if process.returncode == 0 else {}
+    template = json.loads((outdir / "EveryAcknowledgement.template.json").read_text()) if process.returncode == 0 else {}
+    return {"code": process.returncode, "stderr": stderr[-3000:],
+            "violations": [v["ruleName"] for p in report.get("pluginReports", []) for v in p["violations"]],
+            "types": [r["Type"] for r in template.get("Resources", {}).values()]}
+
+
+def _nag2_outcome(process: subprocess.Popen, outdir: Path) -> dict[str, Any]:
+    """The cdk-nag 2 app's exit code, stderr, and its reports' names and rows."""
+    _, stderr = process.communicate(timeout=600)
+    reports = sorted(outdir.glob("AwsSolutions-*-NagReport.csv"))
+    return {"code": process.returncode, "stderr": stderr[-3000:], "reports": [r.name for r in reports],
+            "rows": [row for report in reports for row in csv.DictReader(report.open())]}
+
+
+def run() -> dict[str, Any]:
+    """Both apps side by side, and the versions the floor environment holds."""
     pins = [f"{name}=={version}" for name, version in sorted(floors().items())]
     floor_python = uv_venv("floor", pins) / "bin" / "python"
-    started = {
-        "floor": _start(floor_python, root / "floor", 3, []),
-        "nag2": _start(Path(sys.executable), root / "nag2", 2, [_nag2_target()]),
-    }
-    results = {}
-    for name, process in started.items():
-        _, stderr = process.communicate(timeout=600)
-        results[name] = (process.returncode, stderr, root / name / "cdk.out")
-    results["versions"] = json.loads(subprocess.run(
+    with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
+        root = Path(tmp)
+        floor = _start(floor_python, root / "floor", 3, [])
+        nag2 = _start(Path(sys.executable), root / "nag2", 2, [_nag2_target()])
+        outcome = {"floor": _floor_outcome(floor, root / "floor" / "cdk.out"),
+                   "nag2": _nag2_outcome(nag2, root / "nag2" / "cdk.out")}
+    outcome["versions"] = json.loads(subprocess.run(
         [str(floor_python), "-c", "import json; from importlib.metadata import version as v; "
          "print(json.dumps({n: v(n) for n in ('aws-cdk-lib', 'constructs', 'cdk-nag')}))"],
         capture_output=True, text=True, check=True).stdout)
-    return results
+    return outcome
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, Any]:
+    return early_result("floor", timeout=900)
 
 
 def test_the_floor_environment_holds_exactly_the_declared_floors(runs):
@@ -121,23 +144,24 @@ def test_the_floor_environment_holds_exactly_the_declared_floors(runs):
 
 
 def test_the_readme_stack_synthesizes_at_the_floors_and_cdk_nag_3_reports_nothing(runs):
-    code, stderr, outdir = runs["floor"]
-    assert code == 0, stderr[-3000:]
-    report = json.loads((outdir / "validation-report.json").read_text())
-    assert [v["ruleName"] for p in report["pluginReports"] for v in p["violations"]] == []
-    template = json.loads((outdir / "EveryAcknowledgement.template.json").read_text())
-    types = [r["Type"] for r in template["Resources"].values()]
+    floor = runs["floor"]
+    assert floor["code"] == 0, floor["stderr"]
+    assert floor["violations"] == []
+    types = floor["types"]
     assert types.count("AWS::ApiGateway::RestApi") == 2 and types.count("AWS::ApiGateway::Account") == 1
 
 
 def test_cdk_nag_2_as_an_aspect_honours_every_acknowledgement(runs):
-    code, stderr, outdir = runs["nag2"]
-    assert code == 0, stderr[-3000:]
-    reports = sorted(outdir.glob("AwsSolutions-*-NagReport.csv"))
-    assert len(reports) == 2, reports
-    rows = [row for report in reports for row in csv.DictReader(report.open())]
+    nag2 = runs["nag2"]
+    assert nag2["code"] == 0, nag2["stderr"]
+    assert len(nag2["reports"]) == 2, nag2["reports"]
+    rows = nag2["rows"]
     assert {row["Compliance"] for row in rows} >= {"Compliant", "Suppressed"}
     assert [(row["Rule ID"], row["Resource ID"]) for row in rows if row["Compliance"] == "Non-Compliant"] == []
     suppressed = {row["Rule ID"] for row in rows if row["Compliance"] == "Suppressed"}
     assert {"AwsSolutions-IAM5", "AwsSolutions-IAM4", "AwsSolutions-APIG3", "AwsSolutions-APIG4",
             "AwsSolutions-COG4"} <= suppressed
+
+
+if __name__ == "__main__":
+    print_result(run())

@@ -5,7 +5,9 @@
 - `integ-runner` checks the committed snapshot of integ/integ_scheduler.py, offline. While the
   installed integ-runner cannot read the cloud assembly schema this aws-cdk-lib writes (found at
   run time: the schema revision integ-runner bundles against ``Manifest.version()``), that run is
-  skipped and the same check runs through integ/snapshot.py instead.
+  skipped and the same check runs through integ/snapshot.py instead, in a child process (this module
+  run as a script: ``run``) that the test session starts as it begins (tests/conftest.py's
+  ``EARLY_RUNS``).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from construct_helpers import REPO, early_result, print_result
+
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 INTEG = REPO / "integ"
 NPX = shutil.which("npx")
 
@@ -102,12 +106,21 @@ def test_integ_runner_accepts_the_snapshot(node_tools):
     assert "integ_scheduler" in output, output[-2000:]
 
 
-def test_integ_snapshot_is_current_by_snapshot_py():
-    if not schema_mismatch():
-        pytest.skip("integ-runner reads this cloud assembly schema: it checks the snapshot itself")
+def run() -> dict[str, Any]:
+    """Whether integ-runner cannot read this schema and, when it cannot, integ/snapshot.py's differences."""
+    mismatch = schema_mismatch()
+    if not mismatch:
+        return {"mismatch": None, "differences": None}
     snapshot = _snapshot_module()
     (test,) = snapshot.tests()
-    assert snapshot.check(test) == []
+    return {"mismatch": mismatch, "differences": snapshot.check(test)}
+
+
+def test_integ_snapshot_is_current_by_snapshot_py():
+    checked = early_result("integ", timeout=600)
+    if not checked["mismatch"]:
+        pytest.skip("integ-runner reads this cloud assembly schema: it checks the snapshot itself")
+    assert checked["differences"] == []
 
 
 def test_snapshot_check_reports_a_stale_snapshot():
@@ -138,3 +151,7 @@ def test_integ_test_has_assertions():
                      "Custom::DeployAssert@SdkCallSQSreceiveMessage"], kinds
     integ = json.loads((snapshot.snapshot_dir(test) / "integ.json").read_text())
     assert list(integ["testCases"]) == ["DelayedSchedulerIntegTest/DefaultTest"]
+
+
+if __name__ == "__main__":
+    print_result(run())

@@ -1,7 +1,10 @@
 """What a user sees of the package before and right after installing it: the metadata and the PyPI
 page, the licence, the console script's ``--version`` and help, and a local engine that runs
 without aws-cdk-lib (the ``local`` extra cannot remove a core dependency, so the engine-only
-install is ``--no-deps`` plus the engine's own dependencies, and the engine never imports it)."""
+install is ``--no-deps`` plus the engine's own dependencies, and the engine never imports it).
+
+The engine-only run is a child process (this module run as a script: ``run``), which the test
+session starts as it begins (tests/conftest.py's ``EARLY_RUNS``); its test asserts on what it found."""
 
 from __future__ import annotations
 
@@ -11,13 +14,15 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from construct_helpers import REPO, uv_venv
+from construct_helpers import REPO, early_result, print_result, uv_venv
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
@@ -117,15 +122,27 @@ print(json.dumps({"installed": importlib.util.find_spec("aws_cdk") is not None, 
 """
 
 
-@pytest.mark.slow
-def test_the_local_engine_runs_without_aws_cdk_lib(tmp_path):
-    """The engine's dependencies only (the locked versions), and this checkout's source."""
+def run() -> dict[str, Any]:
+    """The engine's dependencies only (the locked versions), and this checkout's source: the run's exit
+    code, stderr and the outcome it printed."""
     venv = uv_venv("engine-only", [f"boto3=={version('boto3')}", f"moto[server]=={version('moto')}",
                                     f"rich=={version('rich')}"])
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
     env["PYTHONPATH"] = str(REPO / "src")  # the engine finds the runtime itself
-    result = subprocess.run([str(venv / "bin" / "python"), "-c", ENGINE_ONLY], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=180)
-    assert result.returncode == 0, result.stderr[-3000:]
-    outcome = json.loads(result.stdout.strip().splitlines()[-1])
-    assert outcome == {"installed": False, "payload": {"hello": "no aws-cdk-lib"}, "imported": []}
+    with tempfile.TemporaryDirectory(prefix="engine-only-") as workdir:
+        result = subprocess.run([str(venv / "bin" / "python"), "-c", ENGINE_ONLY], cwd=workdir, env=env,
+                                capture_output=True, text=True, timeout=300)
+    printed = result.stdout.strip().splitlines()
+    return {"code": result.returncode, "stderr": result.stderr[-3000:],
+            "outcome": json.loads(printed[-1]) if result.returncode == 0 and printed else None}
+
+
+@pytest.mark.slow
+def test_the_local_engine_runs_without_aws_cdk_lib():
+    engine_only = early_result("engine_only", timeout=600)
+    assert engine_only["code"] == 0, engine_only["stderr"]
+    assert engine_only["outcome"] == {"installed": False, "payload": {"hello": "no aws-cdk-lib"}, "imported": []}
+
+
+if __name__ == "__main__":
+    print_result(run())

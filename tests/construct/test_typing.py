@@ -3,7 +3,9 @@
 user's common mistakes at its line, and a correct app is clean under strict checking.
 
 One pyright run checks both sample apps in ``type_samples/``; the package is read from this
-checkout's ``src``, aws-cdk-lib from the development environment.
+checkout's ``src``, aws-cdk-lib from the development environment. It is a child process (this module
+run as a script: ``run``), which the test session starts as it begins (tests/conftest.py's
+``EARLY_RUNS``); the tests assert on what it reported.
 """
 
 from __future__ import annotations
@@ -12,36 +14,45 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from construct_helpers import REPO
+from construct_helpers import REPO, early_result, print_result
 
 pytestmark = pytest.mark.slow
 
 SAMPLES = Path(__file__).resolve().parent / "type_samples"
 
 
-@pytest.fixture(scope="module")
-def diagnostics(tmp_path_factory) -> dict[str, list[tuple[int, str]]]:
-    """{sample file name: [(line, message), ...]} of pyright's errors."""
-    project = tmp_path_factory.mktemp("pyright")
-    (project / "pyrightconfig.json").write_text(json.dumps({
-        "extraPaths": [str(REPO / "src")],
-        "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
-    }))
-    env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
-    result = subprocess.run([str(Path(sys.executable).with_name("pyright")), "--outputjson", "--pythonpath",
-                             sys.executable, "--project", str(project), *map(str, sorted(SAMPLES.glob("*.py")))],
-                            capture_output=True, text=True, timeout=300, env=env)
+def run() -> dict[str, Any]:
+    """pyright over both samples: the files it analysed, and {sample file name: [(line, message), ...]}
+    of its errors."""
+    with tempfile.TemporaryDirectory(prefix="pyright-") as project:
+        (Path(project) / "pyrightconfig.json").write_text(json.dumps({
+            "extraPaths": [str(REPO / "src")],
+            "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
+        }))
+        env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
+        result = subprocess.run([str(Path(sys.executable).with_name("pyright")), "--outputjson", "--pythonpath",
+                                 sys.executable, "--project", project, *map(str, sorted(SAMPLES.glob("*.py")))],
+                                capture_output=True, text=True, timeout=600, env=env)
     report = json.loads(result.stdout)
-    assert report["summary"]["filesAnalyzed"] == 2, result.stdout[-2000:]
     found: dict[str, list[tuple[int, str]]] = {}
     for d in report["generalDiagnostics"]:
         if d["severity"] == "error":
             found.setdefault(Path(d["file"]).name, []).append((d["range"]["start"]["line"] + 1, d["message"]))
-    return found
+    return {"files_analyzed": report["summary"]["filesAnalyzed"], "errors": found, "output": result.stdout[-2000:]}
+
+
+@pytest.fixture(scope="module")
+def diagnostics() -> dict[str, list[tuple[int, str]]]:
+    """{sample file name: [(line, message), ...]} of pyright's errors."""
+    reported = early_result("typing", timeout=900)
+    assert reported["files_analyzed"] == 2, reported["output"]
+    return {name: [(line, message) for line, message in errors] for name, errors in reported["errors"].items()}
 
 
 def test_each_mistake_is_reported_at_its_line(diagnostics):
@@ -68,3 +79,7 @@ def test_the_messages_name_the_prop_and_its_type(diagnostics):
 
 def test_a_correct_app_is_clean_under_strict_checking(diagnostics):
     assert diagnostics.get("correct_app.py", []) == []
+
+
+if __name__ == "__main__":
+    print_result(run())
