@@ -20,10 +20,19 @@ def run_python(code: str, environ: Mapping[str, str] = os.environ) -> subprocess
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_importing_the_client_imports_no_cdk_jsii_or_boto3():
-    done = run_python(f"import cdk_delayed_scheduler.client, sys; "
-                      f"assert not any(m.startswith({HEAVY!r}) for m in sys.modules), "
-                      f"sorted(m for m in sys.modules if m.startswith({HEAVY!r}))")
+def imports_none_of(module: str, absent: tuple[str, ...]) -> subprocess.CompletedProcess:
+    return run_python(f"import {module}, sys; "
+                      f"assert not any(m.startswith({absent!r}) for m in sys.modules), "
+                      f"sorted(m for m in sys.modules if m.startswith({absent!r}))")
+
+
+def test_importing_the_client_imports_no_cdk_jsii_or_boto3_nor_the_runtime():
+    done = imports_none_of("cdk_delayed_scheduler.client", (*HEAVY, "scheduler_runtime"))
+    assert done.returncode == 0, done.stderr
+
+
+def test_importing_the_envelope_imports_nothing_beyond_the_standard_library():
+    done = imports_none_of("cdk_delayed_scheduler.envelope", (*HEAVY, "botocore", "scheduler_runtime"))
     assert done.returncode == 0, done.stderr
 
 
@@ -41,10 +50,13 @@ def test_the_client_works_where_the_constructs_dependencies_cannot_be_imported(s
                 return None
 
         sys.meta_path.insert(0, Absent())
-        from cdk_delayed_scheduler.client import SchedulerClient
+        from cdk_delayed_scheduler.client import Envelope, SchedulerClient
         print(SchedulerClient({server.url!r}, region="us-east-1").schedule(timedelta(seconds=5), {{"a": 1}}).status)
+        print(Envelope.from_event({{"detail": {{"id": "x", "dueAt": "2030-01-01T00:00:00.000Z", "attempt": 1,
+              "firedAt": "2030-01-01T00:00:00.500Z", "dedupeKey": "x@1893456000000", "payload": 1,
+              "target": "default"}}}}).lateness.total_seconds())
     """)
     done = run_python(code)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "QUEUED"
+    assert done.stdout.split() == ["QUEUED", "0.5"]
     assert server.seen[0].body["payload"] == {"a": 1} and "authorization" in server.seen[0].headers
