@@ -11,8 +11,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -26,6 +24,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from cdk_nag import AwsSolutionsChecks
+from construct_helpers import cfn_lint
 
 from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, SchedulerApi, targets
 
@@ -232,16 +231,6 @@ def test_acknowledgements_are_needed(tmp_path):
     assert len({rule for _, rule in found}) == 20
 
 
-def _cfn_lint(paths: list[Path]) -> list[dict]:
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name("cfn-lint")), "--format", "json", "--regions", "us-east-1", "eu-west-1",
-         "--", *map(str, paths)],
-        capture_output=True, text=True, check=False,
-    )
-    assert result.stdout.strip(), result.stderr
-    return json.loads(result.stdout)
-
-
 def test_cfn_lint_has_no_errors_and_only_the_listed_warnings(assembly, example_assembly, tmp_path):
     """One cfn-lint run over every template, plus one with a real mistake that shows the gate is live."""
     outdir = assembly["outdir"]
@@ -251,7 +240,7 @@ def test_cfn_lint_has_no_errors_and_only_the_listed_warnings(assembly, example_a
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"Resources": {"Q": {"Type": "AWS::SQS::Queue",
                                                        "Properties": {"VisibilityTimeout": "forever"}}}}))
-    matches = _cfn_lint([*templates, broken])
+    matches = cfn_lint([*templates, broken])
     ours = [m for m in matches if Path(m["Filename"]) != broken]
     assert any(m["Level"] == "Error" for m in matches if Path(m["Filename"]) == broken), matches
     unexpected = [(m["Rule"]["Id"], m["Message"], m["Filename"]) for m in ours if m["Rule"]["Id"] not in CFN_LINT_IGNORED]
