@@ -75,8 +75,8 @@ CHAOS = EarlyRun("chaos", E2E / "test_chaos_e2e.py", (str(SCRIPT), "chaos", *SUI
 DEMO = EarlyRun("demo", E2E / "test_demo_e2e.py", (str(SCRIPT), "demo", "--timers", "8"))
 CRON = EarlyRun("cron", E2E / "test_periodic_cron_e2e.py", (sys.executable, str(E2E / "cron_run.py")))
 EARLY_RUNS = (CHAOS, DEMO, CRON)
-# The construct checks whose work is a long child process (a wheel built, installed and synthesized;
-# the floor environment's synths; pyright; the engine without aws-cdk-lib; the integ snapshot): each
+# The construct checks whose work is a long child process (a wheel built, installed and synthesized,
+# with cdk-nag 2; the synth at the floors; pyright; the engine without aws-cdk-lib; the integ snapshot): each
 # is its module run as a script, which prints its result for the module's tests to read.
 CONSTRUCT = Path(__file__).parent / "construct"
 EARLY_RUNS += tuple(EarlyRun(name, CONSTRUCT / module, (sys.executable, str(CONSTRUCT / module)))

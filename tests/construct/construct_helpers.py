@@ -116,6 +116,58 @@ def readme_stack() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+# --- the README's app with every acknowledgement, under cdk-nag 3 or 2 ---------------------------
+#: The cdk-nag 2 release the Aspect check runs (the newest 2.x when it was written).
+CDK_NAG_2 = "2.38.2"
+
+#: A stack that makes every acknowledgement the construct has (REST API with an API key, REST API
+#: with IAM and a grant, a KMS key, the account's logging role), in the README app's terms.
+ACKNOWLEDGING_STACK = '''
+from aws_cdk import aws_kms as kms
+from cdk_delayed_scheduler import ApiAuthorization, SchedulerApi
+
+
+class EveryAcknowledgement(cdk.Stack):
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        dlq = sqs.Queue(self, "JobsDlq", enforce_ssl=True)
+        jobs = sqs.Queue(self, "Jobs", enforce_ssl=True,
+                         dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=3))
+        DelayedScheduler(self, "Keyed", target=targets.SqsSendMessage(jobs),
+                         encryption_key=kms.Key(self, "Key", enable_key_rotation=True),
+                         api=SchedulerApi.rest(authorization=ApiAuthorization.api_key(), cloud_watch_role=True))
+        iam_rest = DelayedScheduler(self, "Signed", target=targets.SqsSendMessage(jobs), api=SchedulerApi.rest())
+        iam_rest.grant_schedule(iam.Role(self, "Client", assumed_by=iam.AccountRootPrincipal()))
+
+
+EveryAcknowledgement(app, "EveryAcknowledgement")
+'''
+
+#: The lines that add cdk-nag's AwsSolutions to ``app``: 3 as a validation plugin, 2 as an Aspect.
+NAG = {
+    3: "from aws_cdk import Validations\nfrom cdk_nag import AwsSolutionsChecks\n"
+       "Validations.of(app).add_plugins(AwsSolutionsChecks(app))\n",
+    2: "from cdk_nag import AwsSolutionsChecks\ncdk.Aspects.of(app).add(AwsSolutionsChecks())\n",
+}
+
+
+def acknowledging_app(nag_major: int) -> str:
+    """The README's app with cdk-nag ``nag_major`` added and ``ACKNOWLEDGING_STACK`` beside its stack."""
+    source = readme_stack()
+    assert source.count("app = cdk.App()\n") == 1 and source.rstrip().endswith("app.synth()"), source
+    source = source.replace("app = cdk.App()\n", "app = cdk.App()\n" + NAG[nag_major])
+    return source.rstrip().removesuffix("app.synth()") + ACKNOWLEDGING_STACK + "app.synth()\n"
+
+
+def nag2_target() -> Path:
+    """A directory holding cdk-nag ``CDK_NAG_2`` alone, for ``PYTHONPATH``."""
+    def build(path: Path) -> None:
+        subprocess.run([str(Path(sys.executable).with_name("uv")), "pip", "install", "-q", "--no-deps", "--target",
+                        str(path), f"cdk-nag=={CDK_NAG_2}"], check=True, env=uv_env())
+
+    return cached_dir("cdk-nag2", CDK_NAG_2, build)
+
+
 # --- security gates: grants, cdk-nag 3's report, cfn-lint -------------------------------------
 #: The security gates' configurations: each API kind, a customer managed key or none, an explicit
 #: environment or none, listing on or off.

@@ -2,6 +2,12 @@
 virtual environment, and synthesize the README's stack there, with Python and with the pinned
 `cdk` CLI, from a folder outside the repository.
 
+The Python synth also proves that cdk-nag 2 honours the construct's acknowledgements: its app is
+the README's with cdk-nag 2 as an Aspect and a stack that makes every acknowledgement the construct
+has (REST API with an API key, REST API with IAM and a grant, a KMS key, the account's logging
+role), at the locked (newest) versions; it must report nothing. (The same app at the declared
+floors, with cdk-nag 3: test_floor.py.)
+
 The build, the install and both synths are one child process (this module run as a script:
 ``run``), which the test session starts as it begins (tests/conftest.py's ``EARLY_RUNS``); the tests
 assert on what it found.
@@ -9,6 +15,7 @@ assert on what it found.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -21,13 +28,13 @@ from typing import Any
 import pytest
 
 from cdk_delayed_scheduler._runtime_asset import ASSET_EXCLUDES, function_asset_path, runtime_asset_path
-from construct_helpers import REPO, early_result, print_result, readme_stack
+from construct_helpers import REPO, acknowledging_app, early_result, nag2_target, print_result, readme_stack
 
 pytestmark = pytest.mark.slow
 
 UV = Path(sys.executable).with_name("uv")
 CDK_CLI = REPO / "integ" / "node_modules" / ".bin" / "cdk"
-#: Synthesizes the README's app (``app.py``), then prints where the installed package finds its runtime.
+#: Synthesizes ``app.py``, then prints where the installed package finds its runtime.
 SYNTH_AND_LOCATE = ("import runpy\nimport cdk_delayed_scheduler._runtime_asset as a\n"
                     "runpy.run_path('app.py', run_name='__main__')\nprint(a.runtime_asset_path())\n")
 
@@ -71,19 +78,24 @@ def _summary(template: dict) -> dict[str, list[str]]:
 
 
 def _readme_synth(venv: Path, root: Path) -> dict[str, Any]:
-    """``python app.py`` in a folder outside the checkout, before any bytecode exists beside the installed
-    runtime: the template's summary, the files of the functions' asset, and where the package found its runtime."""
+    """The README's app with cdk-nag 2 and the acknowledging stack, by ``python app.py`` in a folder outside
+    the checkout, before any bytecode exists beside the installed runtime: the README stack's summary, the
+    files of the functions' asset, where the package found its runtime, and cdk-nag 2's reports."""
     workdir, outdir = root / "app", root / "cdk.out"
     workdir.mkdir(parents=True)
-    (workdir / "app.py").write_text(readme_stack())
+    (workdir / "app.py").write_text(acknowledging_app(2))
     result = subprocess.run([str(venv / "bin" / "python"), "-c", SYNTH_AND_LOCATE], cwd=workdir,
-                            env=user_env(CDK_OUTDIR=str(outdir)), capture_output=True, text=True, timeout=600)
+                            env=user_env(CDK_OUTDIR=str(outdir), PYTHONPATH=str(nag2_target())),
+                            capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"the README's stack did not synthesize from the wheel:\n{result.stderr[-3000:]}")
     summary = _summary(json.loads((outdir / "Timers.template.json").read_text()))
     asset = outdir / f"asset.{summary['s3_keys'][0].removesuffix('.zip')}"
+    reports = sorted(outdir.glob("AwsSolutions-*-NagReport.csv"))
     return {**summary, "located": result.stdout.strip().splitlines()[-1],
-            "shipped": sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file())}
+            "shipped": sorted(p.relative_to(asset).as_posix() for p in asset.rglob("*") if p.is_file()),
+            "nag_reports": [r.name for r in reports],
+            "nag_rows": [row for report in reports for row in csv.DictReader(report.open())]}
 
 
 def _npx_synth(venv: Path, root: Path) -> dict[str, Any]:
@@ -156,6 +168,17 @@ def test_the_readme_stack_synthesizes_from_the_installed_wheel(packaged):
     assert "scheduler_runtime/handlers/dispatcher.py" in shipped
     assert "tzdata/zoneinfo/Europe/Paris" in shipped  # the installed tzdata, staged beside the runtime
     assert not any("__pycache__" in p or p.endswith(".pyc") or "/tests/" in p for p in shipped)
+
+
+def test_cdk_nag_2_as_an_aspect_honours_every_acknowledgement(packaged):
+    readme = packaged["readme"]
+    assert len(readme["nag_reports"]) == 2, readme["nag_reports"]  # one per stack
+    rows = readme["nag_rows"]
+    assert {row["Compliance"] for row in rows} >= {"Compliant", "Suppressed"}
+    assert [(row["Rule ID"], row["Resource ID"]) for row in rows if row["Compliance"] == "Non-Compliant"] == []
+    suppressed = {row["Rule ID"] for row in rows if row["Compliance"] == "Suppressed"}
+    assert {"AwsSolutions-IAM5", "AwsSolutions-IAM4", "AwsSolutions-APIG3", "AwsSolutions-APIG4",
+            "AwsSolutions-COG4"} <= suppressed
 
 
 def test_the_asset_hash_is_the_same_installed_and_in_the_checkout(packaged, checkout_asset_key):
