@@ -329,8 +329,8 @@ def _suite(s: dict | None) -> list[str]:
     last = s["runs"][-1]
     if last.get("slowest_modules"):
         out += ["", f"pytest's own time in the last repeat: {_f(last['pytest_seconds'])} s (the rest is set-up). Its ten "
-                "slowest modules, by test time summed over setup, call and teardown (two workers run at once, so these "
-                "add up to more than the wall time):", "", "| module | seconds |", "|---|---|"]
+                "slowest modules, by test time summed over setup, call and teardown (the early runs started at the "
+                "session's start, such as the chaos run, are not test time):", "", "| module | seconds |", "|---|---|"]
         out += [f"| `{module}` | {_f(seconds)} |" for module, seconds in last["slowest_modules"]]
     return out + [""]
 
