@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import urllib.request
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -29,19 +28,18 @@ def lead_ms(due_at: str) -> float:
 
 @contextmanager
 def external_moto() -> Iterator[str]:
-    """A vanilla moto server on 127.0.0.1, reset, for engines that must share state across a restart
-    (``EngineOptions(endpoint_url=...)``); its endpoint URL."""
-    from moto.server import ThreadedMotoServer
+    """A moto server on 127.0.0.1 in a child process, for engines that must share state across a restart
+    (``EngineOptions(endpoint_url=...)``); its endpoint URL. It is the engine's own corrected moto
+    (``local/moto_patches.py``): vanilla moto applies a conditional update without a lock and restores a
+    copy of the item when a condition fails, so a cancel and a delivery start racing on one item can
+    both succeed, or one undo the other: a race DynamoDB never lets happen."""
+    from cdk_delayed_scheduler.local.moto_process import MotoProcess
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
+    moto = MotoProcess()
     try:
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
-        yield endpoint
+        yield moto.start()
     finally:
-        server.stop()
+        moto.stop()
 
 
 def all_pages(api: Any, path: str) -> list[tuple[int, dict]]:

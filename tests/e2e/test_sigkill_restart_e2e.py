@@ -2,7 +2,7 @@
 outlives it; restart it with the same ``--state-dir`` each time; nothing is lost.
 
 The engine runs as a user runs it, ``cdk-delayed-scheduler local`` in a process of its own, against
-a separate (vanilla) moto server in the test process. Four clients create short timers (the delayer queue), long
+a separate moto server (the engine's corrected one) that the test process keeps. Four clients create short timers (the delayer queue), long
 ones (the sweeper: a 3 s window, 1 s sweeps), singly and in batches, and cancels some, while the
 engine is killed and restarted. A call that got no answer because of a kill is retried, with the same
 id and body, once the engine is back. Deliveries go to an HTTP recorder in the test process, which
