@@ -56,6 +56,7 @@ project = PythonProject(
         "uv>=0.5",
         "matplotlib>=3.8",
         "aws-cdk.integ-tests-alpha>=2.180.0a0,<3",
+        "aws-lambda-powertools>=3.0",
     ],
     uv_options=UvOptions(
         build_system=BuildSystem(requires=["hatchling>=1.27"], build_backend="hatchling.build"),

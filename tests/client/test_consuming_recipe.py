@@ -1,0 +1,237 @@
+"""docs/consuming.md's duplicate-handling recipe (Powertools idempotency keyed on `dedupeKey`), run as written
+against moto: an attempt killed mid-work does not lose the work, and a repeat after success does not redo it.
+The recipe the page had before (claim the key, release it only when the work raises) loses the work in the
+same killed-attempt scenario, which shows the scenario can fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+ROOT = Path(__file__).resolve().parents[2]
+REGION = "us-east-1"
+KILLED_ATTEMPT_BUDGET_MS = 1000  # the killed attempt's Lambda context: 1 s left, so its in-progress record expires fast
+
+# The recipe docs/consuming.md had before: claim the key first, release it only when the work raises.
+CLAIM_FIRST_RECIPE = '''
+import os
+import time
+
+import boto3
+
+seen = boto3.resource("dynamodb").Table(os.environ["SEEN_TABLE"])
+
+
+def first_time(dedupe_key):
+    try:
+        seen.put_item(Item={"pk": dedupe_key, "expiresAt": int(time.time()) + 86400},
+                      ConditionExpression="attribute_not_exists(pk)")
+        return True
+    except seen.meta.client.exceptions.ConditionalCheckFailedException:
+        return False
+
+
+def forget(dedupe_key):
+    seen.delete_item(Key={"pk": dedupe_key})
+
+
+def handler(envelope, context):
+    if not first_time(envelope["dedupeKey"]):
+        return
+    try:
+        settle_order(envelope["payload"]["order"])
+    except Exception:
+        forget(envelope["dedupeKey"])
+        raise
+'''
+
+# A Lambda invocation that gets as far as the work and hangs there until it is killed.
+KILLED_ATTEMPT = '''
+import json
+import pathlib
+import sys
+import time
+
+source, envelope, started, budget_ms = sys.argv[1], json.loads(sys.argv[2]), pathlib.Path(sys.argv[3]), int(sys.argv[4])
+
+
+def settle_order(order):
+    started.write_text(order)
+    time.sleep(60)
+
+
+class Context:
+    def get_remaining_time_in_millis(self):
+        return budget_ms
+
+
+namespace = {"settle_order": settle_order}
+exec(compile(pathlib.Path(source).read_text(), "recipe", "exec"), namespace)
+namespace["handler"](envelope, Context())
+'''
+
+
+class Context:
+    """The slice of a Lambda context Powertools reads: the time left in the invocation."""
+
+    def __init__(self, remaining_ms: int = 30_000) -> None:
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+def documented_block(heading: str) -> str:
+    """The first Python block under `heading` in docs/consuming.md, verbatim."""
+    page = (ROOT / "docs" / "consuming.md").read_text(encoding="utf-8")
+    block = re.search(rf"^## {re.escape(heading)}\n.*?```python\n(.*?)```", page, re.S | re.M)
+    assert block, f"docs/consuming.md lost the code under {heading!r}"
+    return block.group(1)
+
+
+@pytest.fixture(scope="module")
+def aws_env() -> Iterator[dict[str, str]]:
+    """A moto server on 127.0.0.1 with the idempotency table (Powertools' key schema) and the old recipe's table."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": REGION,
+           "IDEMPOTENCY_TABLE": "idempotency", "SEEN_TABLE": "seen"}
+    dynamodb = boto3.client("dynamodb", region_name=REGION, endpoint_url=env["AWS_ENDPOINT_URL"],
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+    for table, key in (("idempotency", "id"), ("seen", "pk")):
+        dynamodb.create_table(TableName=table, BillingMode="PAY_PER_REQUEST",
+                              KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
+                              AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}])
+    try:
+        yield env
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def aws(aws_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    for name, value in aws_env.items():
+        monkeypatch.setenv(name, value)
+    return aws_env
+
+
+def envelope() -> dict[str, Any]:
+    schedule = f"order-{uuid.uuid4().hex[:8]}"
+    return {"id": schedule, "dueAt": "2026-01-01T00:00:00.000Z", "firedAt": "2026-01-01T00:00:00.120Z",
+            "attempt": 1, "dedupeKey": f"{schedule}@1767225600000", "payload": {"order": schedule},
+            "target": "default"}
+
+
+def load(source: str, settle_order: Callable[[str], None]) -> Callable[[dict[str, Any], Context], Any]:
+    """The recipe's handler, its `settle_order` being the one given."""
+    namespace: dict[str, Any] = {"settle_order": settle_order}
+    exec(compile(source, "recipe", "exec"), namespace)  # noqa: S102 - the recipe under test, verbatim
+    handler: Callable[[dict[str, Any], Context], Any] = namespace["handler"]
+    return handler
+
+
+def kill_mid_work(source: str, event: dict[str, Any], env: dict[str, str], tmp_path: Path) -> float:
+    """Run one attempt in a child process, SIGKILL it once it is inside the work; answer when it was seen there
+    (after its claim on the key was written, so its in-progress record expires before this time plus its budget)."""
+    recipe = tmp_path / "recipe.py"
+    recipe.write_text(source, encoding="utf-8")
+    started = tmp_path / "started"
+    child = subprocess.Popen(  # noqa: S603 - this interpreter, fixed arguments
+        [sys.executable, "-c", KILLED_ATTEMPT, str(recipe), json.dumps(event), str(started),
+         str(KILLED_ATTEMPT_BUDGET_MS)], env={**os.environ, **env}, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while not started.exists():
+            assert child.poll() is None, f"the attempt ended before the work: {child.stderr.read().decode()}"  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the attempt never reached the work"
+            time.sleep(0.02)
+        in_the_work = time.time()
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stderr.close()  # type: ignore[union-attr]
+    assert started.read_text() == event["payload"]["order"]
+    return in_the_work
+
+
+def settled_by_retries_after_a_killed_attempt(source: str, env: dict[str, str], tmp_path: Path,
+                                              retries: int) -> tuple[dict[str, Any], list[str]]:
+    """Kill a first attempt mid-work, then deliver the same envelope `retries` times after that attempt's
+    in-progress deadline; answer the envelope and the orders the retries settled."""
+    event = envelope()
+    in_the_work = kill_mid_work(source, event, env, tmp_path)
+    settled: list[str] = []
+    handler = load(source, settled.append)
+    time.sleep(max(0.0, in_the_work + KILLED_ATTEMPT_BUDGET_MS / 1000 + 0.1 - time.time()))
+    for attempt in range(2, 2 + retries):
+        handler({**event, "attempt": attempt}, Context())
+    return event, settled
+
+
+def test_a_retry_after_an_attempt_killed_mid_work_does_the_work_once(aws: dict[str, str], tmp_path: Path) -> None:
+    # the second retry is a repeat of the successful first one
+    event, settled = settled_by_retries_after_a_killed_attempt(documented_block("A Lambda target"), aws, tmp_path,
+                                                                retries=2)
+    assert settled == [event["payload"]["order"]]
+
+
+def test_a_repeat_after_a_successful_attempt_does_not_redo_the_work(aws: dict[str, str]) -> None:
+    settled: list[str] = []
+    handler = load(documented_block("A Lambda target"), settled.append)
+    event = envelope()
+    handler(event, Context())
+    handler(event, Context())  # the same delivery handed over twice
+    assert settled == [event["payload"]["order"]]
+
+
+def test_a_failed_attempt_leaves_the_work_to_the_retry(aws: dict[str, str]) -> None:
+    settled: list[str] = []
+
+    def settle_once_it_works(order: str) -> None:
+        if not failed:
+            failed.append(order)
+            raise RuntimeError("the order service is down")
+        settled.append(order)
+
+    failed: list[str] = []
+    handler = load(documented_block("A Lambda target"), settle_once_it_works)
+    event = envelope()
+    with pytest.raises(RuntimeError):
+        handler(event, Context())
+    handler({**event, "attempt": 2}, Context())
+    assert settled == [event["payload"]["order"]]
+
+
+def test_the_sqs_consumer_settles_each_envelope_once_across_redeliveries(aws: dict[str, str]) -> None:
+    settled: list[str] = []
+    handler = load(documented_block("An SQS target, consumed by a Lambda function"), settled.append)
+    first, second = envelope(), envelope()
+
+    def sqs_event(*bodies: dict[str, Any]) -> dict[str, Any]:
+        return {"Records": [{"messageId": uuid.uuid4().hex, "body": json.dumps(body),
+                             "messageAttributes": {"dedupeKey": {"stringValue": body["dedupeKey"]}}}
+                            for body in bodies]}
+
+    assert handler(sqs_event(first), Context()) == {"batchItemFailures": []}
+    assert handler(sqs_event(first, second), Context()) == {"batchItemFailures": []}
+    assert settled == [first["payload"]["order"], second["payload"]["order"]]
+
+
+def test_the_claim_first_recipe_loses_the_work_of_an_attempt_killed_mid_work(
+        aws: dict[str, str], tmp_path: Path) -> None:
+    _, settled = settled_by_retries_after_a_killed_attempt(CLAIM_FIRST_RECIPE, aws, tmp_path, retries=1)
+    assert settled == []  # the retry was dropped as a repeat: the delivery counts, the order was never settled
