@@ -4,6 +4,7 @@ environment as it found it."""
 import json
 import logging
 import os
+import time
 
 import pytest
 
@@ -54,3 +55,15 @@ def test_a_default_engine_counts_the_runtime_events_logs_none_below_warning_and_
     assert dict(os.environ) == before
     assert contract.DEFAULT_LOG_LEVEL == "WARNING"
     assert not [r for r in caplog.records if r.name == "scheduler_runtime" and r.levelno < logging.WARNING]
+
+
+def test_wait_until_quiet_counts_a_timer_item_only_once_it_is_due_within_the_window():
+    """A timer item due beyond the window leaves the engine quiet; the same timer, once within the window
+    and not yet swept (sweeps an hour apart here), keeps it from being quiet."""
+    options = EngineOptions(target=Recorder(), shard_count=2, delay_window=3, sweep_interval=3600)
+    with Engine(options) as engine:
+        assert ApiClient(engine.api_url).create({"id": "quiet-1", "delaySeconds": 6, "payload": 1})[0] == 201
+        engine.wait_until_quiet(timeout=2)
+        time.sleep(3.5)  # now due in about 2 s: within the 3 s window
+        with pytest.raises(TimeoutError):
+            engine.wait_until_quiet(timeout=1)

@@ -41,19 +41,14 @@ class QuietCheck:
         return self._claims_settled() and self._stream.caught_up and not self._timer_due_within_window()
 
     def _timer_due_within_window(self) -> bool:
+        """Whether a shard holds a timer item due within the window: the sweeper's own query, one item a shard."""
         from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the engine started
-        from scheduler_runtime.core import keys  # noqa: PLC0415
+        from scheduler_runtime.aws.store import ScheduleStore  # noqa: PLC0415
 
-        cutoff = keys.due_cutoff_sort_key(int(time.time() * 1000) + self._delay_window * 1000)
+        store = ScheduleStore(self._ddb, self._table)
+        cutoff_ms = int(time.time() * 1000) + self._delay_window * 1000
         shards = max(self._shard_count, ShardMark(self._ddb, self._table).read() or 0)
-        for shard in range(shards):
-            if self._ddb.query(
-                TableName=self._table, KeyConditionExpression="pk = :p AND sk < :cutoff", Limit=1,
-                ProjectionExpression="pk",
-                ExpressionAttributeValues={":p": {"S": keys.timer_partition(shard)}, ":cutoff": {"S": cutoff}},
-            ).get("Items"):
-                return True
-        return False
+        return any(next(store.due_timer_pages(shard, cutoff_ms, page_size=1), []) for shard in range(shards))
 
     def wait(self, timeout: float) -> None:
         """Return once :meth:`is_quiet` held on ``QUIET_CHECKS`` checks in a row; TimeoutError after ``timeout`` s."""
