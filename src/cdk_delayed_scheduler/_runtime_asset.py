@@ -37,15 +37,6 @@ def event_filters() -> dict[str, Any]:
     return filters
 
 
-@lru_cache(maxsize=1)
-def contract() -> dict[str, Any]:
-    """The values the construct and the runtime share (``contract.json``): the id and target name
-    patterns, the default target's name, batch and SQS limits, and each tunable's default and range."""
-    path = runtime_asset_path() / "scheduler_runtime" / "contract.json"
-    values: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return values
-
-
 # --- the functions' asset: the runtime plus the tzdata package --------------------------------------
 #: Directories and file endings that never ship in the functions' asset (``Code.from_asset``'s
 #: ``exclude`` says the same, for CDK's own fingerprint).

@@ -49,10 +49,12 @@ def test_every_api_choice_param_is_documented_with_a_default():
 
 def test_documented_bounds_and_defaults_are_the_contracts():
     """The docstring states what contract.json holds (the construct reads its values from there)."""
-    from cdk_delayed_scheduler._runtime_asset import contract
+    import json
+
+    from cdk_delayed_scheduler._runtime_asset import runtime_asset_path
     from cdk_delayed_scheduler.scheduler import DelayedScheduler
 
-    c = contract()
+    c = json.loads((runtime_asset_path() / "scheduler_runtime" / "contract.json").read_text())
     _, params = _api_docs()._split_doc(DelayedScheduler.__doc__)
     shards, window, retention, receives = (c[k] for k in ("shardCount", "delayWindowSeconds",
                                                           "historyRetentionSeconds", "maxReceiveCount"))

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import boto3
 import pytest
 
-from cdk_delayed_scheduler._runtime_asset import contract
+from cdk_delayed_scheduler._contract import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
 from cdk_delayed_scheduler.local.deliveries import Recorder
@@ -75,7 +75,7 @@ def listing() -> Listing:
             "other-filters": api.request("GET", f"/schedules?status=FAILED&limit=5&nextToken={token}"),
         }
         ddb = boto3.session.Session(region_name="us-east-1").client("dynamodb", endpoint_url=engine.endpoint_url)
-        partition_key = contract()["listing"]["partitionKey"]
+        partition_key = contract.LISTING["partitionKey"]
         run.indexed = {item["pk"]["S"].split("#", 1)[1]: item[partition_key]["S"]  # tests may scan
                        for item in ddb.scan(TableName=engine.table_name)["Items"] if partition_key in item}
     return run

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from cdk_delayed_scheduler._runtime_asset import contract
+from cdk_delayed_scheduler._runtime_asset import runtime_asset_path
 from scheduler_runtime.core import contract as runtime_contract
 from scheduler_runtime.core import payload
 
@@ -34,7 +34,7 @@ def test_short_payload_is_stored_as_text_even_when_compressible():
 
 
 def test_construct_and_runtime_read_one_contract():
-    shared = contract()
+    shared = json.loads((runtime_asset_path() / "scheduler_runtime" / "contract.json").read_text())
     assert runtime_contract.ID_PATTERN.pattern == shared["idPattern"]
     assert runtime_contract.MAX_BATCH_SIZE == shared["maxBatchSize"]
     assert runtime_contract.DEFAULT_DELAY_WINDOW_SECONDS == shared["delayWindowSeconds"]["default"]

@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 
 import botocore.session
 
-from .._runtime_asset import contract
+from .._contract import contract
 from ._auth import TokenProvider, header_auth
 from ._errors import SchedulerError, error_for
 from ._models import (Periodic, Removed, Schedule, ScheduleRequest, When, create_body, format_time, whole_seconds)
@@ -19,7 +19,7 @@ from ._statuses import ScheduleStatus
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport, send_with_retries
 
 T = TypeVar("T")
-MAX_BATCH_SIZE: int = contract()["maxBatchSize"]
+MAX_BATCH_SIZE: int = contract.MAX_BATCH_SIZE
 """How many creates one ``POST /schedule-batches`` takes (``maxBatchSize`` in the runtime's ``contract.json``)."""
 BatchItem = Union[ScheduleRequest, Mapping[str, Any]]
 _IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
