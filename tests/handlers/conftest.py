@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -76,9 +78,28 @@ class Aws:
         return sum(1 for i in self.ddb.scan(TableName=self.table)["Items"] if i["pk"]["S"].startswith(prefix))
 
 
+def _serialize_dynamodb_writes(monkeypatch) -> None:
+    """One lock around moto's item writes, as DynamoDB serializes the writes of one item: the dispatcher
+    runs a batch's messages in threads, and moto, unlocked, can fail a conditional update of an item that
+    another thread is writing (``dictionary changed size during iteration``). The local engine's moto has
+    the same lock (``local/moto_patches.py``)."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items"):
+        operation = getattr(DynamoDBBackend, name)
+
+        def locked(*args, _operation=operation, **kwargs):
+            with lock:
+                return _operation(*args, **kwargs)
+
+        monkeypatch.setattr(DynamoDBBackend, name, functools.wraps(operation)(locked))
+
+
 @pytest.fixture
 def aws(monkeypatch) -> Aws:
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    _serialize_dynamodb_writes(monkeypatch)
     monkeypatch.delenv("AWS_ENDPOINT_URL_LAMBDA", raising=False)
     with mock_aws():
         session = boto3.session.Session(region_name=REGION)
