@@ -89,7 +89,9 @@ project = PythonProject(
             },
             "scripts": {"cdk-delayed-scheduler": "cdk_delayed_scheduler.local.cli:main"},
             # The local engine never imports aws-cdk-lib; see docs/pypi.md for an install without it.
-            "optional_dependencies": {"local": ["boto3>=1.34", MOTO, "rich>=13"]},
+            # `async`: the asyncio client's HTTP transport (AsyncSchedulerClient over the API; its direct
+            # invoke needs only botocore). docs/client.md says why httpx.
+            "optional_dependencies": {"local": ["boto3>=1.34", MOTO, "rich>=13"], "async": ["httpx>=0.27,<1"]},
         },
     ),
 )
