@@ -6,7 +6,7 @@ import re
 from typing import Any, Mapping, Optional, Union
 
 import jsii
-from aws_cdk import Duration, IStableStringProducer, Lazy, RemovalPolicy, Stack, Token
+from aws_cdk import Annotations, Duration, IStableStringProducer, Lazy, RemovalPolicy, Stack, Token
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_dynamodb as dynamodb
@@ -27,7 +27,8 @@ from ._metrics import SchedulerMetrics
 from ._props import SchedulerProps, default_of
 from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
-from .targets import IScheduleTarget, check_deliverable, check_target
+from .targets import (LAMBDA_TIMEOUT_UNKNOWN_WARNING, IScheduleTarget, check_deliverable, check_target,
+                      unknown_timeout_warning)
 
 __all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "LogLevel"]
 
@@ -134,7 +135,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         sub-second remainder, so the smallest size is the cheapest. Allowed: 128-10240. Default: 128.
     :param dispatcher_timeout: the dispatcher's timeout. It invokes Lambda targets
         synchronously, so it must cover a target's run: at least 5 seconds longer than the timeout
-        of each ``targets.LambdaInvoke`` function (when known: a function defined in this app). The
+        of each ``targets.LambdaInvoke`` function (when known: a function defined in this app, or one
+        stated with ``LambdaInvoke(fn, timeout=...)``; an imported function without it gets a synth
+        warning, ``targets.LAMBDA_TIMEOUT_UNKNOWN_WARNING``). The
         delayer queue's visibility timeout is 6 times this, and a failed delivery is retried after
         it. Allowed: 10-900 seconds. Default: 60 seconds (a retry 6 minutes later).
     :param dispatcher_batch_size: delayer messages per dispatcher invocation. Allowed: 1-10.
@@ -323,7 +326,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
 
         :param name: 1-64 characters of ``A-Za-z0-9._:-``, unique in this scheduler.
         :param target: e.g. ``targets.SqsSendMessage(queue)``. A ``targets.LambdaInvoke`` function's
-            timeout must leave ``dispatcher_timeout`` 5 seconds to spare.
+            timeout must leave ``dispatcher_timeout`` 5 seconds to spare; an imported function's
+            timeout is not known (state it with ``LambdaInvoke(fn, timeout=...)``, else a synth warning).
         """
         if not isinstance(name, str) or not re.fullmatch(contract.TARGET_NAME_PATTERN, name):
             raise ValueError(f"target name: must be 1-64 characters of A-Za-z0-9._:-, got {name!r}")
@@ -334,6 +338,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         description = dict(config.target_json)
         check_deliverable(name, target, description)
         check_dispatcher_covers(name, config.timeout, self.dispatcher_timeout)
+        if config.timeout is None and description.get("type") == "lambda":
+            Annotations.of(self).add_warning_v2(LAMBDA_TIMEOUT_UNKNOWN_WARNING,
+                                                unknown_timeout_warning(name, self.dispatcher_timeout))
         self._targets[name] = target
         self._target_json[name] = description
 

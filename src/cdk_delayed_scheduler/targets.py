@@ -24,9 +24,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 
 from ._contract import contract
+from ._validation import (DISPATCH_MARGIN_SECONDS, check_duration, check_range, check_whole_seconds, seconds)
 from ._wiring import KEY_PRODUCER
 
-__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage"]
+__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage", "LAMBDA_TIMEOUT_UNKNOWN_WARNING"]
 
 _MESSAGE_GROUP_ID = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
 
@@ -76,18 +77,42 @@ class LambdaInvoke(IScheduleTarget):
         callback = lambda_.Function(self, "Callback", ...)
         DelayedScheduler(self, "Timers", target=targets.LambdaInvoke(callback))
 
+    The construct reads the timeout of a function defined in this app (a ``Function``, or an
+    ``Alias`` or ``Version`` of one), and refuses a ``dispatcher_timeout`` that does not cover it.
+    It cannot read an imported function's (``Function.from_function_arn``): then it assumes the
+    function ends within ``dispatcher_timeout`` less 5 seconds, and says so with a synth warning
+    (``LAMBDA_TIMEOUT_UNKNOWN_WARNING``), unless ``timeout`` states it::
+
+        billing = lambda_.Function.from_function_arn(self, "Billing", billing_arn)
+        timers.add_target("billing", targets.LambdaInvoke(billing, timeout=Duration.seconds(30)))
+
     :param handler: the function to invoke. Only ``lambda:InvokeFunction`` on
         exactly its ARN is granted to the dispatcher. Its timeout, when known,
         must be at least 5 seconds shorter than the scheduler's ``dispatcher_timeout``.
+    :param timeout: the timeout of a function whose timeout the construct cannot read (an imported
+        one), checked against ``dispatcher_timeout`` as a defined function's own. Allowed: 1-900
+        whole seconds, and only for such a function. Default: the function's own timeout when it is
+        defined in this app; else unknown, with a warning.
     """
 
-    def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase]) -> None:
+    def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase], *,
+                 timeout: Optional[Duration] = None) -> None:
         # (FunctionBase too: pyright does not accept aws-cdk-lib's own Function as its IFunction protocol)
         if not _is_function(handler):
             hint = "; for a queue use targets.SqsSendMessage(queue)" if _is_queue(handler) else ""
             raise ValueError(f"handler: must be a Lambda function (aws_lambda.IFunction), got "
                              f"{type(handler).__name__}{hint}")
+        own = _own_timeout(handler)
+        if timeout is not None:
+            check_duration("timeout", timeout)
+            check_whole_seconds("timeout", timeout)
+            check_range("timeout", seconds(timeout), 1, LAMBDA_MAX_TIMEOUT_SECONDS, unit="seconds")
+            if own is not None:
+                raise ValueError("timeout: only for a function whose timeout the construct cannot read (an imported "
+                                 "one); this function is defined in this app, and its own timeout is used")
         self.handler = handler
+        self.timeout: Optional[Duration] = own if timeout is None else timeout
+        """The function's timeout as the dispatcher's check reads it; ``None``: not known."""
 
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
         """Grant ``lambda:InvokeFunction`` on the function; describe it as ``{"type": "lambda", ...}``."""
@@ -96,10 +121,8 @@ class LambdaInvoke(IScheduleTarget):
             actions=["lambda:InvokeFunction"],
             resource_arns=[self.handler.function_arn],
         )
-        timeout = None  # an imported function's, an alias's or a version's timeout is not known here
-        if isinstance(self.handler, lambda_.Function):
-            timeout = self.handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
-        return ScheduleTargetConfig(describe_target("lambda", function_arn=self.handler.function_arn), timeout=timeout)
+        return ScheduleTargetConfig(describe_target("lambda", function_arn=self.handler.function_arn),
+                                    timeout=self.timeout)
 
 
 class SqsSendMessage(IScheduleTarget):
@@ -153,6 +176,35 @@ class SqsSendMessage(IScheduleTarget):
 
 # Lambda's own default, for a function defined without a timeout (``Function.timeout`` is then None).
 _LAMBDA_DEFAULT_TIMEOUT = Duration.seconds(3)
+#: Lambda's longest function timeout, the most ``LambdaInvoke(timeout=)`` takes.
+LAMBDA_MAX_TIMEOUT_SECONDS = 900
+#: The id of the synth warning on a scheduler with a Lambda target whose timeout is not known (an
+#: imported function without ``LambdaInvoke(timeout=)``); ``Annotations.of(scheduler).acknowledge_warning``
+#: takes it.
+LAMBDA_TIMEOUT_UNKNOWN_WARNING = "cdk-delayed-scheduler:lambdaTargetTimeoutUnknown"
+
+
+def _own_timeout(handler: Any) -> Optional[Duration]:
+    """The timeout of a function defined in this app, or of the function behind its alias or
+    version; ``None`` for an imported one, whose timeout is not known here."""
+    if isinstance(handler, lambda_.Alias):
+        handler = handler.version
+    if isinstance(handler, lambda_.Version):
+        handler = handler.lambda_
+    if isinstance(handler, lambda_.Function):
+        return handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
+    return None
+
+
+def unknown_timeout_warning(name: str, dispatcher_timeout: Duration) -> str:
+    """The warning on target ``name``, a Lambda function whose timeout is not known: what is assumed,
+    and how to state it."""
+    have = seconds(dispatcher_timeout)
+    budget = f"{int(have) - DISPATCH_MARGIN_SECONDS} seconds" if not Token.is_unresolved(have) else "its run"
+    return (f"target {name!r}: the Lambda function's timeout is not known here (an imported function), so it is "
+            f"assumed to end within {budget} (dispatcher_timeout less {DISPATCH_MARGIN_SECONDS} seconds); a longer "
+            "run times out the dispatcher and the delivery is repeated. State it with "
+            "targets.LambdaInvoke(fn, timeout=Duration.seconds(n)) to have it checked and this warning go.")
 
 
 def _is_function(value: Any) -> bool:
