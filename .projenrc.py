@@ -6,8 +6,19 @@ NAME = "cdk-delayed-scheduler"
 #: The repository's home, used for every absolute link (the PyPI page cannot follow relative ones).
 HOME = "https://github.com/cdk-delayed-scheduler/cdk-delayed-scheduler"
 #: moto's internals are patched by the local engine (local/moto_patches.py): only the minor
-#: release it is tested on is allowed.
-MOTO = "moto[server]>=5.2,<5.3"
+#: release it is tested on is allowed. The engine serves moto's WSGI application itself
+#: (local/moto_process.py) and uses three of its services, so it takes those services' extras and
+#: the Flask that moto's application is built on, not moto[server], which adds every service's
+#: dependencies (cfn-lint, sympy, networkx, ...).
+MOTO_VERSION = ">=5.2,<5.3"
+MOTO_LOCAL = [f"moto[dynamodb,dynamodbstreams,sqs]{MOTO_VERSION}", "flask!=2.2.0,!=2.2.1", "flask-cors"]
+#: The construct's dependencies: an extra, so that application code (the client, the envelope)
+#: installs without aws-cdk-lib's 237 MB. The floors are tested: tests/construct/test_floor.py
+#: synthesizes the README's stack with exactly these versions (aws-cdk-lib 2.269.0 is the first whose
+#: validation acknowledgements take cdk-nag's "Rule[Finding::...]" ids; cdk-nag 3.0.2 the first that
+#: honours them). The package checks them again when the construct is first imported
+#: (src/cdk_delayed_scheduler/_cdk_required.py holds the same strings; a test compares them).
+CDK = ["aws-cdk-lib>=2.269.0,<3", "constructs>=10.5.1,<11"]
 
 project = PythonProject(
     name=NAME,
@@ -25,12 +36,7 @@ project = PythonProject(
     github=False,
     sample=False,
     pytest=False,
-    # The floors are tested: tests/construct/test_floor.py synthesizes the README's stack with
-    # exactly these versions (aws-cdk-lib 2.269.0 is the first whose validation acknowledgements
-    # take cdk-nag's "Rule[Finding::...]" ids; cdk-nag 3.0.2 the first that honours them).
     deps=[
-        "aws-cdk-lib>=2.269.0,<3",
-        "constructs>=10.5.1,<11",
         # The typed client (cdk_delayed_scheduler.client) signs and invokes through botocore alone.
         "botocore>=1.34",
         # Time zones for cron schedules: the construct ships this package in the functions' asset,
@@ -39,7 +45,8 @@ project = PythonProject(
     ],
     dev_deps=[
         "boto3>=1.34",
-        MOTO,
+        # The tests' moto (mock_aws over more services than the engine's, and cfn-lint) keeps moto[server].
+        f"moto[server]{MOTO_VERSION}",
         "rich>=13",
         "pytest>=8",
         "pytest-randomly>=3.15",
@@ -88,10 +95,13 @@ project = PythonProject(
                 "Issues": f"{HOME}/issues",
             },
             "scripts": {"cdk-delayed-scheduler": "cdk_delayed_scheduler.local.cli:main"},
-            # The local engine never imports aws-cdk-lib; see docs/pypi.md for an install without it.
+            # `cdk`: the construct's dependencies (a CDK app installs cdk-delayed-scheduler[cdk]); the bare
+            # package is the client and the envelope type. `local`: the local engine, which never imports
+            # aws-cdk-lib. docs/pypi.md and docs/installing.md say which to install where.
             # `async`: the asyncio client's HTTP transport (AsyncSchedulerClient over the API; its direct
             # invoke needs only botocore). docs/client.md says why httpx.
-            "optional_dependencies": {"local": ["boto3>=1.34", MOTO, "rich>=13"], "async": ["httpx>=0.27,<1"]},
+            "optional_dependencies": {"cdk": CDK, "local": ["boto3>=1.34", *MOTO_LOCAL, "rich>=13"],
+                                      "async": ["httpx>=0.27,<1"]},
         },
     ),
 )

@@ -3,8 +3,12 @@
 ``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, targets``
 
 Type checkers and editors see the real classes (the imports below under ``TYPE_CHECKING``). At
-run time the construct classes load on first use, so the local engine
-(``cdk_delayed_scheduler.local``) never imports aws-cdk-lib.
+run time the construct classes load on first use (PEP 562), so the client
+(``cdk_delayed_scheduler.client``), the envelope type (``cdk_delayed_scheduler.envelope``) and the
+local engine (``cdk_delayed_scheduler.local``) never import aws-cdk-lib, which is the ``cdk`` extra
+(``pip install 'cdk-delayed-scheduler[cdk]'``). The first construct class loaded checks that
+aws-cdk-lib and constructs are installed, in the extra's ranges, and otherwise raises ImportError
+saying what to install.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ if TYPE_CHECKING:
     from .api import ApiAuthorization, SchedulerApi
     from .scheduler import DelayedScheduler
 else:
+    from ._cdk_required import require_cdk
+
     _LAZY = {
         "DelayedScheduler": ("cdk_delayed_scheduler.scheduler", "DelayedScheduler"),
         "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
@@ -32,6 +38,7 @@ else:
         if name not in _LAZY:
             raise AttributeError(f"module 'cdk_delayed_scheduler' has no attribute {name!r}")
         module_name, attribute = _LAZY[name]
+        require_cdk(name)
         module = importlib.import_module(module_name)
         value = module if attribute is None else getattr(module, attribute)
         globals()[name] = value

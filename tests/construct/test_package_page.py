@@ -1,16 +1,16 @@
 """What a user sees of the package before and right after installing it: the metadata and the PyPI
-page, the licence, the console script's ``--version`` and help, and a local engine that runs
-without aws-cdk-lib (the ``local`` extra cannot remove a core dependency, so the engine-only
-install is ``--no-deps`` plus the engine's own dependencies, and the engine never imports it).
+page, the licence, the console script's ``--version`` and help, and the wheel installed with its
+``local`` extra alone (no aws-cdk-lib, which is the ``cdk`` extra): its size, the client and the
+envelope an application uses, the local engine, and the demo.
 
-The engine-only run is a child process (this module run as a script: ``run``), which the test
-session starts as it begins (tests/conftest.py's ``EARLY_RUNS``); its test asserts on what it found."""
+That install and its runs are a child process (this module run as a script: ``run``), which the test
+session starts as it begins (tests/conftest.py's ``EARLY_RUNS``, named ``engine_only``); its tests
+assert on what it found."""
 
 from __future__ import annotations
 
 import collections
 import json
-import os
 import re
 import subprocess
 import sys
@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from construct_helpers import REPO, early_result, print_result, uv_venv
+from construct_helpers import REPO, early_result, print_result
+from wheel_install import build_wheel, install_wheel, megabytes, site_packages, user_env
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
@@ -57,6 +58,9 @@ def test_the_pypi_page_is_short_absolute_and_says_what_it_is():
         assert (REPO / link.removeprefix(f"{HOME}/blob/main/")).is_file(), link
     assert f"{HOME}/blob/main/README.md" in links
     assert "pip install cdk-delayed-scheduler" in page and "DelayedScheduler(self, " in page
+    # the construct's dependencies are the cdk extra; the engine's extra needs no --no-deps trick any more
+    assert "pip install 'cdk-delayed-scheduler[cdk]'" in page and "pip install 'cdk-delayed-scheduler[local]'" in page
+    assert "--no-deps" not in page
     assert "./dev" not in page
     for markdown in (page, (REPO / "README.md").read_text()):
         repeated = [p for p, n in collections.Counter(_paragraphs(markdown)).items() if n > 1]
@@ -89,9 +93,9 @@ def test_the_floors_and_the_page_agree():
 def test_moto_is_bounded_to_the_minor_release_the_engine_patches_were_tested_on():
     extra = [r for r in PROJECT["optional-dependencies"]["local"] if r.startswith("moto")]
     dev = [r for r in PYPROJECT["dependency-groups"]["dev"] if r.startswith("moto")]
-    assert extra == dev == ["moto[server]>=5.2,<5.3"]
+    # the engine's extra: the services it uses, not moto[server]'s every service; the tests keep moto[server]
+    assert (extra, dev) == (["moto[dynamodb,dynamodbstreams,sqs]>=5.2,<5.3"], ["moto[server]>=5.2,<5.3"])
     assert version("moto").startswith("5.2.")  # the locked, tested version is inside the bound
-    assert f"'moto[server]>=5.2,<5.3'" in (REPO / PROJECT["readme"]).read_text()
 
 
 def test_version_and_plain_help():
@@ -103,45 +107,81 @@ def test_version_and_plain_help():
         assert not re.search(r"``|:param|:class:|:meth:", text), text
 
 
-ENGINE_ONLY = """
+APPLICATION = """
 import importlib.util, json, sys, threading
+from datetime import timedelta
+from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.envelope import Envelope
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
 
-delivered, envelopes = threading.Event(), []
-def target(envelope):
-    envelopes.append(envelope)
+delivered, events = threading.Event(), []
+def target(event):
+    events.append(event)
     delivered.set()
 
-with Engine(EngineOptions(target=target, shard_count=1)) as engine:
-    status, body = ApiClient(engine.api_url).create({"delaySeconds": 0, "payload": {"hello": "no aws-cdk-lib"}})
-    assert status == 201, (status, body)
+with Engine(EngineOptions(target=target, require_signature=True, shard_count=1)) as engine:
+    created = SchedulerClient(engine.api_url, region="us-east-1").schedule(timedelta(0), {"hello": "no aws-cdk-lib"})
     assert delivered.wait(60), "no delivery"
-print(json.dumps({"installed": importlib.util.find_spec("aws_cdk") is not None, "payload": envelopes[0]["payload"],
+envelope = Envelope.from_event(events[0])
+try:
+    from cdk_delayed_scheduler import DelayedScheduler
+    refused = ""
+except ImportError as error:
+    refused = str(error)
+print(json.dumps({"installed": importlib.util.find_spec("aws_cdk") is not None, "refused": refused,
+                  "delivered": [envelope.id == created.id, envelope.payload],
                   "imported": sorted(m for m in sys.modules if m.split(".")[0] in ("aws_cdk", "jsii", "constructs"))}))
 """
 
 
+def _outcome(result: subprocess.CompletedProcess) -> dict[str, Any]:
+    return {"code": result.returncode, "stdout": result.stdout[-3000:], "stderr": result.stderr[-3000:]}
+
+
 def run() -> dict[str, Any]:
-    """The engine's dependencies only (the locked versions), and this checkout's source: the run's exit
-    code, stderr and the outcome it printed."""
-    venv = uv_venv("engine-only", [f"boto3=={version('boto3')}", f"moto[server]=={version('moto')}",
-                                    f"rich=={version('rich')}"])
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
-    env["PYTHONPATH"] = str(REPO / "src")  # the engine finds the runtime itself
-    with tempfile.TemporaryDirectory(prefix="engine-only-") as workdir:
-        result = subprocess.run([str(venv / "bin" / "python"), "-c", ENGINE_ONLY], cwd=workdir, env=env,
-                                capture_output=True, text=True, timeout=300)
-    printed = result.stdout.strip().splitlines()
-    return {"code": result.returncode, "stderr": result.stderr[-3000:],
-            "outcome": json.loads(printed[-1]) if result.returncode == 0 and printed else None}
+    """The wheel with the ``local`` extra alone, at the locked versions: its size, and an application's
+    run (the client, signing, against the engine; the envelope it delivered; the construct refused),
+    and the demo, each from a folder outside the checkout."""
+    with tempfile.TemporaryDirectory(prefix="local-extra-") as tmp:
+        root = Path(tmp)
+        venv = install_wheel(build_wheel(root / "dist"), root / "user", "local")
+        env = user_env(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+        application = subprocess.run([str(venv / "bin" / "python"), "-c", APPLICATION], cwd=root, env=env,
+                                     capture_output=True, text=True, timeout=300)
+        demo = subprocess.run([str(venv / "bin" / "cdk-delayed-scheduler"), "demo", "--timers", "4"], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=300)
+        printed = application.stdout.strip().splitlines()
+        return {"venv_mb": megabytes(venv), "site_packages_mb": megabytes(site_packages(venv)),
+                "application": _outcome(application), "demo": _outcome(demo),
+                "outcome": json.loads(printed[-1]) if application.returncode == 0 and printed else None}
+
+
+@pytest.fixture(scope="module")
+def local_extra() -> dict[str, Any]:
+    return early_result("engine_only", timeout=600)
 
 
 @pytest.mark.slow
-def test_the_local_engine_runs_without_aws_cdk_lib():
-    engine_only = early_result("engine_only", timeout=600)
-    assert engine_only["code"] == 0, engine_only["stderr"]
-    assert engine_only["outcome"] == {"installed": False, "payload": {"hello": "no aws-cdk-lib"}, "imported": []}
+def test_with_the_local_extra_alone_the_client_signs_to_the_engine_and_the_envelope_parses(local_extra):
+    assert local_extra["application"]["code"] == 0, local_extra["application"]["stderr"]
+    outcome = local_extra["outcome"]
+    assert (outcome["installed"], outcome["imported"]) == (False, [])
+    assert outcome["delivered"] == [True, {"hello": "no aws-cdk-lib"}]
+    assert "aws-cdk-lib is not installed" in outcome["refused"]
+    assert "pip install 'cdk-delayed-scheduler[cdk]'" in outcome["refused"]
+
+
+@pytest.mark.slow
+def test_the_demo_runs_with_the_local_extra_alone(local_extra):
+    demo = local_extra["demo"]
+    assert demo["code"] == 0, demo["stdout"] + demo["stderr"]
+    assert "delivered 4/4, lost 0, early 0" in demo["stdout"] and "OK: none lost, none early" in demo["stdout"]
+
+
+@pytest.mark.slow
+def test_the_local_extra_installs_in_at_most_350_mb(local_extra):
+    """moto's services the engine uses and Flask, not moto[server]'s every service (431 MB with it)."""
+    assert local_extra["venv_mb"] <= 350, local_extra
 
 
 if __name__ == "__main__":

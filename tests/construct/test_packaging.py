@@ -1,5 +1,5 @@
-"""The proof that a user's `pip install` works: build the wheel, install it into a clean
-virtual environment, and synthesize the README's stack there, with Python and with the pinned
+"""The proof that a user's `pip install` works: build the wheel, install it with its ``cdk`` extra
+(aws-cdk-lib, constructs) into a clean virtual environment, and synthesize the README's stack there, with Python and with the pinned
 `cdk` CLI, from a folder outside the repository.
 
 The Python synth also proves that cdk-nag 2 honours the construct's acknowledgements: its app is
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -29,47 +27,17 @@ import pytest
 
 from cdk_delayed_scheduler._runtime_asset import ASSET_EXCLUDES, function_asset_path, runtime_asset_path
 from construct_helpers import REPO, acknowledging_app, early_result, nag2_target, print_result, readme_stack
+from wheel_install import build_wheel, install_wheel, site_packages, user_env
 
 pytestmark = pytest.mark.slow
 
-UV = Path(sys.executable).with_name("uv")
 CDK_CLI = REPO / "integ" / "node_modules" / ".bin" / "cdk"
 #: Synthesizes ``app.py``, then prints where the installed package finds its runtime.
 SYNTH_AND_LOCATE = ("import runpy\nimport cdk_delayed_scheduler._runtime_asset as a\n"
                     "runpy.run_path('app.py', run_name='__main__')\nprint(a.runtime_asset_path())\n")
 
 
-def user_env(**extra: str) -> dict[str, str]:
-    """The environment of a user outside this checkout: none of the variables that would point
-    Python at the checkout's sources or venv (``PYTHONPATH``, ``VIRTUAL_ENV``, ``PYTHONHOME``)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    env.update(JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CDK_DISABLE_CLI_TELEMETRY="true", **extra)
-    return env
-
-
 # --- the child process --------------------------------------------------------------------------
-def _build_wheel(outdir: Path) -> Path:
-    subprocess.run([str(Path(sys.executable).with_name("hatchling")), "build", "-t", "wheel", "-d", str(outdir)],
-                   cwd=REPO, check=True, capture_output=True, text=True)
-    (built,) = outdir.glob("cdk_delayed_scheduler-*.whl")
-    return built
-
-
-def _clean_venv(wheel: Path, root: Path) -> Path:
-    venv = root / "venv"
-    env = user_env(UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
-    subprocess.run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=env)
-    # The locked versions of the runtime dependencies (aws-cdk-lib, constructs), as a user's lock would pin.
-    constraints = root / "constraints.txt"
-    exported = subprocess.run([str(UV), "export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-project",
-                               "--format", "requirements-txt"], cwd=REPO, check=True, capture_output=True, text=True,
-                              env=env).stdout
-    constraints.write_text(exported)
-    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "-c", str(constraints),
-                    str(wheel)], check=True, env=env, cwd=root)
-    return venv
-
-
 def _summary(template: dict) -> dict[str, list[str]]:
     """A template's resource types, and its functions' code S3 keys (the asset's content hash)."""
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
@@ -103,7 +71,7 @@ def _npx_synth(venv: Path, root: Path) -> dict[str, Any]:
     has appeared beside the installed runtime (as it does once the runtime is imported)."""
     if not CDK_CLI.exists():
         raise SystemExit("the pinned CDK CLI is not installed: run ./dev test (it runs npm ci in integ/)")
-    runtime = next((venv / "lib").glob("python3*/site-packages/cdk_delayed_scheduler/_runtime"))
+    runtime = site_packages(venv) / "cdk_delayed_scheduler" / "_runtime"
     subprocess.run([str(venv / "bin" / "python"), "-m", "compileall", "-q", str(runtime)], env=user_env(), check=True)
     project = root / "npx" / "my-app"
     project.mkdir(parents=True)
@@ -121,10 +89,10 @@ def run() -> dict[str, Any]:
     """Build, install and synthesize; what the tests read, as JSON-ready values."""
     with tempfile.TemporaryDirectory(prefix="packaging-") as tmp:
         root = Path(tmp)
-        wheel = _build_wheel(root / "dist")
+        wheel = build_wheel(root / "dist")
         with zipfile.ZipFile(wheel) as archive:
             names = sorted(archive.namelist())
-        venv = _clean_venv(wheel, root / "user")
+        venv = install_wheel(wheel, root / "user", "cdk")
         return {"wheel": names, "venv": str(venv), "readme": _readme_synth(venv, root / "readme-app"),
                 "npx": _npx_synth(venv, root)}
 
