@@ -12,20 +12,25 @@ timers = SchedulerClient("https://abc123.execute-api.eu-west-1.amazonaws.com")  
 # or: SchedulerClient.for_function("Timers-ApiFunction...")                       # direct invoke
 created = timers.schedule(timedelta(minutes=5), {"order": 42})
 ```
+
+``AsyncSchedulerClient`` is the same for asyncio (``await timers.schedule(...)``); over HTTP it needs
+httpx (the ``async`` extra), imported only when such a client is made.
 """
 
+from ._async_client import AsyncSchedulerClient
 from ._client import MAX_BATCH_SIZE, BatchItem, SchedulerClient
 from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundError, PayloadTooLargeError,
                       RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
 from ..envelope import Envelope
-from ._auth import TokenProvider
+from ._auth import AsyncTokenProvider, TokenProvider
 from ._models import Periodic, Removed, Schedule, ScheduleRequest, When
 from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import UnsignedRequestsWarning
 
 __all__ = [
-    "SchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
+    "SchedulerClient", "AsyncSchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
     "Schedule", "Periodic", "Removed", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When", "TokenProvider",
+    "AsyncTokenProvider",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
     "UnsignedRequestsWarning", "Envelope",

@@ -9,11 +9,14 @@ pool authorizer takes the bare token, so a bare token suits both.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Any, Awaitable, Callable, Union
 
 TokenProvider = Callable[[], str]
 """Called before every request; answers the JWT to send (a refreshed one once the last has expired)."""
+AsyncTokenProvider = Callable[[], Union[str, Awaitable[str]]]
+"""The asyncio client's :data:`TokenProvider`: a plain callable, or an async one whose answer is awaited."""
 API_KEY_HEADER = "x-api-key"
 TOKEN_HEADER = "Authorization"
 
@@ -27,25 +30,47 @@ class ApiKey:
     def headers(self) -> dict[str, str]:
         return {API_KEY_HEADER: self.key}
 
+    async def headers_async(self) -> dict[str, str]:
+        return self.headers()
+
 
 @dataclass(frozen=True)
 class Token:
     """Sends ``Authorization: <token>`` with every request, asking ``provider`` for the token each time."""
 
-    provider: TokenProvider
+    provider: Callable[[], Any]
+    """A :data:`TokenProvider`, or for the asyncio client an :data:`AsyncTokenProvider`."""
 
     def headers(self) -> dict[str, str]:
         token = self.provider()
+        if inspect.isawaitable(token):
+            _close(token)
+            raise ValueError("token returned an awaitable: an async token provider needs AsyncSchedulerClient")
+        return self._header(token)
+
+    async def headers_async(self) -> dict[str, str]:
+        token = self.provider()
+        return self._header(await token if inspect.isawaitable(token) else token)
+
+    @staticmethod
+    def _header(token: object) -> dict[str, str]:
         if not isinstance(token, str) or not token.strip():
             raise ValueError(f"token must return the JWT as a non-empty str, it returned "
                              f"{'an empty str' if isinstance(token, str) else type(token).__name__}")
         return {TOKEN_HEADER: token}
 
 
+def _close(awaitable: Awaitable[Any]) -> None:
+    """Close a coroutine that will never be awaited, so that Python does not warn it was never awaited."""
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()
+
+
 HeaderAuth = Union[ApiKey, Token]
 
 
-def header_auth(api_key: str | None, token: TokenProvider | None, sign: bool | None) -> HeaderAuth | None:
+def header_auth(api_key: str | None, token: Callable[[], Any] | None, sign: bool | None) -> HeaderAuth | None:
     """The API key or token auth asked for, or ``None`` for SigV4 (signed or not, as ``sign`` says).
 
     ``ValueError`` naming both arguments when more than one way is asked for (``sign=True`` with

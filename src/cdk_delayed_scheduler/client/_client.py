@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import builtins
-import re
-import uuid
+import time
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar, Union
-from urllib.parse import quote, urlencode
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 import botocore.session
 
-from .._contract import contract
 from ._auth import TokenProvider, header_auth
-from ._errors import SchedulerError, error_for
-from ._models import (Periodic, Removed, Schedule, ScheduleRequest, When, create_body, format_time, whole_seconds)
+from ._core import MAX_BATCH_SIZE, BatchItem, Calls, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
+from ._errors import SchedulerError
+from ._models import Periodic, Removed, Schedule, When
 from ._statuses import ScheduleStatus
-from ._transport import Backoff, HttpTransport, InvokeTransport, Transport, send_with_retries
+from ._transport import Backoff, HttpTransport, InvokeTransport, Transport
 
 T = TypeVar("T")
-MAX_BATCH_SIZE: int = contract.MAX_BATCH_SIZE
-"""How many creates one ``POST /schedule-batches`` takes (``maxBatchSize`` in the runtime's ``contract.json``)."""
-BatchItem = Union[ScheduleRequest, Mapping[str, Any]]
-_IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
-
-
-def _path_id(identifier: str) -> str:
-    return quote(identifier, safe="")
-
-
-def _time_or_none(value: datetime | None, argument: str) -> str | None:
-    return None if value is None else format_time(value, argument)
+__all__ = ["MAX_BATCH_SIZE", "BatchItem", "SchedulerClient"]
 
 
 class SchedulerClient:
@@ -76,13 +63,26 @@ class SchedulerClient:
 
     def _setup(self, transport: Transport, region: str | None, backoff: Backoff) -> None:
         self._transport = transport
-        self._backoff = backoff
+        self._calls = Calls(backoff)
         self.region = region
         """The region requests are signed for (HTTP, when signed) or sent to (direct invoke); ``None`` for a
         client with ``api_key`` or ``token`` given no region (none is needed)."""
 
-    def _call(self, method: str, path: str, body: Any | None = None) -> Any:
-        return send_with_retries(self._transport, self._backoff, method, path, body)
+    def _run(self, plan: Plan[T]) -> T:
+        """Carry out ``plan``'s steps by blocking calls and answer its result."""
+        step = next_step(plan, None)
+        while not isinstance(step, Done):
+            step = next_step(plan, self._take(step))
+        return step.value
+
+    def _take(self, step: Step) -> Any:
+        if isinstance(step, Sleep):
+            time.sleep(step.seconds)
+            return None
+        try:
+            return self._transport.send(step.method, step.path, step.body)
+        except SchedulerError as error:
+            return error
 
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
@@ -95,8 +95,7 @@ class SchedulerClient:
         retried call is idempotent. Answers the schedule's ``id``, ``due_at``, ``status``
         (``QUEUED`` or ``SCHEDULED``) and ``target``; the same id and body again answers the same.
         """
-        body = create_body(at, payload, id if id is not None else str(uuid.uuid4()), target)
-        return Schedule.from_json(self._call("POST", "/schedules", body))
+        return self._run(self._calls.schedule(at, payload, id, target))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """Schedule many at once: ``POST /schedule-batches``, ``MAX_BATCH_SIZE`` (10) items a call.
@@ -107,39 +106,11 @@ class SchedulerClient:
         ``items``: ``schedules[12].dueAt``). Items answered with throttling or a server error are
         sent again, alone, within ``max_attempts``. Raises only when a whole call fails.
         """
-        bodies = [self._item_body(index, item) for index, item in enumerate(items)]
-        results: builtins.list[Schedule | SchedulerError | None] = [None] * len(bodies)
-        for start in range(0, len(bodies), MAX_BATCH_SIZE):
-            self._batch(bodies, builtins.list(range(start, min(start + MAX_BATCH_SIZE, len(bodies)))), results)
-        return [result for result in results if result is not None]
-
-    @staticmethod
-    def _item_body(index: int, item: BatchItem) -> dict[str, Any]:
-        request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
-        schedule_id = request.id if request.id is not None else str(uuid.uuid4())
-        return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at")
-
-    def _batch(self, bodies: builtins.list[dict[str, Any]], pending: builtins.list[int],
-               results: builtins.list[Schedule | SchedulerError | None]) -> None:
-        for attempt in range(1, self._backoff.max_attempts + 1):
-            answer = self._call("POST", "/schedule-batches", {"schedules": [bodies[i] for i in pending]})
-            retry = []
-            for position, (index, result) in enumerate(zip(pending, answer["results"])):
-                if 200 <= result["status"] < 300:
-                    results[index] = Schedule.from_json(result["body"])
-                    continue
-                error = error_for(result["status"], _renumbered(result.get("body"), position, index))
-                results[index] = error
-                if error.retryable:
-                    retry.append(index)
-            pending = retry
-            if not pending or attempt == self._backoff.max_attempts:
-                return
-            self._backoff.sleep(attempt)
+        return self._run(self._calls.schedule_many(items))
 
     def get(self, id: str) -> Schedule:  # noqa: A002 - the API's name
         """The schedule with all its fields: ``GET /schedules/{id}``; :class:`NotFoundError` if unknown (or expired)."""
-        return Schedule.from_json(self._call("GET", f"/schedules/{_path_id(id)}"))
+        return self._run(self._calls.get(id))
 
     def cancel(self, id: str) -> Removed:  # noqa: A002 - the API's name
         """Cancel a schedule: ``DELETE /schedules/{id}``.
@@ -147,7 +118,7 @@ class SchedulerClient:
         Answers ``Removed(id, status="CANCELLED")`` (again for one already cancelled);
         :class:`NotFoundError` if unknown, :class:`ConflictError` once it has fired or failed.
         """
-        return Removed.from_json(self._call("DELETE", f"/schedules/{_path_id(id)}"))
+        return self._run(self._calls.cancel(id))
 
     # --- periodic timers -------------------------------------------------------------------
     def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002 - the API's name
@@ -160,26 +131,22 @@ class SchedulerClient:
         UTC). ``start_at``/``end_at`` are aware datetimes. The same body again changes nothing; a
         different one replaces the definition from its next occurrence.
         """
-        fields = {"payload": payload, "every": None if every is None else whole_seconds(every), "cron": cron,
-                  "timeZone": time_zone, "startAt": _time_or_none(start_at, "start_at"),
-                  "endAt": _time_or_none(end_at, "end_at"), "target": target}
-        body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
-        return Periodic.from_json(self._call("PUT", f"/periodic/{_path_id(id)}", body))
+        return self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target))
 
     def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """The periodic timer's definition and progress: ``GET /periodic/{id}``; :class:`NotFoundError` if unknown."""
-        return Periodic.from_json(self._call("GET", f"/periodic/{_path_id(id)}"))
+        return self._run(self._calls.get_periodic(id))
 
     def delete_periodic(self, id: str) -> Removed:  # noqa: A002 - the API's name
         """Delete a periodic timer, so that no further occurrence is delivered: ``DELETE /periodic/{id}``.
 
         Answers ``Removed(id, status="DELETED")``; :class:`NotFoundError` if unknown.
         """
-        return Removed.from_json(self._call("DELETE", f"/periodic/{_path_id(id)}"))
+        return self._run(self._calls.delete_periodic(id))
 
     def list_periodic(self, *, page_size: int | None = None) -> Iterator[Periodic]:
         """Every periodic timer: ``GET /periodic?limit=&nextToken=``, page after page as the iterator is consumed."""
-        return self._pages("/periodic", {"limit": page_size}, Periodic.from_json)
+        return self._pages("/periodic", listing_query({"limit": page_size}), Periodic.from_json)
 
     # --- listing (last: the method's name shadows the builtin in this class's body) ---------
     def list(self, *, status: ScheduleStatus | str | None = None, due_after: datetime | None = None,
@@ -191,27 +158,10 @@ class SchedulerClient:
         items carry no payload (:meth:`get` has it). The scheduler must be deployed with ``listing``.
         ``status`` is a :class:`ScheduleStatus` or its text (``"FAILED"``).
         """
-        params = {"status": None if status is None else str(status), "dueAfter": _time_or_none(due_after, "due_after"),
-                  "dueBefore": _time_or_none(due_before, "due_before"), "limit": page_size}
-        return self._pages("/schedules", params, Schedule.from_json)
+        return self._pages("/schedules", schedules_query(status, due_after, due_before, page_size), Schedule.from_json)
 
-    def _pages(self, path: str, params: Mapping[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Iterator[T]:
-        query = {name: value for name, value in params.items() if value is not None}
-        while True:
-            answer = self._call("GET", f"{path}?{urlencode(query)}" if query else path)
-            yield from (build(item) for item in answer.get("items") or [])
-            token = answer.get("nextToken")
-            if not token:
-                return
-            query["nextToken"] = token
-
-
-def _renumbered(body: Any, position: int, index: int) -> Any:
-    """A batch item's error body with ``schedules[position]`` (its place in the call) made ``schedules[index]``."""
-    if not isinstance(body, dict) or position == index:
-        return body
-    named = f"schedules[{index}]"
-    renamed = {**body, "message": _IN_BATCH.sub(named, str(body.get("message", "")))}
-    if isinstance(body.get("field"), str):
-        renamed["field"] = _IN_BATCH.sub(named, body["field"])
-    return renamed
+    def _pages(self, path: str, query: dict[str, Any] | None,
+               build: Callable[[Mapping[str, Any]], T]) -> Iterator[T]:
+        while query is not None:
+            items, query = self._run(self._calls.page(path, query, build))
+            yield from items

@@ -1,8 +1,9 @@
-"""The client's two ways to reach the api function, and its retries.
+"""The client's two ways to reach the api function, and its retry backoff.
 
 - :class:`HttpTransport`: HTTP(S) requests to the API, signed with SigV4 for ``execute-api`` (unsigned
   when there are no credentials, or when asked: a local engine needs none), or carrying an API key
-  or a JWT instead (:mod:`._auth`).
+  or a JWT instead (:mod:`._auth`); :class:`HttpEndpoint` builds and signs them, for the asyncio
+  client's transport too.
 - :class:`InvokeTransport`: ``lambda:InvokeFunction`` of the api function with the direct-invoke
   event ``{"method", "path", "body"}``, answered ``{"statusCode", "body"}``.
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,13 +24,14 @@ from urllib.parse import urlsplit
 import botocore.exceptions
 import botocore.session
 from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
+from botocore.awsrequest import AWSPreparedRequest, AWSRequest
 from botocore.config import Config
+from botocore.credentials import Credentials, RefreshableCredentials
 from botocore.httpsession import URLLib3Session
 from botocore.utils import get_environ_proxies
 
 from ._auth import HeaderAuth
-from ._errors import FunctionError, SchedulerError, ServerError, ThrottledError, TransportError, error_for
+from ._errors import FunctionError, ServerError, ThrottledError, TransportError, error_for
 
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(\.cn)?$")
 _FUNCTION_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:(?P<region>[a-z0-9-]+):")
@@ -58,7 +59,7 @@ def _region_if_any(explicit: str | None, inferred: str | None, session: botocore
     return str(region) if region else None
 
 
-def _json_or_text(raw: bytes) -> Any:
+def json_or_text(raw: bytes) -> Any:
     text = raw.decode("utf-8", "replace")
     try:
         return json.loads(text) if text.strip() else None
@@ -66,17 +67,20 @@ def _json_or_text(raw: bytes) -> Any:
         return text  # API Gateway's own error pages may be plain text
 
 
-class HttpTransport:
-    """Requests to ``api_url`` over one pool of kept-alive connections, SigV4-signed (service ``execute-api``).
+class HttpEndpoint:
+    """The HTTP API's address, region and credentials, and its requests built and signed: no I/O.
 
-    ``sign``: ``True`` signs (no credentials raise ``NoCredentialsError``), ``False`` never signs,
-    ``None`` signs when the session has credentials and otherwise sends unsigned requests, with an
-    :class:`UnsignedRequestsWarning`. With ``auth`` (an API key or a token) it never signs, and
-    needs no region (``region`` is ``None`` when none is given or configured).
+    :class:`HttpTransport` sends what it builds with botocore's ``URLLib3Session``, and the
+    asyncio client's transport with httpx. ``sign``: ``True`` signs (no credentials raise
+    ``NoCredentialsError``), ``False`` never signs, ``None`` signs when the session has
+    credentials and otherwise sends unsigned requests, with an :class:`UnsignedRequestsWarning`
+    that names the line that made the client (three frames up: the transport, the client, the
+    caller). With ``auth`` (an API key or a token) it never signs, and needs no region
+    (``region`` is ``None`` when none is given or configured).
     """
 
     def __init__(self, api_url: str, session: botocore.session.Session, region: str | None = None,
-                 timeout: float = 30.0, sign: bool | None = None, auth: HeaderAuth | None = None) -> None:
+                 sign: bool | None = None, auth: HeaderAuth | None = None) -> None:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
@@ -84,30 +88,55 @@ class HttpTransport:
         inferred = host.group("region") if host else None
         self.region: str | None = (_region_if_any(region, inferred, session) if auth is not None
                                    else _region(region, inferred, session))
-        self._base = api_url.rstrip("/")
-        self._auth = auth
-        self._credentials = session.get_credentials() if sign is not False and auth is None else None
-        if self._credentials is None and sign:
+        self.base = api_url.rstrip("/")
+        self.auth = auth
+        self.credentials: Credentials | None = (session.get_credentials() if sign is not False and auth is None
+                                                else None)
+        if self.credentials is None and sign:
             raise botocore.exceptions.NoCredentialsError()
-        if self._credentials is None and sign is None and auth is None:
-            warnings.warn(f"no AWS credentials found: requests to {self._base} go unsigned, and an API that requires "
+        if self.credentials is None and sign is None and auth is None:
+            warnings.warn(f"no AWS credentials found: requests to {self.base} go unsigned, and an API that requires "
                           "SigV4 refuses them (403); sign=False sends them unsigned without this warning",
-                          UnsignedRequestsWarning, stacklevel=3)  # the line that made the client
+                          UnsignedRequestsWarning, stacklevel=4)  # the line that made the client
+
+    def refresh_due(self) -> bool:
+        """Whether signing the next request would first refresh the credentials (botocore does that by blocking I/O)."""
+        return isinstance(self.credentials, RefreshableCredentials) and bool(self.credentials.refresh_needed())
+
+    def refresh(self) -> None:
+        """Refresh the credentials now if they are due (blocking), so that the next signature need not."""
+        if self.credentials is not None:
+            self.credentials.get_frozen_credentials()
+
+    def prepare(self, method: str, path: str, body: Any | None,
+                auth_headers: dict[str, str] | None = None) -> AWSPreparedRequest:
+        """The request to send: JSON body, the API key or token's ``auth_headers``, or a SigV4 signature."""
+        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        headers.update(auth_headers or {})
+        request = AWSRequest(method=method, url=self.base + path, data=data, headers=headers)
+        if self.credentials is not None and self.region is not None:
+            SigV4Auth(self.credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
+        return request.prepare()
+
+
+class HttpTransport:
+    """Requests to the API over one pool of kept-alive connections, built and signed by an :class:`HttpEndpoint`."""
+
+    def __init__(self, api_url: str, session: botocore.session.Session, region: str | None = None,
+                 timeout: float = 30.0, sign: bool | None = None, auth: HeaderAuth | None = None) -> None:
+        self.endpoint = HttpEndpoint(api_url, session, region, sign, auth)
+        self.region = self.endpoint.region
         self._http = URLLib3Session(proxies=get_environ_proxies(api_url), timeout=timeout)
 
     def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        if self._auth is not None:
-            headers.update(self._auth.headers())
-        request = AWSRequest(method=method, url=self._base + path, data=data, headers=headers)
-        if self._credentials is not None and self.region is not None:
-            SigV4Auth(self._credentials.get_frozen_credentials(), "execute-api", self.region).add_auth(request)
+        auth = self.endpoint.auth
+        request = self.endpoint.prepare(method, path, body, None if auth is None else auth.headers())
         try:
-            response = self._http.send(request.prepare())
+            response = self._http.send(request)
         except botocore.exceptions.BotoCoreError as exc:
-            raise TransportError(f"{method} {self._base}{path}: {exc}") from exc
-        return response.status_code, _json_or_text(response.content)
+            raise TransportError(f"{method} {self.endpoint.base}{path}: {exc}") from exc
+        return response.status_code, json_or_text(response.content)
 
 
 class InvokeTransport:
@@ -140,7 +169,7 @@ class InvokeTransport:
             raise error_for(status, {"message": message}) from exc
         except botocore.exceptions.BotoCoreError as exc:
             raise TransportError(f"lambda:Invoke of {self.function}: {exc}") from exc
-        answer = _json_or_text(response["Payload"].read())
+        answer = json_or_text(response["Payload"].read())
         if response.get("FunctionError"):
             details = answer if isinstance(answer, dict) else {}
             raise FunctionError(f"the function failed: {details.get('errorMessage') or answer}", details.get("errorType"))
@@ -161,20 +190,6 @@ class Backoff:
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
 
-    def sleep(self, retry: int) -> None:
-        time.sleep(random.uniform(0, min(self.cap, self.base * 2 ** (retry - 1))))
-
-
-def send_with_retries(transport: Transport, backoff: Backoff, method: str, path: str, body: Any | None) -> Any:
-    """The body of a 2xx answer; the typed error otherwise, after retrying throttling and 5xx (never other 4xx)."""
-    for attempt in range(1, backoff.max_attempts + 1):
-        try:
-            status, answer = transport.send(method, path, body)
-            if 200 <= status < 300:
-                return answer
-            raise error_for(status, answer)
-        except SchedulerError as error:
-            if not error.retryable or attempt == backoff.max_attempts:
-                raise
-        backoff.sleep(attempt)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+    def delay(self, retry: int) -> float:
+        """How long to wait before retry ``retry``: a random time up to its cap."""
+        return random.uniform(0, min(self.cap, self.base * 2 ** (retry - 1)))

@@ -1,0 +1,188 @@
+"""The client's calls without their I/O: what to send, how to read the answer, and when to retry.
+
+Each call of the API is a *plan*, a generator that yields the steps to take (:class:`Send` a
+request, :class:`Sleep` before a retry) and is sent each step's outcome (a ``Send``'s
+``(status, body)``, thrown in as a :class:`SchedulerError` when the request got no answer), and
+returns the typed result. :class:`~._client.SchedulerClient` carries the steps out by blocking
+calls, :class:`~._async_client.AsyncSchedulerClient` by awaiting them: both share every request
+body, every parse of an answer, the error mapping and the retries, which live here only.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Callable, Generator, Generic, Iterable, Mapping, TypeVar, Union
+from urllib.parse import quote, urlencode
+
+from .._contract import contract
+from ._errors import SchedulerError, error_for
+from ._models import Periodic, Removed, Schedule, ScheduleRequest, When, create_body, format_time, whole_seconds
+from ._statuses import ScheduleStatus
+from ._transport import Backoff
+
+T = TypeVar("T")
+MAX_BATCH_SIZE: int = contract.MAX_BATCH_SIZE
+"""How many creates one ``POST /schedule-batches`` takes (``maxBatchSize`` in the runtime's ``contract.json``)."""
+BatchItem = Union[ScheduleRequest, Mapping[str, Any]]
+_IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send one request to the api function; the plan is sent back ``(HTTP status, JSON body)``."""
+
+    method: str
+    path: str
+    body: Any | None = None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Wait ``seconds`` before the next attempt; the plan is sent back ``None``."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Done(Generic[T]):
+    """The plan finished with ``value``."""
+
+    value: T
+
+
+Step = Union[Send, Sleep]
+Plan = Generator[Step, Any, T]
+"""A call's steps; its return value is the call's result."""
+
+
+def next_step(plan: Plan[T], outcome: Any) -> Step | Done[T]:
+    """Give ``plan`` the last step's outcome (a :class:`SchedulerError` is raised inside it) and answer its next step."""
+    try:
+        return plan.throw(outcome) if isinstance(outcome, SchedulerError) else plan.send(outcome)
+    except StopIteration as done:
+        return Done(done.value)
+
+
+Page = tuple[list[T], Union[dict[str, Any], None]]
+"""A listing page's items, and the query of the next page (``None`` after the last)."""
+
+
+class Calls:
+    """Every call of the API as a plan, retried as ``backoff`` says."""
+
+    def __init__(self, backoff: Backoff) -> None:
+        self.backoff = backoff
+
+    def call(self, method: str, path: str, body: Any | None = None) -> Plan[Any]:
+        """The body of a 2xx answer; the typed error otherwise, after retrying throttling and 5xx (never other 4xx)."""
+        for attempt in range(1, self.backoff.max_attempts + 1):
+            try:
+                status, answer = yield Send(method, path, body)
+                if 200 <= status < 300:
+                    return answer
+                raise error_for(status, answer)
+            except SchedulerError as error:
+                if not error.retryable or attempt == self.backoff.max_attempts:
+                    raise
+            yield Sleep(self.backoff.delay(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    # --- one-shot schedules ---------------------------------------------------------------
+    def schedule(self, at: When, payload: Any, schedule_id: str | None, target: str | None) -> Plan[Schedule]:
+        body = create_body(at, payload, schedule_id if schedule_id is not None else str(uuid.uuid4()), target)
+        return Schedule.from_json((yield from self.call("POST", "/schedules", body)))
+
+    def schedule_many(self, items: Iterable[BatchItem]) -> Plan[list[Schedule | SchedulerError]]:
+        bodies = [_item_body(index, item) for index, item in enumerate(items)]
+        results: list[Schedule | SchedulerError | None] = [None] * len(bodies)
+        for start in range(0, len(bodies), MAX_BATCH_SIZE):
+            yield from self._batch(bodies, list(range(start, min(start + MAX_BATCH_SIZE, len(bodies)))), results)
+        return [result for result in results if result is not None]
+
+    def _batch(self, bodies: list[dict[str, Any]], pending: list[int],
+               results: list[Schedule | SchedulerError | None]) -> Plan[None]:
+        for attempt in range(1, self.backoff.max_attempts + 1):
+            answer = yield from self.call("POST", "/schedule-batches", {"schedules": [bodies[i] for i in pending]})
+            retry = []
+            for position, (index, result) in enumerate(zip(pending, answer["results"])):
+                if 200 <= result["status"] < 300:
+                    results[index] = Schedule.from_json(result["body"])
+                    continue
+                error = error_for(result["status"], _renumbered(result.get("body"), position, index))
+                results[index] = error
+                if error.retryable:
+                    retry.append(index)
+            pending = retry
+            if not pending or attempt == self.backoff.max_attempts:
+                return
+            yield Sleep(self.backoff.delay(attempt))
+
+    def get(self, schedule_id: str) -> Plan[Schedule]:
+        return Schedule.from_json((yield from self.call("GET", f"/schedules/{_path_id(schedule_id)}")))
+
+    def cancel(self, schedule_id: str) -> Plan[Removed]:
+        return Removed.from_json((yield from self.call("DELETE", f"/schedules/{_path_id(schedule_id)}")))
+
+    # --- periodic timers -------------------------------------------------------------------
+    def put_periodic(self, periodic_id: str, payload: Any, every: int | timedelta | None, cron: str | None,
+                     time_zone: str | None, start_at: datetime | None, end_at: datetime | None,
+                     target: str | None) -> Plan[Periodic]:
+        fields = {"payload": payload, "every": None if every is None else whole_seconds(every), "cron": cron,
+                  "timeZone": time_zone, "startAt": _time_or_none(start_at, "start_at"),
+                  "endAt": _time_or_none(end_at, "end_at"), "target": target}
+        body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
+        return Periodic.from_json((yield from self.call("PUT", f"/periodic/{_path_id(periodic_id)}", body)))
+
+    def get_periodic(self, periodic_id: str) -> Plan[Periodic]:
+        return Periodic.from_json((yield from self.call("GET", f"/periodic/{_path_id(periodic_id)}")))
+
+    def delete_periodic(self, periodic_id: str) -> Plan[Removed]:
+        return Removed.from_json((yield from self.call("DELETE", f"/periodic/{_path_id(periodic_id)}")))
+
+    # --- listings ----------------------------------------------------------------------------
+    def page(self, path: str, query: dict[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Plan[Page[T]]:
+        """One page of a listing at ``query``; the next page's query follows its ``nextToken``."""
+        answer = yield from self.call("GET", f"{path}?{urlencode(query)}" if query else path)
+        token = answer.get("nextToken")
+        return [build(item) for item in answer.get("items") or []], ({**query, "nextToken": token} if token else None)
+
+
+def schedules_query(status: ScheduleStatus | str | None, due_after: datetime | None, due_before: datetime | None,
+                    page_size: int | None) -> dict[str, Any]:
+    """``GET /schedules``'s first query; ``ValueError`` naming the argument for a naive datetime."""
+    return listing_query({"status": None if status is None else str(status),
+                           "dueAfter": _time_or_none(due_after, "due_after"),
+                           "dueBefore": _time_or_none(due_before, "due_before"), "limit": page_size})
+
+
+def listing_query(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A listing's first query: the parameters given (``None`` ones left out)."""
+    return {name: value for name, value in params.items() if value is not None}
+
+
+def _path_id(identifier: str) -> str:
+    return quote(identifier, safe="")
+
+
+def _time_or_none(value: datetime | None, argument: str) -> str | None:
+    return None if value is None else format_time(value, argument)
+
+
+def _item_body(index: int, item: BatchItem) -> dict[str, Any]:
+    request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
+    schedule_id = request.id if request.id is not None else str(uuid.uuid4())
+    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at")
+
+
+def _renumbered(body: Any, position: int, index: int) -> Any:
+    """A batch item's error body with ``schedules[position]`` (its place in the call) made ``schedules[index]``."""
+    if not isinstance(body, dict) or position == index:
+        return body
+    named = f"schedules[{index}]"
+    renamed = {**body, "message": _IN_BATCH.sub(named, str(body.get("message", "")))}
+    if isinstance(body.get("field"), str):
+        renamed["field"] = _IN_BATCH.sub(named, body["field"])
+    return renamed
