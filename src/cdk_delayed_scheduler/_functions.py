@@ -66,12 +66,26 @@ def logging_config(level: LogLevel) -> dict[str, Any]:
     )
 
 
-def function_options(runtime: lambda_.Runtime, architecture: lambda_.Architecture, level: LogLevel) -> dict[str, Any]:
+def function_options(runtime: lambda_.Runtime, architecture: lambda_.Architecture, level: LogLevel,
+                     tracing: lambda_.Tracing = lambda_.Tracing.DISABLED) -> dict[str, Any]:
     """What every runtime function shares: runtime, architecture, the code asset (the runtime and the
-    ``tzdata`` package, see ``function_asset_path``), log settings."""
+    ``tzdata`` package, see ``function_asset_path``), log settings, X-Ray tracing."""
     return dict(runtime=runtime, architecture=architecture,
                 code=lambda_.Code.from_asset(str(function_asset_path()), exclude=ASSET_EXCLUDES),
-                **logging_config(level))
+                tracing=tracing, **logging_config(level))
+
+
+def acknowledge_tracing(role: iam.Role, tracing: Any) -> None:
+    """AwsSolutions-IAM5 on the X-Ray statement Lambda's tracing adds to ``role``: X-Ray's write actions
+    take no resource."""
+    if tracing is None or tracing == lambda_.Tracing.DISABLED:
+        return
+    _nag.acknowledge(
+        role.node.find_child("DefaultPolicy"),
+        rule="AwsSolutions-IAM5[Resource::*]",
+        reason="X-Ray tracing (the tracing prop): xray:PutTraceSegments and xray:PutTelemetryRecords do not "
+               "support resource-level permissions, so Lambda's tracing grants them on *.",
+    )
 
 
 def runtime_function(scope: Construct, id: str, module: str, memory_size: Any, timeout: Duration, description: str,
@@ -88,4 +102,5 @@ def runtime_function(scope: Construct, id: str, module: str, memory_size: Any, t
                                 memory_size=memory_size, timeout=timeout, runtime=runtime, role=role,
                                 log_group=log_group, environment=dict(environment), **options)
     acknowledge_pinned_runtime(function, runtime)
+    acknowledge_tracing(role, options.get("tracing"))
     return function

@@ -18,11 +18,13 @@ from ._functions import DEFAULT_RUNTIME
 from ._log_level import LogLevel
 from ._validation import (check_duration, check_log_level, check_non_empty, check_range, check_runtime, check_type,
                           check_whole_seconds, describe, seconds, seconds_or_days)
-from .api import SchedulerApi
+from .api import SchedulerApi, SchedulerApiKind
 from .targets import IScheduleTarget, check_target
 
 #: The least provisioned capacity ``read_capacity`` or ``write_capacity`` may be.
 MIN_CAPACITY_UNITS = 1
+#: The longest name API Gateway takes for an API (HTTP or REST): ``api_name``'s limit.
+MAX_API_NAME_LENGTH = 128
 
 
 def default_of(bounds: contract.Bounds) -> int:
@@ -40,6 +42,7 @@ class SchedulerProps:
     target: IScheduleTarget
     extra_targets: Optional[Mapping[str, IScheduleTarget]]
     api: SchedulerApi
+    api_name: Optional[str]
     shard_count: int
     delay_window: Duration
     history_retention: Duration
@@ -49,11 +52,13 @@ class SchedulerProps:
     write_capacity: Optional[int]
     encryption_key: Optional[kms.IKey]
     point_in_time_recovery: bool
+    deletion_protection: Optional[bool]
     removal_policy: RemovalPolicy
     log_level: LogLevel
     log_retention: logs.RetentionDays
     runtime: lambda_.Runtime
     architecture: lambda_.Architecture
+    tracing: lambda_.Tracing
     api_memory_size: int
     sweeper_memory_size: int
     enqueuer_memory_size: int
@@ -62,6 +67,7 @@ class SchedulerProps:
     dispatcher_batch_size: int
     dispatcher_max_batching_window: Optional[Duration]
     dispatcher_max_concurrency: Optional[int]
+    dispatcher_reserved_concurrency: Optional[int]
     max_receive_count: int
     stream_batch_size: int
     stream_retry_attempts: int
@@ -79,6 +85,14 @@ class SchedulerProps:
         for rule in RULES:
             rule(props)
         return props
+
+    @property
+    def table_deletion_protection(self) -> Optional[bool]:
+        """The table's ``DeletionProtectionEnabled``: as given, else on unless the table is destroyed with
+        the stack (``None``, left out of the template, when off by that default)."""
+        if self.deletion_protection is not None:
+            return self.deletion_protection
+        return None if self.removal_policy == RemovalPolicy.DESTROY else True
 
     def memory_size(self, function: str) -> int:
         """The memory of ``function`` (``"api"``, ``"sweeper"``, ``"enqueuer"``, ``"dispatcher"``), in MiB."""
@@ -155,6 +169,35 @@ def _capacity_only_provisioned(props: SchedulerProps) -> None:
         raise ValueError("read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED")
 
 
+def _api_name_fits(props: SchedulerProps) -> None:
+    name = props.api_name
+    if name is None or Token.is_unresolved(name):
+        return
+    if props.api.kind == SchedulerApiKind.NONE:
+        raise ValueError("api_name: there is no API to name with api=SchedulerApi.none()")
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_API_NAME_LENGTH:
+        raise ValueError(f"api_name: must be 1-{MAX_API_NAME_LENGTH} characters, got {describe(name)}"
+                         + (f" ({len(name)} characters)" if isinstance(name, str) else ""))
+
+
+def _reserved_covers_the_pollers(props: SchedulerProps) -> None:
+    """Reserved concurrency below what the delayer queue's pollers may start throttles their invocations,
+    and each throttled batch counts as a receive of its messages, which then reach the dead-letter queue."""
+    reserved, pollers = props.dispatcher_reserved_concurrency, props.dispatcher_max_concurrency
+    if reserved is None or Token.is_unresolved(reserved):
+        return
+    if pollers is None:
+        raise ValueError(
+            f"dispatcher_reserved_concurrency: needs dispatcher_max_concurrency (at most {reserved}): without it "
+            "the delayer queue's pollers start more dispatcher invocations than are reserved, and each throttled "
+            "batch counts as a receive of its messages, which reach the dead-letter queue after max_receive_count")
+    if not Token.is_unresolved(pollers) and reserved < pollers:
+        raise ValueError(
+            f"dispatcher_reserved_concurrency: must be >= dispatcher_max_concurrency ({pollers}), got {reserved}: "
+            "the delayer queue's pollers start up to dispatcher_max_concurrency invocations, and a throttled batch "
+            "counts as a receive of its messages")
+
+
 def _concrete_dispatcher_timeout(props: SchedulerProps) -> None:
     if Token.is_unresolved(props.dispatcher_timeout.to_seconds()):
         raise ValueError(f"dispatcher_timeout: must be a concrete duration, not a token (the delayer queue's "
@@ -196,6 +239,8 @@ RULES: tuple[Rule, ...] = (
     _of_kind("log_retention", logs.RetentionDays, "a RetentionDays, e.g. RetentionDays.ONE_WEEK"),
     _of_kind("architecture", lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
     _of_kind("listing", bool, "True or False"),
+    _of_kind("deletion_protection", bool, "True or False"),
+    _of_kind("tracing", lambda_.Tracing, "a Tracing, e.g. Tracing.ACTIVE"),
     lambda props: check_log_level(props.log_level),
     lambda props: check_runtime(props.runtime),
     *(_whole_seconds(prop) for prop in _DURATIONS),
@@ -204,6 +249,7 @@ RULES: tuple[Rule, ...] = (
     _in_range("delay_window", contract.DELAY_WINDOW_SECONDS, unit="seconds"),
     _in_range("history_retention", contract.HISTORY_RETENTION_SECONDS, show=seconds_or_days),
     _in_range("max_receive_count", contract.MAX_RECEIVE_COUNT),
+    _api_name_fits,
     _capacity_only_provisioned,
     _at_least("read_capacity", MIN_CAPACITY_UNITS),
     _at_least("write_capacity", MIN_CAPACITY_UNITS),
@@ -214,6 +260,8 @@ RULES: tuple[Rule, ...] = (
     _in_range("dispatcher_batch_size", contract.DISPATCHER_BATCH_SIZE),
     _in_range("dispatcher_max_batching_window", contract.DISPATCHER_MAX_BATCHING_WINDOW_SECONDS, unit="seconds"),
     _in_range("dispatcher_max_concurrency", contract.DISPATCHER_MAX_CONCURRENCY),
+    _at_least("dispatcher_reserved_concurrency", contract.DISPATCHER_MAX_CONCURRENCY.min),
+    _reserved_covers_the_pollers,
     _in_range("stream_batch_size", contract.STREAM_BATCH_SIZE),
     _in_range("stream_retry_attempts", contract.STREAM_RETRY_ATTEMPTS),
     lambda props: check_non_empty("metrics_namespace", props.metrics_namespace),

@@ -57,12 +57,16 @@ class BuiltApi:
 
 
 def build(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
-          access_logs: Optional[logs.ILogGroup]) -> Optional[BuiltApi]:
-    """The API ``scheduler_api`` chose; ``None`` for ``SchedulerApi.none()`` (its factories make the only kinds)."""
+          access_logs: Optional[logs.ILogGroup], *, api_name: Optional[str] = None,
+          tracing: lambda_.Tracing = lambda_.Tracing.DISABLED) -> Optional[BuiltApi]:
+    """The API ``scheduler_api`` chose, named ``api_name`` (``None``: CDK's default, the construct id);
+    ``None`` for ``SchedulerApi.none()`` (its factories make the only kinds). ``Tracing.ACTIVE`` traces
+    the REST stage; an HTTP API has no X-Ray tracing."""
     if scheduler_api.kind == SchedulerApiKind.HTTP:
-        return _http_api(scope, function, scheduler_api, access_logs)
+        return _http_api(scope, function, scheduler_api, access_logs, api_name)
     if scheduler_api.kind == SchedulerApiKind.REST:
-        return _rest_api(scope, function, scheduler_api, access_logs)
+        return _rest_api(scope, function, scheduler_api, access_logs, api_name,
+                         traced=tracing == lambda_.Tracing.ACTIVE)
     return None
 
 
@@ -99,11 +103,12 @@ def _http_authorizer(authorization: ApiAuthorization) -> Optional[apigwv2.IHttpR
 
 
 def _http_api(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
-              access_logs: Optional[logs.ILogGroup]) -> BuiltApi:
+              access_logs: Optional[logs.ILogGroup], api_name: Optional[str]) -> BuiltApi:
     authorization = scheduler_api.authorization
     api = apigwv2.HttpApi(
         scope,
         "HttpApi",
+        api_name=api_name,
         description=DESCRIPTION,
         create_default_stage=False,
         default_authorizer=_http_authorizer(authorization),
@@ -166,7 +171,7 @@ def _account_setting(scope: Construct, scheduler_api: SchedulerApi) -> tuple[boo
 
 
 def _rest_api(scope: Construct, function: lambda_.IFunction, scheduler_api: SchedulerApi,
-              access_logs: Optional[logs.ILogGroup]) -> BuiltApi:
+              access_logs: Optional[logs.ILogGroup], api_name: Optional[str], *, traced: bool) -> BuiltApi:
     method_options = _rest_method_options(scope, scheduler_api.authorization)
     destination = apigw.LogGroupLogDestination(access_logs) if access_logs is not None else None
     log_format = apigw.AccessLogFormat.json_with_standard_fields(
@@ -177,6 +182,7 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, scheduler_api: Sche
     api = apigw.RestApi(
         scope,
         "Api",
+        rest_api_name=api_name,
         description=DESCRIPTION,
         endpoint_types=[apigw.EndpointType.REGIONAL],
         cloud_watch_role=create_account,
@@ -189,6 +195,7 @@ def _rest_api(scope: Construct, function: lambda_.IFunction, scheduler_api: Sche
             metrics_enabled=True,
             access_log_destination=destination,
             access_log_format=log_format,
+            tracing_enabled=True if traced else None,
         ),
     )
 

@@ -31,7 +31,8 @@ KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
 
 def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, read_capacity: Optional[int],
                     write_capacity: Optional[int], encryption_key: Optional[kms.IKey], point_in_time_recovery: bool,
-                    removal_policy: RemovalPolicy, listing: bool) -> dynamodb.Table:
+                    removal_policy: RemovalPolicy, listing: bool,
+                    deletion_protection: Optional[bool] = None) -> dynamodb.Table:
     """``Table``: partition key ``pk``, sort key ``sk``, TTL ``expiresAt``, a NEW_AND_OLD_IMAGES stream;
     with ``listing``, the listing index (names from ``contract.json``), keys only, with the table's
     capacity when provisioned."""
@@ -53,6 +54,7 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, rea
         encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key else dynamodb.TableEncryption.DEFAULT,
         encryption_key=encryption_key,
         removal_policy=removal_policy,
+        deletion_protection=deletion_protection,
     )
     if listing:
         index = contract.LISTING

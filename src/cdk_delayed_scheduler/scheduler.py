@@ -87,6 +87,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         or ``SchedulerApi.none()`` (direct invoke only); each takes its authorization, throttling
         and access logging. Default: ``SchedulerApi.http()`` (IAM authorization, 100 requests per
         second, burst 200, access logs on).
+    :param api_name: the API's name, as the API Gateway console and CLI list it. Allowed: 1-128
+        characters; not with ``SchedulerApi.none()``. Default: CDK's, the construct id (``HttpApi``
+        or ``Api``).
     :param shard_count: how many partitions timers are spread over (no hot keys). The sweeper
         queries each one every minute. Allowed: 1-256. Default: 16.
     :param delay_window: schedules due within this window go straight to the delayer queue,
@@ -112,6 +115,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
     :param encryption_key: a customer managed KMS key for the table and both queues.
         Default: the table uses an AWS owned key, the queues SQS-managed SSE.
     :param point_in_time_recovery: continuous backups of the table. Default: true.
+    :param deletion_protection: the table's deletion protection: DynamoDB refuses to delete it (from
+        the console, the API, or a stack update that replaces or removes it) until it is turned off.
+        Default: true, unless ``removal_policy`` is ``RemovalPolicy.DESTROY`` (a table meant to go with
+        its stack, whose deletion protection would make the stack's deletion fail).
     :param removal_policy: what happens to the table (it holds the schedules) and the log
         groups when they leave the stack. Default: ``RemovalPolicy.RETAIN``.
     :param log_level: the runtime's log level (``LOG_LEVEL``): ``LogLevel.DEBUG``, ``.INFO``,
@@ -128,6 +135,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         Python, cdk-nag's AwsSolutions-L1 finding on the pinned default is acknowledged; set
         ``runtime`` to move.)
     :param architecture: the functions' processor architecture. Default: ``Architecture.ARM_64``.
+    :param tracing: X-Ray tracing of the four functions (``Tracing.ACTIVE`` or ``.PASS_THROUGH``); each
+        role is then allowed ``xray:PutTraceSegments`` and ``xray:PutTelemetryRecords``, which X-Ray
+        grants only on ``*``. ``Tracing.ACTIVE`` also traces the REST API's stage (an HTTP API has no
+        X-Ray tracing). Default: ``Tracing.DISABLED``.
     :param api_memory_size: the api function's memory, in MiB. Allowed: 128-10240. Default: 256.
     :param sweeper_memory_size: the sweeper's memory, in MiB. Allowed: 128-10240. Default: 256.
     :param enqueuer_memory_size: the enqueuer's memory, in MiB. Allowed: 128-10240. Default: 128.
@@ -146,6 +157,11 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         Allowed: 0-300 seconds; a longer window makes deliveries later. Default: none.
     :param dispatcher_max_concurrency: the most concurrent dispatcher invocations the queue
         starts (protects a target from bursts). Allowed: 2-1000. Default: no limit.
+    :param dispatcher_reserved_concurrency: concurrency reserved for the dispatcher out of the
+        account's, so other functions cannot starve deliveries (and deliveries cannot take more).
+        Allowed: >= 2, with ``dispatcher_max_concurrency`` set and at most this (else throttled
+        batches would count as receives and park messages in the dead-letter queue). Default: none
+        (the account's unreserved pool).
     :param max_receive_count: deliveries of one message before it is parked in the
         dead-letter queue. Allowed: 1-1000. Default: 5. All of them must fall within the delayer queue's
         4-day retention: ``delay_window`` + ``max_receive_count`` x 6 x ``dispatcher_timeout`` at most 4
@@ -167,6 +183,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         target: IScheduleTarget,
         extra_targets: Optional[Mapping[str, IScheduleTarget]] = None,
         api: Optional[SchedulerApi] = None,
+        api_name: Optional[str] = None,
         shard_count: int = default_of(contract.SHARD_COUNT),
         delay_window: Optional[Duration] = None,
         history_retention: Optional[Duration] = None,
@@ -176,11 +193,13 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         write_capacity: Optional[int] = None,
         encryption_key: Optional[kms.IKey] = None,
         point_in_time_recovery: bool = True,
+        deletion_protection: Optional[bool] = None,
         removal_policy: RemovalPolicy = RemovalPolicy.RETAIN,
         log_level: Optional[LogLevel] = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         runtime: Optional[lambda_.Runtime] = None,
         architecture: Optional[lambda_.Architecture] = None,
+        tracing: lambda_.Tracing = lambda_.Tracing.DISABLED,
         api_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["api"],
         sweeper_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["sweeper"],
         enqueuer_memory_size: int = contract.DEFAULT_MEMORY_SIZES_MIB["enqueuer"],
@@ -189,6 +208,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         dispatcher_batch_size: int = default_of(contract.DISPATCHER_BATCH_SIZE),
         dispatcher_max_batching_window: Optional[Duration] = None,
         dispatcher_max_concurrency: Optional[int] = None,
+        dispatcher_reserved_concurrency: Optional[int] = None,
         max_receive_count: int = default_of(contract.MAX_RECEIVE_COUNT),
         stream_batch_size: int = default_of(contract.STREAM_BATCH_SIZE),
         stream_retry_attempts: int = default_of(contract.STREAM_RETRY_ATTEMPTS),
@@ -215,6 +235,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
             self, billing_mode=props.billing_mode, read_capacity=props.read_capacity,
             write_capacity=props.write_capacity, encryption_key=props.encryption_key,
             point_in_time_recovery=props.point_in_time_recovery, removal_policy=props.removal_policy,
+            deletion_protection=props.table_deletion_protection,
             listing=props.listing)
         """The Schedules table (partition key ``pk``, sort key ``sk``, TTL attribute ``expiresAt``)."""
         self.listing_index_name: Optional[str] = contract.LISTING["indexName"] if props.listing else None
@@ -243,7 +264,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         # --- functions ---------------------------------------------------------------------
         options = dict(environment=self._environment(props), log_retention=props.log_retention,
                        removal_policy=props.removal_policy,
-                       **function_options(props.runtime, props.architecture, props.log_level))
+                       **function_options(props.runtime, props.architecture, props.log_level, props.tracing))
 
         self.api_function: lambda_.Function = runtime_function(
             self, "ApiFunction", "api", props.api_memory_size, Duration.seconds(contract.API_FUNCTION_TIMEOUT_SECONDS),
@@ -260,7 +281,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         """Turns each claimed schedule (a stream REMOVE record) into a delayed message."""
         self.dispatcher_function: lambda_.Function = runtime_function(
             self, "DispatcherFunction", "dispatcher", props.dispatcher_memory_size, props.dispatcher_timeout,
-            "Delivers due schedules to their targets.", **options)
+            "Delivers due schedules to their targets.",
+            reserved_concurrent_executions=props.dispatcher_reserved_concurrency, **options)
         """Delivers due schedules from the delayer queue to their targets."""
 
         self._grant_runtime()  # least privilege, per function
@@ -286,7 +308,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         if props.api.kind != SchedulerApiKind.NONE and props.api.access_logging:
             access_logs = logs.LogGroup(self, "ApiAccessLogs", retention=props.log_retention,
                                         removal_policy=props.removal_policy)
-        self._built_api = _scheduler_apis.build(self, self.api_function, props.api, access_logs)
+        self._built_api = _scheduler_apis.build(self, self.api_function, props.api, access_logs,
+                                                api_name=props.api_name, tracing=props.tracing)
         built = self._built_api
         self.api: Optional[Union[apigwv2.HttpApi, apigw.RestApi]] = built.api if built else None
         """The API: an ``HttpApi`` (``SchedulerApi.http()``), a ``RestApi`` (``SchedulerApi.rest()``),

@@ -50,11 +50,12 @@ class SecurityAssembly:
 @pytest.fixture(scope="session")
 def security_assembly(tmp_path_factory) -> SecurityAssembly:
     """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
-    rotation where ``key``, ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to
+    rotation where ``key``, X-Ray tracing where ``tracing``, ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to
     ``Reader``), synthesized once with cdk-nag's AwsSolutions as a validation plugin."""
     import aws_cdk as cdk
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_lambda as lambda_
     from cdk_nag import AwsSolutionsChecks
 
     from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
@@ -68,7 +69,8 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
         key = kms.Key(stack, "Key", enable_key_rotation=True) if variant["key"] else None
         api = {"HTTP": SchedulerApi.http, "REST": SchedulerApi.rest, "NONE": SchedulerApi.none}[variant["api"]]()
         scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(nag_clean_callback(stack)), api=api,
-                                     encryption_key=key, listing=variant["listing"])
+                                     encryption_key=key, listing=variant["listing"],
+                                     tracing=lambda_.Tracing.ACTIVE if variant["tracing"] else lambda_.Tracing.DISABLED)
         scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
         if scheduler.api is not None:
             scheduler.grant_read(iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal()))

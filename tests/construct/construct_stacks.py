@@ -63,6 +63,8 @@ CUSTOM_PROPS: dict[str, Any] = dict(
     dispatcher_timeout=cdk.Duration.seconds(120), dispatcher_batch_size=5,
     dispatcher_max_batching_window=cdk.Duration.seconds(2), dispatcher_max_concurrency=7, max_receive_count=3,
     stream_batch_size=50, stream_retry_attempts=4, metrics_namespace="Acme/Timers",
+    api_name="acme-timers", tracing=lambda_.Tracing.ACTIVE, deletion_protection=True,
+    dispatcher_reserved_concurrency=10,
 )
 
 

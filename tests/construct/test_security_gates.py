@@ -1,6 +1,6 @@
 """Security gates on the synthesized construct, over one app of seven schedulers (``security_assembly``
 in conftest.py, synthesized once per session): each API kind, with and without a customer managed
-key, with and without an explicit environment.
+key, with and without an explicit environment, and one with X-Ray tracing.
 
 - IAM: exactly what each principal is granted (a literal table: any added permission fails), no
   wildcard action, each resource wildcard acknowledged with its reason; the grantees of
@@ -66,6 +66,8 @@ WITH_KEY = {
     "DispatcherFunctionRole": on(KEY, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"),
     "events.amazonaws.com": on("* of <Key>", "kms:GenerateDataKey", "kms:Decrypt"),
 }
+WITH_TRACING = {f"{function}FunctionRole": on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords")
+                for function in ("Api", "Sweeper", "Enqueuer", "Dispatcher")}
 #: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("POST", "/schedule-batches"),
           ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"), ("DELETE", "/periodic/*"),
@@ -95,7 +97,9 @@ def creates_logging_role(name: str) -> bool:
 def expected_grants(name: str) -> dict[str, set[tuple[str, str]]]:
     variant = SECURITY_VARIANTS[name]
     expected = {principal: set(rows) for principal, rows in FUNCTION_ROLES.items()}
-    for extra in ([WITH_LISTING] if variant["listing"] else []) + ([WITH_KEY] if variant["key"] else []):
+    extras = [table for table, on_ in ((WITH_LISTING, variant["listing"]), (WITH_KEY, variant["key"]),
+                                      (WITH_TRACING, variant["tracing"])) if on_]
+    for extra in extras:
         for principal, rows in extra.items():
             expected[principal] |= rows
     invoke = on("<ApiFunction.Arn>", "lambda:InvokeFunction")
@@ -123,6 +127,8 @@ ARN = r"arn:\$\{AWS::Partition\}:execute-api:(\$\{AWS::Region\}|eu-west-1):(\$\{
 ACKNOWLEDGED = [
     (r"dynamodb:ListStreams", r"\*",
      "ListStreams has no resource-level permissions in IAM; the stream reads are on this table's stream"),
+    (r"xray:(PutTraceSegments|PutTelemetryRecords)", r"\*",
+     "X-Ray's write actions take no resource: Lambda's tracing grants them on * (the tracing prop)"),
     (r"logs:(CreateLogStream|PutLogEvents)", r"log-group:<(Api|Sweeper|Enqueuer|Dispatcher)FunctionLogs>:\*",
      "a log group's ARN ends in :* (its streams): each function writes to its own group only"),
     (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT)/(schedules|periodic)/\*",
