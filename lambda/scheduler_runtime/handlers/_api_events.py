@@ -10,7 +10,9 @@
   value was parsed by Lambda, so its numbers arrive as binary floats and are read by their
   shortest decimal form; given as JSON text, they are read with the digits written, as over HTTP.
 
-The routes, bodies and status codes are the same through each door.
+The routes, bodies and status codes are the same through each door. A fourth kind of event, a
+CloudFormation custom resource event for a periodic timer declared in a stack, is told apart by
+:func:`is_resource_event` and answered by :mod:`._periodic_resource` through the same routes.
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ class ApiRequest:
 def is_direct(event: Any) -> bool:
     """Whether ``event`` came by direct invoke rather than through API Gateway."""
     return not (isinstance(event, dict) and ("httpMethod" in event or event.get("version") == "2.0"))
+
+
+def is_resource_event(event: Any) -> bool:
+    """Whether ``event`` is a CloudFormation custom resource event (a ``PeriodicTimer`` of the stack, which
+    CDK's provider framework passes on; answered by :mod:`._periodic_resource`)."""
+    return isinstance(event, dict) and "RequestType" in event and "ResourceProperties" in event
 
 
 def parse_event(event: Any) -> ApiRequest:

@@ -24,7 +24,7 @@ from ..core import states
 from ..core.timeparse import format_rfc3339_ms, now_ms
 from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create
 from ..observability import log_event
-from ._api_events import is_direct, parse_event, respond
+from ._api_events import is_direct, is_resource_event, parse_event, respond
 from ._router import Answer, Call, Operations, Router
 from ._views import describe_record
 
@@ -33,6 +33,10 @@ OPERATIONS = Operations()
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    if is_resource_event(event):  # a PeriodicTimer of the stack, through CDK's provider framework
+        from ._periodic_resource import answer_resource_event  # noqa: PLC0415 - loaded by deploys only
+
+        return answer_resource_event(ROUTER, current(), event)
     direct = is_direct(event)
     try:
         request = parse_event(event)
