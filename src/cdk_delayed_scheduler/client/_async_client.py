@@ -106,7 +106,7 @@ class AsyncSchedulerClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the client's connections; it cannot be used after."""
+        """Close the client's connections; a call after that raises ``RuntimeError`` (over HTTP)."""
         await self._transport.aclose()
 
     async def _run(self, plan: Plan[T]) -> T:
