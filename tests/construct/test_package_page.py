@@ -179,9 +179,11 @@ def test_the_demo_runs_with_the_local_extra_alone(local_extra):
 
 
 @pytest.mark.slow
-def test_the_local_extra_installs_in_at_most_350_mb(local_extra):
+def test_the_local_extra_installs_in_at_most_350_mb_as_the_readme_states(local_extra):
     """moto's services the engine uses and Flask, not moto[server]'s every service (431 MB with it)."""
     assert local_extra["venv_mb"] <= 350, local_extra
+    stated = int(re.search(r"`\[local\]` (\d+) MB", (REPO / "README.md").read_text()).group(1))
+    assert abs(stated - local_extra["venv_mb"]) <= 10, (stated, local_extra["venv_mb"])
 
 
 if __name__ == "__main__":
