@@ -19,7 +19,7 @@ class Crash(BaseException):
     """The dispatcher's process dies: nothing of the runtime can catch it."""
 
 
-def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_the_chain_goes_on(aws):
+def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_the_chain_goes_on(aws, unhurried_start):
     put("lost-answer", {"every": 2, "payload": 1})
     message = occurrence(aws)
 
@@ -37,7 +37,7 @@ def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_
     assert call_api("GET", "/periodic/lost-answer")[1]["firedCount"] == 2
 
 
-def test_an_occurrence_whose_dispatcher_died_after_the_advance_is_delivered_when_its_message_returns(aws):
+def test_an_occurrence_whose_dispatcher_died_after_the_advance_is_delivered_when_its_message_returns(aws, unhurried_start):
     put("crashy", {"every": 1, "payload": 1})
     first = occurrence(aws)
 
@@ -105,7 +105,7 @@ def test_an_occurrence_read_before_its_predecessors_slow_advance_landed_waits_fo
         time.sleep(0.05)
 
 
-def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_then_dropped_once_re_armed(aws):
+def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_then_dropped_once_re_armed(aws, unhurried_start):
     put("stalled", {"every": 1, "payload": 1})
     first = occurrence(aws)
     with faulty("dynamodb", update_item=lambda real, **kwargs: (_ for _ in ()).throw(
