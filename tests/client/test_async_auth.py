@@ -113,14 +113,9 @@ def test_the_sync_client_refuses_an_async_provider_naming_the_async_client(scrip
     assert server.seen == []
 
 
-@pytest.mark.parametrize("arguments, named", [
-    ({"api_key": "k", "token": lambda: "t"}, ("api_key", "token")),
-    ({"api_key": "k", "sign": True}, ("api_key", "sign=True")),
-    ({"token": lambda: "t", "sign": True}, ("token", "sign=True")),
-])
-def test_two_ways_to_authenticate_are_refused_naming_both(arguments: dict[str, Any], named: tuple[str, str]) -> None:
-    with pytest.raises(ValueError, match=f"not both {named[0]} and {named[1]}"):
-        AsyncSchedulerClient("http://127.0.0.1:1", region="us-east-1", **arguments)
+def test_two_ways_to_authenticate_are_refused_naming_both() -> None:
+    with pytest.raises(ValueError, match="not both api_key and token"):
+        AsyncSchedulerClient("http://127.0.0.1:1", region="us-east-1", api_key="k", token=lambda: "t")
 
 
 class _Expiring(botocore.session.Session):

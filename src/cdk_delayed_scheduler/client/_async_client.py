@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Protocol, Ty
 import botocore.session
 
 from ._auth import AsyncTokenProvider, header_auth
-from ._core import BatchItem, Calls, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
+from ._core import BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
 from ._models import Periodic, Removed, Schedule, When
 from ._statuses import ScheduleStatus
@@ -50,7 +50,7 @@ class AsyncInvokeTransport:
         """Nothing to release: botocore's pool closes with its client."""
 
 
-class AsyncSchedulerClient:
+class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     """:class:`SchedulerClient` for asyncio: the same constructor arguments, methods, results and errors, awaited.
 
     ```python
@@ -91,12 +91,6 @@ class AsyncSchedulerClient:
         transport = AsyncInvokeTransport(name_or_arn, session or botocore.session.get_session(), region)
         client._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
         return client
-
-    def _setup(self, transport: AsyncTransport, region: str | None, backoff: Backoff) -> None:
-        self._transport = transport
-        self._calls = Calls(backoff)
-        self.region = region
-        """As :attr:`SchedulerClient.region`."""
 
     async def __aenter__(self: C) -> C:
         return self

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 import botocore.session
 
 from ._auth import TokenProvider, header_auth
-from ._core import MAX_BATCH_SIZE, BatchItem, Calls, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
+from ._core import MAX_BATCH_SIZE, BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
 from ._models import Periodic, Removed, Schedule, When
 from ._statuses import ScheduleStatus
@@ -20,7 +20,7 @@ T = TypeVar("T")
 __all__ = ["MAX_BATCH_SIZE", "BatchItem", "SchedulerClient"]
 
 
-class SchedulerClient:
+class SchedulerClient(ClientCore[Transport]):
     """The scheduler's API, typed: over HTTP(S) (this constructor) or by direct invoke (:meth:`for_function`).
 
     ``session`` (a ``botocore.session.Session``; default ``botocore.session.get_session()``) gives
@@ -60,13 +60,6 @@ class SchedulerClient:
         transport = InvokeTransport(name_or_arn, session or botocore.session.get_session(), region)
         client._setup(transport, transport.region, Backoff(max_attempts, backoff_base, backoff_cap))
         return client
-
-    def _setup(self, transport: Transport, region: str | None, backoff: Backoff) -> None:
-        self._transport = transport
-        self._calls = Calls(backoff)
-        self.region = region
-        """The region requests are signed for (HTTP, when signed) or sent to (direct invoke); ``None`` for a
-        client with ``api_key`` or ``token`` given no region (none is needed)."""
 
     def _run(self, plan: Plan[T]) -> T:
         """Carry out ``plan``'s steps by blocking calls and answer its result."""

@@ -70,6 +70,20 @@ Page = tuple[list[T], Union[dict[str, Any], None]]
 """A listing page's items, and the query of the next page (``None`` after the last)."""
 
 
+TransportT = TypeVar("TransportT")
+
+
+class ClientCore(Generic[TransportT]):
+    """What the sync and the asyncio client both hold: a transport, the calls, and the region."""
+
+    def _setup(self, transport: TransportT, region: str | None, backoff: Backoff) -> None:
+        self._transport = transport
+        self._calls = Calls(backoff)
+        self.region = region
+        """The region requests are signed for (HTTP, when signed) or sent to (direct invoke); ``None`` for a
+        client with ``api_key`` or ``token`` given no region (none is needed)."""
+
+
 class Calls:
     """Every call of the API as a plan, retried as ``backoff`` says."""
 
