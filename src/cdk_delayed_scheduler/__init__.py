@@ -16,18 +16,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DelayedScheduler", "SchedulerApi", "ApiAuthorization", "LogLevel", "targets"]
+__all__ = ["DelayedScheduler", "PeriodicTimer", "SchedulerApi", "ApiAuthorization", "LogLevel", "targets"]
 
 if TYPE_CHECKING:
     from . import targets
     from ._log_level import LogLevel
     from .api import ApiAuthorization, SchedulerApi
+    from .periodic import PeriodicTimer
     from .scheduler import DelayedScheduler
 else:
     from ._cdk_required import require_cdk
 
     _LAZY = {
         "DelayedScheduler": ("cdk_delayed_scheduler.scheduler", "DelayedScheduler"),
+        "PeriodicTimer": ("cdk_delayed_scheduler.periodic", "PeriodicTimer"),
         "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
         "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
         "LogLevel": ("cdk_delayed_scheduler._log_level", "LogLevel"),

@@ -15,18 +15,20 @@ from typing import TYPE_CHECKING
 
 from ._runtime_asset import runtime_asset_path
 
-_MODULE = "cdk_delayed_scheduler._runtime_contract"
 
-
-def _load() -> ModuleType:
-    if _MODULE in sys.modules:
-        return sys.modules[_MODULE]
-    path = runtime_asset_path() / "scheduler_runtime" / "core" / "contract.py"
-    spec = importlib.util.spec_from_file_location(_MODULE, path)
+def load_core_module(name: str) -> ModuleType:
+    """A module of the runtime's pure ``core`` package that imports only the standard library
+    (``contract``, ``cron``), loaded from the asset as ``cdk_delayed_scheduler._runtime_<name>``, so
+    that the construct runs the runtime's own code, never a copy."""
+    module_name = f"cdk_delayed_scheduler._runtime_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    path = runtime_asset_path() / "scheduler_runtime" / "core" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the scheduler's contract from {path}")
+        raise ImportError(f"cannot load the scheduler's {name} module from {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[_MODULE] = module  # before it runs: its dataclasses look their module up
+    sys.modules[module_name] = module  # before it runs: its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -34,6 +36,6 @@ def _load() -> ModuleType:
 if TYPE_CHECKING:
     from scheduler_runtime.core import contract
 else:
-    contract = _load()
+    contract = load_core_module("contract")
 
-__all__ = ["contract"]
+__all__ = ["contract", "load_core_module"]

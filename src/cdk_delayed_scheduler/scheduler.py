@@ -25,6 +25,7 @@ from ._grants import SchedulerGrants
 from ._log_level import LogLevel
 from ._metrics import SchedulerMetrics
 from ._props import SchedulerProps, default_of
+from .periodic import SchedulerPeriodic
 from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
 from .targets import (LAMBDA_TIMEOUT_UNKNOWN_WARNING, IScheduleTarget, check_deliverable, check_target,
@@ -47,7 +48,7 @@ class _TargetsJson:
         return Stack.of(self._scheduler).to_json_string(dict(self._scheduler._target_json))
 
 
-class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
+class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Construct):
     """To-the-second timers at any horizon, one-shot and periodic: an API that takes schedules, and
     delivery of each one to a target when it is due.
 
@@ -58,7 +59,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
     the ``api`` prop chose, with its access logs (``ApiAccessLogs``): the HTTP API (``HttpApi``; its
     stage ``HttpApi/DefaultStage``, routes ``HttpApi/<METHOD>--<path>`` and JWT authorizer
     ``HttpApi/CognitoAuthorizer``) or the REST API (``Api``; Cognito authorizer ``ApiAuthorizer``,
-    ``Api/ApiKey`` and ``Api/UsagePlan``). These construct IDs are part of the public contract:
+    ``Api/ApiKey`` and ``Api/UsagePlan``); with its first periodic timer (``add_periodic``), the
+    provider that hands them to the api function at deploy (``PeriodicTimersProvider``, its role
+    ``PeriodicTimersProviderRole`` and log group ``PeriodicTimersProviderLogs``), each timer being
+    ``Periodic-<timer id>``. These construct IDs are part of the public contract:
     renaming one replaces the resource.
 
     Direct invoke: whatever the ``api`` prop, a producer allowed by ``grant_invoke`` (or
@@ -227,6 +231,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, Construct):
         """The functions' Lambda runtime."""
         self.dispatcher_timeout: Duration = props.dispatcher_timeout
         """The dispatcher's timeout; the delayer queue's visibility timeout is 6 times it."""
+        self._log_options = dict(retention=props.log_retention, removal_policy=props.removal_policy)
         self._target_json: dict[str, Any] = {}
         self._targets: dict[str, IScheduleTarget] = {}
 

@@ -50,7 +50,7 @@ class SecurityAssembly:
 @pytest.fixture(scope="session")
 def security_assembly(tmp_path_factory) -> SecurityAssembly:
     """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
-    rotation where ``key``, X-Ray tracing where ``tracing``, ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to
+    rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``, ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to
     ``Reader``), synthesized once with cdk-nag's AwsSolutions as a validation plugin."""
     import aws_cdk as cdk
     from aws_cdk import aws_iam as iam
@@ -72,6 +72,8 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
                                      encryption_key=key, listing=variant["listing"],
                                      tracing=lambda_.Tracing.ACTIVE if variant["tracing"] else lambda_.Tracing.DISABLED)
         scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
+        if variant["periodic"]:
+            scheduler.add_periodic("nightly", cron="0 2 * * ? *", time_zone="Europe/Paris", payload={"n": 1})
         if scheduler.api is not None:
             scheduler.grant_read(iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal()))
         stacks[name] = stack

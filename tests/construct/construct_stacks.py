@@ -8,7 +8,9 @@ that asks for the same name gets the same synthesized template:
 * ``custom``: every prop changed (``CUSTOM_PROPS``), the REST API with Cognito, SQS targets (one on a
   FIFO queue) and a Lambda target added with ``add_target``;
 * ``http_cognito``: the HTTP API with a JWT authorizer, no access logs, ``LogLevel.INFO``;
-* ``rest``, ``api_key``, ``none``, ``http_none``, ``no_api``: one per other API choice.
+* ``rest``, ``api_key``, ``none``, ``http_none``, ``no_api``: one per other API choice;
+* ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one naming a target
+  added after it, and a ``PeriodicTimer`` in a construct of its own).
 """
 
 from __future__ import annotations
@@ -129,6 +131,25 @@ def _simple(name: str, api: Callable[[], SchedulerApi], grant: bool = False) -> 
     return build
 
 
+def _periodic(app: cdk.App) -> Built:
+    import datetime as dt
+
+    from cdk_delayed_scheduler import PeriodicTimer
+
+    stack = cdk.Stack(app, "Periodic", env=ENV)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback(stack)))
+    nightly = scheduler.add_periodic("nightly-report", cron="0 2 * * ? *", time_zone="Europe/Paris",
+                                     payload={"report": "daily", "queue": scheduler.delayer_queue.queue_url})
+    heartbeat = scheduler.add_periodic(
+        "heartbeat", every=cdk.Duration.minutes(5), payload=[1, "two", None], target="billing",
+        start_at=dt.datetime(2027, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+        end_at=dt.datetime(2028, 1, 1, tzinfo=dt.timezone.utc))
+    scheduler.add_target("billing", targets.LambdaInvoke(callback(stack, "Billing")))
+    own = PeriodicTimer(cdk.Stack(app, "Jobs", env=ENV), "Weekly", scheduler=scheduler, timer_id="weekly",
+                        cron="0 9 ? * MON *", payload={"job": "weekly"})
+    return Built(stack, scheduler, nightly=nightly, heartbeat=heartbeat, own=own)
+
+
 #: Each shared stack's builder, by name; each builds in an app of its own.
 BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
     "defaults": _defaults,
@@ -139,6 +160,7 @@ BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
     "none": _simple("Open", lambda: SchedulerApi.rest(authorization=ApiAuthorization.none())),
     "http_none": _simple("HttpOpen", lambda: SchedulerApi.http(authorization=ApiAuthorization.none())),
     "no_api": _simple("NoApi", SchedulerApi.none, grant=True),
+    "periodic": _periodic,
 }
 
 

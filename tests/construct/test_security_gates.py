@@ -1,6 +1,6 @@
 """Security gates on the synthesized construct, over one app of seven schedulers (``security_assembly``
 in conftest.py, synthesized once per session): each API kind, with and without a customer managed
-key, with and without an explicit environment, and one with X-Ray tracing.
+key, with and without an explicit environment, one with X-Ray tracing and one with a periodic timer.
 
 - IAM: exactly what each principal is granted (a literal table: any added permission fails), no
   wildcard action, each resource wildcard acknowledged with its reason; the grantees of
@@ -68,6 +68,10 @@ WITH_KEY = {
 }
 WITH_TRACING = {f"{function}FunctionRole": on("*", "xray:PutTraceSegments", "xray:PutTelemetryRecords")
                 for function in ("Api", "Sweeper", "Enqueuer", "Dispatcher")}
+#: The provider of a stack's periodic timers: its own logs, and the api function (and its versions).
+WITH_PERIODIC = {"PeriodicTimersProviderRole": writes_logs("PeriodicTimersProvider")
+                 | on("<ApiFunction.Arn>", "lambda:InvokeFunction", "lambda:GetFunction")
+                 | on("<ApiFunction.Arn>:*", "lambda:InvokeFunction")}
 #: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("POST", "/schedule-batches"),
           ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"), ("DELETE", "/periodic/*"),
@@ -98,10 +102,10 @@ def expected_grants(name: str) -> dict[str, set[tuple[str, str]]]:
     variant = SECURITY_VARIANTS[name]
     expected = {principal: set(rows) for principal, rows in FUNCTION_ROLES.items()}
     extras = [table for table, on_ in ((WITH_LISTING, variant["listing"]), (WITH_KEY, variant["key"]),
-                                      (WITH_TRACING, variant["tracing"])) if on_]
+                                      (WITH_TRACING, variant["tracing"]), (WITH_PERIODIC, variant["periodic"])) if on_]
     for extra in extras:
         for principal, rows in extra.items():
-            expected[principal] |= rows
+            expected[principal] = expected.get(principal, set()) | rows
     invoke = on("<ApiFunction.Arn>", "lambda:InvokeFunction")
     if variant["api"] == "NONE":
         expected["Client"] = invoke
@@ -129,7 +133,7 @@ ACKNOWLEDGED = [
      "ListStreams has no resource-level permissions in IAM; the stream reads are on this table's stream"),
     (r"xray:(PutTraceSegments|PutTelemetryRecords)", r"\*",
      "X-Ray's write actions take no resource: Lambda's tracing grants them on * (the tracing prop)"),
-    (r"logs:(CreateLogStream|PutLogEvents)", r"log-group:<(Api|Sweeper|Enqueuer|Dispatcher)FunctionLogs>:\*",
+    (r"logs:(CreateLogStream|PutLogEvents)", r"log-group:<((Api|Sweeper|Enqueuer|Dispatcher)Function|PeriodicTimersProvider)Logs>:\*",
      "a log group's ARN ends in :* (its streams): each function writes to its own group only"),
     (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT)/(schedules|periodic)/\*",
      "grant_schedule and grant_read: the * is the {id} path parameter of one route of this API and stage"),
@@ -139,6 +143,8 @@ ACKNOWLEDGED = [
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN
      + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT)/(schedules|periodic)/\*",
      "the REST API's permission for a /{id} route: the * is the path parameter"),
+    (r"lambda:InvokeFunction", r"<ApiFunction\.Arn>:\*",
+     "CDK's provider framework, which hands the stack's periodic timers to the api function, may invoke its versions"),
     (r"kms:(GenerateDataKey|Decrypt)", r"\* of <Key>",
      "in a key policy, * is the key itself: EventBridge encrypts sweep events it parks in the dead-letter queue"),
     (r"managed policy", re.escape(LOGGING_ROLE),
@@ -170,17 +176,23 @@ def test_each_principal_is_granted_exactly_the_table(security_assembly, granted)
 
 
 def test_the_four_functions_are_all_there_is_to_grant(security_assembly):
-    """No custom resource, log-retention or other function the table would miss; each role trusts one service."""
+    """No custom resource, log-retention or other function the table would miss, besides the provider of
+    periodic timers declared in the stack; each role trusts one service."""
     for name, built in security_assembly.stacks.items():
+        periodic = built.variant["periodic"]
         types = {v["Type"] for v in built.template["Resources"].values()}
-        assert not [t for t in types if t.startswith("Custom::") or t == "AWS::CloudFormation::CustomResource"], name
+        assert [t for t in types if t.startswith("Custom::") or t == "AWS::CloudFormation::CustomResource"] == (
+            ["Custom::DelayedSchedulerPeriodic"] if periodic else []), name
         functions = {built.names[k] for k, v in built.template["Resources"].items() if v["Type"] == "AWS::Lambda::Function"}
-        assert functions == {"ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction", "Callback"}
+        assert functions == {"ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction", "Callback",
+                             *(["PeriodicTimersProvider/framework-onEvent"] if periodic else [])}
         trust = {built.names[k]: v["Properties"]["AssumeRolePolicyDocument"]["Statement"]
                  for k, v in built.template["Resources"].items() if v["Type"] == "AWS::IAM::Role"}
         services = {role: [s["Principal"].get("Service") for s in statements] for role, statements in trust.items()
                     if role not in ("Client", "Reader")}
-        expected = {f"{f}Role": ["lambda.amazonaws.com"] for f in functions}
+        expected = {f"{f}Role": ["lambda.amazonaws.com"] for f in functions if "/" not in f}
+        if periodic:
+            expected["PeriodicTimersProviderRole"] = ["lambda.amazonaws.com"]
         if creates_logging_role(name):
             expected["Api/CloudWatchRole"] = ["apigateway.amazonaws.com"]
         assert services == expected, name

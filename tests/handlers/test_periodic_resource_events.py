@@ -12,7 +12,7 @@ from typing import Any, Optional
 import pytest
 
 from scheduler_runtime.handlers import api
-from scheduler_runtime.handlers._periodic_resource import RESOURCE_TYPE, DefinitionRefused
+from scheduler_runtime.handlers._periodic_resource import DefinitionRefused
 
 from .conftest import call_api
 
@@ -27,7 +27,7 @@ def event(request_type: str, periodic_id: str = "nightly", definition: Any = Non
                   "Definition": definition if isinstance(definition, str) else json.dumps(definition)}
     body = {"RequestType": request_type, "ServiceToken": token, "ResponseURL": "https://example.invalid/response",
             "StackId": "arn:aws:cloudformation:eu-west-1:123456789012:stack/App/1", "RequestId": "req-1",
-            "LogicalResourceId": "TimersPeriodicnightly", "ResourceType": RESOURCE_TYPE,
+            "LogicalResourceId": "TimersPeriodicnightly", "ResourceType": "Custom::DelayedSchedulerPeriodic",
             "ResourceProperties": properties}
     if physical is not None:
         body["PhysicalResourceId"] = physical

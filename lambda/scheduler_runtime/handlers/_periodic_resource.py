@@ -23,10 +23,6 @@ from ..core.validation import ApiError
 from ._api_events import parse_event
 from ._router import Router
 
-RESOURCE_TYPE = "Custom::DelayedSchedulerPeriodic"
-"""The resource type the construct declares its periodic timers with."""
-
-
 class DefinitionRefused(Exception):
     """The API refused a periodic timer's definition, or could not store it: the deploy fails with this text."""
 
