@@ -95,6 +95,9 @@ project = PythonProject(
                 "Issues": f"{HOME}/issues",
             },
             "scripts": {"cdk-delayed-scheduler": "cdk_delayed_scheduler.local.cli:main"},
+            # The testing kit's pytest plugin: the `local_scheduler` fixture, once the package is installed
+            # (it imports nothing heavy until a test uses the fixture: tests/testing/test_plugin.py).
+            "entry_points": {"pytest11": {"cdk-delayed-scheduler": "cdk_delayed_scheduler.testing.pytest_plugin"}},
             # `cdk`: the construct's dependencies (a CDK app installs cdk-delayed-scheduler[cdk]); the bare
             # package is the client and the envelope type. `local`: the local engine, which never imports
             # aws-cdk-lib. docs/pypi.md and docs/installing.md say which to install where.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from cdk_delayed_scheduler.local.moto_process import READY, serve_moto
+from cdk_delayed_scheduler.local.moto_process import CLOCK_FLAG, READY, serve_moto
 from cdk_delayed_scheduler.local.servers import host_and_port
 
 
@@ -16,7 +16,7 @@ def _serve() -> None:
     which still needs moto to stop cleanly, closes the pipe once it has stopped.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    server = serve_moto()
+    server = serve_moto(clock=CLOCK_FLAG in sys.argv[1:])
     host, port = host_and_port(server)
     print(f"{READY}http://{host}:{port}", flush=True)
     try:

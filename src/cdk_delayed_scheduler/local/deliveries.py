@@ -22,6 +22,15 @@ LocalTarget = Callable[[Envelope], Any]
 """A target of the engine: called with each delivery's envelope; an exception is a failed delivery."""
 
 
+@dataclass(frozen=True)
+class QueueTarget:
+    """A named target that is an SQS queue (``targets.SqsSendMessage`` when deployed): the engine creates it."""
+
+    fifo: bool = False
+    message_group_id: str | None = None
+    """A FIFO queue's message group for every delivery; default: the schedule's id."""
+
+
 def stdout_target(stream: TextIO | None = None) -> LocalTarget:
     """One JSON line per delivery."""
     lock = threading.Lock()

@@ -15,13 +15,13 @@ from typing import Any, Callable
 from .._contract import contract
 from .._runtime_asset import event_filters, runtime_asset_path
 from .checkpoints import CheckpointStore
-from .deliveries import stdout_target
+from .deliveries import LocalTarget, QueueTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
 from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
 from .quiet import QuietCheck
-from .resources import REGION, function_arn, provision, stream_failure_message
+from .resources import REGION, function_arn, provision, provision_target_queue, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
 
 LOCAL_TARGET_FUNCTION = "local-target"
@@ -30,6 +30,8 @@ API_FUNCTION = "delayed-scheduler-api"
 ENQUEUER_FUNCTION = "delayed-scheduler-enqueuer"
 """The enqueuer's name on the engine's Lambda endpoint: invoke it with ``{"recover": <on-failure message>}``."""
 logger = logging.getLogger("cdk_delayed_scheduler.local")
+_SESSIONS: dict[tuple[str | None, str | None], Any] = {}
+_SESSIONS_LOCK = threading.Lock()
 __all__ = ["API_FUNCTION", "ENQUEUER_FUNCTION", "REGION", "Engine", "EngineOptions", "EngineStats"]
 
 
@@ -102,6 +104,10 @@ class Engine:
         self.endpoint_url = ""
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
+        self.target_queue_urls: dict[str, str] = {}
+        """The queue of each named :class:`QueueTarget`, by target name."""
+        self._sweeper: FunctionSpec | None = None
+        self._dispatcher_poller: QueuePoller | None = None
         self._failure_clients: tuple[Any, Any] = (None, None)
         self._quiet: QuietCheck | None = None
         self.faults: FaultInjector | None = None
@@ -138,8 +144,7 @@ class Engine:
         opts = self.options
         self.endpoint_url = opts.endpoint_url or self._start_moto()
         target = opts.target or stdout_target()
-        functions: dict[str, Callable[[Any], Any]] = {
-            LOCAL_TARGET_FUNCTION: self.faults.target(target) if self.faults else target}
+        functions: dict[str, Callable[[Any], Any]] = {LOCAL_TARGET_FUNCTION: self._local_target(target)}
         self._lambda = LambdaEndpoint(functions)
         self._lambda.start()
         self._configure_environment()
@@ -148,7 +153,7 @@ class Engine:
                               visibility_timeout=opts.visibility_timeout, max_receive_count=opts.max_receive_count)
         self.table_name, self.stream_arn = resources.table_name, resources.stream_arn
         self.queue_url, self.dead_letter_queue_url = resources.queue_url, resources.dead_letter_queue_url
-        self._set_function_environment()
+        self._set_function_environment(self._named_targets(session, functions))
         handlers = self._load_handlers()
         if resources.table_created:
             self._mark_shards(session)
@@ -172,14 +177,11 @@ class Engine:
             self.stream_arn, event_filters()["enqueuer"], checkpoints, self._stop,
             max_retries=opts.stream_retry_attempts, on_failure=self._on_stream_failure, region=REGION)
         dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], opts.dispatcher_timeout, self._stop)
-        sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
-        self._threads += [
-            self._stream,
-            QueuePoller(dispatcher, sqs, self.queue_url, resources.queue_arn, self._stop,
-                        concurrency=opts.dispatcher_max_concurrency, visibility_timeout=opts.visibility_timeout,
-                        wait_seconds=1 if self._moto else 0, region=REGION),
-            ScheduleRule(sweeper, opts.sweep_interval, self._stop),
-        ]
+        self._sweeper = sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
+        self._dispatcher_poller = QueuePoller(
+            dispatcher, sqs, self.queue_url, resources.queue_arn, self._stop, concurrency=opts.dispatcher_max_concurrency,
+            visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto else 0, region=REGION)
+        self._threads += [self._stream, self._dispatcher_poller, ScheduleRule(sweeper, opts.sweep_interval, self._stop)]
         self._quiet = QuietCheck(session, self.queue_url, self.table_name, opts.delay_window, opts.shard_count,
                                  self.stats.claims_settled, self._stream)
         self._api = ApiServer(handlers["api"], opts.port, require_signature=opts.require_signature)
@@ -213,6 +215,26 @@ class Engine:
         a test waits for those by their ids."""
         assert self._quiet is not None, "the engine is not started"
         self._quiet.wait(timeout)
+
+    def sweep_now(self) -> None:
+        """Run the sweeper once now, in this thread (as the schedule rule does every ``sweep_interval``)."""
+        assert self._sweeper is not None, "the engine is not started"
+        self._sweeper.invoke({"source": "aws.events", "detail-type": "Scheduled Event"})
+
+    def under_way(self) -> list[str]:
+        """What is under way now, if anything: a receivable message in the delayer queue, a dispatcher
+        invocation running, a claim not yet enqueued or written back. Empty when the engine is settled;
+        messages that wait out a delay or a visibility timeout do not count, nor do timers."""
+        assert self._quiet is not None and self._dispatcher_poller is not None, "the engine is not started"
+        # in flight is counted from before a receive: read on both sides of the queue's count, a message
+        # received in between shows
+        in_flight = self._dispatcher_poller.in_flight
+        claims_settled = self.stats.claims_settled()
+        receivable = self._quiet.receivable_messages()
+        in_flight = max(in_flight, self._dispatcher_poller.in_flight)
+        return [what for what, busy in ((f"{in_flight} dispatcher invocations", in_flight),
+                                        ("a claim not yet enqueued", not claims_settled),
+                                        (f"{receivable} receivable delayer messages", receivable)) if busy]
 
     # --- set-up --------------------------------------------------------------
     def _start_moto(self) -> str:
@@ -248,9 +270,21 @@ class Engine:
         self._saved_env.clear()
 
     def _session(self) -> Any:
+        """The process's boto3 session for these credentials: a session loads each service's model once,
+        which costs more than the rest of a start; its clients read the endpoints from the environment
+        as they are made."""
         import boto3  # noqa: PLC0415 - after the environment points it at the endpoints
 
-        return boto3.session.Session()
+        key = (os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY"))
+        with _SESSIONS_LOCK:
+            session = _SESSIONS.get(key)
+            if session is None:
+                session = _SESSIONS[key] = boto3.session.Session()
+        return session
+
+    def client(self, service: str) -> Any:
+        """A boto3 client of ``service`` on the engine's endpoints (moto, or ``endpoint_url``)."""
+        return self._session().client(service)
 
     def _mark_shards(self, session: Any) -> None:
         """A new table holds no timer of an earlier, larger shard count: say so with the sweeper's own
@@ -260,18 +294,39 @@ class Engine:
 
         ShardMark(session.client("dynamodb"), self.table_name).raise_to(self.options.shard_count)
 
-    def _set_function_environment(self) -> None:
+    def _named_targets(self, session: Any, functions: dict[str, Callable[[Any], Any]]) -> dict[str, dict[str, Any]]:
+        """The named targets' descriptions: a local function each for the callables, a queue each for the
+        :class:`QueueTarget` ones."""
+        described: dict[str, dict[str, Any]] = {}
+        for number, (name, target) in enumerate(self.options.targets.items(), start=1):
+            if isinstance(target, QueueTarget):
+                url = provision_target_queue(session, f"{self.options.name_prefix}-target-{number}", target.fifo)
+                self.target_queue_urls[name] = url
+                described[name] = {"type": "sqs", "queueUrl": url, "fifo": target.fifo,
+                                   **({"messageGroupId": target.message_group_id} if target.message_group_id else {})}
+            else:
+                function_name = f"{LOCAL_TARGET_FUNCTION}-{number}"
+                functions[function_name] = self._local_target(target)
+                described[name] = {"type": "lambda", "functionArn": function_arn(function_name)}
+        return described
+
+    def _local_target(self, target: LocalTarget) -> LocalTarget:
+        return self.faults.target(target) if self.faults else target
+
+    def _set_function_environment(self, named_targets: dict[str, dict[str, Any]]) -> None:
         """Every variable the construct sets on the functions (``contract.ENV``), shared here by all of them."""
         opts, env = self.options, contract.ENV
         default_target = {"type": "lambda", "functionArn": function_arn(LOCAL_TARGET_FUNCTION)}
-        problem = contract.target_description_problem(default_target)
-        if problem:
-            raise ValueError(f"the engine's default target: {problem}")
+        every_target = {contract.DEFAULT_TARGET_NAME: default_target, **named_targets}
+        for name, description in every_target.items():
+            problem = contract.target_description_problem(description)
+            if problem:
+                raise ValueError(f"the engine's target {name!r}: {problem}")
         values = {
             env.table_name: self.table_name,
             env.delayer_queue_url: self.queue_url,
             env.dead_letter_queue_url: self.dead_letter_queue_url,
-            env.targets: json.dumps({contract.DEFAULT_TARGET_NAME: default_target}),
+            env.targets: json.dumps(every_target),
             env.shard_count: str(opts.shard_count),
             env.delay_window_seconds: str(opts.delay_window),
             env.history_retention_seconds: str(opts.history_retention),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._contract import contract
-from .deliveries import LocalTarget
+from .deliveries import LocalTarget, QueueTarget
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -21,6 +22,10 @@ class EngineOptions:
     """HTTP API port on 127.0.0.1 (0 picks a free one)."""
     target: LocalTarget | None = None
     """Where deliveries go; default: one JSON line per delivery on stdout."""
+    targets: dict[str, LocalTarget | QueueTarget] = field(default_factory=dict)
+    """Named targets beside the default one (the construct's ``extra_targets``), which a schedule picks by
+    its ``target``: a callable is a Lambda function of the engine's, a :class:`QueueTarget` an SQS queue the
+    engine creates (``Engine.target_queue_urls``)."""
     delay_window: int = contract.DELAY_WINDOW_SECONDS.default or 0
     """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
     timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
@@ -67,6 +72,13 @@ class EngineOptions:
     def __post_init__(self) -> None:
         if not self.dispatcher_timeout > 0:
             raise ValueError(f"dispatcher_timeout must be > 0 seconds, got {self.dispatcher_timeout}")
+        for name, target in self.targets.items():
+            if not re.fullmatch(contract.TARGET_NAME_PATTERN, name) or name == contract.DEFAULT_TARGET_NAME:
+                raise ValueError(f"targets: {name!r} must match {contract.TARGET_NAME_PATTERN} and not be "
+                                 f"{contract.DEFAULT_TARGET_NAME!r} (the default target is target=)")
+            if not callable(target) and not isinstance(target, QueueTarget):
+                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target) or a QueueTarget, "
+                                 f"got {type(target).__name__}")
         if self.log_level.upper() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
 

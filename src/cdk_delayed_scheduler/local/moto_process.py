@@ -29,6 +29,7 @@ from .servers import _QuietHandler, _QuietServer, host_and_port
 READY = "READY "
 # A module the package does not import itself, so ``-m`` runs it without a double import.
 CHILD_MODULE = "cdk_delayed_scheduler.local._moto_child"
+CLOCK_FLAG = "--clock"
 START_TIMEOUT_SECONDS = 30
 logger = logging.getLogger("cdk_delayed_scheduler.local.moto")
 
@@ -36,13 +37,14 @@ logger = logging.getLogger("cdk_delayed_scheduler.local.moto")
 class MotoProcess:
     """A moto server in a child process; ``endpoint_url`` once :meth:`start` returns."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: bool = False) -> None:
+        self._clock = clock  # the test-only clock (:mod:`.moto_clock`): only cdk_delayed_scheduler.testing asks for it
         self._process: subprocess.Popen[str] | None = None
         self.endpoint_url = ""
 
     def start(self) -> str:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", CHILD_MODULE],
+            [sys.executable, "-m", CHILD_MODULE, *([CLOCK_FLAG] if self._clock else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -163,16 +165,20 @@ class KeepAliveWSGIServer(_QuietServer):
         self.app = app
 
 
-def serve_moto(port: int = 0) -> KeepAliveWSGIServer:
-    """Corrected moto on 127.0.0.1 (this process's moto: call it in a process of its own), serving in a thread."""
+def serve_moto(port: int = 0, *, clock: bool = False) -> KeepAliveWSGIServer:
+    """Corrected moto on 127.0.0.1 (this process's moto: call it in a process of its own), serving in a thread;
+    with ``clock``, the test-only clock of :mod:`.moto_clock` too."""
     # CORS headers serve browsers; the AWS SDK has no use for them, and they cost every request.
     os.environ.setdefault("MOTO_DISABLE_GLOBAL_CORS", "true")
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from . import moto_patches
+    from . import moto_clock, moto_patches
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    app: Callable[..., Any] = DomainDispatcherApplication(create_backend_app)
+    if clock:
+        app = moto_clock.install(app)  # before the patches, which read moto's clock by name
     moto_patches.apply()
-    server = KeepAliveWSGIServer(DomainDispatcherApplication(create_backend_app), port)
+    server = KeepAliveWSGIServer(app, port)
     threading.Thread(target=server.serve_forever, name="moto", daemon=True).start()
     return server

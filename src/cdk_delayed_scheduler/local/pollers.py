@@ -161,6 +161,8 @@ class StreamPoller(_PollerThread):
         self._iterators: dict[str, str | None] = {}  # shard id -> iterator (None: from checkpoint)
         self._shards_listed_at = 0.0
         self._caught_up = False
+        self.passes = 0
+        """Passes over the stream's shards completed so far."""
 
     @property
     def caught_up(self) -> bool:
@@ -186,6 +188,7 @@ class StreamPoller(_PollerThread):
                 self._deliver([lambda_stream_record(r, self._stream_arn, self._region) for r in records])
                 self._checkpoints.put(self._function.name, self._shard_key(shard_id), records[-1]["dynamodb"]["SequenceNumber"])
         self._caught_up = not busy
+        self.passes += 1
         return busy
 
     def _refresh_shards(self) -> None:
@@ -270,6 +273,8 @@ class QueuePoller(_PollerThread):
         self._wait_seconds = wait_seconds
         self._region = region
         self._slots = threading.Semaphore(concurrency)
+        self._in_flight = 0
+        self._in_flight_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"invoke:{function.name}")
 
     def run(self) -> None:
@@ -281,6 +286,7 @@ class QueuePoller(_PollerThread):
     def poll_once(self) -> bool:
         if not self._slots.acquire(timeout=0.5):
             return True
+        self._count_in_flight(1)  # before the receive: its messages are in flight from then on
         try:
             messages = self._sqs.receive_message(
                 QueueUrl=self._url,
@@ -291,13 +297,25 @@ class QueuePoller(_PollerThread):
                 MessageAttributeNames=["All"],
             ).get("Messages", [])
         except BaseException:
+            self._count_in_flight(-1)
             self._slots.release()
             raise
         if not messages:
+            self._count_in_flight(-1)
             self._slots.release()
             return False
         self._pool.submit(self._invoke, messages)
         return True
+
+    def _count_in_flight(self, change: int) -> None:
+        with self._in_flight_lock:
+            self._in_flight += change
+
+    @property
+    def in_flight(self) -> int:
+        """Receives and invocations under way (an invocation's messages deleted, or left for a retry, once it ends)."""
+        with self._in_flight_lock:
+            return self._in_flight
 
     def _invoke(self, messages: list[Any]) -> None:
         try:
@@ -317,6 +335,7 @@ class QueuePoller(_PollerThread):
         except Exception:  # noqa: BLE001 - undeleted messages simply reappear
             logger.exception("%s: completing a batch failed", self._function.name)
         finally:
+            self._count_in_flight(-1)
             self._slots.release()
 
 

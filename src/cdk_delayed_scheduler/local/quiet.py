@@ -34,6 +34,12 @@ class QuietCheck:
         self._claims_settled = claims_settled
         self._stream = stream
 
+    def receivable_messages(self) -> int:
+        """Messages of the delayer queue a receive would get now."""
+        attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url,
+                                                    AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"])
+
     def is_quiet(self) -> bool:
         attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url, AttributeNames=DELAYER_COUNTS)["Attributes"]
         if any(int(attributes[name]) for name in DELAYER_COUNTS):
@@ -44,9 +50,10 @@ class QuietCheck:
         """Whether a shard holds a timer item due within the window: the sweeper's own query, one item a shard."""
         from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the engine started
         from scheduler_runtime.aws.store import ScheduleStore  # noqa: PLC0415
+        from scheduler_runtime.core import timeparse  # noqa: PLC0415 - the runtime's clock, as the sweeper reads it
 
         store = ScheduleStore(self._ddb, self._table)
-        cutoff_ms = int(time.time() * 1000) + self._delay_window * 1000
+        cutoff_ms = timeparse.now_ms() + self._delay_window * 1000
         shards = max(self._shard_count, ShardMark(self._ddb, self._table).read() or 0)
         return any(next(store.due_timer_pages(shard, cutoff_ms, page_size=1), []) for shard in range(shards))
 

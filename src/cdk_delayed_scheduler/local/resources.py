@@ -54,6 +54,14 @@ def provision(session: Any, name_prefix: str, *, listing: bool, visibility_timeo
                      dead_letter_queue_url, created)
 
 
+def provision_target_queue(session: Any, name: str, fifo: bool) -> str:
+    """A target queue (FIFO when asked, its name then ending in ``.fifo``); made again, the same queue."""
+    attributes = {"FifoQueue": "true"} if fifo else {}
+    url: str = session.client("sqs").create_queue(QueueName=f"{name}.fifo" if fifo else name,
+                                                  Attributes=attributes)["QueueUrl"]
+    return url
+
+
 def _table_definition(listing: bool) -> dict[str, Any]:
     """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
     keys = [("pk", "HASH"), ("sk", "RANGE")]

@@ -25,6 +25,8 @@ from .signature import signature_problem
 
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 MAX_REQUEST_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+POLL_SECONDS = 0.02
+"""How often a server's loop checks whether it should stop (what ``stop()`` waits at most)."""
 OPENAPI_PATH = "/openapi.json"
 """Where the API server serves the OpenAPI document (no signature needed): the engine's, not a route of the API."""
 
@@ -79,7 +81,9 @@ def _base_url(httpd: Any) -> str:
 class _Server:
     def __init__(self, handler_class: type, port: int) -> None:
         self._httpd = _QuietServer(("127.0.0.1", port), handler_class)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=handler_class.__name__, daemon=True)
+        # A short poll interval: shutdown() waits for the serving loop's next poll (0.5 s by default).
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS},
+                                        name=handler_class.__name__, daemon=True)
 
     @property
     def url(self) -> str:

@@ -1,0 +1,180 @@
+"""``local_scheduler()``: the local engine in-process, for a user's own tests."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+from ._deliveries import Delivery, DeliveryLog, LambdaHandler
+
+if TYPE_CHECKING:
+    from ..client import SchedulerClient
+    from ..local import Engine
+    from ..local.deliveries import QueueTarget
+    from ._clock import SimulatedClock
+
+DEFAULT_TARGET = "default"
+KIT_OPTIONS = ("target", "targets", "endpoint_url", "port", "state_dir")
+"""Engine options the kit sets itself."""
+_active = threading.Lock()
+
+
+class LocalScheduler:
+    """A running local scheduler: a client, what each target received, and a clock to move."""
+
+    def __init__(self, engine: Engine, clock: SimulatedClock, log: DeliveryLog, url_env: str | None) -> None:
+        self.engine = engine
+        """The :class:`~cdk_delayed_scheduler.local.Engine` underneath (its stats, queues, table)."""
+        self._clock = clock
+        self._log = log
+        self._url_env = url_env
+        self._client: SchedulerClient | None = None
+        self._ddb: Any = None
+
+    @property
+    def api_url(self) -> str:
+        """The HTTP API on 127.0.0.1, for ``SchedulerClient(api_url)`` or any HTTP client."""
+        return self.engine.api_url
+
+    @property
+    def function_name(self) -> str:
+        """The api function's name, for ``SchedulerClient.for_function`` (direct invoke)."""
+        from ..local.engine import API_FUNCTION  # noqa: PLC0415
+
+        return API_FUNCTION
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment the scheduler set for this process while it runs: the AWS SDK's endpoints
+        (``AWS_ENDPOINT_URL`` for moto, ``AWS_ENDPOINT_URL_LAMBDA`` for the api function), and
+        ``url_env`` with the API's URL when it was given."""
+        names = ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA", "AWS_REGION", "AWS_DEFAULT_REGION"]
+        if self._url_env:
+            names.append(self._url_env)
+        return {name: os.environ[name] for name in names if name in os.environ}
+
+    @property
+    def client(self) -> SchedulerClient:
+        """A :class:`~cdk_delayed_scheduler.client.SchedulerClient` on the HTTP API (made on first use)."""
+        if self._client is None:
+            from ..client import SchedulerClient  # noqa: PLC0415 - botocore only once a test uses it
+
+            self._client = SchedulerClient(self.api_url, sign=False)
+        return self._client
+
+    def now(self) -> datetime:
+        """The scheduler's clock: the real time plus every :meth:`advance` so far."""
+        return datetime.fromtimestamp(self._clock.now_ms() / 1000, tz=timezone.utc)
+
+    def deliveries(self, target: str | None = DEFAULT_TARGET) -> list[Delivery]:
+        """What ``target`` received so far, in arrival order (``None``: every target's). A queue target's
+        messages are received from its queue (and deleted there) when this is called."""
+        self._drain_queues()
+        if target is not None and target != DEFAULT_TARGET and target not in self.engine.options.targets:
+            known = ", ".join([DEFAULT_TARGET, *self.engine.options.targets])
+            raise ValueError(f"target: {target!r} is not a target of this scheduler (it has {known})")
+        return self._log.of(target)
+
+    def queue_url(self, target: str) -> str:
+        """The SQS queue of a queue target (``QueueTarget``)."""
+        try:
+            return self.engine.target_queue_urls[target]
+        except KeyError:
+            raise ValueError(f"target: {target!r} is not a queue target of this scheduler "
+                             f"(queue targets: {', '.join(self.engine.target_queue_urls) or 'none'})") from None
+
+    def wait_until_quiet(self, timeout: float = 20.0) -> None:
+        """Wait, in real time, until nothing is left that could still deliver without the clock moving
+        (see ``Engine.wait_until_quiet``); TimeoutError after ``timeout`` seconds."""
+        self.engine.wait_until_quiet(timeout)
+        self._drain_queues()
+
+    def advance(self, seconds: float = 0, *, minutes: float = 0, hours: float = 0, days: float = 0) -> None:
+        """Let this much time pass at once: every one-shot and periodic occurrence due by then is delivered,
+        in due order, each when the clock reaches its due time, through the runtime's real protocol."""
+        from ._stepping import advance  # noqa: PLC0415
+
+        total = seconds + 60 * minutes + 3600 * hours + 86400 * days
+        if not total >= 0 or math.isinf(total):
+            raise ValueError(f"advance: the time to pass must be a finite number of seconds >= 0, got {total}")
+        advance(self.engine, self._clock, self._dynamodb(), math.ceil(total * 1000))
+        self._drain_queues()
+
+    def _dynamodb(self) -> Any:
+        if self._ddb is None:
+            self._ddb = self.engine.client("dynamodb")
+        return self._ddb
+
+    def _drain_queues(self) -> None:
+        if not self.engine.target_queue_urls:
+            return
+        sqs = self.engine.client("sqs")
+        for name, url in self.engine.target_queue_urls.items():
+            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            self._log.drain_queue(name, sqs, url, arn)
+
+
+@contextmanager
+def local_scheduler(target: LambdaHandler | None = None,
+                    targets: Mapping[str, LambdaHandler | QueueTarget | None] | None = None, *,
+                    url_env: str | None = None, **engine_options: Any) -> Iterator[LocalScheduler]:
+    """Run the scheduler in this process for the ``with`` block, on free ports, with an empty account.
+
+    ``target`` is the default target's Lambda-style handler (``handler(envelope, None)``), if any: every
+    target records what it receives whatever it does. ``targets`` names more targets: a handler (or
+    ``None``) is a Lambda function, a ``QueueTarget()`` an SQS queue. ``url_env`` names an environment
+    variable to hold the API's URL for the block. Other keywords are ``EngineOptions`` fields
+    (``listing=True``, ``delay_window=...``).
+    """
+    taken = sorted(set(engine_options) & set(KIT_OPTIONS))
+    if taken:
+        raise ValueError(f"local_scheduler: {', '.join(taken)} cannot be set here (target= and targets= name the "
+                         "targets; the kit chooses the ports and the endpoint)")
+    if not _active.acquire(blocking=False):
+        raise RuntimeError("local_scheduler: one runs per process at a time (the runtime reads its settings "
+                           "from the process environment); leave the other one first")
+    try:
+        yield from _run(target, dict(targets or {}), url_env, engine_options)
+    finally:
+        _active.release()
+
+
+def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | QueueTarget | None], url_env: str | None,
+         engine_options: dict[str, Any]) -> Iterator[LocalScheduler]:
+    from ..local import Engine, EngineOptions  # noqa: PLC0415 - the engine only once a kit is used
+    from ..local.deliveries import QueueTarget  # noqa: PLC0415
+    from ._clock import SharedMoto, SimulatedClock  # noqa: PLC0415
+
+    for name, spec in targets.items():
+        if spec is not None and not callable(spec) and not isinstance(spec, QueueTarget):
+            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only) or a QueueTarget, "
+                             f"got {type(spec).__name__}")
+    endpoint = SharedMoto.fresh_endpoint()
+    clock = SimulatedClock(endpoint)
+    log = DeliveryLog(clock.now_ms)
+    named: dict[str, Any] = {name: spec if isinstance(spec, QueueTarget) else log.lambda_target(name, spec)
+                             for name, spec in targets.items()}
+    options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
+                            **engine_options)
+    engine = Engine(options)
+    saved = os.environ.get(url_env) if url_env else None
+    try:
+        engine.start()
+        clock.install()
+        if url_env:
+            os.environ[url_env] = engine.api_url
+        yield LocalScheduler(engine, clock, log, url_env)
+    finally:
+        if url_env:
+            if saved is None:
+                os.environ.pop(url_env, None)
+            else:
+                os.environ[url_env] = saved
+        try:
+            engine.stop()
+        finally:
+            clock.uninstall()

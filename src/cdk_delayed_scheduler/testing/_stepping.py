@@ -1,0 +1,86 @@
+"""Time passing without sleeping: the kit's clock moves from one due instant to the next.
+
+At each step the clock moves to the next instant at which something comes due (a delayer message's
+due time, or a waiting timer's claim time, its due time less the delay window), the sweeper runs
+once, and the engine is left to settle: the runtime delivers what is due through its real protocol
+(the conditional write that starts a delivery, the target, the next periodic occurrence armed).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..local import Engine
+    from ._clock import SimulatedClock
+
+MAX_STEPS = 10_000
+SETTLE_POLL_SECONDS = 0.01
+SETTLE_TIMEOUT_SECONDS = 30.0
+
+
+def settle(engine: Engine, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
+    """Wait until nothing is under way (``Engine.under_way``) on two checks in a row."""
+    deadline = time.monotonic() + timeout
+    streak = 0
+    while streak < 2:
+        under_way = engine.under_way()
+        streak = 0 if under_way else streak + 1
+        if under_way and time.monotonic() > deadline:
+            raise TimeoutError(f"the local scheduler did not settle within {timeout} s: {', '.join(under_way)} "
+                               "(a target still running?)")
+        time.sleep(SETTLE_POLL_SECONDS)
+
+
+def advance(engine: Engine, clock: SimulatedClock, ddb: Any, milliseconds: int) -> int:
+    """Move ``clock`` forward by ``milliseconds``, step by step; answers the number of steps taken."""
+    until_ms = clock.now_ms() + milliseconds
+    settle(engine)
+    for step in range(MAX_STEPS):
+        upcoming = next_instant_ms(engine, clock, ddb)
+        if upcoming is None or upcoming > until_ms:
+            clock.move_to(until_ms)
+            engine.sweep_now()
+            settle(engine)
+            return step + 1
+        clock.move_to(upcoming)
+        engine.sweep_now()
+        settle(engine)
+    raise RuntimeError(f"advance: more than {MAX_STEPS} due instants within {milliseconds / 1000:g} seconds; "
+                       "advance by less at a time")
+
+
+def next_instant_ms(engine: Engine, clock: SimulatedClock, ddb: Any) -> int | None:
+    """The next instant after now at which something comes due, or None."""
+    now = clock.now_ms()
+    instants = [_message_instant(m) for m in clock.waiting_messages() if m["queue"] == _queue_name(engine.queue_url)]
+    instants += [due - engine.options.delay_window * 1000 + 1 for due in _earliest_timers(engine, ddb)]
+    later = [instant for instant in instants if instant > now]
+    return min(later, default=None)
+
+
+def _queue_name(queue_url: str) -> str:
+    return queue_url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _message_instant(message: dict[str, Any]) -> int:
+    """When a delayer message is due: receivable, and its own due time reached (SQS delays are whole seconds)."""
+    visible_at: int = message["visibleAtMs"]
+    try:
+        return max(visible_at, int(json.loads(message["body"])["dueMs"]))
+    except (ValueError, KeyError, TypeError):
+        return visible_at
+
+
+def _earliest_timers(engine: Engine, ddb: Any) -> list[int]:
+    """The due time of the earliest timer of each shard (the sweeper's own query, one item a shard)."""
+    from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the engine started
+    from scheduler_runtime.aws.store import ScheduleStore  # noqa: PLC0415
+    from scheduler_runtime.core.timeparse import MAX_EPOCH_MS  # noqa: PLC0415
+
+    store = ScheduleStore(ddb, engine.table_name)
+    shards = max(engine.options.shard_count, ShardMark(ddb, engine.table_name).read() or 0)
+    firsts = (next(store.due_timer_pages(shard, MAX_EPOCH_MS, page_size=1), []) for shard in range(shards))
+    return [page[0].due_ms for page in firsts if page]

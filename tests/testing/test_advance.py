@@ -1,0 +1,115 @@
+"""Time passes without sleeping: ``advance`` delivers what comes due, through the runtime's protocol."""
+
+from datetime import timedelta
+
+import pytest
+
+from cdk_delayed_scheduler.client import ScheduleStatus
+from cdk_delayed_scheduler.testing import local_scheduler
+
+
+def test_a_timer_an_hour_away_is_delivered_once_at_its_due_time(local_scheduler):
+    timers = local_scheduler.client
+    scheduled = timers.schedule(timedelta(hours=1), {"order": 42})
+    assert scheduled.status == ScheduleStatus.SCHEDULED  # beyond the delay window: a timer in the table
+
+    local_scheduler.advance(minutes=59, seconds=58)
+    assert local_scheduler.deliveries() == []
+    assert timers.get(scheduled.id).status == ScheduleStatus.QUEUED  # claimed within the window, not yet due
+
+    local_scheduler.advance(seconds=2)
+    (delivery,) = local_scheduler.deliveries()
+    assert (delivery.id, delivery.payload, delivery.target) == (scheduled.id, {"order": 42}, "default")
+    assert delivery.due_at == scheduled.due_at                       # dueAt as scheduled
+    assert timedelta(0) <= delivery.lateness < timedelta(seconds=2)   # never early
+    assert delivery.envelope.fired_at >= delivery.due_at
+    assert timers.get(scheduled.id).status == ScheduleStatus.FIRED
+
+    local_scheduler.advance(hours=2)
+    assert len(local_scheduler.deliveries()) == 1                     # nothing delivered twice
+
+
+def test_the_clock_moves_by_what_advance_was_given(local_scheduler):
+    before = local_scheduler.now()
+    local_scheduler.advance(days=1, hours=2)
+    assert timedelta(days=1, hours=2) <= local_scheduler.now() - before < timedelta(days=1, hours=2, seconds=5)
+    # the server's clock is the same one: a delay counts from the moved clock
+    due = local_scheduler.client.schedule(timedelta(seconds=30), {}).due_at
+    assert timedelta(seconds=25) < due - local_scheduler.now() <= timedelta(seconds=30)
+
+
+def test_timers_come_in_due_order_whichever_path_they_take(local_scheduler):
+    timers = local_scheduler.client
+    for name, delay in (("in-a-day", timedelta(days=1)), ("in-ten-seconds", timedelta(seconds=10)),
+                        ("in-twenty-minutes", timedelta(minutes=20))):
+        timers.schedule(delay, {"name": name}, id=name)
+
+    local_scheduler.advance(days=1)
+    assert [d.id for d in local_scheduler.deliveries()] == ["in-ten-seconds", "in-twenty-minutes", "in-a-day"]
+    assert all(timedelta(0) <= d.lateness < timedelta(seconds=2) for d in local_scheduler.deliveries())
+
+
+def test_a_cancelled_schedule_is_never_delivered(local_scheduler):
+    timers = local_scheduler.client
+    short = timers.schedule(timedelta(seconds=5), {"kept": False})     # already in the delayer queue
+    long = timers.schedule(timedelta(hours=3), {"kept": False})        # a timer in the table
+    kept = timers.schedule(timedelta(hours=3), {"kept": True})
+    timers.cancel(short.id)
+    timers.cancel(long.id)
+
+    local_scheduler.advance(hours=4)
+    assert [d.id for d in local_scheduler.deliveries()] == [kept.id]
+    assert timers.get(short.id).status == timers.get(long.id).status == ScheduleStatus.CANCELLED
+
+
+def test_each_periodic_occurrence_is_delivered_once_on_its_grid(local_scheduler):
+    timers = local_scheduler.client
+    definition = timers.put_periodic("report", {"job": "report"}, every=600)
+
+    local_scheduler.advance(hours=1)
+    deliveries = local_scheduler.deliveries()
+    due_times = [d.due_at for d in deliveries]
+    assert due_times == [definition.next_due_at + timedelta(minutes=10 * k) for k in range(6)]
+    assert len({d.envelope.dedupe_key for d in deliveries}) == 6
+    assert all(d.id == "report" and timedelta(0) <= d.lateness < timedelta(seconds=2) for d in deliveries)
+    after = timers.get_periodic("report")
+    assert (after.fired_count, after.skipped_count) == (6, 0)
+    assert after.next_due_at == definition.next_due_at + timedelta(hours=1)
+
+
+def test_a_deleted_periodic_timer_delivers_nothing_more(local_scheduler):
+    timers = local_scheduler.client
+    timers.put_periodic("poll", {}, every=60)
+    local_scheduler.advance(minutes=3)
+    timers.delete_periodic("poll")
+
+    local_scheduler.advance(hours=1)
+    assert len(local_scheduler.deliveries()) == 3
+
+
+def test_a_failed_delivery_is_retried_after_the_visibility_timeout():
+    """The engine's delayer queue hides a failed message for 6 x dispatcher_timeout (30 s)."""
+    attempts = []
+
+    def flaky(event, context):
+        attempts.append(event["attempt"])
+        if len(attempts) == 1:
+            raise RuntimeError("the first attempt fails")
+
+    with local_scheduler(targets={"flaky": flaky}) as scheduler:
+        scheduled = scheduler.client.schedule(timedelta(seconds=10), {}, target="flaky")
+
+        scheduler.advance(seconds=10)
+        (first,) = scheduler.deliveries("flaky")
+        assert first.error == "RuntimeError: the first attempt fails"
+
+        scheduler.advance(seconds=30)
+        assert [d.envelope.attempt for d in scheduler.deliveries("flaky")] == [1, 2]
+        assert scheduler.deliveries("flaky")[1].error is None
+        assert scheduler.client.get(scheduled.id).status == ScheduleStatus.FIRED
+
+
+@pytest.mark.parametrize("seconds", [-1, float("nan"), float("inf")])
+def test_advance_refuses_a_negative_or_unbounded_time(local_scheduler, seconds):
+    with pytest.raises(ValueError, match=r"advance: the time to pass must be a finite number of seconds >= 0"):
+        local_scheduler.advance(seconds)
