@@ -88,6 +88,9 @@ EARLY_RUNS += tuple(EarlyRun(name, CONSTRUCT / module, (*priority, sys.executabl
                                                    ("typing", "test_typing.py", LOWER_PRIORITY),
                                                    ("engine_only", "test_package_page.py", ()),
                                                    ("integ", "test_integ.py", LOWER_PRIORITY)))
+# The testing kit's wheel check: the wheel with the local extra in a fresh venv, running the kit's example.
+EARLY_RUNS += (EarlyRun("kit_wheel", Path(__file__).parent / "testing" / "test_kit_wheel.py",
+                        (*LOWER_PRIORITY, sys.executable, str(Path(__file__).parent / "testing" / "test_kit_wheel.py"))),)
 _started: list = []
 
 
