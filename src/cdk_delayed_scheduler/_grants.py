@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence
 
+import jsii
+
 from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from . import _nag, _wiring
 from ._contract import contract
@@ -129,11 +131,38 @@ def _acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_ar
 
     The finding names the ARN as it stands in the grantee's policy (concrete region and account in a
     stack with an explicit environment, ``<AWS::Region>``/``<AWS::AccountId>`` otherwise), so the
-    acknowledgement is rendered from the same ARN. Only for a grantee in the scheduler's own
-    ``stack``: elsewhere the ARN becomes a cross-stack reference.
+    acknowledgement is rendered from the same ARN. For a grantee in another stack than the
+    scheduler's, the API's id reaches that policy as an import of an export that CDK names only at
+    synthesis, once it has resolved the cross-stack references: the acknowledgement is then made by a
+    check of the grantee's that runs after that (``_AcknowledgeOnceResolved``), before cdk-nag 3 (a
+    validation plugin) reads it. (cdk-nag 2, an Aspect, runs before; docs/design.md, "cdk-nag".)
     """
-    if not isinstance(grantee, Construct) or Stack.of(grantee) is not stack:
+    if not isinstance(grantee, Construct):
         return
+    if Stack.of(grantee) is stack:
+        _acknowledge_routes(grantee, route_arns, method)
+    else:
+        grantee.node.add_validation(_AcknowledgeOnceResolved(grantee, route_arns, method))
+
+
+@jsii.implements(IValidation)
+class _AcknowledgeOnceResolved:
+    """Acknowledges a cross-stack grant's route wildcards when the construct tree is validated: after
+    CDK resolved the cross-stack references (so the import's name is known), before validation plugins run."""
+
+    def __init__(self, grantee: Construct, route_arns: Sequence[str], method: str) -> None:
+        self._grantee, self._route_arns, self._method = grantee, route_arns, method
+        self._done = False
+
+    def validate(self) -> list[str]:
+        if not self._done:  # once, though an app may be synthesized more than once
+            self._done = True
+            _acknowledge_routes(self._grantee, self._route_arns, self._method)
+        return []
+
+
+def _acknowledge_routes(grantee: Construct, route_arns: Sequence[str], method: str) -> None:
+    stack = Stack.of(grantee)
     for arn in route_arns:
         resource = _nag.flatten_reference(stack.resolve(arn))
         if resource.endswith("/*"):

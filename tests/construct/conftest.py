@@ -41,6 +41,7 @@ class SecurityStack:
 class SecurityAssembly:
     stacks: dict  # stack name -> SecurityStack
     violations: list  # cdk-nag's findings: (rule, severity, construct path)
+    producer: dict  # the template of ``Producer``, whose role ``App`` the ``Http`` scheduler granted across stacks
 
     @property
     def template_paths(self) -> list[Path]:
@@ -50,8 +51,10 @@ class SecurityAssembly:
 @pytest.fixture(scope="session")
 def security_assembly(tmp_path_factory) -> SecurityAssembly:
     """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
-    rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``, ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to
-    ``Reader``), synthesized once with cdk-nag's AwsSolutions as a validation plugin."""
+    rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``,
+    ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to ``Reader``; and a stack
+    ``Producer`` whose role ``App`` the ``Http`` scheduler grants both), synthesized once with cdk-nag's
+    AwsSolutions as a validation plugin."""
     import aws_cdk as cdk
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_kms as kms
@@ -62,7 +65,7 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
 
     outdir = tmp_path_factory.mktemp("security-cdk-out")
     app = cdk.App(outdir=str(outdir))
-    stacks = {}
+    stacks, schedulers = {}, {}
     for name, variant in SECURITY_VARIANTS.items():
         env = cdk.Environment(account="123456789012", region="eu-west-1") if variant["env"] else None
         stack = cdk.Stack(app, name, env=env)
@@ -76,7 +79,11 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
             scheduler.add_periodic("nightly", cron="0 2 * * ? *", time_zone="Europe/Paris", payload={"n": 1})
         if scheduler.api is not None:
             scheduler.grant_read(iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal()))
-        stacks[name] = stack
+        stacks[name], schedulers[name] = stack, scheduler
+    producer = cdk.Stack(app, "Producer")  # a grantee in another stack: the route ARNs arrive as imports
+    app_role = iam.Role(producer, "App", assumed_by=iam.AccountRootPrincipal())
+    schedulers["Http"].grant_schedule(app_role)
+    schedulers["Http"].grant_read(app_role)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     try:
         app.synth()
@@ -88,4 +95,5 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
         template = json.loads(path.read_text())
         built[name] = SecurityStack(SECURITY_VARIANTS[name], template, resource_names(stack, "Timers"),
                                     {k: v["Type"] for k, v in template["Resources"].items()}, path)
-    return SecurityAssembly(built, nag_violations(outdir))
+    producer_template = json.loads((outdir / "Producer.template.json").read_text())
+    return SecurityAssembly(built, nag_violations(outdir), producer_template)

@@ -14,6 +14,7 @@ key, with and without an explicit environment, one with X-Ray tracing and one wi
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -326,3 +327,23 @@ def test_moto_serves_an_unsigned_request_to_an_iam_method_so_the_403_cannot_be_s
         response = requests.post(f"https://{api}.execute-api.us-east-1.amazonaws.com/v1/schedules", data="{}",
                                  proxies={"https": "http://127.0.0.1:9"}, timeout=10)
     assert response.status_code == 200 and response.json() == {"TableNames": []}
+
+
+def test_a_grantee_in_another_stack_has_each_route_wildcard_acknowledged_as_its_policy_names_it(security_assembly):
+    """The route ARNs reach another stack's policy as imports, whose names CDK makes at synthesis: each
+    ``/{id}`` wildcard is acknowledged by that name (cdk-nag then reports nothing: the test above)."""
+    ((key, policy),) = [(k, v) for k, v in security_assembly.producer["Resources"].items()
+                        if v["Type"] == "AWS::IAM::Policy"]
+    assert key.startswith("AppDefaultPolicy")
+    invoke = [json.dumps(r) for s in policy["Properties"]["PolicyDocument"]["Statement"]
+              if s["Action"] == "execute-api:Invoke" for r in s["Resource"]]
+    wildcards = {r for r in invoke if r.endswith('/*"]]}')}
+    assert len(wildcards) == 5 and all("Fn::ImportValue" in w for w in wildcards)
+    suppressed = {s["applies_to"][0]: s["reason"] for s in policy["Metadata"]["cdk_nag"]["rules_to_suppress"]}
+    assert sorted(r.rsplit("/", 3)[-3:-1] for r in suppressed) == [
+        ["DELETE", "periodic"], ["DELETE", "schedules"], ["GET", "periodic"], ["GET", "schedules"], ["PUT", "periodic"]]
+    assert all(re.fullmatch(r"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+                            r"Http:ExportsOutputRefTimersHttpApi\w+/\$default/(GET|PUT|DELETE)/\w+/\*", r)
+               for r in suppressed), suppressed
+    assert all(reason.startswith(("grant_schedule: the * is the {id}", "grant_read: the * is the {id}"))
+               for reason in suppressed.values())
