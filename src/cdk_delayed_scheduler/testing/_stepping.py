@@ -1,15 +1,16 @@
 """Time passing without sleeping: the kit's clock moves from one due instant to the next.
 
 At each step the clock moves to the next instant at which something comes due (a delayer message's
-due time, or a waiting timer's claim time, its due time less the delay window), the sweeper runs
-once, and the engine is left to settle: the runtime delivers what is due through its real protocol
-(the conditional write that starts a delivery, the target, the next periodic occurrence armed).
+due time, or a waiting timer's claim time, its due time less the delay window, when the sweeper then
+runs once), and the engine is left to settle: the runtime delivers what is due through its real
+protocol (the conditional write that starts a delivery, the target, the next periodic occurrence armed).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,27 +39,39 @@ def advance(engine: Engine, clock: SimulatedClock, ddb: Any, milliseconds: int) 
     """Move ``clock`` forward by ``milliseconds``, step by step; answers the number of steps taken."""
     until_ms = clock.now_ms() + milliseconds
     settle(engine)
+    swept_late: set[int] = set()
     for step in range(MAX_STEPS):
-        upcoming = next_instant_ms(engine, clock, ddb)
+        now = clock.now_ms()
+        messages, claims = message_instants(engine, clock), timer_claim_instants(engine, ddb)
+        late = {claim for claim in claims if claim <= now} - swept_late
+        if late:  # timers that entered the window as real time passed: the sweep the rule would have run
+            swept_late |= late
+            engine.sweep_now()
+            settle(engine)
+            continue
+        upcoming = min([instant for instant in [*messages, *claims] if instant > now], default=None)
         if upcoming is None or upcoming > until_ms:
             clock.move_to(until_ms)
-            engine.sweep_now()
             settle(engine)
             return step + 1
         clock.move_to(upcoming)
-        engine.sweep_now()
+        if any(now < claim <= upcoming for claim in claims):
+            engine.sweep_now()
         settle(engine)
     raise RuntimeError(f"advance: more than {MAX_STEPS} due instants within {milliseconds / 1000:g} seconds; "
                        "advance by less at a time")
 
 
-def next_instant_ms(engine: Engine, clock: SimulatedClock, ddb: Any) -> int | None:
-    """The next instant after now at which something comes due, or None."""
-    now = clock.now_ms()
-    instants = [_message_instant(m) for m in clock.waiting_messages() if m["queue"] == _queue_name(engine.queue_url)]
-    instants += [due - engine.options.delay_window * 1000 + 1 for due in _earliest_timers(engine, ddb)]
-    later = [instant for instant in instants if instant > now]
-    return min(later, default=None)
+def message_instants(engine: Engine, clock: SimulatedClock) -> list[int]:
+    """When each waiting delayer message comes due: receivable, and its own due time reached."""
+    queue = _queue_name(engine.queue_url)
+    return [_message_instant(m) for m in clock.waiting_messages() if m["queue"] == queue]
+
+
+def timer_claim_instants(engine: Engine, ddb: Any) -> list[int]:
+    """When the earliest timer of each shard enters the delay window (the sweeper then claims it)."""
+    window_ms = engine.options.delay_window * 1000
+    return [due - window_ms + 1 for due in _earliest_timers(engine, ddb)]
 
 
 def _queue_name(queue_url: str) -> str:
@@ -82,5 +95,9 @@ def _earliest_timers(engine: Engine, ddb: Any) -> list[int]:
 
     store = ScheduleStore(ddb, engine.table_name)
     shards = max(engine.options.shard_count, ShardMark(ddb, engine.table_name).read() or 0)
-    firsts = (next(store.due_timer_pages(shard, MAX_EPOCH_MS, page_size=1), []) for shard in range(shards))
-    return [page[0].due_ms for page in firsts if page]
+
+    def first(shard: int) -> list[Any]:
+        return next(store.due_timer_pages(shard, MAX_EPOCH_MS, page_size=1), [])
+
+    with ThreadPoolExecutor(max_workers=min(shards, 16), thread_name_prefix="kit-shards") as pool:
+        return [page[0].due_ms for page in pool.map(first, range(shards)) if page]
