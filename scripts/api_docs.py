@@ -27,7 +27,7 @@ HEADER = """# API reference
 Generated from the docstrings by `scripts/api_docs.py` (`./dev api-docs`); do not edit by hand.
 
 ```python
-from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, targets
+from cdk_delayed_scheduler import DelayedScheduler, PeriodicTimer, SchedulerApi, ApiAuthorization, LogLevel, targets
 ```
 
 Types are written as in the source: `lambda_` is `aws_cdk.aws_lambda`, `sqs` is `aws_cdk.aws_sqs`, and
@@ -190,10 +190,11 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
 
 
 def render() -> str:
-    from cdk_delayed_scheduler import _log_level, api, scheduler, targets
+    from cdk_delayed_scheduler import _log_level, api, periodic, scheduler, targets
 
     lines = [HEADER]
     lines += _document_class(scheduler.DelayedScheduler)
+    lines += _document_class(periodic.PeriodicTimer)
     lines += _document_class(api.SchedulerApi)
     lines += _document_class(api.ApiAuthorization)
     lines += _document_class(_log_level.LogLevel)

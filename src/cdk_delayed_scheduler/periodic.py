@@ -106,8 +106,13 @@ def _acknowledge_versions(scope: Construct, role: iam.Role, handler: lambda_.IFu
 
 
 class PeriodicTimer(Construct):
-    """A periodic timer declared in the stack, put through ``scheduler``'s api function at deploy (the
-    module's description says how each change of the stack reaches it).
+    """A periodic timer declared in the stack (``Custom::DelayedSchedulerPeriodic``), put through
+    ``scheduler``'s api function at deploy by the route of ``PUT /periodic/{id}``, so the API's own
+    validation runs: a definition it refuses fails the deploy with its message (the field and the
+    rule). A change of the definition replaces it from its next occurrence; a change of ``timer_id``
+    creates the new timer, then deletes the old; removing it from the stack deletes it (``DELETE
+    /periodic/{id}``). What needs no token is judged at synth. (``DelayedScheduler.add_periodic`` is
+    the short form.)
 
     Example::
 
@@ -141,9 +146,9 @@ class PeriodicTimer(Construct):
             raise ValueError(f"scheduler: must be a DelayedScheduler, got {describe(scheduler)}")
         definition = _render(scope, _definition(timer_id, payload, cron, every, time_zone, start_at, end_at, target))
         super().__init__(scope, id)
-        self.timer_id = timer_id
+        self.timer_id: str = timer_id
         """The timer's id, as the API names it."""
-        self.resource = CustomResource(
+        self.resource: CustomResource = CustomResource(
             self, "Resource", service_token=scheduler._periodic_provider().service_token,
             resource_type=RESOURCE_TYPE,
             properties={"Id": timer_id, "Definition": definition},

@@ -27,7 +27,7 @@ from ._contract import contract
 from ._validation import (DISPATCH_MARGIN_SECONDS, check_duration, check_range, check_whole_seconds, seconds)
 from ._wiring import KEY_PRODUCER
 
-__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage", "LAMBDA_TIMEOUT_UNKNOWN_WARNING"]
+__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage"]
 
 _MESSAGE_GROUP_ID = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
 
