@@ -1,5 +1,6 @@
 """Time passes without sleeping: ``advance`` delivers what comes due, through the runtime's protocol."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -113,3 +114,15 @@ def test_a_failed_delivery_is_retried_after_the_visibility_timeout():
 def test_advance_refuses_a_negative_or_unbounded_time(local_scheduler, seconds):
     with pytest.raises(ValueError, match=r"advance: the time to pass must be a finite number of seconds >= 0"):
         local_scheduler.advance(seconds)
+
+
+def test_a_timer_that_entered_the_window_in_real_time_is_still_delivered():
+    """With a 5 s window, a timer due in 5.1 s waits in the table and enters the window 0.1 s later:
+    by the time advance runs, real time has carried it past its claim, which advance makes at once."""
+    with local_scheduler(delay_window=5) as scheduler:
+        scheduled = scheduler.client.schedule(timedelta(seconds=5, milliseconds=100), {})
+        assert scheduled.status == ScheduleStatus.SCHEDULED
+        time.sleep(0.2)
+
+        scheduler.advance(seconds=5)
+        assert [d.id for d in scheduler.deliveries()] == [scheduled.id]
