@@ -1,6 +1,6 @@
 """Load: 10,000 schedules through the HTTP API of ``cdk-delayed-scheduler local``, as a user runs it.
 
-The engine runs in a process of its own (the CLI, default options, its moto in a child), so its
+The engine runs in a process of its own (the CLI, default options, its moto forked by a child), so its
 memory is its own and the load generator does not share its GIL. Two runs, each in a fresh engine:
 
 - **single**: 8 clients at once, each on its own keep-alive connection, ``POST /schedules``;
@@ -52,7 +52,7 @@ class EngineProcess:
         else:
             raise RuntimeError(f"the engine did not start: {''.join(self.stderr[-10:])}")
         threading.Thread(target=self.stderr.extend, args=(self.process.stderr,), daemon=True).start()
-        self.moto_pid = _child_pid(self.process.pid)
+        self.moto_pid = _child_pid(_child_pid(self.process.pid))  # the server its moto zygote forked
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -73,7 +73,7 @@ class EngineProcess:
 
 
 def _child_pid(pid: int) -> int:
-    """The one child of ``pid`` (the engine's moto), from ``/proc``."""
+    """The one child of ``pid``, from ``/proc``: the engine's moto zygote, or the server that forked."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:

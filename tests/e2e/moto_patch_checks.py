@@ -49,7 +49,7 @@ def check(results: dict, name: str, body: Callable[[], Any]) -> None:
 def main(patched: bool) -> dict:
     import boto3
 
-    from cdk_delayed_scheduler.local.moto_process import serve_moto
+    from cdk_delayed_scheduler.local.moto_server import serve_moto
 
     if patched:
         server = serve_moto()

@@ -183,13 +183,14 @@ def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     running = Running("--target-url", f"http://127.0.0.1:{server.server_address[1]}/hook")
     try:
-        [moto] = _children(running.process.pid)
         schedule_soon(running.api, "cli-url")  # the engine works through it
         envelope = received.get(timeout=20)
-        assert _alive(moto)
+        moto = _descendants(running.process.pid)  # moto's zygote and the server it forked for this engine
+        assert len(moto) == 2 and all(_alive(pid) for pid in moto)
         running.process.kill()
         running.process.wait(timeout=10)
-        wait_until(lambda: not _alive(moto), 10, "moto outlived the engine that started it", interval=0.1)
+        wait_until(lambda: not any(_alive(pid) for pid in moto), 10, "moto outlived the engine that started it",
+                   interval=0.1)
     finally:
         if running.process.poll() is None:
             running.process.kill()
@@ -218,6 +219,11 @@ def test_bad_arguments_exit_2_with_a_message(args, words):
 def _children(pid: int) -> set[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return {int(p) for p in path.read_text().split()} if path.exists() else set()
+
+
+def _descendants(pid: int) -> set[int]:
+    children = _children(pid)
+    return children.union(*(_descendants(child) for child in children))
 
 
 def _alive(pid: int) -> bool:
