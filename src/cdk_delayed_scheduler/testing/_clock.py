@@ -69,8 +69,10 @@ class SimulatedClock:
                         setattr(module, attribute, new)
 
     def _set_offset(self, offset_ms: int) -> None:
-        self._moto_clock(offset_ms)
+        # This process's first: a message that SQS releases on the new clock is then never judged by
+        # the runtime on the old one, which would wait out its "remainder" in real time.
         self.offset_ms = offset_ms
+        self._moto_clock(offset_ms)
 
     def _moto_clock(self, offset_ms: int | None = None) -> dict[str, Any]:
         from ..local.moto_clock import moto_clock  # noqa: PLC0415
