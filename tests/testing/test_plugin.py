@@ -26,3 +26,15 @@ def test_loading_the_plugin_imports_no_engine_no_aws_sdk_and_starts_nothing():
     probe = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], capture_output=True, text=True,
                            check=True)
     assert json.loads(probe.stdout) == {"heavy": [], "threads": 1}
+
+
+def test_the_marker_takes_keyword_options_only(tmp_path):
+    (tmp_path / "test_user.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.local_scheduler('TIMERS_API')\n"
+        "def test_with_a_positional_option(local_scheduler):\n"
+        "    pass\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                             "-n", "0", "test_user.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "@pytest.mark.local_scheduler takes keyword options only, got ('TIMERS_API',)" in result.stdout
