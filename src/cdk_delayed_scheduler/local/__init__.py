@@ -6,6 +6,7 @@ endpoint stands in for Lambda's Invoke API so that deliveries go through the
 runtime's real Lambda target.
 """
 
+from .deliveries import QueueTarget
 from .engine import Engine, EngineOptions
 
-__all__ = ["Engine", "EngineOptions"]
+__all__ = ["Engine", "EngineOptions", "QueueTarget"]
