@@ -49,7 +49,8 @@ def write(data: dict, out: Path) -> None:
         "(`./dev bench --only ...`) replaces only its own figures.")
     add(f"- Machine: {m.get('cpus')} shared vCPUs ({m.get('cpu', '?')}), {m.get('memory_gb', '?')} GB, "
         f"Python {m.get('python')}, moto {m.get('moto')}, boto3 {m.get('boto3')}.")
-    add("- moto (DynamoDB, Streams, SQS) serves on 127.0.0.1 from a child process of the engine (in the engine's own "
+    add("- moto (DynamoDB, Streams, SQS) serves on 127.0.0.1 from a child process of the engine (from commit "
+        "`dd8deb7` on, a process forked by that child, the engine's moto zygote; in the engine's own "
         "process before commit `6ca5d86`); the engine's pollers, the runtime's handlers, the HTTP front and the load "
         "generator share one Python process and its GIL, on 2 shared cores. **Absolute times from this machine are indicative; the ratios, counts and the "
         "shapes of the distributions are what to compare.** Timed figures are repeated "
