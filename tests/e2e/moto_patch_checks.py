@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
@@ -278,6 +278,32 @@ def main(patched: bool) -> dict:
         return None if sockets[0] is not None and all(s is sockets[0] for s in sockets) else "a new connection per request"
 
     check(results, "connections_are_kept_alive", connections_are_kept_alive)
+
+    def fifo_receive_reads_busy_groups_from_a_snapshot() -> Any:
+        from moto.sqs.models import sqs_backends
+
+        fifo_url = sqs.create_queue(QueueName="busy.fifo", Attributes={"FifoQueue": "true",
+                                                                      "ContentBasedDeduplication": "true"})["QueueUrl"]
+        for group in ("a", "b"):
+            sqs.send_message(QueueUrl=fifo_url, MessageBody=group, MessageGroupId=group)
+        sqs.receive_message(QueueUrl=fifo_url, MaxNumberOfMessages=1)  # group "a" is now in flight
+        [queue] = [q for region in sqs_backends.values() for backend in region.values()
+                   for q in backend.queues.values() if q.name == "busy.fifo"]
+
+        class ChangedWhileRead(set):  # another thread's receive or delete, at the worst moment of this one's read
+            def __iter__(self) -> Iterator[Any]:
+                inner = set.__iter__(self)
+                yield next(inner)
+                late = Message("late", "late")
+                late.group_id = "c"
+                self.add(late)
+                yield from inner
+
+        queue._pending_messages = ChangedWhileRead(queue._pending_messages)
+        got = sqs.receive_message(QueueUrl=fifo_url, MaxNumberOfMessages=10).get("Messages", [])
+        return None if [m["Body"] for m in got] == ["b"] else f"received {[m['Body'] for m in got]}"
+
+    check(results, "fifo_receive_reads_busy_groups_from_a_snapshot", fifo_receive_reads_busy_groups_from_a_snapshot)
     stop()
     return results
 

@@ -40,6 +40,7 @@ def runs() -> dict:
     "stream_records_are_answered_as_stored",
     "cancelled_transaction_changes_nothing_and_the_stream_flows",
     "connections_are_kept_alive",
+    "fifo_receive_reads_busy_groups_from_a_snapshot",
 ])
 def test_each_correction_holds_and_fails_without_it(name, runs):
     assert runs["corrected"][name] == "ok"

@@ -61,6 +61,11 @@ does. Each has a test in ``tests/e2e/test_moto_patches.py``.
 9. **Each request's reflection is done once.** For every request moto lists
    the methods of its response class with ``inspect`` and converts the action
    name to snake case; both answers never change, so they are remembered.
+11. **A FIFO receive reads the busy message groups from a snapshot.** moto builds
+    the set of groups with messages in flight by iterating the queue's in-flight set
+    in Python, while another request's thread may receive or delete from it: under
+    load a receive failed with ``Set changed size during iteration`` (a 500). Here
+    the set is copied first, in one step the interpreter does not interrupt.
 """
 
 from __future__ import annotations
@@ -201,7 +206,7 @@ def _restore(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items[hash_key][range_key] = item
 
 
-# --- SQS: 1, 7 -----------------------------------------------------------------------
+# --- SQS: 1, 7, 11 -----------------------------------------------------------------------
 def _patch_sqs() -> None:
     from moto.core.utils import unix_time_millis
     from moto.sqs.models import Message, Queue
@@ -244,7 +249,11 @@ def _patch_sqs() -> None:
         self.deleted_messages.update(message.all_receipt_handles)
         return None
 
+    def pending_message_groups(self: Any) -> set[str]:
+        return {m.group_id for m in self._pending_messages.copy() if m.group_id is not None}
+
     Queue.messages = property(messages)  # type: ignore[method-assign,assignment]
+    Queue.pending_message_groups = property(pending_message_groups)  # type: ignore[method-assign,assignment]
     Queue.attributes = property(_QueueAttributes)  # type: ignore[method-assign,assignment]
     Queue.wait_for_messages = wait_for_messages  # type: ignore[method-assign]
     Queue.delete_message = delete_message  # type: ignore[method-assign]
