@@ -61,11 +61,13 @@ does. Each has a test in ``tests/e2e/test_moto_patches.py``.
 9. **Each request's reflection is done once.** For every request moto lists
    the methods of its response class with ``inspect`` and converts the action
    name to snake case; both answers never change, so they are remembered.
-11. **A FIFO receive reads the busy message groups from a snapshot.** moto builds
-    the set of groups with messages in flight by iterating the queue's in-flight set
-    in Python, while another request's thread may receive or delete from it: under
-    load a receive failed with ``Set changed size during iteration`` (a 500). Here
-    the set is copied first, in one step the interpreter does not interrupt.
+11. **A receive reads the message groups in flight from a snapshot.** When a
+    receive meets a message whose visibility timeout ran out (a retry, on any
+    queue), moto builds the set of groups with messages in flight by iterating the
+    queue's in-flight set in Python, while another request's thread may receive or
+    delete from it: under load a receive failed with ``Set changed size during
+    iteration`` (a 500). Here the set is copied first, in one step the interpreter
+    does not interrupt.
 """
 
 from __future__ import annotations
