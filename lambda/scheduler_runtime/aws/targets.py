@@ -8,10 +8,21 @@
   schedule id) and a deduplication id derived from the ``dedupeKey``. The
   body is compact JSON that SQS accepts whatever the payload holds
   (``core.envelope.sqs_safe_json``).
+- ``{"type": "sns", "topicArn": ..., "fifo": bool, "messageGroupId": str?}``:
+  the same body as the message of a ``Publish``, the ``dedupeKey`` as a
+  message attribute, and on a FIFO topic the same group and deduplication id
+  as a FIFO queue gets.
+- ``{"type": "eventbridge", "eventBusArn": ..., "detailType": ..., "source": ...}``:
+  one ``PutEvents`` entry, the same body as its ``Detail``. A response with a
+  failed entry is a failed delivery, with the entry's ``ErrorCode`` as the reason.
 
-What a target refuses for good (an envelope larger than the queue's maximum
-message size, which only SQS knows: 1 KiB to 1 MiB per queue) raises
-:class:`Undeliverable`, which the dispatcher parks at once instead of retrying.
+What a target refuses for good raises :class:`Undeliverable`, which the
+dispatcher parks at once instead of retrying: for SQS an envelope larger than
+the queue's maximum message size (which only SQS knows: 1 KiB to 1 MiB per
+queue); for SNS and EventBridge also a denied permission or a topic or bus
+that does not exist (:data:`SNS_PARKED_AT_ONCE`, :data:`EVENTBRIDGE_PARKED_AT_ONCE`).
+Every other failure (throttling, an internal error, a 5xx, no connection) is
+retried through the delayer queue.
 """
 
 from __future__ import annotations
@@ -44,9 +55,43 @@ _REFUSED_FOR_GOOD = {"InvalidParameterValue", "InvalidParameterValueException", 
 """Error codes of a send or invoke that no retry of the same envelope can change (a sender fault)."""
 
 
+SNS_PARKED_AT_ONCE = frozenset({
+    "AuthorizationError", "InvalidSecurity", "KMSAccessDenied",  # permission
+    "NotFound", "KMSNotFound",  # a topic (or its key) that does not exist
+    "InvalidParameter", "ParameterValueInvalid", "ValidationException",  # e.g. a message too long for the topic
+})
+"""Error codes of an SNS ``Publish`` (the API reference's list) that park the envelope at once. Every
+other one is retried: ``Throttled``, ``KMSThrottling``, ``InternalError``, a key disabled or pending
+(``KMSDisabled``, ``KMSInvalidState``, ``KMSOptInRequired``), whatever code is new."""
+EVENTBRIDGE_PARKED_AT_ONCE = frozenset({
+    "AccessDeniedException", "NotAuthorizedForSourceException", "NotAuthorizedForDetailTypeException",  # permission
+    "ResourceNotFoundException", "NotFoundException",  # a bus that does not exist
+    "InvalidArgument", "MalformedDetail", "InvalidAccountIdException", "ValidationException",  # invalid parameter
+})
+"""Error codes of a ``PutEvents`` request, or of its entry, that park the envelope at once (the entry's
+non-retryable codes in the API reference, ``PutEventsResultEntry``, less ``RedactionFailure``, an
+internal failure). Every other one is retried: ``ThrottlingException``, ``InternalFailure``,
+``InternalException``, whatever code is new."""
+
+
 def refused_for_good(exc: Exception) -> bool:
     """Whether ``exc`` says the service will never take this request as it is (e.g. a message too long)."""
-    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in _REFUSED_FOR_GOOD
+    return _error_code(exc) in _REFUSED_FOR_GOOD
+
+
+def _error_code(exc: Exception) -> str | None:
+    return exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+
+
+def _park_if_refused(code: str | None, message: str, codes: frozenset[str], where: str) -> None:
+    """Raise :class:`Undeliverable` when ``where`` failed the delivery with an error ``code`` in ``codes``;
+    else return, and the caller raises the failure as it is (retried)."""
+    if code in codes:
+        raise Undeliverable(f"{where} refuses the envelope for good: {code}: {message}")
+
+
+def _client_error_message(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Message", exc))
 
 
 def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
@@ -83,16 +128,9 @@ def _never_reached(exc: Exception) -> bool:
 
 def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
     body = sqs_safe_json(envelope)
-    params: dict[str, Any] = {
-        "QueueUrl": target["queueUrl"],
-        "MessageBody": body,
-        "MessageAttributes": {"dedupeKey": {"DataType": "String", "StringValue": envelope["dedupeKey"]}},
-    }
-    if target.get("fifo"):
-        params["MessageGroupId"] = target.get("messageGroupId") or envelope["id"]
-        params["MessageDeduplicationId"] = fifo_deduplication_id(envelope["dedupeKey"])
     try:
-        ctx.client("sqs").send_message(**params)
+        ctx.client("sqs").send_message(QueueUrl=target["queueUrl"], MessageBody=body,
+                                       **_message_fields(target, envelope))
     except ClientError as exc:
         if refused_for_good(exc):
             raise Undeliverable(f"queue {target['queueUrl']} refuses the envelope ({len(body.encode('utf-8'))} bytes) "
@@ -100,12 +138,52 @@ def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> 
         raise
 
 
+def _publish_sns(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+    message = sqs_safe_json(envelope)  # SNS fans out to SQS queues: the body they accept
+    try:
+        ctx.client("sns").publish(TopicArn=target["topicArn"], Message=message, **_message_fields(target, envelope))
+    except ClientError as exc:
+        where = f"topic {target['topicArn']}"
+        _park_if_refused(_error_code(exc), _client_error_message(exc), SNS_PARKED_AT_ONCE, where)
+        raise
+
+
+def _put_event(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+    bus = target["eventBusArn"]
+    entry = {"EventBusName": bus, "Source": target["source"], "DetailType": target["detailType"],
+             "Detail": sqs_safe_json(envelope)}
+    try:
+        response = ctx.client("events").put_events(Entries=[entry])
+    except ClientError as exc:
+        _park_if_refused(_error_code(exc), _client_error_message(exc), EVENTBRIDGE_PARKED_AT_ONCE, f"event bus {bus}")
+        raise
+    if not response.get("FailedEntryCount"):
+        return
+    [failed] = response["Entries"]
+    code, message = failed.get("ErrorCode"), failed.get("ErrorMessage", "")
+    _park_if_refused(code, message, EVENTBRIDGE_PARKED_AT_ONCE, f"event bus {bus}")
+    raise DeliveryError(f"event bus {bus} failed the entry: {code}: {message}")
+
+
+def _message_fields(target: Mapping[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+    """What an SQS send and an SNS publish carry beside the body: the ``dedupeKey`` as a message
+    attribute, and for a FIFO queue or topic the message group (the configured one, else the schedule
+    id) and a deduplication id derived from the ``dedupeKey``."""
+    fields: dict[str, Any] = {
+        "MessageAttributes": {"dedupeKey": {"DataType": "String", "StringValue": envelope["dedupeKey"]}}}
+    if target.get("fifo"):
+        fields["MessageGroupId"] = target.get("messageGroupId") or envelope["id"]
+        fields["MessageDeduplicationId"] = fifo_deduplication_id(envelope["dedupeKey"])
+    return fields
+
+
 def fifo_deduplication_id(dedupe_key: str) -> str:
     """SQS allows 128 characters here; a SHA-256 hex digest is 64 and stable."""
     return hashlib.sha256(dedupe_key.encode("utf-8")).hexdigest()
 
 
-DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs}
+DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs, "sns": _publish_sns,
+                                    "eventbridge": _put_event}
 
 
 def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
