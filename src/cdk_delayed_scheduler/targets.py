@@ -9,27 +9,32 @@ description that the runtime reads from the ``TARGETS`` environment variable
 
     DelayedScheduler(self, "Timers", target=targets.LambdaInvoke(callback_fn))
     DelayedScheduler(self, "Jobs", target=targets.SqsSendMessage(jobs_queue))
+    DelayedScheduler(self, "Fanout", target=targets.SnsPublish(topic))
+    DelayedScheduler(self, "Events", target=targets.EventBridgePutEvents(bus, detail_type="Timer due",
+                                                                          source="com.example.timers"))
 """
 
 from __future__ import annotations
 
 import abc
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
 from aws_cdk import Duration, Token
+from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 
 from ._contract import contract
 from ._validation import (DISPATCH_MARGIN_SECONDS, check_duration, check_range, check_whole_seconds, seconds)
-from ._wiring import KEY_PRODUCER
+from ._target_checks import (check_message_group_id, check_text, is_event_bus, is_function, is_queue, is_topic,
+                             target_for, wrapper_hint)
+from ._wiring import KEY_PRODUCER, grant_key
 
-__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage"]
-
-_MESSAGE_GROUP_ID = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
+__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage", "SnsPublish",
+           "EventBridgePutEvents"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,8 @@ class ScheduleTargetConfig:
 
 
 class IScheduleTarget(abc.ABC):
-    """A destination for due schedules: ``LambdaInvoke`` or ``SqsSendMessage``.
+    """A destination for due schedules: ``LambdaInvoke``, ``SqsSendMessage``, ``SnsPublish`` or
+    ``EventBridgePutEvents``.
 
     :meth:`bind` is how each built-in kind grants the dispatcher what its delivery needs and
     describes itself to the runtime. A new kind of target needs support in the runtime too, not
@@ -98,10 +104,9 @@ class LambdaInvoke(IScheduleTarget):
     def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase], *,
                  timeout: Optional[Duration] = None) -> None:
         # (FunctionBase too: pyright does not accept aws-cdk-lib's own Function as its IFunction protocol)
-        if not _is_function(handler):
-            hint = "; for a queue use targets.SqsSendMessage(queue)" if _is_queue(handler) else ""
+        if not is_function(handler):
             raise ValueError(f"handler: must be a Lambda function (aws_lambda.IFunction), got "
-                             f"{type(handler).__name__}{hint}")
+                             f"{type(handler).__name__}{wrapper_hint(handler)}")
         own = _own_timeout(handler)
         if timeout is not None:
             check_duration("timeout", timeout)
@@ -146,18 +151,10 @@ class SqsSendMessage(IScheduleTarget):
     """
 
     def __init__(self, queue: sqs.IQueue, *, message_group_id: Optional[str] = None) -> None:
-        if not _is_queue(queue):
-            hint = "; for a function use targets.LambdaInvoke(fn)" if _is_function(queue) else ""
-            raise ValueError(f"queue: must be an SQS queue (aws_sqs.IQueue), got {type(queue).__name__}{hint}")
-        fifo = queue.fifo
-        if message_group_id is not None:
-            if not Token.is_unresolved(fifo) and not fifo:
-                raise ValueError("message_group_id: only a FIFO queue takes a message group id")
-            if not Token.is_unresolved(message_group_id) and not _MESSAGE_GROUP_ID.match(message_group_id):
-                raise ValueError(
-                    "message_group_id: must be 1-128 characters of letters, digits and punctuation, "
-                    f"got {message_group_id!r}"
-                )
+        if not is_queue(queue):
+            raise ValueError(f"queue: must be an SQS queue (aws_sqs.IQueue), got {type(queue).__name__}"
+                             f"{wrapper_hint(queue)}")
+        check_message_group_id(message_group_id, queue.fifo, "queue")
         self.queue = queue
         self.message_group_id = message_group_id
 
@@ -165,13 +162,106 @@ class SqsSendMessage(IScheduleTarget):
         """Grant ``sqs:SendMessage`` (and the key's producer actions); describe it as ``{"type": "sqs", ...}``."""
         # Only SendMessage: the runtime knows the queue URL, so no GetQueueUrl/GetQueueAttributes.
         self.queue.grant(dispatcher, "sqs:SendMessage")
-        key = self.queue.encryption_master_key
-        if key is not None:
-            # What an SQS producer needs on a customer managed key (SQS developer guide, "Key management").
-            key.grant(dispatcher, *KEY_PRODUCER)
-        optional = {} if self.message_group_id is None else {"message_group_id": self.message_group_id}
+        # What an SQS producer needs on a customer managed key (SQS developer guide, "Key management").
+        grant_key(self.queue.encryption_master_key, dispatcher, *KEY_PRODUCER)
         return ScheduleTargetConfig(describe_target("sqs", queue_url=self.queue.queue_url, fifo=bool(self.queue.fifo),
-                                                    **optional))
+                                                    **_group(self.message_group_id)))
+
+
+class SnsPublish(IScheduleTarget):
+    """Deliver each due schedule as a message published to an SNS topic (standard or FIFO).
+
+    The message is the envelope as JSON, the same body ``SqsSendMessage`` sends, and the
+    ``dedupeKey`` travels as a message attribute. A FIFO topic gets a deduplication id derived from
+    the ``dedupeKey`` and the message group id below, as a FIFO queue does. Subscribe a queue (with
+    raw message delivery, so the queue's message is the envelope itself) or a function to it.
+
+    A denied ``sns:Publish``, a topic that does not exist or a message the topic refuses (e.g.
+    larger than its maximum message size) is parked in the dead-letter queue at once; throttling and
+    internal errors are retried. Example::
+
+        alerts = sns.Topic(self, "Alerts", enforce_ssl=True)
+        timers.add_target("alerts", targets.SnsPublish(alerts))
+        timers.add_target("orders", targets.SnsPublish(orders_fifo_topic, message_group_id="orders"))
+
+    :param topic: the topic. The dispatcher is granted ``sns:Publish`` on it, plus
+        ``kms:GenerateDataKey``/``kms:Decrypt`` when the topic is encrypted with a customer managed key.
+    :param message_group_id: FIFO topics only: the message group of every delivery, 1-128
+        characters. Default: the schedule id, so deliveries of different schedules do not block
+        each other.
+    """
+
+    def __init__(self, topic: sns.ITopic, *, message_group_id: Optional[str] = None) -> None:
+        if not is_topic(topic):
+            raise ValueError(f"topic: must be an SNS topic (aws_sns.ITopic), got {type(topic).__name__}"
+                             f"{wrapper_hint(topic)}")
+        check_message_group_id(message_group_id, topic.fifo, "topic")
+        self.topic = topic
+        self.message_group_id = message_group_id
+
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``sns:Publish`` (and the key's producer actions); describe it as ``{"type": "sns", ...}``."""
+        # Not Topic.grant_publish: it grants the key's kms:GenerateDataKey* and more besides.
+        iam.Grant.add_to_principal(grantee=dispatcher, actions=["sns:Publish"], resource_arns=[self.topic.topic_arn])
+        # A publisher to a topic encrypted with a customer managed key: SNS generates the data key and
+        # decrypts it on the publisher's behalf (SNS developer guide, "Key management"; its example
+        # writes kms:GenerateDataKey*, of which Publish needs GenerateDataKey): an SQS producer's two.
+        grant_key(self.topic.master_key, dispatcher, *KEY_PRODUCER)
+        return ScheduleTargetConfig(describe_target("sns", topic_arn=self.topic.topic_arn, fifo=bool(self.topic.fifo),
+                                                    **_group(self.message_group_id)))
+
+
+# EventBridge's PutEventsRequestEntry (API reference): DetailType 1-128 characters, Source 1-256
+# characters, and "the aws. value prefix is service-reserved and cannot be used" for Source.
+# https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
+EVENT_DETAIL_TYPE_MAX_LENGTH = 128
+EVENT_SOURCE_MAX_LENGTH = 256
+
+
+class EventBridgePutEvents(IScheduleTarget):
+    """Deliver each due schedule as an event put on an EventBridge event bus.
+
+    One ``PutEvents`` entry per delivery, with ``detail_type`` and ``source`` as given and the
+    envelope as its ``detail``, so a rule matches on ``source`` and ``detail-type`` (and on the
+    envelope's fields under ``detail``) and reaches any of EventBridge's targets, API destinations
+    included. A response whose entry failed is a failed delivery, with the entry's ``ErrorCode`` as
+    the reason: a denied ``events:PutEvents``, a bus that does not exist or an invalid entry is
+    parked in the dead-letter queue at once; throttling and internal failures are retried. Example::
+
+        bus = events.EventBus(self, "Bus")
+        timers.add_target("events", targets.EventBridgePutEvents(bus, detail_type="Timer due",
+                                                                 source="com.example.timers"))
+
+    :param bus: the event bus (``events.EventBus.from_event_bus_name(self, "Default", "default")``
+        for the account's default bus). The dispatcher is granted ``events:PutEvents`` on it only.
+    :param detail_type: the events' ``detail-type``: 1-128 characters.
+    :param source: the events' ``source``: 1-256 characters, not starting with ``aws.`` (reserved for
+        AWS services), e.g. ``com.example.timers``.
+    """
+
+    def __init__(self, bus: events.IEventBus, *, detail_type: str, source: str) -> None:
+        if not is_event_bus(bus):
+            raise ValueError(f"bus: must be an EventBridge event bus (aws_events.IEventBus), got "
+                             f"{type(bus).__name__}{wrapper_hint(bus)}")
+        check_text("detail_type", detail_type, EVENT_DETAIL_TYPE_MAX_LENGTH)
+        check_text("source", source, EVENT_SOURCE_MAX_LENGTH)
+        if not Token.is_unresolved(source) and source.startswith("aws."):
+            raise ValueError(f"source: must not start with 'aws.' (reserved for AWS services' events), got {source!r}")
+        self.bus = bus
+        self.detail_type = detail_type
+        self.source = source
+
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``events:PutEvents`` on the bus; describe it as ``{"type": "eventbridge", ...}``."""
+        iam.Grant.add_to_principal(grantee=dispatcher, actions=["events:PutEvents"],
+                                   resource_arns=[self.bus.event_bus_arn])
+        return ScheduleTargetConfig(describe_target("eventbridge", event_bus_arn=self.bus.event_bus_arn,
+                                                    detail_type=self.detail_type, source=self.source))
+
+
+def _group(message_group_id: Optional[str]) -> dict[str, str]:
+    """The optional ``message_group_id`` field of a queue's or topic's description."""
+    return {} if message_group_id is None else {"message_group_id": message_group_id}
 
 
 # Lambda's own default, for a function defined without a timeout (``Function.timeout`` is then None).
@@ -207,14 +297,6 @@ def unknown_timeout_warning(name: str, dispatcher_timeout: Duration) -> str:
             "targets.LambdaInvoke(fn, timeout=Duration.seconds(n)) to have it checked and this warning go.")
 
 
-def _is_function(value: Any) -> bool:
-    return hasattr(value, "function_arn") and hasattr(value, "grant_invoke")
-
-
-def _is_queue(value: Any) -> bool:
-    return hasattr(value, "queue_url") and hasattr(value, "queue_arn")
-
-
 def _camel(name: str) -> str:
     first, *rest = name.split("_")
     return first + "".join(part.title() for part in rest)
@@ -246,17 +328,15 @@ def check_deliverable(name: str, target: IScheduleTarget, description: Mapping[s
         raise ValueError(
             f"target {name!r}: {type(target).__name__} describes a target the runtime cannot deliver to: {problem}. "
             f"The runtime delivers to these kinds: {', '.join(sorted(contract.TARGET_TYPES))} "
-            "(targets.LambdaInvoke, targets.SqsSendMessage); a new kind needs runtime support, not only a bind.")
+            "(targets.LambdaInvoke, targets.SqsSendMessage, targets.SnsPublish, targets.EventBridgePutEvents); "
+            "a new kind needs runtime support, not only a bind.")
 
 
 def check_target(prop: str, value: Any) -> None:
     """Raise ``ValueError`` naming ``prop`` unless ``value`` is a target, with the wrapper to use."""
     if isinstance(value, IScheduleTarget):
         return
-    if _is_function(value):
-        hint = "wrap the function: targets.LambdaInvoke(fn)"
-    elif _is_queue(value):
-        hint = "wrap the queue: targets.SqsSendMessage(queue)"
-    else:
-        hint = "e.g. targets.LambdaInvoke(fn) or targets.SqsSendMessage(queue)"
+    found = target_for(value)
+    hint = (f"wrap the {found[0]}: {found[1]}" if found
+            else "e.g. targets.LambdaInvoke(fn) or targets.SqsSendMessage(queue)")
     raise ValueError(f"{prop}: must be a target from cdk_delayed_scheduler.targets, got {type(value).__name__}; {hint}")

@@ -9,6 +9,8 @@ that asks for the same name gets the same synthesized template:
   FIFO queue) and a Lambda target added with ``add_target``;
 * ``http_cognito``: the HTTP API with a JWT authorizer, no access logs, ``LogLevel.INFO``;
 * ``rest``, ``api_key``, ``none``, ``http_none``, ``no_api``: one per other API choice;
+* ``fanout``: SNS targets (a topic with a customer managed key as the default, a FIFO topic with a
+  message group) and EventBridge targets (a custom bus, and the account's default bus imported);
 * ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one naming a target
   added after it, and a ``PeriodicTimer`` in a construct of its own).
 """
@@ -21,10 +23,12 @@ from typing import Any, Callable, Optional
 import aws_cdk as cdk
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 
@@ -131,6 +135,23 @@ def _simple(name: str, api: Callable[[], SchedulerApi], grant: bool = False) -> 
     return build
 
 
+def _fanout(app: cdk.App) -> Built:
+    stack = cdk.Stack(app, "Fanout", env=ENV)
+    alerts_key = kms.Key(stack, "AlertsKey", enable_key_rotation=True)
+    alerts = sns.Topic(stack, "Alerts", master_key=alerts_key, enforce_ssl=True)
+    ordered = sns.Topic(stack, "Ordered", fifo=True, topic_name="ordered.fifo", enforce_ssl=True)
+    bus = events.EventBus(stack, "Bus")
+    default_bus = events.EventBus.from_event_bus_name(stack, "DefaultBus", "default")
+    scheduler = DelayedScheduler(
+        stack, "Timers", target=targets.SnsPublish(alerts),
+        extra_targets={"ordered": targets.SnsPublish(ordered, message_group_id="orders")})
+    scheduler.add_target("events", targets.EventBridgePutEvents(bus, detail_type="Timer due",
+                                                                source="com.example.timers"))
+    scheduler.add_target("audit", targets.EventBridgePutEvents(default_bus, detail_type="Audit timer",
+                                                               source="com.example.audit"))
+    return Built(stack, scheduler, alerts=alerts, alerts_key=alerts_key, ordered=ordered, bus=bus)
+
+
 def _periodic(app: cdk.App) -> Built:
     import datetime as dt
 
@@ -161,6 +182,7 @@ BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
     "http_none": _simple("HttpOpen", lambda: SchedulerApi.http(authorization=ApiAuthorization.none())),
     "no_api": _simple("NoApi", SchedulerApi.none, grant=True),
     "periodic": _periodic,
+    "fanout": _fanout,
 }
 
 

@@ -1,0 +1,71 @@
+"""Checks of the target classes' arguments: which kind of resource a value is, the target class that
+takes it (for the hint of a bad value), and the rules of a message group id and of EventBridge's texts.
+Each error names the prop and the rule."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from aws_cdk import Token
+
+_MESSAGE_GROUP_ID = re.compile(r"^[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}$")
+
+
+def check_message_group_id(value: Optional[str], fifo: Any, resource: str) -> None:
+    """``message_group_id`` is for a FIFO ``resource`` (queue or topic) only, and 1-128 characters of
+    letters, digits and punctuation (SQS's and SNS's rule)."""
+    if value is None:
+        return
+    if not Token.is_unresolved(fifo) and not fifo:
+        raise ValueError(f"message_group_id: only a FIFO {resource} takes a message group id")
+    if not Token.is_unresolved(value) and not _MESSAGE_GROUP_ID.match(value):
+        raise ValueError(
+            f"message_group_id: must be 1-128 characters of letters, digits and punctuation, got {value!r}")
+
+
+def check_text(prop: str, value: Any, max_length: int) -> None:
+    """``value`` is text of 1 to ``max_length`` characters (a token is judged at deploy)."""
+    if not isinstance(value, str):
+        raise ValueError(f"{prop}: must be a string, got {type(value).__name__}")
+    if Token.is_unresolved(value):
+        return
+    if not 1 <= len(value) <= max_length:
+        raise ValueError(f"{prop}: must be 1-{max_length} characters, got {len(value)}")
+
+
+def is_function(value: Any) -> bool:
+    return hasattr(value, "function_arn") and hasattr(value, "grant_invoke")
+
+
+def is_queue(value: Any) -> bool:
+    return hasattr(value, "queue_url") and hasattr(value, "queue_arn")
+
+
+def is_topic(value: Any) -> bool:
+    return hasattr(value, "topic_arn") and hasattr(value, "grant_publish")
+
+
+def is_event_bus(value: Any) -> bool:
+    return hasattr(value, "event_bus_arn") and hasattr(value, "grant_put_events_to")
+
+
+#: (recognizes a resource, its noun, the target that takes it, as code), for the hints of bad input.
+_WRAPPERS = ((is_function, "function", "targets.LambdaInvoke(fn)"),
+             (is_queue, "queue", "targets.SqsSendMessage(queue)"),
+             (is_topic, "topic", "targets.SnsPublish(topic)"),
+             (is_event_bus, "event bus", "targets.EventBridgePutEvents(bus, detail_type=..., source=...)"))
+
+
+def target_for(value: Any) -> Optional[tuple[str, str]]:
+    """(noun, the target that takes it, as code) when ``value`` is a function, queue, topic or bus; else None."""
+    return next(((noun, code) for matches, noun, code in _WRAPPERS if matches(value)), None)
+
+
+def wrapper_hint(value: Any) -> str:
+    """``"; for a queue use targets.SqsSendMessage(queue)"`` when a target takes ``value``, else ``""``."""
+    found = target_for(value)
+    if found is None:
+        return ""
+    noun, code = found
+    return f"; for {'an' if noun[0] in 'aeiou' else 'a'} {noun} use {code}"
