@@ -51,14 +51,17 @@ class SecurityAssembly:
 @pytest.fixture(scope="session")
 def security_assembly(tmp_path_factory) -> SecurityAssembly:
     """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
-    rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``,
+    rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``, an SNS
+    topic with a key of its own and an EventBridge bus as extra targets where ``fanout``,
     ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to ``Reader``; and a stack
     ``Producer`` whose role ``App`` the ``Http`` scheduler grants both), synthesized once with cdk-nag's
     AwsSolutions as a validation plugin."""
     import aws_cdk as cdk
+    from aws_cdk import aws_events as events
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_kms as kms
     from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_sns as sns
     from cdk_nag import AwsSolutionsChecks
 
     from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
@@ -75,6 +78,12 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
                                      encryption_key=key, listing=variant["listing"],
                                      tracing=lambda_.Tracing.ACTIVE if variant["tracing"] else lambda_.Tracing.DISABLED)
         scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
+        if variant["fanout"]:
+            alerts = sns.Topic(stack, "Alerts", enforce_ssl=True,
+                               master_key=kms.Key(stack, "AlertsKey", enable_key_rotation=True))
+            scheduler.add_target("alerts", targets.SnsPublish(alerts))
+            scheduler.add_target("events", targets.EventBridgePutEvents(
+                events.EventBus(stack, "Bus"), detail_type="Timer due", source="com.example.timers"))
         if variant["periodic"]:
             scheduler.add_periodic("nightly", cron="0 2 * * ? *", time_zone="Europe/Paris", payload={"n": 1})
         if scheduler.api is not None:

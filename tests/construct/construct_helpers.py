@@ -172,13 +172,13 @@ def nag2_target() -> Path:
 #: The security gates' configurations: each API kind, a customer managed key or none, an explicit
 #: environment or none, listing on or off.
 SECURITY_VARIANTS = {
-    "Http": dict(api="HTTP", key=False, env=False, listing=False, tracing=False, periodic=True),
-    "Rest": dict(api="REST", key=False, env=False, listing=False, tracing=False, periodic=False),
-    "NoApi": dict(api="NONE", key=False, env=False, listing=False, tracing=False, periodic=False),
-    "HttpKey": dict(api="HTTP", key=True, env=False, listing=False, tracing=False, periodic=False),
-    "RestKey": dict(api="REST", key=True, env=False, listing=True, tracing=False, periodic=False),
-    "HttpKeyEnv": dict(api="HTTP", key=True, env=True, listing=True, tracing=False, periodic=False),
-    "RestKeyEnv": dict(api="REST", key=True, env=True, listing=False, tracing=True, periodic=False),
+    "Http": dict(api="HTTP", key=False, env=False, listing=False, tracing=False, periodic=True, fanout=False),
+    "Rest": dict(api="REST", key=False, env=False, listing=False, tracing=False, periodic=False, fanout=False),
+    "NoApi": dict(api="NONE", key=False, env=False, listing=False, tracing=False, periodic=False, fanout=False),
+    "HttpKey": dict(api="HTTP", key=True, env=False, listing=False, tracing=False, periodic=False, fanout=True),
+    "RestKey": dict(api="REST", key=True, env=False, listing=True, tracing=False, periodic=False, fanout=False),
+    "HttpKeyEnv": dict(api="HTTP", key=True, env=True, listing=True, tracing=False, periodic=False, fanout=False),
+    "RestKeyEnv": dict(api="REST", key=True, env=True, listing=False, tracing=True, periodic=False, fanout=False),
 }
 
 

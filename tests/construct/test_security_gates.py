@@ -1,6 +1,7 @@
 """Security gates on the synthesized construct, over one app of seven schedulers (``security_assembly``
 in conftest.py, synthesized once per session): each API kind, with and without a customer managed
-key, with and without an explicit environment, one with X-Ray tracing and one with a periodic timer.
+key, with and without an explicit environment, one with X-Ray tracing, one with a periodic timer and
+one with SNS and EventBridge targets.
 
 - IAM: exactly what each principal is granted (a literal table: any added permission fails), no
   wildcard action, each resource wildcard acknowledged with its reason; the grantees of
@@ -73,6 +74,10 @@ WITH_TRACING = {f"{function}FunctionRole": on("*", "xray:PutTraceSegments", "xra
 WITH_PERIODIC = {"PeriodicTimersProviderRole": writes_logs("PeriodicTimersProvider")
                  | on("<ApiFunction.Arn>", "lambda:InvokeFunction", "lambda:GetFunction")
                  | on("<ApiFunction.Arn>:*", "lambda:InvokeFunction")}
+#: SNS and EventBridge targets: one action on that topic or bus, and the producer's actions on the topic's key.
+WITH_FANOUT = {"DispatcherFunctionRole": on("<Alerts>", "sns:Publish")
+               | on("<AlertsKey.Arn>", "kms:GenerateDataKey", "kms:Decrypt")
+               | on("<Bus.Arn>", "events:PutEvents")}
 #: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("POST", "/schedule-batches"),
           ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"), ("DELETE", "/periodic/*"),
@@ -103,7 +108,8 @@ def expected_grants(name: str) -> dict[str, set[tuple[str, str]]]:
     variant = SECURITY_VARIANTS[name]
     expected = {principal: set(rows) for principal, rows in FUNCTION_ROLES.items()}
     extras = [table for table, on_ in ((WITH_LISTING, variant["listing"]), (WITH_KEY, variant["key"]),
-                                      (WITH_TRACING, variant["tracing"]), (WITH_PERIODIC, variant["periodic"])) if on_]
+                                      (WITH_TRACING, variant["tracing"]), (WITH_PERIODIC, variant["periodic"]),
+                                      (WITH_FANOUT, variant["fanout"])) if on_]
     for extra in extras:
         for principal, rows in extra.items():
             expected[principal] = expected.get(principal, set()) | rows
