@@ -5,7 +5,7 @@ Each error names the prop and the rule."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from aws_cdk import Token
 
@@ -50,16 +50,28 @@ def is_event_bus(value: Any) -> bool:
     return hasattr(value, "event_bus_arn") and hasattr(value, "grant_put_events_to")
 
 
-#: (recognizes a resource, its noun, the target that takes it, as code), for the hints of bad input.
-_WRAPPERS = ((is_function, "function", "targets.LambdaInvoke(fn)"),
-             (is_queue, "queue", "targets.SqsSendMessage(queue)"),
-             (is_topic, "topic", "targets.SnsPublish(topic)"),
-             (is_event_bus, "event bus", "targets.EventBridgePutEvents(bus, detail_type=..., source=...)"))
+#: Each kind of resource a target takes, by its noun: (recognizes it, what a prop must then be, the
+#: target that takes it, as code), for the checks and the hints of bad input.
+_KINDS: dict[str, tuple[Callable[[Any], bool], str, str]] = {
+    "function": (is_function, "a Lambda function (aws_lambda.IFunction)", "targets.LambdaInvoke(fn)"),
+    "queue": (is_queue, "an SQS queue (aws_sqs.IQueue)", "targets.SqsSendMessage(queue)"),
+    "topic": (is_topic, "an SNS topic (aws_sns.ITopic)", "targets.SnsPublish(topic)"),
+    "event bus": (is_event_bus, "an EventBridge event bus (aws_events.IEventBus)",
+                  "targets.EventBridgePutEvents(bus, detail_type=..., source=...)"),
+}
+
+
+def check_resource(prop: str, value: Any, noun: str) -> None:
+    """Raise ``ValueError`` naming ``prop`` unless ``value`` is a ``noun`` (a key of ``_KINDS``), with the
+    target to use when it is another kind of resource."""
+    matches, must_be, _ = _KINDS[noun]
+    if not matches(value):
+        raise ValueError(f"{prop}: must be {must_be}, got {type(value).__name__}{wrapper_hint(value)}")
 
 
 def target_for(value: Any) -> Optional[tuple[str, str]]:
     """(noun, the target that takes it, as code) when ``value`` is a function, queue, topic or bus; else None."""
-    return next(((noun, code) for matches, noun, code in _WRAPPERS if matches(value)), None)
+    return next(((noun, code) for noun, (matches, _, code) in _KINDS.items() if matches(value)), None)
 
 
 def wrapper_hint(value: Any) -> str:

@@ -29,8 +29,7 @@ from aws_cdk import aws_sqs as sqs
 
 from ._contract import contract
 from ._validation import (DISPATCH_MARGIN_SECONDS, check_duration, check_range, check_whole_seconds, seconds)
-from ._target_checks import (check_message_group_id, check_text, is_event_bus, is_function, is_queue, is_topic,
-                             target_for, wrapper_hint)
+from ._target_checks import check_message_group_id, check_resource, check_text, target_for
 from ._wiring import KEY_PRODUCER, grant_key
 
 __all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage", "SnsPublish",
@@ -104,9 +103,7 @@ class LambdaInvoke(IScheduleTarget):
     def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase], *,
                  timeout: Optional[Duration] = None) -> None:
         # (FunctionBase too: pyright does not accept aws-cdk-lib's own Function as its IFunction protocol)
-        if not is_function(handler):
-            raise ValueError(f"handler: must be a Lambda function (aws_lambda.IFunction), got "
-                             f"{type(handler).__name__}{wrapper_hint(handler)}")
+        check_resource("handler", handler, "function")
         own = _own_timeout(handler)
         if timeout is not None:
             check_duration("timeout", timeout)
@@ -151,9 +148,7 @@ class SqsSendMessage(IScheduleTarget):
     """
 
     def __init__(self, queue: sqs.IQueue, *, message_group_id: Optional[str] = None) -> None:
-        if not is_queue(queue):
-            raise ValueError(f"queue: must be an SQS queue (aws_sqs.IQueue), got {type(queue).__name__}"
-                             f"{wrapper_hint(queue)}")
+        check_resource("queue", queue, "queue")
         check_message_group_id(message_group_id, queue.fifo, "queue")
         self.queue = queue
         self.message_group_id = message_group_id
@@ -192,9 +187,7 @@ class SnsPublish(IScheduleTarget):
     """
 
     def __init__(self, topic: sns.ITopic, *, message_group_id: Optional[str] = None) -> None:
-        if not is_topic(topic):
-            raise ValueError(f"topic: must be an SNS topic (aws_sns.ITopic), got {type(topic).__name__}"
-                             f"{wrapper_hint(topic)}")
+        check_resource("topic", topic, "topic")
         check_message_group_id(message_group_id, topic.fifo, "topic")
         self.topic = topic
         self.message_group_id = message_group_id
@@ -240,9 +233,7 @@ class EventBridgePutEvents(IScheduleTarget):
     """
 
     def __init__(self, bus: events.IEventBus, *, detail_type: str, source: str) -> None:
-        if not is_event_bus(bus):
-            raise ValueError(f"bus: must be an EventBridge event bus (aws_events.IEventBus), got "
-                             f"{type(bus).__name__}{wrapper_hint(bus)}")
+        check_resource("bus", bus, "event bus")
         check_text("detail_type", detail_type, EVENT_DETAIL_TYPE_MAX_LENGTH)
         check_text("source", source, EVENT_SOURCE_MAX_LENGTH)
         if not Token.is_unresolved(source) and source.startswith("aws."):
