@@ -166,6 +166,14 @@ def test_a_topic_that_does_not_exist_parks_the_schedule_at_once_with_the_reason(
     assert f"topic arn:aws:sns:us-east-1:{ACCOUNT}:gone refuses the envelope for good: NotFound" in reason
 
 
+def test_an_envelope_larger_than_the_topic_takes_is_parked_at_once_with_the_reason(aws, fanout):
+    payload = "x" * (262_144 - 100)  # accepted by the API (at most 256 KiB serialized); its envelope is not by SNS
+    assert deliver_once(aws, "too-big", "alerts", payload=payload) == {"batchItemFailures": []}
+    reason = parked_reason(aws, "too-big")
+    assert "refuses the envelope for good: InvalidParameter" in reason and "Message too long" in reason
+    assert aws.receive(fanout["alerts"]) == []
+
+
 @pytest.mark.parametrize("code", ["AuthorizationError", "KMSAccessDenied", "InvalidParameter"])
 def test_a_denied_or_invalid_publish_parks_the_schedule_at_once(aws, fanout, code):
     with faulty("sns", publish=raises(code, "Publish")):
