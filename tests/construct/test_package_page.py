@@ -62,6 +62,8 @@ def test_the_pypi_page_is_short_absolute_and_says_what_it_is():
     assert "pip install 'cdk-delayed-scheduler[cdk]'" in page and "pip install 'cdk-delayed-scheduler[local]'" in page
     assert "--no-deps" not in page
     assert "./dev" not in page
+    opening = _paragraphs(page)[1]  # what it is, under the title
+    assert "one-shot and periodic" in opening and "one-shot timers" not in opening, opening
     for markdown in (page, (REPO / "README.md").read_text()):
         repeated = [p for p, n in collections.Counter(_paragraphs(markdown)).items() if n > 1]
         assert repeated == []
