@@ -7,11 +7,12 @@ NAME = "cdk-delayed-scheduler"
 HOME = "https://github.com/cdk-delayed-scheduler/cdk-delayed-scheduler"
 #: moto's internals are patched by the local engine (local/moto_patches.py): only the minor
 #: release it is tested on is allowed. The engine serves moto's WSGI application itself
-#: (local/moto_process.py) and uses three of its services, so it takes those services' extras and
-#: the Flask that moto's application is built on, not moto[server], which adds every service's
-#: dependencies (cfn-lint, sympy, networkx, ...).
+#: (local/moto_server.py) and uses five of its services (DynamoDB, its streams and SQS; SNS and
+#: EventBridge for topic and bus targets), so it takes those services' extras and the Flask that
+#: moto's application is built on, not moto[server], which adds every service's dependencies
+#: (cfn-lint, sympy, networkx, ...).
 MOTO_VERSION = ">=5.2,<5.3"
-MOTO_LOCAL = [f"moto[dynamodb,dynamodbstreams,sqs]{MOTO_VERSION}", "flask!=2.2.0,!=2.2.1", "flask-cors"]
+MOTO_LOCAL = [f"moto[dynamodb,dynamodbstreams,events,sns,sqs]{MOTO_VERSION}", "flask!=2.2.0,!=2.2.1", "flask-cors"]
 #: The construct's dependencies: an extra, so that application code (the client, the envelope)
 #: installs without aws-cdk-lib's 237 MB. The floors are tested: tests/construct/test_floor.py
 #: synthesizes the README's stack with exactly these versions (aws-cdk-lib 2.269.0 is the first whose

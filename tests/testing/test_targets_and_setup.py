@@ -9,7 +9,7 @@ import pytest
 from cdk_delayed_scheduler.client import NotFoundError, SchedulerClient
 from cdk_delayed_scheduler.envelope import Envelope
 from cdk_delayed_scheduler import testing
-from cdk_delayed_scheduler.testing import QueueTarget, local_scheduler
+from cdk_delayed_scheduler.testing import BusTarget, QueueTarget, TopicTarget, local_scheduler
 
 SEEN: list[dict] = []
 
@@ -47,6 +47,22 @@ def test_a_queue_targets_deliveries_come_as_the_sqs_event_a_consumer_gets(local_
     assert [e.payload for e in Envelope.all_from_event(event)] == [{"n": 1}, {"n": 2}]
     assert event["Records"][0]["messageAttributes"]["dedupeKey"]["stringValue"].endswith(
         str(int(local_scheduler.deliveries("orders")[0].due_at.timestamp() * 1000)))
+
+
+@pytest.mark.local_scheduler(targets={"alerts": TopicTarget(), "ordered": TopicTarget(fifo=True, message_group_id="g"),
+                                      "events": BusTarget(detail_type="Reminder due", source="reminders.app")})
+def test_a_topic_and_a_bus_deliver_through_moto_to_the_queue_subscribed_or_ruled_to_them(local_scheduler):
+    for target in ("alerts", "ordered", "events"):
+        local_scheduler.client.schedule(timedelta(minutes=2), {"to": target}, id=f"to-{target}", target=target)
+    local_scheduler.advance(minutes=2)
+
+    for target in ("alerts", "ordered", "events"):
+        (delivery,) = local_scheduler.deliveries(target)
+        assert (delivery.id, delivery.payload, delivery.envelope.target) == (f"to-{target}", {"to": target}, target)
+    assert local_scheduler.queue_url("ordered").endswith(".fifo")
+    (event,) = local_scheduler.deliveries("events")
+    body = event.sqs_record["body"]  # what the rule's queue holds: the EventBridge event, the envelope its detail
+    assert '"detail-type": "Reminder due"' in body.replace('":"', '": "') and "reminders.app" in body
 
 
 def test_user_code_finds_the_api_through_the_environment():
@@ -93,7 +109,8 @@ def test_what_the_kit_refuses_names_the_option_and_the_rule(local_scheduler):
     ({"endpoint_url": "http://127.0.0.1:1"}, r"local_scheduler: endpoint_url cannot be set here"),
     ({"targets": {"default": None}}, r"targets: 'default' must match .* and not be 'default'"),
     ({"targets": {"bad name": None}}, r"targets: 'bad name' must match \^\[A-Za-z0-9._:-\]\{1,64\}\$"),
-    ({"targets": {"x": 42}}, r"targets\['x'\] must be a Lambda-style handler, None \(record only\) or a QueueTarget, got int"),
+    ({"targets": {"x": 42}}, r"targets\['x'\] must be a Lambda-style handler, None \(record only\), a QueueTarget, "
+                             r"a TopicTarget or a BusTarget, got int"),
 ])
 def test_bad_options_are_refused_before_anything_starts(options, message):
     with pytest.raises(ValueError, match=message):

@@ -6,7 +6,7 @@ endpoint stands in for Lambda's Invoke API so that deliveries go through the
 runtime's real Lambda target.
 """
 
-from .deliveries import QueueTarget
+from .deliveries import BusTarget, QueueTarget, TopicTarget
 from .engine import Engine, EngineOptions
 
-__all__ = ["Engine", "EngineOptions", "QueueTarget"]
+__all__ = ["BusTarget", "Engine", "EngineOptions", "QueueTarget", "TopicTarget"]

@@ -31,6 +31,31 @@ class QueueTarget:
     """A FIFO queue's message group for every delivery; default: the schedule's id."""
 
 
+@dataclass(frozen=True)
+class TopicTarget:
+    """A named target that is an SNS topic (``targets.SnsPublish`` when deployed): the engine creates it, and an
+    SQS queue subscribed to it with raw message delivery, where its deliveries arrive."""
+
+    fifo: bool = False
+    message_group_id: str | None = None
+    """A FIFO topic's message group for every delivery; default: the schedule's id."""
+
+
+@dataclass(frozen=True)
+class BusTarget:
+    """A named target that is an EventBridge bus (``targets.EventBridgePutEvents`` when deployed): the engine
+    creates it, and a rule that sends its events of this source and detail type to an SQS queue, where they
+    arrive (each an EventBridge event whose ``detail`` is the envelope)."""
+
+    detail_type: str
+    source: str
+
+
+ResourceTarget = QueueTarget | TopicTarget | BusTarget
+"""A named target the engine creates in its moto, whose deliveries arrive in an SQS queue of its own."""
+RESOURCE_TARGETS = (QueueTarget, TopicTarget, BusTarget)
+
+
 def stdout_target(stream: TextIO | None = None) -> LocalTarget:
     """One JSON line per delivery."""
     lock = threading.Lock()

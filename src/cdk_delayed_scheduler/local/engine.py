@@ -15,13 +15,14 @@ from typing import Any, Callable
 from .._contract import contract
 from .._runtime_asset import event_filters, runtime_asset_path
 from .checkpoints import CheckpointStore
-from .deliveries import LocalTarget, QueueTarget, stdout_target
+from .deliveries import BusTarget, LocalTarget, QueueTarget, TopicTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
 from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
 from .quiet import QuietCheck
-from .resources import REGION, function_arn, provision, provision_target_queue, stream_failure_message
+from .resources import (REGION, function_arn, provision, provision_target_bus, provision_target_queue,
+                        provision_target_topic, stream_failure_message)
 from .servers import ApiServer, LambdaEndpoint
 
 LOCAL_TARGET_FUNCTION = "local-target"
@@ -105,7 +106,8 @@ class Engine:
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
         self.target_queue_urls: dict[str, str] = {}
-        """The queue of each named :class:`QueueTarget`, by target name."""
+        """Where each named target the engine created delivers, by target name: a :class:`QueueTarget`'s own
+        queue, the queue subscribed to a :class:`TopicTarget`'s topic, the queue of a :class:`BusTarget`'s rule."""
         self._sweeper: FunctionSpec | None = None
         self._dispatcher_poller: QueuePoller | None = None
         self._failure_clients: tuple[Any, Any] = (None, None)
@@ -295,15 +297,22 @@ class Engine:
         ShardMark(session.client("dynamodb"), self.table_name).raise_to(self.options.shard_count)
 
     def _named_targets(self, session: Any, functions: dict[str, Callable[[Any], Any]]) -> dict[str, dict[str, Any]]:
-        """The named targets' descriptions: a local function each for the callables, a queue each for the
-        :class:`QueueTarget` ones."""
+        """The named targets' descriptions, as the construct renders them: a local function each for the
+        callables, a queue, a topic or a bus (each with the queue its deliveries arrive in) for the others."""
         described: dict[str, dict[str, Any]] = {}
         for number, (name, target) in enumerate(self.options.targets.items(), start=1):
+            resource = f"{self.options.name_prefix}-target-{number}"
             if isinstance(target, QueueTarget):
-                url = provision_target_queue(session, f"{self.options.name_prefix}-target-{number}", target.fifo)
-                self.target_queue_urls[name] = url
-                described[name] = {"type": "sqs", "queueUrl": url, "fifo": target.fifo,
-                                   **({"messageGroupId": target.message_group_id} if target.message_group_id else {})}
+                url = self.target_queue_urls[name] = provision_target_queue(session, resource, target.fifo)
+                described[name] = {"type": "sqs", "queueUrl": url, "fifo": target.fifo, **_message_group(target)}
+            elif isinstance(target, TopicTarget):
+                topic_arn, self.target_queue_urls[name] = provision_target_topic(session, resource, target.fifo)
+                described[name] = {"type": "sns", "topicArn": topic_arn, "fifo": target.fifo, **_message_group(target)}
+            elif isinstance(target, BusTarget):
+                bus_arn, self.target_queue_urls[name] = provision_target_bus(
+                    session, resource, source=target.source, detail_type=target.detail_type)
+                described[name] = {"type": "eventbridge", "eventBusArn": bus_arn, "detailType": target.detail_type,
+                                   "source": target.source}
             else:
                 function_name = f"{LOCAL_TARGET_FUNCTION}-{number}"
                 functions[function_name] = self._local_target(target)
@@ -379,3 +388,8 @@ class Engine:
         streams, sqs = self._failure_clients
         message = stream_failure_message(streams, self.stream_arn, function, sequence_numbers)
         sqs.send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(message))
+
+
+def _message_group(target: QueueTarget | TopicTarget) -> dict[str, str]:
+    """A FIFO queue's or topic's configured message group, as the construct renders it (absent: the schedule id)."""
+    return {"messageGroupId": target.message_group_id} if target.message_group_id else {}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._contract import contract
-from .deliveries import LocalTarget, QueueTarget
+from .deliveries import RESOURCE_TARGETS, LocalTarget, ResourceTarget
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -22,10 +22,11 @@ class EngineOptions:
     """HTTP API port on 127.0.0.1 (0 picks a free one)."""
     target: LocalTarget | None = None
     """Where deliveries go; default: one JSON line per delivery on stdout."""
-    targets: dict[str, LocalTarget | QueueTarget] = field(default_factory=dict)
+    targets: dict[str, LocalTarget | ResourceTarget] = field(default_factory=dict)
     """Named targets beside the default one (the construct's ``extra_targets``), which a schedule picks by
-    its ``target``: a callable is a Lambda function of the engine's, a :class:`QueueTarget` an SQS queue the
-    engine creates (``Engine.target_queue_urls``)."""
+    its ``target``: a callable is a Lambda function of the engine's; a :class:`QueueTarget`, a
+    :class:`TopicTarget` or a :class:`BusTarget` an SQS queue, an SNS topic or an EventBridge bus the engine
+    creates, each with the queue its deliveries arrive in (``Engine.target_queue_urls``)."""
     delay_window: int = contract.DELAY_WINDOW_SECONDS.default or 0
     """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
     timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
@@ -76,9 +77,9 @@ class EngineOptions:
             if not re.fullmatch(contract.TARGET_NAME_PATTERN, name) or name == contract.DEFAULT_TARGET_NAME:
                 raise ValueError(f"targets: {name!r} must match {contract.TARGET_NAME_PATTERN} and not be "
                                  f"{contract.DEFAULT_TARGET_NAME!r} (the default target is target=)")
-            if not callable(target) and not isinstance(target, QueueTarget):
-                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target) or a QueueTarget, "
-                                 f"got {type(target).__name__}")
+            if not callable(target) and not isinstance(target, RESOURCE_TARGETS):
+                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target), a QueueTarget, "
+                                 f"a TopicTarget or a BusTarget, got {type(target).__name__}")
         if self.log_level.upper() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
 

@@ -62,6 +62,34 @@ def provision_target_queue(session: Any, name: str, fifo: bool) -> str:
     return url
 
 
+def provision_target_topic(session: Any, name: str, fifo: bool) -> tuple[str, str]:
+    """An SNS topic and an SQS queue subscribed to it with raw message delivery (both FIFO when asked): the
+    topic's ARN and the queue's URL; made again, the same ones."""
+    sqs, sns = session.client("sqs"), session.client("sns")
+    queue_url = provision_target_queue(session, name, fifo)
+    topic_arn: str = sns.create_topic(Name=f"{name}.fifo" if fifo else name,
+                                      Attributes={"FifoTopic": "true"} if fifo else {})["TopicArn"]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=_queue_arn(sqs, queue_url),
+                  Attributes={"RawMessageDelivery": "true"})
+    return topic_arn, queue_url
+
+
+def provision_target_bus(session: Any, name: str, *, source: str, detail_type: str) -> tuple[str, str]:
+    """An EventBridge bus and a rule that sends its events of ``source`` and ``detail_type`` to an SQS queue:
+    the bus's ARN and the queue's URL; made again, the same ones."""
+    sqs, events = session.client("sqs"), session.client("events")
+    queue_url = provision_target_queue(session, name, False)
+    try:
+        bus_arn: str = events.create_event_bus(Name=name)["EventBusArn"]
+    except events.exceptions.ResourceAlreadyExistsException:
+        bus_arn = events.describe_event_bus(Name=name)["Arn"]
+    rule = f"{name}-to-queue"
+    events.put_rule(Name=rule, EventBusName=name,
+                    EventPattern=json.dumps({"source": [source], "detail-type": [detail_type]}))
+    events.put_targets(Rule=rule, EventBusName=name, Targets=[{"Id": "queue", "Arn": _queue_arn(sqs, queue_url)}])
+    return bus_arn, queue_url
+
+
 def _table_definition(listing: bool) -> dict[str, Any]:
     """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
     keys = [("pk", "HASH"), ("sk", "RANGE")]

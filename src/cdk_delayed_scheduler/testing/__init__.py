@@ -19,15 +19,16 @@ from ._deliveries import Delivery, LambdaHandler
 from ._kit import LocalScheduler, local_scheduler
 
 if TYPE_CHECKING:
-    from ..local.deliveries import QueueTarget
+    from ..local.deliveries import BusTarget, QueueTarget, TopicTarget
 
-__all__ = ["Delivery", "LambdaHandler", "LocalScheduler", "QueueTarget", "local_scheduler"]
+__all__ = ["BusTarget", "Delivery", "LambdaHandler", "LocalScheduler", "QueueTarget", "TopicTarget", "local_scheduler"]
+_RESOURCE_TARGETS = ("BusTarget", "QueueTarget", "TopicTarget")
 
 
 def __getattr__(name: str) -> Any:
-    """``QueueTarget`` loads with the engine, on first use."""
-    if name == "QueueTarget":
-        from ..local.deliveries import QueueTarget  # noqa: PLC0415
+    """``QueueTarget``, ``TopicTarget`` and ``BusTarget`` load with the engine, on first use."""
+    if name in _RESOURCE_TARGETS:
+        from ..local import deliveries  # noqa: PLC0415
 
-        return QueueTarget
+        return getattr(deliveries, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from ._deliveries import Delivery, DeliveryLog, LambdaHandler
 if TYPE_CHECKING:
     from ..client import SchedulerClient
     from ..local import Engine
-    from ..local.deliveries import QueueTarget
+    from ..local.deliveries import ResourceTarget
     from ._clock import SimulatedClock
 
 DEFAULT_TARGET = "default"
@@ -80,7 +80,8 @@ class LocalScheduler:
         return self._log.of(target)
 
     def queue_url(self, target: str) -> str:
-        """The SQS queue of a queue target (``QueueTarget``)."""
+        """The SQS queue a resource target's deliveries arrive in: a ``QueueTarget``'s own, the one subscribed to
+        a ``TopicTarget``'s topic, or the one a ``BusTarget``'s rule sends to."""
         try:
             return self.engine.target_queue_urls[target]
         except KeyError:
@@ -120,13 +121,14 @@ class LocalScheduler:
 
 @contextmanager
 def local_scheduler(target: LambdaHandler | None = None,
-                    targets: Mapping[str, LambdaHandler | QueueTarget | None] | None = None, *,
+                    targets: Mapping[str, LambdaHandler | ResourceTarget | None] | None = None, *,
                     url_env: str | None = None, **engine_options: Any) -> Iterator[LocalScheduler]:
     """Run the scheduler in this process for the ``with`` block, on free ports, with an empty account.
 
     ``target`` is the default target's Lambda-style handler (``handler(envelope, None)``), if any: every
     target records what it receives whatever it does. ``targets`` names more targets: a handler (or
-    ``None``) is a Lambda function, a ``QueueTarget()`` an SQS queue. ``url_env`` names an environment
+    ``None``) is a Lambda function, a ``QueueTarget()`` an SQS queue, a ``TopicTarget()`` an SNS topic, a
+    ``BusTarget(detail_type=..., source=...)`` an EventBridge bus. ``url_env`` names an environment
     variable to hold the API's URL for the block. Other keywords are ``EngineOptions`` fields
     (``listing=True``, ``delay_window=...``).
     """
@@ -143,20 +145,20 @@ def local_scheduler(target: LambdaHandler | None = None,
         _active.release()
 
 
-def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | QueueTarget | None], url_env: str | None,
+def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | ResourceTarget | None], url_env: str | None,
          engine_options: dict[str, Any]) -> Iterator[LocalScheduler]:
     from ..local import Engine, EngineOptions  # noqa: PLC0415 - the engine only once a kit is used
-    from ..local.deliveries import QueueTarget  # noqa: PLC0415
+    from ..local.deliveries import RESOURCE_TARGETS  # noqa: PLC0415
     from ._clock import SharedMoto, SimulatedClock  # noqa: PLC0415
 
     for name, spec in targets.items():
-        if spec is not None and not callable(spec) and not isinstance(spec, QueueTarget):
-            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only) or a QueueTarget, "
-                             f"got {type(spec).__name__}")
+        if spec is not None and not callable(spec) and not isinstance(spec, RESOURCE_TARGETS):
+            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only), a QueueTarget, "
+                             f"a TopicTarget or a BusTarget, got {type(spec).__name__}")
     endpoint = SharedMoto.fresh_endpoint()
     clock = SimulatedClock(endpoint)
     log = DeliveryLog(clock.now_ms)
-    named: dict[str, Any] = {name: spec if isinstance(spec, QueueTarget) else log.lambda_target(name, spec)
+    named: dict[str, Any] = {name: spec if isinstance(spec, RESOURCE_TARGETS) else log.lambda_target(name, spec)
                              for name, spec in targets.items()}
     options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
                             **engine_options)
