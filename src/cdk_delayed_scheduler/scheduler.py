@@ -29,7 +29,7 @@ from .periodic import SchedulerPeriodic
 from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
 from .targets import (LAMBDA_TIMEOUT_UNKNOWN_WARNING, IScheduleTarget, check_deliverable, check_target,
-                      unknown_timeout_warning)
+                      unknown_timeout_warning, waits_for_unknown_run)
 
 __all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "LogLevel"]
 
@@ -150,7 +150,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         sub-second remainder, so the smallest size is the cheapest. Allowed: 128-10240. Default: 128.
     :param dispatcher_timeout: the dispatcher's timeout. It invokes Lambda targets
         synchronously, so it must cover a target's run: at least 5 seconds longer than the timeout
-        of each ``targets.LambdaInvoke`` function (when known: a function defined in this app, or one
+        of each synchronous ``targets.LambdaInvoke`` function (when known: a function defined in this app, or one
         stated with ``LambdaInvoke(fn, timeout=...)``; an imported function without it gets a synth
         warning, ``targets.LAMBDA_TIMEOUT_UNKNOWN_WARNING``). The
         delayer queue's visibility timeout is 6 times this, and a failed delivery is retried after
@@ -356,6 +356,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         :param target: e.g. ``targets.SqsSendMessage(queue)``. A ``targets.LambdaInvoke`` function's
             timeout must leave ``dispatcher_timeout`` 5 seconds to spare; an imported function's
             timeout is not known (state it with ``LambdaInvoke(fn, timeout=...)``, else a synth warning).
+            Neither applies to an asynchronous invoke (``invocation_type=LambdaInvocationType.EVENT``).
         """
         if not isinstance(name, str) or not re.fullmatch(contract.TARGET_NAME_PATTERN, name):
             raise ValueError(f"target name: must be 1-64 characters of A-Za-z0-9._:-, got {name!r}")
@@ -366,7 +367,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         description = dict(config.target_json)
         check_deliverable(name, target, description)
         check_dispatcher_covers(name, config.timeout, self.dispatcher_timeout)
-        if config.timeout is None and description.get("type") == "lambda":
+        if waits_for_unknown_run(config):
             Annotations.of(self).add_warning_v2(LAMBDA_TIMEOUT_UNKNOWN_WARNING,
                                                 unknown_timeout_warning(name, self.dispatcher_timeout))
         self._targets[name] = target

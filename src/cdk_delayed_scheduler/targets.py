@@ -17,6 +17,7 @@ description that the runtime reads from the ``TARGETS`` environment variable
 from __future__ import annotations
 
 import abc
+import enum
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
@@ -32,8 +33,8 @@ from ._validation import (DISPATCH_MARGIN_SECONDS, check_duration, check_range, 
 from ._target_checks import check_message_group_id, check_resource, check_text, target_for
 from ._wiring import KEY_PRODUCER, grant_key
 
-__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvoke", "SqsSendMessage", "SnsPublish",
-           "EventBridgePutEvents"]
+__all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvocationType", "LambdaInvoke", "SqsSendMessage",
+           "SnsPublish", "EventBridgePutEvents"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,19 @@ class IScheduleTarget(abc.ABC):
         """Grant ``dispatcher`` what delivery needs and describe the target for the runtime."""
 
 
+class LambdaInvocationType(str, enum.Enum):
+    """How ``LambdaInvoke`` invokes its function; the values are Lambda's ``InvocationType`` names."""
+
+    REQUEST_RESPONSE = "RequestResponse"
+    """Synchronously: the dispatcher waits for the function's run, and a function error is a failed
+    delivery, retried and at last parked in the dead-letter queue."""
+    EVENT = "Event"
+    """Asynchronously: delivered once Lambda accepts the event (202); the function's own retries and
+    on-failure destination apply from there, and the dispatcher neither waits for nor pays for its run."""
+
+
 class LambdaInvoke(IScheduleTarget):
-    """Deliver each due schedule by invoking a Lambda function synchronously.
+    """Deliver each due schedule by invoking a Lambda function, synchronously by default.
 
     The function receives the envelope (``id``, ``dueAt``, ``firedAt``,
     ``attempt``, ``dedupeKey``, ``payload``, ``target``) as its event. A
@@ -91,20 +103,37 @@ class LambdaInvoke(IScheduleTarget):
         billing = lambda_.Function.from_function_arn(self, "Billing", billing_arn)
         timers.add_target("billing", targets.LambdaInvoke(billing, timeout=Duration.seconds(30)))
 
+    With ``invocation_type=LambdaInvocationType.EVENT`` the invoke is asynchronous: the delivery is
+    Lambda accepting the event (202), a function error is no longer the scheduler's to retry or park
+    (configure the function's own retry attempts and on-failure destination), and the function's
+    timeout is neither read nor checked, as the dispatcher does not wait for the run::
+
+        timers.add_target("audit", targets.LambdaInvoke(audit_fn, invocation_type=targets.LambdaInvocationType.EVENT))
+
     :param handler: the function to invoke. Only ``lambda:InvokeFunction`` on
         exactly its ARN is granted to the dispatcher. Its timeout, when known,
         must be at least 5 seconds shorter than the scheduler's ``dispatcher_timeout``.
     :param timeout: the timeout of a function whose timeout the construct cannot read (an imported
         one), checked against ``dispatcher_timeout`` as a defined function's own. Allowed: 1-900
-        whole seconds, and only for such a function. Default: the function's own timeout when it is
-        defined in this app; else unknown, with a warning.
+        whole seconds, and only for such a function invoked synchronously. Default: the function's own
+        timeout when it is defined in this app; else unknown, with a warning.
+    :param invocation_type: ``LambdaInvocationType.REQUEST_RESPONSE`` (synchronous) or
+        ``LambdaInvocationType.EVENT`` (asynchronous); Lambda's names ``"RequestResponse"`` and
+        ``"Event"`` are accepted too. Default: ``REQUEST_RESPONSE``.
     """
 
     def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase], *,
-                 timeout: Optional[Duration] = None) -> None:
+                 timeout: Optional[Duration] = None,
+                 invocation_type: Union[LambdaInvocationType, str] = LambdaInvocationType.REQUEST_RESPONSE) -> None:
         # (FunctionBase too: pyright does not accept aws-cdk-lib's own Function as its IFunction protocol)
         check_resource("handler", handler, "function")
-        own = _own_timeout(handler)
+        self.invocation_type: LambdaInvocationType = _invocation_type(invocation_type)
+        """How the function is invoked."""
+        waited = self.invocation_type is LambdaInvocationType.REQUEST_RESPONSE
+        if timeout is not None and not waited:
+            raise ValueError("timeout: only for a function invoked synchronously (invocation_type "
+                             "REQUEST_RESPONSE); the dispatcher does not wait for an EVENT invoke's run")
+        own = _own_timeout(handler) if waited else None
         if timeout is not None:
             check_duration("timeout", timeout)
             check_whole_seconds("timeout", timeout)
@@ -114,7 +143,8 @@ class LambdaInvoke(IScheduleTarget):
                                  "one); this function is defined in this app, and its own timeout is used")
         self.handler = handler
         self.timeout: Optional[Duration] = own if timeout is None else timeout
-        """The function's timeout as the dispatcher's check reads it; ``None``: not known."""
+        """The function's timeout as the dispatcher's check reads it; ``None``: not known, or not waited
+        for (an ``EVENT`` invoke)."""
 
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
         """Grant ``lambda:InvokeFunction`` on the function; describe it as ``{"type": "lambda", ...}``."""
@@ -123,7 +153,9 @@ class LambdaInvoke(IScheduleTarget):
             actions=["lambda:InvokeFunction"],
             resource_arns=[self.handler.function_arn],
         )
-        return ScheduleTargetConfig(describe_target("lambda", function_arn=self.handler.function_arn),
+        asynchronous = {} if self.invocation_type is LambdaInvocationType.REQUEST_RESPONSE else {
+            "invocation_type": self.invocation_type.value}
+        return ScheduleTargetConfig(describe_target("lambda", function_arn=self.handler.function_arn, **asynchronous),
                                     timeout=self.timeout)
 
 
@@ -265,6 +297,15 @@ LAMBDA_MAX_TIMEOUT_SECONDS = 900
 LAMBDA_TIMEOUT_UNKNOWN_WARNING = "cdk-delayed-scheduler:lambdaTargetTimeoutUnknown"
 
 
+def _invocation_type(value: Any) -> LambdaInvocationType:
+    """``value`` as a :class:`LambdaInvocationType`, from the enum or Lambda's name for it."""
+    try:
+        return LambdaInvocationType(value)
+    except ValueError:
+        allowed = ", ".join(f"LambdaInvocationType.{kind.name} ({kind.value!r})" for kind in LambdaInvocationType)
+        raise ValueError(f"invocation_type: must be one of {allowed}, got {value!r}") from None
+
+
 def _own_timeout(handler: Any) -> Optional[Duration]:
     """The timeout of a function defined in this app, or of the function behind its alias or
     version; ``None`` for an imported one, whose timeout is not known here."""
@@ -275,6 +316,15 @@ def _own_timeout(handler: Any) -> Optional[Duration]:
     if isinstance(handler, lambda_.Function):
         return handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
     return None
+
+
+def waits_for_unknown_run(config: ScheduleTargetConfig) -> bool:
+    """Whether the dispatcher waits for a Lambda function's run of unknown length: a synchronous invoke
+    (not ``"invocationType": "Event"``) of a function whose timeout is not known."""
+    description = config.target_json
+    return (config.timeout is None and description.get("type") == "lambda"
+            and description.get("invocationType", LambdaInvocationType.REQUEST_RESPONSE.value)
+            == LambdaInvocationType.REQUEST_RESPONSE.value)
 
 
 def unknown_timeout_warning(name: str, dispatcher_timeout: Duration) -> str:

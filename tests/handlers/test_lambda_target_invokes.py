@@ -19,19 +19,22 @@ from .dispatching import dispatch, receive
 
 class FakeLambda:
     """Lambda's Invoke endpoint on 127.0.0.1 that counts invokes and, per ``mode``, sleeps ``sleep`` seconds
-    and answers, or reads the request and drops the connection without an answer."""
+    and answers (an ``Event`` invoke with 202, as Lambda, unless ``answer-200``), or reads the request and drops
+    the connection without an answer."""
 
     def __init__(self, mode: str, sleep: float = 0.0) -> None:
         import http.server
         import threading
 
         self.calls = 0
+        self.invocation_types: list[str] = []
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 fake.calls += 1
+                fake.invocation_types.append(self.headers.get("X-Amz-Invocation-Type", ""))
                 time.sleep(sleep)
                 if mode == "drop":
                     self.close_connection = True
@@ -43,6 +46,11 @@ class FakeLambda:
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
+                    return
+                if fake.invocation_types[-1] == "Event" and mode != "answer-200":  # Lambda accepts the event
+                    self.send_response(202)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
                     return
                 self.send_response(200)
                 self.send_header("Content-Length", "4")
@@ -63,14 +71,16 @@ class FakeLambda:
 
 @pytest.fixture
 def lambda_target(aws, monkeypatch):
-    """Use as ``lambda_target(mode, sleep)``: schedules naming target ``slow`` go to a fresh fake endpoint."""
+    """Use as ``lambda_target(mode, sleep, **fields)``: schedules naming target ``slow`` go to a fresh fake
+    endpoint; ``fields`` are more fields of the target's description (``invocationType="Event"``)."""
     started: list[FakeLambda] = []
 
-    def start(mode: str, sleep: float = 0.0) -> FakeLambda:
+    def start(mode: str, sleep: float = 0.0, **fields: str) -> FakeLambda:
         fake = FakeLambda(mode, sleep)
         started.append(fake)
         targets = json.loads(os.environ["TARGETS"])
-        targets["slow"] = {"type": "lambda", "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:slow"}
+        targets["slow"] = {"type": "lambda", "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:slow",
+                           **fields}
         monkeypatch.setenv("TARGETS", json.dumps(targets))
         monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", fake.url)
         return fake
@@ -112,3 +122,35 @@ def test_a_throttled_invoke_never_ran_the_target_so_it_is_tried_again_at_once(aw
     [message] = aws.receive(aws.delayer_url)
     assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
     assert fake.calls == 2
+
+
+def test_a_synchronous_invoke_is_the_default(aws, lambda_target):
+    fake = lambda_target("answer")
+    schedule("sync-invoke", 0, target="slow")
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    assert fake.invocation_types == ["RequestResponse"]
+
+
+def test_an_event_invoke_is_delivered_when_lambda_accepts_the_event(aws, lambda_target):
+    fake = lambda_target("answer", invocationType="Event")
+    schedule("event-invoke", 0, target="slow")
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    assert fake.invocation_types == ["Event"]
+
+
+def test_an_event_invoke_answered_otherwise_than_202_is_a_failed_delivery(aws, lambda_target):
+    fake = lambda_target("answer-200", invocationType="Event")  # not how Lambda accepts an event
+    schedule("event-not-accepted", 0, target="slow")
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
+    assert fake.invocation_types == ["Event"]
+
+
+def test_a_throttled_event_invoke_is_tried_again_at_once(aws, lambda_target):
+    fake = lambda_target("throttle-once", invocationType="Event")
+    schedule("throttled-event", 0, target="slow")
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    assert fake.invocation_types == ["Event", "Event"]

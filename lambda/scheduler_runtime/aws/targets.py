@@ -1,8 +1,11 @@
 """Delivery to targets. A target is a JSON description in ``TARGETS``.
 
-- ``{"type": "lambda", "functionArn": ...}``: a synchronous invoke; a function
-  error counts as a failed delivery, so it is retried and, at the end, parked
-  in the dead-letter queue with the error.
+- ``{"type": "lambda", "functionArn": ..., "invocationType": str?}``: a
+  synchronous invoke (``RequestResponse``, the default); a function error
+  counts as a failed delivery, so it is retried and, at the end, parked in the
+  dead-letter queue with the error. With ``"invocationType": "Event"`` an
+  asynchronous invoke: Lambda's 202 (the event accepted) is the delivery, and
+  the function's own retries and on-failure destination apply from there.
 - ``{"type": "sqs", "queueUrl": ..., "fifo": bool, "messageGroupId": str?}``:
   a FIFO queue gets a ``MessageGroupId`` (the configured one, else the
   schedule id) and a deduplication id derived from the ``dedupeKey``. The
@@ -94,18 +97,27 @@ def _client_error_message(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Message", exc))
 
 
+LAMBDA_INVOCATION_TYPES = ("RequestResponse", "Event")
+"""The ``invocationType`` values of a Lambda target (Lambda's ``Invoke`` names); the first is the default."""
+
+
 def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
-    """A synchronous invoke, made once per delivery attempt.
+    """An invoke, made once per delivery attempt: synchronous, or with ``invocationType`` ``Event``
+    asynchronous, delivered when Lambda answers 202 (the event is queued for the function).
 
     The Lambda client makes no retries of its own (``context.client_config``): an invoke that timed out
     or lost its answer may have run the function, and is retried only as the next delivery attempt.
     An invoke that never reached the function (throttled, or no connection) is tried again at once.
     """
+    invocation_type = target.get("invocationType", LAMBDA_INVOCATION_TYPES[0])
+    if invocation_type not in LAMBDA_INVOCATION_TYPES:
+        raise Undeliverable(f"lambda {target['functionArn']}: invocationType must be one of "
+                            f"{', '.join(LAMBDA_INVOCATION_TYPES)}, got {invocation_type!r}")
     payload = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     for pause in (*_UNREACHED_PAUSES, None):
         try:
             response = ctx.client("lambda").invoke(FunctionName=target["functionArn"],
-                                                   InvocationType="RequestResponse", Payload=payload)
+                                                   InvocationType=invocation_type, Payload=payload)
             break
         except (ClientError, EndpointConnectionError, ConnectTimeoutError) as exc:
             if pause is None or not _never_reached(exc):
@@ -114,6 +126,11 @@ def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]
     # Read to the end even when unused: an unread body keeps the connection out of the pool,
     # and the next invoke would open (on AWS: handshake) a new one.
     answer = response["Payload"].read()
+    if invocation_type == "Event":
+        if response.get("StatusCode") != 202:
+            raise DeliveryError(f"lambda {target['functionArn']} did not accept the event: status "
+                                f"{response.get('StatusCode')}")
+        return
     if response.get("FunctionError"):
         detail = answer.decode("utf-8", "replace")[:500]
         raise DeliveryError(f"lambda {target['functionArn']} failed: {response['FunctionError']}: {detail}")
