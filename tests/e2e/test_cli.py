@@ -198,6 +198,34 @@ def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed():
     assert envelope["id"] == "cli-url" and set(envelope) >= {"dueAt", "firedAt", "dedupeKey"}
 
 
+def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(tmp_path):
+    """``--targets FILE`` in the construct's description: the engine makes the topic and the bus in its moto,
+    and prints the queue each one's deliveries arrive in."""
+    targets = tmp_path / "targets.json"
+    targets.write_text(json.dumps({"alerts": {"type": "sns"},
+                                   "events": {"type": "eventbridge", "detailType": "Due", "source": "cli.test"}}))
+    running = Running("--targets", str(targets))
+    try:
+        def queue_lines() -> list[str] | None:
+            found = [line for line in running.stderr if "its deliveries arrive in" in line]
+            return found if len(found) == 2 else None
+
+        lines = wait_until(queue_lines, 20, "the targets' queues were not printed")
+        queues = dict(re.search(r"target (\S+): its deliveries arrive in the queue (\S+)", line).groups() for line in lines)
+        moto = re.search(r"AWS_ENDPOINT_URL=(\S+)", "".join(running.stderr)).group(1)
+        for name in ("alerts", "events"):
+            status, _ = running.api.create({"id": f"to-{name}", "delaySeconds": 1, "payload": {"n": 1}, "target": name})
+            assert status == 201
+        sqs = boto3.client("sqs", endpoint_url=moto, region_name="us-east-1")
+        for name, envelope_of in (("alerts", lambda body: body), ("events", lambda body: body["detail"])):
+            messages = wait_until(lambda: sqs.receive_message(QueueUrl=queues[name], WaitTimeSeconds=1).get("Messages"),
+                                  20, f"nothing arrived from target {name}")
+            envelope = envelope_of(json.loads(messages[0]["Body"]))
+            assert (envelope["id"], envelope["target"], envelope["payload"]) == (f"to-{name}", name, {"n": 1})
+    finally:
+        running.stop()
+
+
 @pytest.mark.parametrize(
     "args, words",
     [
@@ -208,6 +236,7 @@ def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed():
         (["local", "--target-handler", "no_such_module_xyz:handler"], "cannot be loaded"),
         (["local", "--target-url", "ftp://x"], "http(s) URL"),
         (["local", "--target-url", "http://x", "--target-handler", "a:b"], "not allowed with"),
+        (["local", "--targets", "/no/such/targets.json"], "cannot be read as JSON"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(args, words):

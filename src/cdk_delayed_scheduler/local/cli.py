@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--target-url", help="POST each delivery envelope as JSON to this URL")
     where.add_argument("--target-handler", metavar="MODULE:FUNCTION", help="call this Lambda-style handler in-process")
     _add_engine_options(local)
+    local.add_argument("--targets", type=Path, metavar="FILE",
+                       help="named targets beside the default one: a JSON object of name -> description as the "
+                            "construct renders it (type sqs, sns or eventbridge; the engine creates each)")
     local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
     local.add_argument("--dispatcher-timeout", type=_positive_float, default=EngineOptions.dispatcher_timeout,
@@ -162,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
     from .deliveries import handler_target, stdout_target, url_target  # noqa: PLC0415
+    from .target_file import read_target_file  # noqa: PLC0415
 
     log_level = args.log_level or ("INFO" if args.verbose else contract.DEFAULT_LOG_LEVEL)
     stderr = logging.StreamHandler(sys.stderr)
@@ -177,11 +181,12 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
             target = handler_target(args.target_handler)
         else:
             target = stdout_target()
+        named = read_target_file(args.targets) if args.targets else {}
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     options = EngineOptions(
-        port=args.port, target=target, delay_window=args.delay_window, sweep_interval=args.sweep_interval,
+        port=args.port, target=target, targets=dict(named), delay_window=args.delay_window, sweep_interval=args.sweep_interval,
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
         listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
         dispatcher_timeout=args.dispatcher_timeout, log_level=log_level, metrics_namespace=args.metrics_namespace,
@@ -214,7 +219,8 @@ def endpoint_lines(engine: Engine) -> list[str]:
         f"cdk-delayed-scheduler local: API on {engine.api_url} (Ctrl-C stops)",
         f"  direct invoke: function {API_FUNCTION} (and {ENQUEUER_FUNCTION} for recover-stream) with "
         f"AWS_ENDPOINT_URL_LAMBDA={engine.lambda_endpoint_url} AWS_DEFAULT_REGION={REGION} (any credentials)",
-        f"  moto (DynamoDB, DynamoDB Streams, SQS): AWS_ENDPOINT_URL={engine.endpoint_url}",
+        f"  moto (DynamoDB, DynamoDB Streams, SQS, SNS, EventBridge): AWS_ENDPOINT_URL={engine.endpoint_url}",
+        *(f"  target {name}: its deliveries arrive in the queue {url}" for name, url in engine.target_queue_urls.items()),
     ]
 
 

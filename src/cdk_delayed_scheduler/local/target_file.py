@@ -1,0 +1,63 @@
+"""``--targets FILE``: named targets for ``cdk-delayed-scheduler local``, in the description the construct renders.
+
+The file is a JSON object, target name -> description, as the construct puts it in the functions'
+``TARGETS`` (``contract.json``'s ``targetTypes``), less what names a deployed resource: the engine
+creates each queue, topic or bus in its moto, so ``queueUrl``, ``topicArn`` and ``eventBusArn`` are
+left out::
+
+    {"orders": {"type": "sqs", "fifo": true, "messageGroupId": "orders"},
+     "alerts": {"type": "sns"},
+     "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"}}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .deliveries import BusTarget, QueueTarget, ResourceTarget, TopicTarget
+
+_FIELDS = {"sqs": {"type", "fifo", "messageGroupId"}, "sns": {"type", "fifo", "messageGroupId"},
+           "eventbridge": {"type", "detailType", "source"}}
+_MADE_BY_THE_ENGINE = {"queueUrl", "topicArn", "eventBusArn"}
+
+
+def read_target_file(path: Path) -> dict[str, ResourceTarget]:
+    """The named targets ``path`` describes; ``ValueError`` naming the file, the target and the field."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--targets {path}: cannot be read as JSON ({exc})") from None
+    if not isinstance(document, dict) or not document:
+        raise ValueError(f"--targets {path}: must be a JSON object of target name -> description, with one or more")
+    return {name: _target(f"--targets {path}: {name!r}", description) for name, description in document.items()}
+
+
+def _target(where: str, description: Any) -> ResourceTarget:
+    if not isinstance(description, dict) or description.get("type") not in _FIELDS:
+        raise ValueError(f"{where}: must be an object whose type is one of {', '.join(sorted(_FIELDS))}")
+    kind = description["type"]
+    made = sorted(set(description) & _MADE_BY_THE_ENGINE)
+    if made:
+        raise ValueError(f"{where}: leave out {', '.join(made)}: the engine creates the {kind} resource itself")
+    unknown = sorted(set(description) - _FIELDS[kind])
+    if unknown:
+        raise ValueError(f"{where}: unknown field {', '.join(unknown)} (a {kind} target takes "
+                         f"{', '.join(sorted(_FIELDS[kind] - {'type'}))})")
+    if kind == "eventbridge":
+        return BusTarget(detail_type=_text(where, description, "detailType"), source=_text(where, description, "source"))
+    fifo = description.get("fifo", False)
+    if not isinstance(fifo, bool):
+        raise ValueError(f"{where}: fifo must be true or false, got {fifo!r}")
+    group = _text(where, description, "messageGroupId") if "messageGroupId" in description else None
+    if group is not None and not fifo:
+        raise ValueError(f"{where}: messageGroupId is for a FIFO {kind} target only (set fifo to true)")
+    return (QueueTarget if kind == "sqs" else TopicTarget)(fifo=fifo, message_group_id=group)
+
+
+def _text(where: str, description: dict[str, Any], field: str) -> str:
+    value = description.get(field)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{where}: {field} must be a non-empty string, got {value!r}")
+    return value

@@ -1,0 +1,46 @@
+"""``--targets FILE``: the construct's target descriptions, less the resource names the engine makes itself."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cdk_delayed_scheduler.local.deliveries import BusTarget, QueueTarget, TopicTarget
+from cdk_delayed_scheduler.local.target_file import read_target_file
+
+
+def _read(tmp_path, document):
+    path = tmp_path / "targets.json"
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    return read_target_file(path)
+
+
+def test_each_kind_becomes_the_engines_target_of_that_kind(tmp_path):
+    assert _read(tmp_path, {
+        "orders": {"type": "sqs", "fifo": True, "messageGroupId": "orders"},
+        "plain": {"type": "sqs"},
+        "alerts": {"type": "sns"},
+        "ordered": {"type": "sns", "fifo": True},
+        "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"},
+    }) == {"orders": QueueTarget(fifo=True, message_group_id="orders"), "plain": QueueTarget(),
+           "alerts": TopicTarget(), "ordered": TopicTarget(fifo=True),
+           "events": BusTarget(detail_type="Reminder due", source="my.app")}
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ("{not json", r"cannot be read as JSON"),
+    ([], r"must be a JSON object of target name -> description"),
+    ({}, r"with one or more"),
+    ({"x": {"type": "lambda"}}, r"'x': must be an object whose type is one of eventbridge, sns, sqs"),
+    ({"x": {"type": "sns", "topicArn": "arn:aws:sns:us-east-1:1:t"}}, r"'x': leave out topicArn: the engine creates"),
+    ({"x": {"type": "sqs", "queueUrl": "http://q"}}, r"leave out queueUrl"),
+    ({"x": {"type": "sqs", "fifo": "yes"}}, r"'x': fifo must be true or false, got 'yes'"),
+    ({"x": {"type": "sns", "messageGroupId": "g"}}, r"messageGroupId is for a FIFO sns target only"),
+    ({"x": {"type": "eventbridge", "source": "my.app"}}, r"'x': detailType must be a non-empty string, got None"),
+    ({"x": {"type": "eventbridge", "detailType": "d", "source": ""}}, r"source must be a non-empty string"),
+    ({"x": {"type": "sqs", "group": "g"}}, r"unknown field group \(a sqs target takes fifo, messageGroupId\)"),
+])
+def test_a_bad_file_is_refused_naming_the_target_and_the_field(tmp_path, document, message):
+    with pytest.raises(ValueError, match=message):
+        _read(tmp_path, document)
