@@ -16,7 +16,7 @@ from pathlib import Path
 from . import common
 from .common import ROOT, log
 
-SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit")
+SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit", "targets")
 
 FULL = {
     "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
@@ -29,6 +29,7 @@ FULL = {
     "suite": {"repeats": 1},
     "load": {"repeats": 2, "n": 10_000},
     "kit": {"repeats": 15},
+    "targets": {"n": 300, "span_s": 20.0},
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -42,6 +43,7 @@ QUICK = {
     "suite": None,
     "load": {"repeats": 1, "n": 1000},
     "kit": {"repeats": 3},
+    "targets": {"n": 40, "span_s": 5.0},
 }
 
 

@@ -1,0 +1,77 @@
+"""Targets: how late each kind of target receives its deliveries on the local engine.
+
+For each kind, a fresh engine (default options) with one named target of that kind, and ``n`` timers
+created through the HTTP API ahead of time, due spread over ``span_s`` seconds (the short path: due
+within the delay window). Lateness is measured where a consumer gets the delivery, minus ``dueAt``:
+
+- **lambda**: the wall time the engine's local function is called (through the runtime's Lambda target);
+- **sqs**, **sns**, **eventbridge**: the ``SentTimestamp`` of the message in the queue the delivery
+  arrives in (the queue itself; one subscribed to the topic with raw delivery; the one a rule on the
+  bus sends to), as moto stamps it: the moment the message entered that queue.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from cdk_delayed_scheduler.envelope import Envelope
+from cdk_delayed_scheduler.local.deliveries import BusTarget, QueueTarget, TopicTarget
+
+from .common import ApiClient, Collector, Engine, EngineOptions, distribution, log
+
+TARGET = "measured"
+KINDS = ("lambda", "sqs", "sns", "eventbridge")
+P99_TARGET_MS = 100.0
+
+
+def _named(kind: str, collector: Collector) -> object:
+    return {"lambda": collector, "sqs": QueueTarget(), "sns": TopicTarget(),
+            "eventbridge": BusTarget(detail_type="Bench delivery", source="bench.targets")}[kind]
+
+
+def _queued_lateness_ms(eng: Engine, n: int, timeout_s: float) -> list[float]:
+    """Each delivery's ``SentTimestamp`` in its queue minus its ``dueAt``, in ms (received, then deleted)."""
+    sqs, url = eng.client("sqs"), eng.target_queue_urls[TARGET]
+    lateness: list[float] = []
+    deadline = time.monotonic() + timeout_s
+    while len(lateness) < n and time.monotonic() < deadline:
+        messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                       AttributeNames=["SentTimestamp"]).get("Messages", [])
+        for message in messages:
+            envelope = Envelope.from_event(json.loads(message["Body"]))
+            lateness.append(int(message["Attributes"]["SentTimestamp"]) - envelope.due_at.timestamp() * 1000)
+        if messages:
+            sqs.delete_message_batch(QueueUrl=url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+    return lateness
+
+
+def run_kind(kind: str, n: int, span_s: float) -> dict:
+    collector = Collector()
+    with Engine(EngineOptions(target=Collector(), targets={TARGET: _named(kind, collector)})) as eng:
+        client = ApiClient(eng.api_url)
+        first_due = time.time() + 6.0  # the creates (a few seconds at most) end before the first is due
+        for i in range(n):
+            due = first_due + span_s * i / n
+            status, _ = client.create({"id": f"{kind}-{i:04d}", "dueAt": round(due, 3), "payload": {"i": i},
+                                       "target": TARGET})
+            assert status == 201, f"create {i} answered {status}"
+        wait_s = first_due + span_s - time.time() + 30
+        if kind == "lambda":
+            collector.wait_for(n, wait_s)
+            lateness = [late for _, _, late in collector.lateness()]
+        else:
+            lateness = _queued_lateness_ms(eng, n, wait_s)
+    figures = distribution(lateness)
+    figures.update(early=sum(1 for late in lateness if late < 0), lost=n - len(lateness),
+                   met=bool(lateness) and len(lateness) == n and figures["p99"] <= P99_TARGET_MS
+                   and all(late >= 0 for late in lateness))
+    log(f"targets {kind}: {len(lateness)}/{n} delivered, p50 {figures.get('p50', float('nan')):.0f} ms, "
+        f"p99 {figures.get('p99', float('nan')):.0f} ms, early {figures['early']}")
+    return figures
+
+
+def run(n: int, span_s: float) -> dict:
+    return {"n": n, "span_s": span_s, "p99_target_ms": P99_TARGET_MS,
+            "kinds": {kind: run_kind(kind, n, span_s) for kind in KINDS}}
