@@ -50,6 +50,10 @@ def is_event_bus(value: Any) -> bool:
     return hasattr(value, "event_bus_arn") and hasattr(value, "grant_put_events_to")
 
 
+def is_state_machine(value: Any) -> bool:
+    return hasattr(value, "state_machine_arn") and hasattr(value, "grant_start_execution")
+
+
 #: Each kind of resource a target takes, by its noun: (recognizes it, what a prop must then be, the
 #: target that takes it, as code), for the checks and the hints of bad input.
 _KINDS: dict[str, tuple[Callable[[Any], bool], str, str]] = {
@@ -58,6 +62,8 @@ _KINDS: dict[str, tuple[Callable[[Any], bool], str, str]] = {
     "topic": (is_topic, "an SNS topic (aws_sns.ITopic)", "targets.SnsPublish(topic)"),
     "event bus": (is_event_bus, "an EventBridge event bus (aws_events.IEventBus)",
                   "targets.EventBridgePutEvents(bus, detail_type=..., source=...)"),
+    "state machine": (is_state_machine, "a Step Functions state machine (aws_stepfunctions.IStateMachine)",
+                      "targets.StepFunctionsStartExecution(state_machine)"),
 }
 
 
@@ -70,7 +76,8 @@ def check_resource(prop: str, value: Any, noun: str) -> None:
 
 
 def target_for(value: Any) -> Optional[tuple[str, str]]:
-    """(noun, the target that takes it, as code) when ``value`` is a function, queue, topic or bus; else None."""
+    """(noun, the target that takes it, as code) when ``value`` is a function, queue, topic, bus or state
+    machine; else None."""
     return next(((noun, code) for noun, (matches, _, code) in _KINDS.items() if matches(value)), None)
 
 

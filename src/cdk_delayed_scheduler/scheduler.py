@@ -28,8 +28,8 @@ from ._props import SchedulerProps, default_of
 from .periodic import SchedulerPeriodic
 from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
-from .targets import (LAMBDA_TIMEOUT_UNKNOWN_WARNING, IScheduleTarget, check_deliverable, check_target,
-                      unknown_timeout_warning, waits_for_unknown_run)
+from ._lambda_timeout import LAMBDA_TIMEOUT_UNKNOWN_WARNING, unknown_timeout_warning
+from .targets import IScheduleTarget, check_deliverable, check_target, waits_for_unknown_run
 
 __all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "LogLevel"]
 

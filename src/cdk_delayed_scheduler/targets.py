@@ -12,6 +12,7 @@ description that the runtime reads from the ``TARGETS`` environment variable
     DelayedScheduler(self, "Fanout", target=targets.SnsPublish(topic))
     DelayedScheduler(self, "Events", target=targets.EventBridgePutEvents(bus, detail_type="Timer due",
                                                                           source="com.example.timers"))
+    DelayedScheduler(self, "Workflows", target=targets.StepFunctionsStartExecution(state_machine))
 """
 
 from __future__ import annotations
@@ -27,14 +28,17 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
 
 from ._contract import contract
-from ._validation import (DISPATCH_MARGIN_SECONDS, check_duration, check_range, check_whole_seconds, seconds)
+from ._lambda_timeout import LAMBDA_MAX_TIMEOUT_SECONDS, own_timeout
+from ._lambda_timeout import LAMBDA_TIMEOUT_UNKNOWN_WARNING as LAMBDA_TIMEOUT_UNKNOWN_WARNING
+from ._validation import check_duration, check_range, check_whole_seconds, seconds
 from ._target_checks import check_message_group_id, check_resource, check_text, target_for
 from ._wiring import KEY_PRODUCER, grant_key
 
 __all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvocationType", "LambdaInvoke", "SqsSendMessage",
-           "SnsPublish", "EventBridgePutEvents"]
+           "SnsPublish", "EventBridgePutEvents", "StepFunctionsStartExecution"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +54,8 @@ class ScheduleTargetConfig:
 
 
 class IScheduleTarget(abc.ABC):
-    """A destination for due schedules: ``LambdaInvoke``, ``SqsSendMessage``, ``SnsPublish`` or
-    ``EventBridgePutEvents``.
+    """A destination for due schedules: ``LambdaInvoke``, ``SqsSendMessage``, ``SnsPublish``,
+    ``EventBridgePutEvents`` or ``StepFunctionsStartExecution``.
 
     :meth:`bind` is how each built-in kind grants the dispatcher what its delivery needs and
     describes itself to the runtime. A new kind of target needs support in the runtime too, not
@@ -133,7 +137,7 @@ class LambdaInvoke(IScheduleTarget):
         if timeout is not None and not waited:
             raise ValueError("timeout: only for a function invoked synchronously (invocation_type "
                              "REQUEST_RESPONSE); the dispatcher does not wait for an EVENT invoke's run")
-        own = _own_timeout(handler) if waited else None
+        own = own_timeout(handler) if waited else None
         if timeout is not None:
             check_duration("timeout", timeout)
             check_whole_seconds("timeout", timeout)
@@ -282,19 +286,44 @@ class EventBridgePutEvents(IScheduleTarget):
                                                     detail_type=self.detail_type, source=self.source))
 
 
+class StepFunctionsStartExecution(IScheduleTarget):
+    """Deliver each due schedule by starting an execution of a Step Functions state machine.
+
+    The execution's input is the envelope (JSON), and its name is derived from the ``dedupeKey``: a
+    readable part of it and a hash, at most 80 characters of ``0-9A-Za-z_-``, the same for every
+    attempt of one occurrence. A STANDARD workflow refuses a second start of a name it has run
+    (``ExecutionAlreadyExists``), which the dispatcher counts as delivered: one execution per
+    occurrence, whose input is the first attempt's. An EXPRESS workflow has no such check, so a
+    repeated delivery starts a second execution: at least once, as every other target; its
+    consumer drops repeats by ``dedupeKey``. An imported state machine is delivered to the same way
+    whatever its type.
+
+    A denied ``states:StartExecution``, a state machine that does not exist or is being deleted and
+    an input Step Functions refuses (e.g. larger than 256 KiB) are parked in the dead-letter queue
+    at once; throttling, the execution limit and internal errors are retried. Example::
+
+        workflow = sfn.StateMachine(self, "Fulfil", definition_body=sfn.DefinitionBody.from_chainable(chain))
+        timers.add_target("fulfil", targets.StepFunctionsStartExecution(workflow))
+
+    :param state_machine: the state machine. The dispatcher is granted ``states:StartExecution`` on it
+        only.
+    """
+
+    def __init__(self, state_machine: sfn.IStateMachine) -> None:
+        check_resource("state_machine", state_machine, "state machine")
+        self.state_machine = state_machine
+
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``states:StartExecution`` on the state machine; describe it as ``{"type": "stepfunctions", ...}``."""
+        iam.Grant.add_to_principal(grantee=dispatcher, actions=["states:StartExecution"],
+                                   resource_arns=[self.state_machine.state_machine_arn])
+        return ScheduleTargetConfig(describe_target("stepfunctions",
+                                                    state_machine_arn=self.state_machine.state_machine_arn))
+
+
 def _group(message_group_id: Optional[str]) -> dict[str, str]:
     """The optional ``message_group_id`` field of a queue's or topic's description."""
     return {} if message_group_id is None else {"message_group_id": message_group_id}
-
-
-# Lambda's own default, for a function defined without a timeout (``Function.timeout`` is then None).
-_LAMBDA_DEFAULT_TIMEOUT = Duration.seconds(3)
-#: Lambda's longest function timeout, the most ``LambdaInvoke(timeout=)`` takes.
-LAMBDA_MAX_TIMEOUT_SECONDS = 900
-#: The id of the synth warning on a scheduler with a Lambda target whose timeout is not known (an
-#: imported function without ``LambdaInvoke(timeout=)``); ``Annotations.of(scheduler).acknowledge_warning``
-#: takes it.
-LAMBDA_TIMEOUT_UNKNOWN_WARNING = "cdk-delayed-scheduler:lambdaTargetTimeoutUnknown"
 
 
 def _invocation_type(value: Any) -> LambdaInvocationType:
@@ -306,18 +335,6 @@ def _invocation_type(value: Any) -> LambdaInvocationType:
         raise ValueError(f"invocation_type: must be one of {allowed}, got {value!r}") from None
 
 
-def _own_timeout(handler: Any) -> Optional[Duration]:
-    """The timeout of a function defined in this app, or of the function behind its alias or
-    version; ``None`` for an imported one, whose timeout is not known here."""
-    if isinstance(handler, lambda_.Alias):
-        handler = handler.version
-    if isinstance(handler, lambda_.Version):
-        handler = handler.lambda_
-    if isinstance(handler, lambda_.Function):
-        return handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
-    return None
-
-
 def waits_for_unknown_run(config: ScheduleTargetConfig) -> bool:
     """Whether the dispatcher waits for a Lambda function's run of unknown length: a synchronous invoke
     (not ``"invocationType": "Event"``) of a function whose timeout is not known."""
@@ -325,17 +342,6 @@ def waits_for_unknown_run(config: ScheduleTargetConfig) -> bool:
     return (config.timeout is None and description.get("type") == "lambda"
             and description.get("invocationType", LambdaInvocationType.REQUEST_RESPONSE.value)
             == LambdaInvocationType.REQUEST_RESPONSE.value)
-
-
-def unknown_timeout_warning(name: str, dispatcher_timeout: Duration) -> str:
-    """The warning on target ``name``, a Lambda function whose timeout is not known: what is assumed,
-    and how to state it."""
-    have = seconds(dispatcher_timeout)
-    budget = f"{int(have) - DISPATCH_MARGIN_SECONDS} seconds" if not Token.is_unresolved(have) else "its run"
-    return (f"target {name!r}: the Lambda function's timeout is not known here (an imported function), so it is "
-            f"assumed to end within {budget} (dispatcher_timeout less {DISPATCH_MARGIN_SECONDS} seconds); a longer "
-            "run times out the dispatcher and the delivery is repeated. State it with "
-            "targets.LambdaInvoke(fn, timeout=Duration.seconds(n)) to have it checked and this warning go.")
 
 
 def _camel(name: str) -> str:
@@ -369,7 +375,8 @@ def check_deliverable(name: str, target: IScheduleTarget, description: Mapping[s
         raise ValueError(
             f"target {name!r}: {type(target).__name__} describes a target the runtime cannot deliver to: {problem}. "
             f"The runtime delivers to these kinds: {', '.join(sorted(contract.TARGET_TYPES))} "
-            "(targets.LambdaInvoke, targets.SqsSendMessage, targets.SnsPublish, targets.EventBridgePutEvents); "
+            "(targets.LambdaInvoke, targets.SqsSendMessage, targets.SnsPublish, targets.EventBridgePutEvents, "
+            "targets.StepFunctionsStartExecution); "
             "a new kind needs runtime support, not only a bind.")
 
 

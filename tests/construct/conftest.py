@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from construct_helpers import SECURITY_VARIANTS, load_example_app, nag_clean_callback, nag_violations, resource_names
+from construct_helpers import (FANOUT_EVENT_FUNCTION, FANOUT_STATE_MACHINE, SECURITY_VARIANTS, load_example_app,
+                               nag_clean_callback, nag_violations, resource_names)
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +53,8 @@ class SecurityAssembly:
 def security_assembly(tmp_path_factory) -> SecurityAssembly:
     """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
     rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``, an SNS
-    topic with a key of its own and an EventBridge bus as extra targets where ``fanout``,
+    topic with a key of its own, an EventBridge bus, an imported state machine and an imported function
+    invoked as an event as extra targets where ``fanout``,
     ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to ``Reader``; and a stack
     ``Producer`` whose role ``App`` the ``Http`` scheduler grants both), synthesized once with cdk-nag's
     AwsSolutions as a validation plugin."""
@@ -62,6 +64,7 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
     from aws_cdk import aws_kms as kms
     from aws_cdk import aws_lambda as lambda_
     from aws_cdk import aws_sns as sns
+    from aws_cdk import aws_stepfunctions as sfn
     from cdk_nag import AwsSolutionsChecks
 
     from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
@@ -84,6 +87,11 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
             scheduler.add_target("alerts", targets.SnsPublish(alerts))
             scheduler.add_target("events", targets.EventBridgePutEvents(
                 events.EventBus(stack, "Bus"), detail_type="Timer due", source="com.example.timers"))
+            scheduler.add_target("workflow", targets.StepFunctionsStartExecution(
+                sfn.StateMachine.from_state_machine_arn(stack, "Workflow", FANOUT_STATE_MACHINE)))
+            scheduler.add_target("audit", targets.LambdaInvoke(
+                lambda_.Function.from_function_arn(stack, "Audit", FANOUT_EVENT_FUNCTION),
+                invocation_type=targets.LambdaInvocationType.EVENT))
         if variant["periodic"]:
             scheduler.add_periodic("nightly", cron="0 2 * * ? *", time_zone="Europe/Paris", payload={"n": 1})
         if scheduler.api is not None:

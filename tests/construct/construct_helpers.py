@@ -169,6 +169,9 @@ def nag2_target() -> Path:
 
 
 # --- security gates: grants, cdk-nag 3's report, cfn-lint -------------------------------------
+#: The state machine and the function (invoked as an event) that the ``fanout`` variant imports as targets.
+FANOUT_STATE_MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:fulfil"
+FANOUT_EVENT_FUNCTION = "arn:aws:lambda:eu-west-1:123456789012:function:audit"
 #: The security gates' configurations: each API kind, a customer managed key or none, an explicit
 #: environment or none, listing on or off.
 SECURITY_VARIANTS = {

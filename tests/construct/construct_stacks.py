@@ -10,7 +10,8 @@ that asks for the same name gets the same synthesized template:
 * ``http_cognito``: the HTTP API with a JWT authorizer, no access logs, ``LogLevel.INFO``;
 * ``rest``, ``api_key``, ``none``, ``http_none``, ``no_api``: one per other API choice;
 * ``fanout``: SNS targets (a topic with a customer managed key as the default, a FIFO topic with a
-  message group) and EventBridge targets (a custom bus, and the account's default bus imported);
+  message group), EventBridge targets (a custom bus, and the account's default bus imported) and a
+  Step Functions target (an imported state machine);
 * ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one naming a target
   added after it, and a ``PeriodicTimer`` in a construct of its own).
 """
@@ -30,6 +31,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 
 from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, LogLevel, SchedulerApi, targets
@@ -149,7 +151,13 @@ def _fanout(app: cdk.App) -> Built:
                                                                 source="com.example.timers"))
     scheduler.add_target("audit", targets.EventBridgePutEvents(default_bus, detail_type="Audit timer",
                                                                source="com.example.audit"))
+    scheduler.add_target("workflow", targets.StepFunctionsStartExecution(
+        sfn.StateMachine.from_state_machine_arn(stack, "Workflow", FANOUT_STATE_MACHINE_ARN)))
     return Built(stack, scheduler, alerts=alerts, alerts_key=alerts_key, ordered=ordered, bus=bus)
+
+
+#: The state machine the ``fanout`` stack imports as its Step Functions target.
+FANOUT_STATE_MACHINE_ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:fulfil"
 
 
 def _periodic(app: cdk.App) -> Built:

@@ -12,7 +12,7 @@ from aws_cdk import aws_sqs as sqs
 
 from cdk_delayed_scheduler import DelayedScheduler, targets
 from cdk_delayed_scheduler._wiring import KEY_PRODUCER
-from construct_stacks import logical_id, policy, rendered_targets
+from construct_stacks import FANOUT_STATE_MACHINE_ARN, logical_id, policy, rendered_targets
 
 
 @pytest.fixture
@@ -30,9 +30,10 @@ def test_each_topic_and_bus_is_rendered_with_the_contracts_fields(stacks):
                    "source": "com.example.timers"},
         "audit": {"type": "eventbridge", "eventBusArn": rendered_targets(b)["audit"]["eventBusArn"],
                   "detailType": "Audit timer", "source": "com.example.audit"},
+        "workflow": {"type": "stepfunctions", "stateMachineArn": FANOUT_STATE_MACHINE_ARN},
     }
     assert rendered_targets(b)["audit"]["eventBusArn"].endswith(":event-bus/default")
-    assert b.scheduler.target_names == ["default", "ordered", "events", "audit"]
+    assert b.scheduler.target_names == ["default", "ordered", "events", "audit", "workflow"]
 
 
 def test_the_dispatcher_may_publish_to_each_topic_and_use_its_key_as_a_producer_only(stacks):

@@ -52,7 +52,8 @@ def test_sqs_targets_extra_targets_and_add_target(stacks):
 
 def test_each_built_in_targets_description_is_one_the_runtime_delivers_to(stacks):
     """Every description the built-in targets render (Lambda, SQS and SNS standard and FIFO with a
-    group, EventBridge) passes the check the runtime applies at start, with the contract's field names."""
+    group, EventBridge, Step Functions) passes the check the runtime applies at start, with the contract's field
+    names."""
     descriptions = {f"{stack}/{name}": description for stack in ("defaults", "custom", "fanout")
                     for name, description in rendered_targets(stacks[stack]).items()}
     assert {d["type"] for d in descriptions.values()} == set(contract.TARGET_TYPES)
@@ -60,12 +61,11 @@ def test_each_built_in_targets_description_is_one_the_runtime_delivers_to(stacks
         assert contract.target_description_problem(description) is None, (name, description)
 
 
-class _StartExecution(targets.IScheduleTarget):
+class _HttpsEndpoint(targets.IScheduleTarget):
     """A target of one's own, of a kind the runtime has no delivery for."""
 
     def bind(self, dispatcher: iam.IGrantable) -> targets.ScheduleTargetConfig:
-        return targets.ScheduleTargetConfig({"type": "stepfunctions",
-                                             "stateMachineArn": "arn:aws:states:eu-west-1:123456789012:stateMachine:s"})
+        return targets.ScheduleTargetConfig({"type": "https", "url": "https://example.com/timers"})
 
 
 class _LambdaWithoutArn(targets.IScheduleTarget):
@@ -84,7 +84,8 @@ class _WrappedQueue(targets.IScheduleTarget):
 
 
 @pytest.mark.parametrize(("target", "problem"), [
-    (_StartExecution(), r"type 'stepfunctions' is not supported; supported kinds: eventbridge, lambda, sns, sqs"),
+    (_HttpsEndpoint(), r"type 'https' is not supported; supported kinds: eventbridge, lambda, sns, sqs, "
+                       r"stepfunctions"),
     (_LambdaWithoutArn(), r"the lambda target needs functionArn"),
 ])
 def test_a_target_the_runtime_cannot_deliver_to_is_refused_at_synth(target, problem):
@@ -92,7 +93,7 @@ def test_a_target_the_runtime_cannot_deliver_to_is_refused_at_synth(target, prob
     queue_target = targets.SqsSendMessage(sqs.Queue(stack, "Q"))
     with pytest.raises(ValueError, match=rf"^target 'default': {type(target).__name__} describes a target the "
                                          rf"runtime cannot deliver to: {problem}\. The runtime delivers to these "
-                                         r"kinds: eventbridge, lambda, sns, sqs"):
+                                         r"kinds: eventbridge, lambda, sns, sqs, stepfunctions"):
         DelayedScheduler(stack, "Timers", target=target)
     scheduler = DelayedScheduler(stack, "Ok", target=queue_target)
     with pytest.raises(ValueError, match=r"^target 'alerts': "):

@@ -41,7 +41,7 @@ def test_the_sns_and_eventbridge_kinds_name_the_fields_the_runtime_reads():
     ({"type": "eventbridge", "detailType": "d", "source": "s"}, "the eventbridge target needs eventBusArn"),
     ({**EVENTBRIDGE, "messageGroupId": "g"}, "the eventbridge target takes no messageGroupId"),
     ({"type": "events", "eventBusArn": BUS}, "type 'events' is not supported; supported kinds: eventbridge, lambda, "
-                                             "sns, sqs"),
+                                             "sns, sqs, stepfunctions"),
 ])
 def test_a_description_missing_a_field_or_with_another_kinds_field_is_refused(description, problem):
     assert contract.target_description_problem(description) == problem

@@ -18,12 +18,17 @@
 - ``{"type": "eventbridge", "eventBusArn": ..., "detailType": ..., "source": ...}``:
   one ``PutEvents`` entry, the same body as its ``Detail``. A response with a
   failed entry is a failed delivery, with the entry's ``ErrorCode`` as the reason.
+- ``{"type": "stepfunctions", "stateMachineArn": ...}``: a ``StartExecution``
+  with the same body as its input, named after the ``dedupeKey``
+  (:func:`execution_name`): a STANDARD workflow refuses a second start of the
+  same name (``ExecutionAlreadyExists``), which counts as delivered.
 
 What a target refuses for good raises :class:`Undeliverable`, which the
 dispatcher parks at once instead of retrying: for SQS an envelope larger than
 the queue's maximum message size (which only SQS knows: 1 KiB to 1 MiB per
-queue); for SNS and EventBridge also a denied permission or a topic or bus
-that does not exist (:data:`SNS_PARKED_AT_ONCE`, :data:`EVENTBRIDGE_PARKED_AT_ONCE`).
+queue); for SNS, EventBridge and Step Functions also a denied permission or a
+topic, bus or state machine that does not exist (:data:`SNS_PARKED_AT_ONCE`,
+:data:`EVENTBRIDGE_PARKED_AT_ONCE`, :data:`STEPFUNCTIONS_PARKED_AT_ONCE`).
 Every other failure (throttling, an internal error, a 5xx, no connection) is
 retried through the delayer queue.
 """
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from typing import Any, Callable, Mapping
 
@@ -75,6 +81,17 @@ EVENTBRIDGE_PARKED_AT_ONCE = frozenset({
 non-retryable codes in the API reference, ``PutEventsResultEntry``, less ``RedactionFailure``, an
 internal failure). Every other one is retried: ``ThrottlingException``, ``InternalFailure``,
 ``InternalException``, whatever code is new."""
+
+
+STEPFUNCTIONS_PARKED_AT_ONCE = frozenset({
+    "AccessDeniedException", "KmsAccessDeniedException",  # permission
+    "StateMachineDoesNotExist", "StateMachineDeleting",  # a state machine that does not exist (or soon not)
+    "InvalidArn", "InvalidName", "InvalidExecutionInput", "ValidationException",  # e.g. an input over 256 KiB
+})
+"""Error codes of a ``StartExecution`` (the API reference's list) that park the envelope at once. Every
+other one is retried: ``ExecutionLimitExceeded``, ``KmsThrottlingException``, a key disabled or pending
+(``KmsInvalidStateException``), ``ThrottlingException``, a 5xx, whatever code is new.
+``ExecutionAlreadyExists`` is a delivery (see :func:`execution_name`)."""
 
 
 def refused_for_good(exc: Exception) -> bool:
@@ -182,6 +199,38 @@ def _put_event(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) ->
     raise DeliveryError(f"event bus {bus} failed the entry: {code}: {message}")
 
 
+def _start_execution(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+    machine = target["stateMachineArn"]
+    try:
+        ctx.client("stepfunctions").start_execution(stateMachineArn=machine, name=execution_name(envelope["dedupeKey"]),
+                                                    input=sqs_safe_json(envelope))
+    except ClientError as exc:
+        code = _error_code(exc)
+        if code == "ExecutionAlreadyExists":
+            return  # this occurrence's execution was started by an earlier attempt (its input: that attempt's)
+        _park_if_refused(code, _client_error_message(exc), STEPFUNCTIONS_PARKED_AT_ONCE, f"state machine {machine}")
+        raise
+
+
+# StartExecution's name (API reference, StartExecution, "name"): 1-80 characters, unique per state machine
+# for 90 days after the execution closes on a STANDARD workflow, and without white space, brackets,
+# wildcards, " # % \ ^ | ~ ` $ & , ; : / or control characters; "to enable logging with CloudWatch Logs,
+# the name should only contain 0-9, A-Z, a-z, - and _".
+# https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
+EXECUTION_NAME_MAX_LENGTH = 80
+_EXECUTION_NAME_DIGEST_LENGTH = 40  # 160 bits of SHA-256
+_NOT_IN_EXECUTION_NAME = re.compile(r"[^0-9A-Za-z_-]")
+
+
+def execution_name(dedupe_key: str) -> str:
+    """The execution's name for one occurrence: the ``dedupeKey`` made readable (characters outside
+    ``0-9A-Za-z_-`` as ``-``, at most 39 of them) and 40 hex digits of its SHA-256, so every occurrence
+    has its own name and every attempt of one occurrence the same."""
+    room = EXECUTION_NAME_MAX_LENGTH - _EXECUTION_NAME_DIGEST_LENGTH - 1
+    readable = _NOT_IN_EXECUTION_NAME.sub("-", dedupe_key)[:room]
+    return f"{readable}-{fifo_deduplication_id(dedupe_key)[:_EXECUTION_NAME_DIGEST_LENGTH]}"
+
+
 def _message_fields(target: Mapping[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
     """What an SQS send and an SNS publish carry beside the body: the ``dedupeKey`` as a message
     attribute, and for a FIFO queue or topic the message group (the configured one, else the schedule
@@ -200,7 +249,7 @@ def fifo_deduplication_id(dedupe_key: str) -> str:
 
 
 DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs, "sns": _publish_sns,
-                                    "eventbridge": _put_event}
+                                    "eventbridge": _put_event, "stepfunctions": _start_execution}
 
 
 def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
