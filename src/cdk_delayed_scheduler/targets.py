@@ -84,11 +84,11 @@ class LambdaInvoke(IScheduleTarget):
     """Deliver each due schedule by invoking a Lambda function, synchronously by default.
 
     The function receives the envelope (``id``, ``dueAt``, ``firedAt``,
-    ``attempt``, ``dedupeKey``, ``payload``, ``target``) as its event. A
-    function error counts as a failed delivery: it is retried through the
-    delayer queue, and parked in the dead-letter queue with the error once the
-    retries are exhausted. The dispatcher waits for the function, so its
-    ``dispatcher_timeout`` must cover the function's run.
+    ``attempt``, ``dedupeKey``, ``payload``, ``target``) as its event. Invoked
+    synchronously (the default), a function error counts as a failed delivery:
+    it is retried through the delayer queue, and parked in the dead-letter queue
+    with the error once the retries are exhausted. The dispatcher waits for the
+    function, so its ``dispatcher_timeout`` must cover the function's run.
 
     A failed delivery is retried when the delayer message becomes visible again: after the
     delayer queue's visibility timeout, 6 times ``dispatcher_timeout`` (6 x 60 s by default), up
