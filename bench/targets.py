@@ -1,7 +1,8 @@
 """Targets: how late each kind of target receives its deliveries on the local engine.
 
-For each kind, a fresh engine (default options) with one named target of that kind, and ``n`` timers
-created through the HTTP API ahead of time, due spread over ``span_s`` seconds (the short path: due
+For each kind, a fresh engine (default options) with one named target of that kind, one delivery to it
+first (a fresh engine's first delivery to a kind creates that service's client: a cold start, which the
+coldstart section measures), then ``n`` timers created through the HTTP API ahead of time, due spread over ``span_s`` seconds (the short path: due
 within the delay window). Lateness is measured where a consumer gets the delivery, minus ``dueAt``:
 
 - **lambda**: the wall time the engine's local function is called (through the runtime's Lambda target);
@@ -30,6 +31,19 @@ def _named(kind: str, collector: Collector) -> object:
             "eventbridge": BusTarget(detail_type="Bench delivery", source="bench.targets")}[kind]
 
 
+def _warm_up(eng: Engine, client: ApiClient, kind: str, collector: Collector) -> None:
+    """One delivery to the target before the measured ones, as the precision section does: a fresh engine's
+    first delivery to a kind creates that service's client (the cold start, measured in its own section)."""
+    status, _ = client.create({"id": f"{kind}-warm", "delaySeconds": 0, "payload": {"warm": True}, "target": TARGET})
+    assert status == 201, f"the warm-up create answered {status}"
+    if kind == "lambda":
+        assert collector.wait_for(1, 30), "the warm-up delivery did not arrive"
+        with collector.lock:
+            collector.received.clear()
+    else:
+        assert len(_queued_lateness_ms(eng, 1, 30)) == 1, "the warm-up delivery did not arrive"
+
+
 def _queued_lateness_ms(eng: Engine, n: int, timeout_s: float) -> list[float]:
     """Each delivery's ``SentTimestamp`` in its queue minus its ``dueAt``, in ms (received, then deleted)."""
     sqs, url = eng.client("sqs"), eng.target_queue_urls[TARGET]
@@ -51,6 +65,7 @@ def run_kind(kind: str, n: int, span_s: float) -> dict:
     collector = Collector()
     with Engine(EngineOptions(target=Collector(), targets={TARGET: _named(kind, collector)})) as eng:
         client = ApiClient(eng.api_url)
+        _warm_up(eng, client, kind, collector)
         first_due = time.time() + 6.0  # the creates (a few seconds at most) end before the first is due
         for i in range(n):
             due = first_due + span_s * i / n
