@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from cdk_delayed_scheduler.local.api_calls import parse_due_ms
@@ -19,6 +20,14 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str, interval
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {timeout} s")
         time.sleep(interval)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (read from ``/proc``; a zombie counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def lead_ms(due_at: str) -> float:

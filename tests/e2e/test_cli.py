@@ -19,7 +19,7 @@ import pytest
 from cdk_delayed_scheduler.client import SchedulerClient
 from cdk_delayed_scheduler.local.api_calls import ApiClient
 
-from .conftest import wait_until
+from .conftest import process_alive, wait_until
 
 pytestmark = pytest.mark.e2e
 SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
@@ -186,10 +186,10 @@ def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed():
         schedule_soon(running.api, "cli-url")  # the engine works through it
         envelope = received.get(timeout=20)
         moto = _descendants(running.process.pid)  # moto's zygote and the server it forked for this engine
-        assert len(moto) == 2 and all(_alive(pid) for pid in moto)
+        assert len(moto) == 2 and all(process_alive(pid) for pid in moto)
         running.process.kill()
         running.process.wait(timeout=10)
-        wait_until(lambda: not any(_alive(pid) for pid in moto), 10, "moto outlived the engine that started it",
+        wait_until(lambda: not any(process_alive(pid) for pid in moto), 10, "moto outlived the engine that started it",
                    interval=0.1)
     finally:
         if running.process.poll() is None:
@@ -253,10 +253,3 @@ def _children(pid: int) -> set[int]:
 def _descendants(pid: int) -> set[int]:
     children = _children(pid)
     return children.union(*(_descendants(child) for child in children))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False

@@ -11,16 +11,9 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import ApiClient
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
-from .conftest import wait_until
+from .conftest import process_alive, wait_until
 
 pytestmark = pytest.mark.e2e
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _parent(pid: int) -> int:
@@ -34,10 +27,10 @@ def test_each_engine_a_process_starts_gets_an_empty_moto_of_its_own_that_ends_wi
         created = b'{"id": "mine", "delaySeconds": 3600, "payload": {}}'
         assert ApiClient(first.api_url).request("POST", "/schedules", created)[0] == 201
         first_moto = first.moto_pid
-        assert first_moto is not None and _alive(first_moto)
+        assert first_moto is not None and process_alive(first_moto)
         zygote = _parent(first_moto)
         assert zygote != os.getpid()  # not started by this process: forked by its zygote
-    wait_until(lambda: not _alive(first_moto), 10, "a stopped engine's moto went on running")
+    wait_until(lambda: not process_alive(first_moto), 10, "a stopped engine's moto went on running")
     assert first.moto_pid is None
     with Engine(options) as second:
         assert ApiClient(second.api_url).request("GET", "/schedules/mine")[0] == 404  # an empty account

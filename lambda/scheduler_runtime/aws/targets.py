@@ -155,9 +155,7 @@ def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]
 
 def _never_reached(exc: Exception) -> bool:
     """Whether a failed invoke certainly never ran the function: throttled, or never connected."""
-    if isinstance(exc, ClientError):
-        return exc.response.get("Error", {}).get("Code") in _THROTTLED
-    return True
+    return _error_code(exc) in _THROTTLED if isinstance(exc, ClientError) else True
 
 
 def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
@@ -168,7 +166,7 @@ def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> 
     except ClientError as exc:
         if refused_for_good(exc):
             raise Undeliverable(f"queue {target['queueUrl']} refuses the envelope ({len(body.encode('utf-8'))} bytes) "
-                                f"for good: {exc.response['Error'].get('Message', exc)}") from exc
+                                f"for good: {_client_error_message(exc)}") from exc
         raise
 
 
