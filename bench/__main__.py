@@ -16,7 +16,8 @@ from pathlib import Path
 from . import common
 from .common import ROOT, log
 
-SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit", "targets")
+SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit", "targets",
+            "scale")
 
 FULL = {
     "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
@@ -30,6 +31,9 @@ FULL = {
     "load": {"repeats": 2, "n": 10_000},
     "kit": {"repeats": 15},
     "targets": {"n": 300, "span_s": 20.0},
+    "scale": {"bursts": [100_000, 1_000_000], "raised_burst": 1_000_000, "rates": [1, 10, 100, 1000], "poisson_s": 60.0,
+              "periodic_n": 1_000_000, "periodic_s": 30.0, "create_rates": [1000, 10_000, 50_000], "create_s": 10.0,
+              "waiting_n": 10_000_000},
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -44,6 +48,8 @@ QUICK = {
     "load": {"repeats": 1, "n": 1000},
     "kit": {"repeats": 3},
     "targets": {"n": 40, "span_s": 5.0},
+    "scale": {"bursts": [10_000], "raised_burst": 10_000, "rates": [1, 100], "poisson_s": 10.0, "periodic_n": 60_000,
+              "periodic_s": 5.0, "create_rates": [1000], "create_s": 2.0, "waiting_n": 10_000_000},
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import report_cost, report_engine, report_kit, report_load, report_targets
+from . import report_cost, report_engine, report_kit, report_load, report_scale, report_targets
 from .plots import BURST_TARGET_S, plots
 from .common import ROOT
 from .report_engine import fmt as _f, mmm as _mmm, target as _target, verdict as _verdict
@@ -77,7 +77,8 @@ def write(data: dict, out: Path) -> None:
     sections = [report_engine.section(data.get("engine")), _precision(data.get("precision")), _burst(data.get("burst")),
                 _ingest(data.get("ingest")), report_cost.section(data.get("cost")), _coldstart(data.get("coldstart")),
                 _synth(data.get("synth")), _suite(data.get("suite")), report_load.section(data.get("load")),
-                report_kit.section(data.get("kit")), report_targets.section(data.get("targets"))]
+                report_kit.section(data.get("kit")), report_targets.section(data.get("targets")),
+                report_scale.section(data.get("scale"))]
     number = 0
     for part in sections:
         for line in part:  # number the sections in the order they stand

@@ -1,0 +1,113 @@
+"""``./dev bench --only scale``: a discrete-event simulation of the deployed pipeline on AWS.
+
+The parameters (``params.PARAMETERS``) are AWS's documented default quotas, each with its page,
+and stated AWS service latencies; the handlers' own work comes from the engine's measurements in
+docs/benchmarks.json (the cost and burst sections). The same model, run with the local engine's
+own limits (moto's measured call rates, the engine's dispatcher concurrency), is checked against
+the engine's measured bursts of 1,000 and 10,000 (the calibration).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+
+from ..common import ROOT, log
+from . import cost, params, scenarios
+from .pipeline import Delivery
+
+TARGET_S = 60.0  # 1,000,000 timers due in one second: last delivery within this, none early
+
+
+def _profiles(data: dict) -> tuple[dict, dict]:
+    base = params.aws(**params.measured(data))
+    section = data.get("cost") or {}
+    for path, usd in cost.other_per_million(section).items():
+        base[f"other_usd_per_million_{path}"] = usd
+    base["waiting_bytes_per_timer"] = cost.waiting_bytes(section)
+    periodic = section.get("periodic") or {}
+    periodic_profile = dict(base, wru_per_delivery=periodic.get("wru", 2.0),
+                            extra_per_delivery_s=base["lat_sqs_s"])  # arming the next occurrence first
+    return base, periodic_profile
+
+
+def burst_table_wru(p: dict) -> float:
+    """What the on-demand table serves at once during a burst: a new table's figure or twice the previous
+    peak, whichever is higher, at most the table quota. The previous peak is the sweeper's claims of the
+    same timers (about 14 minutes before they are due), one WRU per claim."""
+    claims = min(p["claim_threads"] / p["lat_ddb_write_s"], 16 * p["ddb_partition_wru"])
+    return min(p["ddb_table_wru"], max(p["ddb_new_table_wru"], 2 * claims))
+
+
+def calibration(data: dict) -> dict:
+    """The engine's recorded bursts against the simulation with the engine's limits."""
+    burst = data.get("burst") or {}
+    if not burst.get("by_size") or not burst.get("ceiling"):
+        return {"missing": "no recorded burst section in docs/benchmarks.json"}
+    profile = params.engine(burst)
+    profile.update(params.measured(data))
+    out: dict = {"source": f"docs/benchmarks.json burst section, run {data.get('section_started_utc', {}).get('burst')} "
+                           f"at commit {data.get('section_git', {}).get('burst')}",
+                 "ceiling_calls_per_s": burst["ceiling"]["calls_per_s"], "dispatcher_pollers": profile["esm_max"],
+                 "sizes": {}}
+    for size, runs in sorted(burst["by_size"].items(), key=lambda kv: int(kv[0])):
+        n = int(size)
+        measured = sorted(r["time_to_last_s"] if r["complete"] else r["projected_time_to_last_s"] for r in runs)
+        due = [scenarios.DUE0 + (i * 1000 // n) / 1000 for i in range(n)]
+        rng = random.Random(n)
+        visible = [scenarios.DUE0 - rng.random() for _ in due]
+        sim = Delivery(profile, due, visible, math.inf).run()
+        median = measured[len(measured) // 2]
+        out["sizes"][size] = {"engine_s": measured, "engine_median_s": median,
+                              "engine_complete": all(r["complete"] for r in runs),
+                              "simulated_s": sim.last_delivery_s, "ratio": sim.last_delivery_s / median}
+    return out
+
+
+def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: float, periodic_n: int,
+        periodic_s: float, create_rates: list[float], create_s: float, waiting_n: int) -> dict:
+    data = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
+    aws, periodic = _profiles(data)
+    started = time.monotonic()
+    out: dict = {"parameters": [p.__dict__ for p in params.PARAMETERS], "profile": aws, "rows": [], "target_s": TARGET_S}
+    log("scale: calibration against the engine's recorded bursts")
+    out["calibration"] = calibration(data)
+    table = burst_table_wru(aws)
+    out["burst_table_wru"] = table
+    for n in bursts:
+        log(f"scale: burst {n:,}")
+        out["rows"].append(scenarios.burst(aws, n, table))
+    raised = [
+        ("the table warm (40,000 WRU/s)", {}, aws["ddb_table_wru"]),
+        ("the table warm, provisioned pollers", {"provisioned": 1}, aws["ddb_table_wru"]),
+        ("the table warm, provisioned pollers (min 100, max 1,000) and 10,000 Lambda concurrency",
+         {"provisioned": 1, "prov_min_pollers": 100, "prov_max_pollers": 1_000, "lambda_account_concurrency": 10_000},
+         aws["ddb_table_wru"]),
+    ]
+    out["raised"] = []
+    for label, change, wru in raised:
+        log(f"scale: burst {raised_burst:,} with {label}")
+        row = scenarios.burst(dict(aws, **change), raised_burst, wru, name=f"burst {raised_burst:,}: {label}")
+        out["raised"].append(dict(row, change=change))
+    for rate in rates:
+        for pollers, how in (("scaled", "pollers scaled to the load"), ("max", "pollers at the maximum")):
+            log(f"scale: Poisson due times at {rate:,.0f}/s, {how}")
+            out["rows"].append(scenarios.poisson(aws, rate, poisson_s, pollers=pollers,
+                                                 name=f"due times Poisson at {rate:,.0f}/s, {how}"))
+    rate = periodic_n / 60
+    log(f"scale: {periodic_n:,} periodic timers every minute ({rate:,.0f} occurrences/s) for {periodic_s:.0f} s")
+    out["rows"].append(scenarios.poisson(periodic, rate, periodic_s, periodic=True, pollers="max", name=(
+        f"{periodic_n:,} periodic timers every minute, phases spread ({periodic_s:.0f} s of it), pollers at the maximum")))
+    out["creates"] = []
+    for rate in create_rates:
+        log(f"scale: sustained creates at {rate:,.0f}/s")
+        c = scenarios.creates(aws, rate, create_s, aws["ddb_table_wru"])
+        out["creates"].append(c)
+        out["rows"].append(scenarios.poisson(aws, c["accepted_per_s"], create_s, pollers="max", name=(
+            f"sustained creates at {rate:,.0f}/s: the {c['accepted_per_s']:,.0f}/s accepted, delivered "
+            "(pollers at the maximum)")))
+    out["waiting"] = scenarios.waiting(aws, waiting_n)
+    out["seconds"] = time.monotonic() - started
+    return out

@@ -1,0 +1,56 @@
+"""The cost of a scenario: the dispatcher's invocations, billed time and SQS calls from the simulated
+batch formation; everything else per timer from the cost section's measured bill of materials.
+
+The cost section (``bench.costmodel``) prices the dispatcher at full batches of ten. Here its
+invocations per timer, billed milliseconds (each invocation waits out its messages' sub-second
+remainders) and the mapping's receives and deletes are counted in the simulation instead, and
+the rest of the measured bill (API Gateway, the api function, DynamoDB, the enqueuer and the
+sweeper, logs) is taken per timer as measured. Fixed monthly costs (idle sweeps, the mapping's
+empty long polls, metrics) are left out, as in the cost section's per-timer tables.
+"""
+
+from __future__ import annotations
+
+from ..pricing import PRICES
+
+DISPATCHER_MB = PRICES["lambda_memory_mb"]["dispatcher"]
+_SIM_PRICED = ("Lambda", "SQS")  # the dispatcher's lines that the simulation replaces
+
+
+def other_per_million(cost_section: dict) -> dict[str, float]:
+    """USD per million timers of everything but the dispatcher's invocations, duration, receives and deletes."""
+    out: dict[str, float] = {}
+    for path in ("short", "long"):
+        rows = ((cost_section.get("headline") or {}).get(path) or {}).get("rows") or []
+        out[path] = sum(r["usd_od"] for r in rows if not (r["group"] in _SIM_PRICED and "dispatcher" in r["item"]))
+    periodic = cost_section.get("periodic")
+    if periodic:
+        sqs = periodic["sqs"]
+        mapping_calls = sum(v for k, v in sqs.items() if "esm:sqs:dispatcher" in k)
+        out["periodic"] = (periodic["total_on_demand"] - periodic["groups"]["Lambda"]["usd_od"]
+                           - mapping_calls * PRICES["sqs_per_million_requests"])
+    return out
+
+
+def waiting_bytes(cost_section: dict) -> float:
+    """Stored bytes of a waiting long timer: its record and its timer item as measured, plus 100 bytes each."""
+    summary = (((cost_section.get("scenarios") or {}).get("long/heavy/1KB") or {}).get("summary") or {})
+    sizes = [r["item_bytes_mean"] for r in summary.get("billable", [])
+             if r["operation"] == "PutItem" and r["caller"] == "api" and "item_bytes_mean" in r]
+    return sum(sizes) + 100 * len(sizes) if sizes else 2 * 1124.0
+
+
+def scenario(profile: dict, out, n: int, path: str) -> dict:
+    """USD of the scenario's ``n`` timers, and per million."""
+    if not n:
+        return {}
+    inv = len(out.batches)
+    gb_s = sum(out.billed_ms) / 1000 * DISPATCHER_MB / 1024
+    receives = out.receives - out.empty_receives
+    dispatcher = (inv * PRICES["lambda_per_million_requests"] / 1e6 + gb_s * PRICES["lambda_arm_per_gb_second"]
+                  + (receives + inv) * PRICES["sqs_per_million_requests"] / 1e6)
+    other = profile.get(f"other_usd_per_million_{path}", float("nan")) * n / 1e6
+    return {"usd": dispatcher + other, "per_million": (dispatcher + other) / n * 1e6,
+            "dispatcher_per_million": dispatcher / n * 1e6, "invocations_per_timer": inv / n,
+            "billed_ms_per_invocation": sum(out.billed_ms) / inv if inv else 0.0,
+            "billed_ms_per_timer": sum(out.billed_ms) / n}

@@ -1,0 +1,217 @@
+"""The deployed pipeline's delivery stage as a discrete-event model, and the long path's feed into it.
+
+Delivery: the delayer queue -> the SQS event source mapping's pollers (standard mode: a start
+concurrency, a scaling step a minute, a maximum; or provisioned mode) -> a dispatcher invocation
+(Lambda concurrency and its scaling rate) that waits out each message's sub-second remainder in
+parallel, writes the FIRED update (DynamoDB throughput) and calls the target -> the batch's delete.
+
+Messages become visible up to a second before they are due (SQS delays are whole seconds), never
+later than they reach the queue. A profile (``bench.scale.params``) says what limits what; with
+``moto`` set, every DynamoDB and SQS call is served in turn by one server, as in the local engine.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+from .des import Bucket, Server, Sim
+
+THROTTLE_BACKOFF_S = 1.0  # a throttled invoke is retried by the mapping after this (stated)
+
+
+@dataclass
+class Outcome:
+    lateness: list[float] = field(default_factory=list)  # seconds, one per delivery
+    last_delivery_s: float = float("nan")  # after the first due second
+    drain_s: float = float("nan")  # after the last due time
+    batches: list[int] = field(default_factory=list)  # messages per dispatcher invocation
+    billed_ms: list[int] = field(default_factory=list)
+    throttles: dict[str, int] = field(default_factory=dict)
+    peak_concurrency: int = 0
+    receives: int = 0
+    empty_receives: int = 0
+    events: int = 0
+
+
+class Delivery:
+    """The delivery stage for ``due`` (seconds, sorted) and ``visible`` (when each message becomes visible)."""
+
+    def __init__(self, profile: dict, due: list[float], visible: list[float], ddb_wru: float,
+                 start_pollers: float | None = None, scale_down: bool = False) -> None:
+        self.p = p = profile
+        self.sim = Sim()
+        order = sorted(range(len(due)), key=visible.__getitem__)
+        self.due = [due[i] for i in order]
+        self.visible = [visible[i] for i in order]
+        self.next = 0  # index of the next message not yet visible-and-taken
+        self.returned: deque[int] = deque()
+        self.out = Outcome(throttles={"lambda": 0, "dynamodb": 0, "sqs": 0})
+        self.table = Bucket(ddb_wru)
+        self.scaling = Bucket(p["lambda_scale_per_10s"] / 10, p["lambda_scale_per_10s"])
+        self.moto = Server() if p.get("moto") else None
+        self.in_use = 0
+        self.warm_free = 0
+        if p.get("provisioned"):
+            start = p["prov_min_pollers"] * p["prov_invokes_per_poller"]
+            self.max_pollers = p["prov_max_pollers"] * p["prov_invokes_per_poller"]
+            self.step_per_s = p["prov_step_per_min"] / 60
+        else:
+            start, self.max_pollers, self.step_per_s = p["esm_start"], p["esm_max"], p["esm_step_per_min"] / 60
+        self.pollers = 0.0
+        self.floor = start
+        self.scale_down = scale_down
+        self.empty_in_tick = 0
+        self.idle: list[int] = []
+        self.wake_pending = False
+        self.backlogged = False
+        self.t0 = min(self.due) if self.due else 0.0
+        self.last = -math.inf
+        self._grow(start_pollers if start_pollers is not None else start)
+
+    # --- the mapping's pollers ---------------------------------------------------------------
+    def _grow(self, target: float) -> None:
+        target = min(target, self.max_pollers)
+        while self.pollers + 1 <= target + 1e-9:
+            self.pollers += 1
+            self.idle.append(int(self.pollers))
+        self.pollers = max(self.pollers, target)
+        self._wake()
+
+    def _tick(self) -> None:
+        if self.backlogged and self.step_per_s:
+            self._grow(self.pollers + self.step_per_s)
+        elif self.scale_down and self.empty_in_tick:
+            # traffic low: give back up to one step of idle pollers, down to the start concurrency
+            drop = min(len(self.idle), int(self.pollers - self.floor), max(1, int(self.step_per_s)))
+            for _ in range(max(0, drop)):
+                self.idle.pop(0)
+                self.pollers -= 1
+        self.backlogged = False
+        self.empty_in_tick = 0
+        if self.next < len(self.due) or self.returned or self.in_use:
+            self.sim.after(1.0, self._tick)
+
+    def _visible_count(self) -> int:
+        now = self.sim.now
+        return len(self.returned) + bisect.bisect_right(self.visible, now, lo=self.next) - self.next
+
+    def _wake(self) -> None:
+        """Idle pollers long-poll: wake enough of them when messages are visible, or at the next visibility."""
+        if not self.idle:
+            return
+        n = self._visible_count()
+        if n:
+            for _ in range(min(len(self.idle), math.ceil(n / self.p["esm_batch"]))):
+                self.sim.after(0.0, self._receive_start(self.idle.pop()))
+        elif self.next < len(self.visible) and not self.wake_pending:
+            self.wake_pending = True
+            self.sim.at(self.visible[self.next], self._woken)
+
+    def _woken(self) -> None:
+        self.wake_pending = False
+        self._wake()
+
+    def _sqs(self, t: float, service_key: str) -> float:
+        if self.moto is not None:
+            return self.moto.call(t, self.p[service_key])
+        return t + self.p["lat_sqs_s"]
+
+    def _receive_start(self, poller: int):
+        def go() -> None:
+            self.out.receives += 1
+            self.sim.at(self._sqs(self.sim.now, "moto_receive_s"), lambda: self._received(poller))
+        return go
+
+    def _received(self, poller: int) -> None:
+        batch: list[int] = []
+        size = int(self.p["esm_batch"])
+        while self.returned and len(batch) < size:
+            batch.append(self.returned.popleft())
+        end = bisect.bisect_right(self.visible, self.sim.now, lo=self.next)
+        take = min(end - self.next, size - len(batch))
+        batch.extend(range(self.next, self.next + take))
+        self.next += take
+        if not batch:
+            self.out.empty_receives += 1
+            self.empty_in_tick += 1
+            self.idle.append(poller)
+            self._wake()
+            return
+        if self._visible_count():
+            self.backlogged = True
+        self._wake()  # the next message to become visible needs an idle poller woken
+        self._invoke(poller, batch)
+
+    # --- the dispatcher ------------------------------------------------------------------------
+    def _invoke(self, poller: int, batch: list[int]) -> None:
+        p, now = self.p, self.sim.now
+        cold = self.warm_free == 0
+        if self.in_use >= p["lambda_account_concurrency"] or (cold and not self.scaling.admit(now)):
+            self.out.throttles["lambda"] += 1
+            self.sim.after(THROTTLE_BACKOFF_S, lambda: self._invoke(poller, batch))
+            return
+        if not cold:
+            self.warm_free -= 1
+        self.in_use += 1
+        self.out.peak_concurrency = max(self.out.peak_concurrency, self.in_use)
+        start = now + p["lat_invoke_s"] + (p["lat_cold_start_s"] if cold else 0.0)
+        end = start
+        for i in sorted(batch, key=self.due.__getitem__):
+            t = max(start + p["cpu_per_delivery_s"], self.due[i])
+            granted = self.table.take(t, p.get("wru_per_delivery", 1.0))
+            if granted > t:
+                self.out.throttles["dynamodb"] += 1
+            t = granted + p.get("extra_per_delivery_s", 0.0)
+            if self.moto is not None:
+                written = self.moto.call(t, p["moto_update_s"])
+            else:
+                written = t + p["lat_ddb_write_s"]
+            delivered = written + p["lat_target_s"]
+            self.out.lateness.append(delivered - self.due[i])
+            self.last = max(self.last, delivered)
+            end = max(end, delivered)
+        self.out.batches.append(len(batch))
+        self.out.billed_ms.append(math.ceil((end - start) * 1000))
+        self.sim.at(end, lambda: self._done(poller, end))
+
+    def _done(self, poller: int, end: float) -> None:
+        self.in_use -= 1
+        self.warm_free += 1
+        # the mapping deletes the batch, then the poller receives again
+        self.sim.at(self._sqs(end, "moto_delete_s"), self._receive_start(poller))
+
+    def run(self, until: float = math.inf) -> Outcome:
+        """Run to the end (or to simulated time ``until``, to look at the state part-way)."""
+        if not self.due:
+            return self.out
+        self.sim.after(1.0, self._tick)
+        self.sim.run(until)
+        self.out.events = self.sim.events
+        self.out.last_delivery_s = self.last - math.floor(self.t0)
+        self.out.drain_s = self.last - max(self.due)
+        return self.out
+
+
+def long_path_feed(profile: dict, due: list[float], ddb_wru: float, shards: int = 16) -> tuple[list[float], dict]:
+    """When each long timer's message is in the delayer queue: claimed by the sweep that first sees it
+    within the window, at the claim rate the sweeper, the timer shards' partitions and the table allow,
+    then sent by the enqueuer at the rate of the stream shards holding the claims (a fluid model)."""
+    p = profile
+    window = 870.0
+    claim_rate = min(p["claim_threads"] / p["lat_ddb_write_s"], shards * p["ddb_partition_wru"], ddb_wru)
+    stream_shards = min(shards, max(1, round(ddb_wru / 1000))) * p["stream_parallelization"]
+    enqueue_rate = stream_shards * 100 / (p["lat_invoke_s"] + p["lat_sqs_s"])
+    rate = min(claim_rate, enqueue_rate)
+    in_queue: list[float] = []
+    sweep = None
+    k = 0
+    for d in due:  # sorted
+        s = math.floor((d - window) / p["sweep_interval_s"] + 1) * p["sweep_interval_s"]
+        if s != sweep:
+            sweep, k = s, 0
+        k += 1
+        in_queue.append(s + k / rate + p["lat_invoke_s"] + p["lat_sqs_s"] + 0.5)  # 0.5 s: the stream's delay (stated)
+    return in_queue, {"claims_per_s": claim_rate, "enqueues_per_s": enqueue_rate, "stream_shards": stream_shards}

@@ -1,0 +1,136 @@
+"""The scenarios, their outputs, and EventBridge Scheduler's figures for the same load.
+
+Each scenario returns one row: the time to the last delivery (after the first due second),
+lateness p50/p99/max, early deliveries, throttles by service, the dispatcher's batch sizes and
+the scenario's cost (``bench.scale.cost``), with EventBridge Scheduler's figures beside them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections import Counter
+
+from . import cost
+from .des import Bucket, percentile
+from .pipeline import Delivery, Outcome, long_path_feed
+
+DUE0 = 10_000.0  # the first due second of every scenario (simulated seconds)
+
+
+def _row(name: str, n: int, out: Outcome, usd: dict, ebs: dict, **extra) -> dict:
+    late = sorted(out.lateness)
+    sizes = Counter(out.batches)
+    inv = len(out.batches)
+    return {
+        "scenario": name, "timers": n, "delivered": len(late),
+        "last_delivery_s": out.last_delivery_s if late else None,
+        "lateness_ms": {"p50": percentile(late, 50) * 1000, "p99": percentile(late, 99) * 1000,
+                        "max": late[-1] * 1000} if late else None,
+        "early": sum(1 for x in late if x < 0),
+        "throttles": dict(out.throttles), "peak_concurrency": out.peak_concurrency,
+        "invocations": inv, "mean_batch": (sum(out.batches) / inv) if inv else None,
+        "batch_share": {str(k): sizes[k] / inv for k in sorted(sizes)} if inv else {},
+        "events": out.events, "cost": usd, "ebs": ebs, **extra,
+    }
+
+
+def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None = None) -> dict:
+    """``n`` long timers due in the same second, created hours before: swept, enqueued, delivered."""
+    rng = random.Random(seed)
+    due = [DUE0 + i / n for i in range(n)]
+    in_queue, feed = long_path_feed(profile, due, ddb_wru)
+    visible = [max(q, d - rng.random()) for q, d in zip(in_queue, due)]
+    out = Delivery(profile, due, visible, ddb_wru).run()
+    late_feeds = sum(1 for q, d in zip(in_queue, due) if q > d - 1)
+    return _row(name or f"burst {n:,} due in one second (long path)", n, out, cost.scenario(profile, out, n, "long"),
+                ebs_burst(profile, n), feed=feed, fed_after_due_minus_1s=late_feeds)
+
+
+def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, periodic: bool = False,
+            name: str | None = None, min_timers: int = 2000, pollers: str = "scaled") -> dict:
+    """Due times as Poisson arrivals at ``rate`` a second for ``seconds``; short timers already in the queue.
+
+    ``pollers``: ``"scaled"``, the mapping starts at its start concurrency, adds its step each second
+    it leaves messages visible and gives a step back each second its pollers find the queue empty;
+    ``"max"``, it holds its maximum throughout (every message finds an idle poller: the smallest
+    batches). AWS does not document its scaling rule closely enough to choose; the two bound it.
+    """
+    rng = random.Random(seed)
+    seconds = max(seconds, min_timers / rate)  # enough deliveries for a p99 at low rates
+    due, t = [], DUE0
+    while True:
+        t += rng.expovariate(rate)
+        if t >= DUE0 + seconds:
+            break
+        due.append(t)
+    visible = [d - rng.random() for d in due]
+    out = Delivery(profile, due, visible, profile["ddb_table_wru"], start_pollers=math.inf if pollers == "max" else None,
+                   scale_down=pollers == "scaled").run()
+    n = len(due)
+    path = "periodic" if periodic else "short"
+    out.last_delivery_s = out.drain_s  # a steady load has no one due second: the last delivery after the last due time
+    return _row(name or f"due times Poisson at {rate:,.0f}/s for {seconds:.0f} s", n, out,
+                cost.scenario(profile, out, n, path), ebs_rate(profile, rate, n), pollers=pollers)
+
+
+def creates(profile: dict, rate: float, seconds: float, ddb_wru: float, seed: int = 1) -> dict:
+    """Single creates (one timer a request) at ``rate`` a second: API Gateway, the api function's
+    concurrency, the table's writes. A throttled request is refused (the client sees a 429)."""
+    p = profile
+    rng = random.Random(seed)
+    gateway = Bucket(p["apigw_rps"], p["apigw_burst"])
+    table = Bucket(ddb_wru)
+    scaling = Bucket(p["lambda_scale_per_10s"] / 10, p["lambda_scale_per_10s"])
+    running: list[float] = []  # end times of the api invocations in flight
+    warm = 0
+    throttles = {"apigateway": 0, "lambda": 0, "dynamodb": 0}
+    accepted, peak, t = 0, 0, 0.0
+    api_s = p["api_ms"] / 1000
+    while True:
+        t += rng.expovariate(rate)
+        if t >= seconds:
+            break
+        while running and running[0] <= t:
+            heapq.heappop(running)
+            warm += 1
+        if not gateway.admit(t):
+            throttles["apigateway"] += 1
+            continue
+        if len(running) >= p["lambda_account_concurrency"] or (warm == 0 and not scaling.admit(t)):
+            throttles["lambda"] += 1
+            continue
+        warm = max(0, warm - 1)
+        written = table.take(t + api_s / 2)  # the record's PutItem, after the send
+        if written > t + api_s / 2:
+            throttles["dynamodb"] += 1
+        heapq.heappush(running, written + api_s / 2)
+        peak = max(peak, len(running))
+        accepted += 1
+    attempted = accepted + sum(throttles.values())
+    return {"rate": rate, "seconds": seconds, "attempted": attempted, "accepted": accepted,
+            "accepted_per_s": accepted / seconds, "throttles": throttles, "api_peak_concurrency": peak,
+            "ebs_accepted_per_s": min(rate, p["ebs_create_per_s"])}
+
+
+def waiting(profile: dict, n: int) -> dict:
+    """``n`` timers waiting beyond the window: nothing moves but storage; the sweeper queries only the window."""
+    gb = n * profile["waiting_bytes_per_timer"] / 2**30
+    return {"scenario": f"{n:,} waiting timers", "timers": n, "storage_gb": gb,
+            "usd_per_month": gb * cost.PRICES["ddb_storage_gb_month"],
+            "ebs": {"fits_quota": n <= profile["ebs_schedules"], "quota": profile["ebs_schedules"], "usd_per_month": 0.0}}
+
+
+def ebs_burst(profile: dict, n: int) -> dict:
+    """EventBridge Scheduler: ``n`` schedules due in one second go out at its invocations quota."""
+    r = profile["ebs_invocations_per_s"]
+    return {"last_delivery_s": n / r, "p50_ms": n / 2 / r * 1000, "p99_ms": 0.99 * n / r * 1000,
+            "usd": n * cost.PRICES["eventbridge_scheduler_per_million"] / 1e6}
+
+
+def ebs_rate(profile: dict, rate: float, n: int) -> dict:
+    """EventBridge Scheduler at a steady ``rate``: it keeps up only within its invocations quota."""
+    r = profile["ebs_invocations_per_s"]
+    return {"keeps_up": rate <= r, "backlog_growth_per_s": max(0.0, rate - r),
+            "usd": n * cost.PRICES["eventbridge_scheduler_per_million"] / 1e6}
