@@ -69,7 +69,7 @@ def test_every_kind_of_target_the_contract_allows_is_accepted():
         f'{{"f": {{"type": "lambda", "functionArn": "{FUNCTION}"}}, "q": {{"type": "sqs", "queueUrl": "{QUEUE}", '
         f'"fifo": true, "messageGroupId": "g"}}}}').targets
     assert {name: description["type"] for name, description in targets.items()} == {"f": "lambda", "q": "sqs"}
-    assert set(contract.TARGET_TYPES) == {"lambda", "sqs", "sns", "eventbridge", "stepfunctions"}  # the others: test_target_contract.py
+    assert set(contract.TARGET_TYPES) == {"lambda", "sqs", "sns", "eventbridge", "stepfunctions", "https"}  # the others: test_target_contract.py
 
 
 @pytest.mark.parametrize("targets, message", [("{", "is not valid JSON"), ("[]", "must be a JSON object")])

@@ -40,8 +40,8 @@ def test_the_sns_and_eventbridge_kinds_name_the_fields_the_runtime_reads():
     ({"type": "eventbridge", "eventBusArn": BUS}, "the eventbridge target needs detailType, source"),
     ({"type": "eventbridge", "detailType": "d", "source": "s"}, "the eventbridge target needs eventBusArn"),
     ({**EVENTBRIDGE, "messageGroupId": "g"}, "the eventbridge target takes no messageGroupId"),
-    ({"type": "events", "eventBusArn": BUS}, "type 'events' is not supported; supported kinds: eventbridge, lambda, "
-                                             "sns, sqs, stepfunctions"),
+    ({"type": "events", "eventBusArn": BUS}, "type 'events' is not supported; supported kinds: eventbridge, https, "
+                                             "lambda, sns, sqs, stepfunctions"),
 ])
 def test_a_description_missing_a_field_or_with_another_kinds_field_is_refused(description, problem):
     assert contract.target_description_problem(description) == problem
@@ -52,3 +52,17 @@ def test_the_runtime_refuses_a_bad_eventbridge_description_when_it_starts():
         Config.from_env({contract.ENV.table_name: "t",
                          contract.ENV.targets: f'{{"events": {{"type": "eventbridge", "eventBusArn": "{BUS}", '
                                                '"detailType": "d"}}'})
+
+
+HTTPS = {"type": "https", "url": "https://hooks.example.com/timers", "secretArn": "arn:aws:secretsmanager:us-east-1:"
+         "123456789012:secret:timers-AbCdEf", "timeoutSeconds": 10}
+
+
+@pytest.mark.parametrize(("description", "problem"), [
+    (HTTPS, None),
+    ({**HTTPS, "headers": {"X-Tenant": "acme"}}, None),
+    ({k: v for k, v in HTTPS.items() if k != "secretArn"}, "the https target needs secretArn"),
+    ({**HTTPS, "followRedirects": True}, "the https target takes no followRedirects"),
+], ids=["https", "https-with-headers", "https-without-secret", "https-with-another-field"])
+def test_an_https_description_names_the_url_the_signing_secret_and_the_timeout(description, problem):
+    assert contract.target_description_problem(description) == problem

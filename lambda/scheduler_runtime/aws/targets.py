@@ -22,6 +22,11 @@
   with the same body as its input, named after the ``dedupeKey``
   (:func:`execution_name`): a STANDARD workflow refuses a second start of the
   same name (``ExecutionAlreadyExists``), which counts as delivered.
+- ``{"type": "https", "url": ..., "secretArn": ..., "timeoutSeconds": n, "headers": {...}?}``: a
+  signed ``POST`` of the same body as compact JSON, on kept-alive connections
+  (:mod:`.https_target`): 2xx is delivered; 408, 429, 5xx, a timeout or no
+  connection is retried; any other status (redirects are not followed) parks
+  the envelope at once, with the status as the reason.
 
 What a target refuses for good raises :class:`Undeliverable`, which the
 dispatcher parks at once instead of retrying: for SQS an envelope larger than
@@ -44,19 +49,13 @@ from typing import Any, Callable, Mapping
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
 
 from ..core.envelope import sqs_safe_json
+from .https_target import deliver_https
+from .target_errors import DeliveryError as DeliveryError, Undeliverable as Undeliverable  # re-exported
 
 Deliverer = Callable[[Any, Mapping[str, Any], dict[str, Any]], None]
 _UNREACHED_PAUSES = (0.1, 0.4)
 """Pauses before trying again an invoke that never reached the function (three tries in all)."""
 _THROTTLED = {"TooManyRequestsException", "ThrottlingException", "EC2ThrottledException"}
-
-
-class DeliveryError(Exception):
-    """The target refused or failed the delivery; the message says why."""
-
-
-class Undeliverable(DeliveryError):
-    """The target refuses this envelope for good (retrying cannot help): park it now, with the reason."""
 
 
 _REFUSED_FOR_GOOD = {"InvalidParameterValue", "InvalidParameterValueException", "InvalidMessageContents",
@@ -247,7 +246,8 @@ def fifo_deduplication_id(dedupe_key: str) -> str:
 
 
 DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs, "sns": _publish_sns,
-                                    "eventbridge": _put_event, "stepfunctions": _start_execution}
+                                    "eventbridge": _put_event, "stepfunctions": _start_execution,
+                                    "https": deliver_https}
 
 
 def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:

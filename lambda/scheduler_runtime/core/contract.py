@@ -71,11 +71,38 @@ class Route:
 @dataclass(frozen=True)
 class TargetType:
     """The fields of one kind of target description (``{"type": <kind>, ...}`` in ``TARGETS``), each
-    with its JSON type (``string`` or ``boolean``)."""
+    with its JSON type (``string``, ``boolean``, ``number`` or ``object``)."""
 
     kind: str
     required: Mapping[str, str]
     optional: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """The HTTPS target's request: the names of the headers the runtime sends (and a receiver checks),
+    the signature's version tag (``v1=<hex>`` in :attr:`signature_header`), how old a signature a
+    receiver accepts by default, how long the runtime keeps a signing secret it read, and the bounds
+    of a target's ``timeoutSeconds``."""
+
+    signature_header: str
+    signature_version: str
+    schedule_id_header: str
+    dedupe_key_header: str
+    attempt_header: str
+    tolerance_seconds: int
+    secret_cache_seconds: int
+    timeout_seconds: Bounds
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> "Webhook":
+        return cls(**{_env_name(key).lower(): value for key, value in entry.items() if key != "timeoutSeconds"},
+                   timeout_seconds=Bounds.of(entry["timeoutSeconds"]))
+
+    def own_headers(self) -> tuple[str, ...]:
+        """The headers the runtime sets on every request, which a target's ``headers`` never override."""
+        return ("Content-Type", self.signature_header, self.schedule_id_header, self.dedupe_key_header,
+                self.attempt_header)
 
 
 def _env_name(key: str) -> str:
@@ -133,6 +160,9 @@ TARGET_TYPES: Mapping[str, TargetType] = {
     kind: TargetType(kind, dict(fields["required"]), dict(fields["optional"]))
     for kind, fields in _CONTRACT["targetTypes"].items()}
 """Every kind of target the runtime delivers to, by its ``type``."""
+
+WEBHOOK = Webhook.of(_CONTRACT["webhook"])
+"""The HTTPS target's headers, signature version, tolerance, secret cache time and timeout bounds."""
 
 LISTING: Mapping[str, Any] = _CONTRACT["listing"]
 """The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
