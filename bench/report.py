@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import report_cost, report_engine, report_kit, report_load, report_scale, report_targets
+from . import report_cost, report_engine, report_https, report_kit, report_load, report_scale, report_targets
 from .plots import BURST_TARGET_S, plots
 from .common import ROOT
 from .report_engine import fmt as _f, mmm as _mmm, target as _target, verdict as _verdict
@@ -78,7 +78,7 @@ def write(data: dict, out: Path) -> None:
                 _ingest(data.get("ingest")), report_cost.section(data.get("cost")), _coldstart(data.get("coldstart")),
                 _synth(data.get("synth")), _suite(data.get("suite")), report_load.section(data.get("load")),
                 report_kit.section(data.get("kit")), report_targets.section(data.get("targets")),
-                report_scale.section(data.get("scale"))]
+                report_scale.section(data.get("scale")), report_https.section(data.get("https"))]
     number = 0
     for part in sections:
         for line in part:  # number the sections in the order they stand
@@ -150,6 +150,7 @@ def _summary(data: dict) -> list[str]:
     rows.extend(report_load.summary_rows(data.get("load")))
     rows.extend(report_kit.summary_rows(data.get("kit")))
     rows.extend(report_targets.summary_rows(data.get("targets")))
+    rows.extend(report_https.summary_rows(data.get("https")))
     return rows
 
 
