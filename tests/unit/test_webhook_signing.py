@@ -4,9 +4,13 @@ forged, replayed or mangled fails it with a message saying which."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
+import re
+import time
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +166,45 @@ def test_importing_the_receivers_check_imports_nothing_beyond_the_standard_libra
 
     done = imports_none_of("cdk_delayed_scheduler.webhook", (*HEAVY, "botocore", "scheduler_runtime"))
     assert done.returncode == 0, done.stderr
+
+
+def documented_receiver(monkeypatch, settled: list) -> dict:
+    """docs/consuming.md's HTTPS receiver, run as written, with ``settle_order`` and ``already_done`` of a test."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "consuming.md").read_text(encoding="utf-8")
+    block = re.search(r"^## An HTTPS receiver\n.*?```python\n(.*?)```", page, re.S | re.M)
+    assert block, "docs/consuming.md lost its HTTPS receiver"
+    monkeypatch.setenv("SIGNING_SECRET", SECRET)
+    namespace: dict = {"settle_order": settled.append, "already_done": lambda key: key in {"done@1"}}
+    exec(compile(block.group(1), "consuming.md", "exec"), namespace)
+    return namespace
+
+
+def function_url_event(body: bytes, headers: dict[str, str], base64_encoded: bool = False) -> dict:
+    text = base64.b64encode(body).decode() if base64_encoded else body.decode("utf-8")
+    return {"headers": {name.lower(): value for name, value in headers.items()}, "body": text,
+            "isBase64Encoded": base64_encoded}
+
+
+def test_the_documented_receiver_settles_a_signed_delivery_and_refuses_a_forged_one(monkeypatch):
+    settled: list = []
+    receiver = documented_receiver(monkeypatch, settled)
+    envelope = {**ENVELOPE, "payload": {"order": "o-1"}}
+    body = envelope_body(envelope)
+    headers = webhook_headers(envelope, body, SECRET.encode(), time.time(), WEBHOOK)
+    for encoded in (False, True):
+        assert receiver["handler"](function_url_event(body, headers, encoded), None) == {"statusCode": 204}
+    forged = body.replace(b"o-1", b"o-2")
+    assert receiver["handler"](function_url_event(forged, headers), None) == {"statusCode": 401}
+    assert settled == ["o-1", "o-1"]
+
+
+def test_the_documented_receiver_accepts_both_secrets_during_a_rotation(monkeypatch):
+    settled: list = []
+    receiver = documented_receiver(monkeypatch, settled)
+    receiver["SIGNING_SECRETS"] = ["whsec-next", SECRET]
+    for secret, order in ((SECRET, "old"), ("whsec-next", "new")):
+        envelope = {**ENVELOPE, "payload": {"order": order}}
+        body = envelope_body(envelope)
+        event = function_url_event(body, webhook_headers(envelope, body, secret.encode(), time.time(), WEBHOOK))
+        assert receiver["handler"](event, None) == {"statusCode": 204}
+    assert settled == ["old", "new"]
