@@ -69,6 +69,7 @@ class SchedulerProps:
     dispatcher_max_concurrency: Optional[int]
     dispatcher_reserved_concurrency: Optional[int]
     max_receive_count: int
+    retry_max_age: Duration
     stream_batch_size: int
     stream_retry_attempts: int
     metrics_namespace: str
@@ -106,6 +107,7 @@ _COMPUTED_DEFAULTS: dict[str, Callable[[], Any]] = {
     "delay_window": lambda: Duration.seconds(default_of(contract.DELAY_WINDOW_SECONDS)),
     "history_retention": lambda: Duration.seconds(default_of(contract.HISTORY_RETENTION_SECONDS)),
     "dispatcher_timeout": lambda: Duration.seconds(default_of(contract.DISPATCHER_TIMEOUT_SECONDS)),
+    "retry_max_age": lambda: Duration.seconds(default_of(contract.RETRY_MAX_AGE_SECONDS)),
     "log_level": lambda: LogLevel.of(contract.DEFAULT_LOG_LEVEL),
     "runtime": lambda: DEFAULT_RUNTIME,
     "architecture": lambda: lambda_.Architecture.ARM_64,
@@ -115,7 +117,8 @@ _COMPUTED_DEFAULTS: dict[str, Callable[[], Any]] = {
 Rule = Callable[[SchedulerProps], None]
 """One check of the props: raises ``ValueError`` naming the prop, or returns."""
 
-_DURATIONS = ("delay_window", "history_retention", "dispatcher_timeout", "dispatcher_max_batching_window")
+_DURATIONS = ("delay_window", "history_retention", "dispatcher_timeout", "dispatcher_max_batching_window",
+              "retry_max_age")
 
 
 def _value(props: SchedulerProps, prop: str) -> Any:
@@ -249,6 +252,7 @@ RULES: tuple[Rule, ...] = (
     _in_range("delay_window", contract.DELAY_WINDOW_SECONDS, unit="seconds"),
     _in_range("history_retention", contract.HISTORY_RETENTION_SECONDS, show=seconds_or_days),
     _in_range("max_receive_count", contract.MAX_RECEIVE_COUNT),
+    _in_range("retry_max_age", contract.RETRY_MAX_AGE_SECONDS, show=seconds_or_days),
     _api_name_fits,
     _capacity_only_provisioned,
     _at_least("read_capacity", MIN_CAPACITY_UNITS),

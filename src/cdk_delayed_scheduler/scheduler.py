@@ -170,7 +170,14 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         dead-letter queue. Allowed: 1-1000. Default: 5. All of them must fall within the delayer queue's
         4-day retention: ``delay_window`` + ``max_receive_count`` x 6 x ``dispatcher_timeout`` at most 4
         days, else SQS would drop the message before its last receive (so 1000 needs a
-        ``dispatcher_timeout`` of at most 57 seconds).
+        ``dispatcher_timeout`` of at most 57 seconds). It is also every delivery's retry limit: the
+        default, and the most, of a schedule's ``retry.maxAttempts`` (the first attempt included).
+    :param retry_max_age: the default of a schedule's ``retry.maxAgeSeconds``: a failed delivery
+        whose next attempt would start more than this long after its due time is parked in the
+        dead-letter queue, with its payload and the reason, instead of retried. The first attempt
+        is always made, however late. Allowed: 60 seconds to 1 day, whole seconds. Default: 1 hour,
+        which the default 5 attempts (about 24 minutes for a one-shot) never reach: it bounds a
+        deployment that raises ``max_receive_count``.
     :param stream_batch_size: stream records per enqueuer invocation. Allowed: 1-1000. Default: 100.
     :param stream_retry_attempts: retries of a failing stream batch (halved on each error)
         before it goes to the dead-letter queue. Allowed: 0-10000. Default: 10.
@@ -214,6 +221,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         dispatcher_max_concurrency: Optional[int] = None,
         dispatcher_reserved_concurrency: Optional[int] = None,
         max_receive_count: int = default_of(contract.MAX_RECEIVE_COUNT),
+        retry_max_age: Optional[Duration] = None,
         stream_batch_size: int = default_of(contract.STREAM_BATCH_SIZE),
         stream_retry_attempts: int = default_of(contract.STREAM_RETRY_ATTEMPTS),
         metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE,
@@ -338,6 +346,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
             env.delay_window_seconds: text(seconds(props.delay_window)),
             env.history_retention_seconds: text(seconds(props.history_retention)),
             env.max_receive_count: text(props.max_receive_count),
+            env.retry_max_age_seconds: text(seconds(props.retry_max_age)),
             env.dispatcher_timeout_seconds: text(seconds(props.dispatcher_timeout)),
             env.listing: "true" if props.listing else "false",
             env.metrics_namespace: props.metrics_namespace,

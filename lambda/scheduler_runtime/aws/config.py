@@ -11,7 +11,8 @@ Every variable's name comes from ``contract.json`` (``environment``), through :d
 | ``shard_count`` | ``SHARD_COUNT`` | timer partitions | ``contract.json`` |
 | ``delay_window_seconds`` | ``DELAY_WINDOW_SECONDS`` | schedules due within this many seconds go to the delayer queue | ``contract.json`` |
 | ``history_retention_seconds`` | ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
-| ``max_receive_count`` | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount`` | ``contract.json`` |
+| ``max_receive_count`` | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount``; also every delivery's default (and most) ``retry.maxAttempts`` | ``contract.json`` |
+| ``retry_max_age_seconds`` | ``RETRY_MAX_AGE_SECONDS`` | a delivery's default ``retry.maxAgeSeconds`` | ``contract.json`` |
 | ``dispatcher_timeout_seconds`` | ``DISPATCHER_TIMEOUT_SECONDS`` | the dispatcher's timeout; the delayer queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` times it | ``contract.json`` |
 | ``listing`` | ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
 | ``metrics_namespace`` | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``contract.json`` |
@@ -50,6 +51,7 @@ class Config:
     delay_window_seconds: int = contract.DEFAULT_DELAY_WINDOW_SECONDS
     history_retention_seconds: int = contract.DEFAULT_HISTORY_RETENTION_SECONDS
     max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
+    retry_max_age_seconds: int = contract.DEFAULT_RETRY_MAX_AGE_SECONDS
     dispatcher_timeout_seconds: int = contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS
     metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE
     listing: bool = False
@@ -75,6 +77,7 @@ class Config:
             history_retention_seconds=_positive_int(
                 env, ENV.history_retention_seconds, contract.DEFAULT_HISTORY_RETENTION_SECONDS),
             max_receive_count=_positive_int(env, ENV.max_receive_count, contract.DEFAULT_MAX_RECEIVE_COUNT),
+            retry_max_age_seconds=_positive_int(env, ENV.retry_max_age_seconds, contract.DEFAULT_RETRY_MAX_AGE_SECONDS),
             dispatcher_timeout_seconds=_positive_int(
                 env, ENV.dispatcher_timeout_seconds, contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
             metrics_namespace=env.get(ENV.metrics_namespace) or contract.DEFAULT_METRICS_NAMESPACE,

@@ -126,6 +126,7 @@ class Creator:
             request_hash=request.request_hash,
             created_ms=now_ms,
             shard=shard,
+            retry=request.retry,
         )
         stored, created = self._store.put_record(record)
         return Created(stored, created)

@@ -19,7 +19,8 @@ from botocore.exceptions import ClientError
 from ..core import keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.periodic import ACTIVE, DELETED, ENDED, Spec
-from .items import is_condition_failure, n_attr, s_attr
+from ..core.retry import RetryPolicy
+from .items import is_condition_failure, n_attr, retry_attributes, retry_of, s_attr
 from .store import query_pages
 
 # Reused across invocations of a warm function: a GET /periodic page reads the partitions at once.
@@ -52,6 +53,8 @@ class Definition:
     last_error: str | None = None
     last_message: bytes | None = None
     """The tag (:func:`~scheduler_runtime.core.envelope.message_tag`) of the SQS message that started the latest occurrence."""
+    retry: RetryPolicy | None = None
+    """The PUT's ``retry``, kept only when it gave one: each occurrence's delivery is held to it."""
 
     @property
     def pending_timer(self) -> keys.Key | None:
@@ -74,6 +77,7 @@ class Definition:
         for name, value in optional.items():
             if value is not None:
                 item[name] = _n(value) if isinstance(value, int) else {"S": value}
+        item.update(retry_attributes(self.retry))
         return item
 
     @classmethod
@@ -93,6 +97,7 @@ class Definition:
             began_ms=n_attr(item, "beganMs", None), last_fired_ms=n_attr(item, "lastFiredMs", None),
             fired_count=n_attr(item, "firedCount", 0), skipped_count=n_attr(item, "skippedCount", 0),
             last_error=s_attr(item, "lastError", None), last_message=item.get("lastMsg", {}).get("B"),
+            retry=retry_of(item),
         )
 
 

@@ -6,8 +6,9 @@
    message's token (refused once cancelled, and for a stray of a replay, a conflict or a
    crashed create); a record not written yet is waited for, then the message is put back,
    until the create that sent it can no longer write;
-4. deliver; on failure retry through SQS, and on the last receive park the
-   full envelope and the reason in the dead-letter queue and mark it FAILED.
+4. deliver; on failure retry through SQS, until the schedule's retry limits
+   (:mod:`scheduler_runtime.core.retry`) are reached: then park the full envelope and the
+   reason in the dead-letter queue and mark it FAILED.
 
 An occurrence of a periodic timer takes the same first two steps, then :class:`~.periodic.Periodic`
 arms the next occurrence and advances the definition (its step 3), and a failed delivery is retried
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core.envelope import TimerRef, build_envelope
+from ..core.retry import Limits, RetryPolicy, limits_of
 from ..core.states import Refusal
 from ..core.timeparse import now_ms
 from ..core.window import SLOW_WRITE_PAUSES, dispatch_timing, is_stray_age, record_expiry_seconds
@@ -89,16 +91,26 @@ class Delivery:
         record = start.record
         envelope = build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json,
                                   record.target)
-        try:
-            self._deliver(envelope)
-        except DeliveryError as exc:
-            if receipt.receive_count < config.max_receive_count and not isinstance(exc, Undeliverable):
-                raise
-            reason = _exhausted(receipt.receive_count, exc)
+        limits = retry_limits(config, record.retry)
+
+        def park(reason: str) -> None:
             failed_at = now_ms()
             self._fail_then_park(envelope, reason, lambda: store.mark_failed(
                 record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id),
                 f"/schedules/{record.schedule_id}")
+
+        if receipt.receive_count > limits.max_attempts:
+            # The receive of the last attempt allowed ended without the dispatcher: park now, not try again.
+            park(f"{limits.attempts_reached()}: {note}")
+            return None
+        try:
+            self._deliver(envelope)
+        except DeliveryError as exc:
+            limit = None if isinstance(exc, Undeliverable) else limits.park_reason(
+                receipt.receive_count, record.due_ms, now_ms() + config.visibility_timeout_seconds * 1000)
+            if limit is None and not isinstance(exc, Undeliverable):
+                raise
+            park(_exhausted(receipt.receive_count, exc, limit))
             return None
         return _delivered(envelope, fired - record.due_ms)
 
@@ -132,12 +144,15 @@ class Delivery:
         try:
             self._deliver(envelope)
         except DeliveryError as exc:
-            if not isinstance(exc, Undeliverable) and periodic.retry_later(definition, occurrence.due_ms,
-                                                                           occurrence.attempt):
-                log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id, attempt=occurrence.attempt,
-                          reason=str(exc)[:500])
-                return None
-            reason = _exhausted(occurrence.attempt, exc)
+            limit = None
+            if not isinstance(exc, Undeliverable):
+                limit = periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt,
+                                             retry_limits(ctx.config, definition.retry))
+                if limit is None:
+                    log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id,
+                              attempt=occurrence.attempt, reason=str(exc)[:500])
+                    return None
+            reason = _exhausted(occurrence.attempt, exc, limit)
             self._fail_then_park(envelope, reason, lambda: periodic.record_failure(definition, reason),
                                  f"/periodic/{definition.periodic_id}")
             return None
@@ -190,6 +205,11 @@ class Delivery:
         return None
 
 
+def retry_limits(config: Config, policy: RetryPolicy | None) -> Limits:
+    """The retry limits of a delivery: its schedule's ``retry``, the deployment's defaults for what it left out."""
+    return limits_of(policy, config.max_receive_count, config.retry_max_age_seconds)
+
+
 def record_expiry(config: Config, now: int, attempts_left: int) -> int:
     """A one-shot record's TTL at delivery start or failure: past its message's last possible park
     (each attempt left comes a visibility timeout after the one before), plus the history retention."""
@@ -215,11 +235,11 @@ def _retry_note(receipt: Receipt, max_receive_count: int) -> str | None:
             "failed, or the dispatcher timed out or was throttled (its log says which)")
 
 
-def _exhausted(attempts: int, exc: DeliveryError) -> str:
-    """The reason a delivery ends in the dead-letter queue."""
+def _exhausted(attempts: int, exc: DeliveryError, limit: str | None) -> str:
+    """The reason a delivery ends in the dead-letter queue: the retry limit reached (``limit``) and the last error."""
     if isinstance(exc, Undeliverable):
         return f"undeliverable (attempt {attempts}, not retried): {exc}"
-    return f"delivery failed after {attempts} attempts: {exc}"
+    return f"delivery failed after {attempts} attempt{'s' if attempts != 1 else ''}: {limit}: {exc}"
 
 
 def _delivered(envelope: dict[str, Any], late_ms: int) -> int:

@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from ..core import keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.envelope import TimerRef
+from ..core.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class ScheduleRecord:
     fired_ms: int | None = None
     ended_ms: int | None = None
     last_error: str | None = None
+    retry: RetryPolicy | None = None
+    """The create's ``retry``, kept only when it gave one (:func:`retry_attributes`)."""
 
     @property
     def timer_key(self) -> keys.Key | None:
@@ -52,6 +55,7 @@ class ScheduleRecord:
             item["target"] = {"S": self.target}
         if self.shard is not None:
             item["shard"] = {"N": str(self.shard)}
+        item.update(retry_attributes(self.retry))
         return item
 
     @classmethod
@@ -72,7 +76,21 @@ class ScheduleRecord:
             fired_ms=n_attr(item, "firedMs", None),
             ended_ms=n_attr(item, "endedMs", None),
             last_error=s_attr(item, "lastError", None),
+            retry=retry_of(item),
         )
+
+
+def retry_attributes(retry: RetryPolicy | None) -> dict[str, Any]:
+    """A record's or a definition's attributes for ``retry``: one number per limit given, none without it."""
+    values = {} if retry is None else retry.to_json()
+    return {name: {"N": str(value)} for name, value in values.items()}
+
+
+def retry_of(item: dict[str, Any]) -> RetryPolicy | None:
+    """The ``retry`` an item keeps (:func:`retry_attributes`), None when it keeps none."""
+    if MAX_ATTEMPTS not in item and MAX_AGE_SECONDS not in item:
+        return None
+    return RetryPolicy(n_attr(item, MAX_ATTEMPTS, None), n_attr(item, MAX_AGE_SECONDS, None))
 
 
 @dataclass(frozen=True)

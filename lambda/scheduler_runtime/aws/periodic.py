@@ -7,8 +7,9 @@
 - **Each occurrence**, when the dispatcher starts it, arms the next one (from the definition,
   never from the firing time) and then advances the definition to the new token in one
   conditional write, whatever then happens to this occurrence's delivery. A failed delivery is
-  retried by a message of its own that names the attempt, and after the last one is parked in the
-  dead-letter queue with the reason.
+  retried by a message of its own that names the attempt, until the definition's retry limits
+  (:mod:`scheduler_runtime.core.retry`) are reached: then it is parked in the dead-letter queue with
+  the reason.
 - **DELETE** marks the definition DELETED, so no occurrence or retry can start after it. A
   delivery start is allowed only within ``START_DEADLINE_MS`` of the write that allowed it, and
   DELETE answers no sooner than ``SETTLE_MS`` after the latest such write: so nothing is
@@ -25,6 +26,7 @@ from ..core import keys
 from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
 from ..core.envelope import TimerRef, message_tag
 from ..core.periodic import PeriodicRequest
+from ..core.retry import Limits
 from ..core.states import Refusal
 from ..core.timeparse import now_ms as clock_ms
 from ..core.window import SLOW_WRITE_PAUSES, enqueue_delay_seconds, is_within_window, record_expiry_seconds
@@ -88,6 +90,7 @@ class Periodic:
             definition = Definition(
                 periodic_id=request.periodic_id, spec=request.spec, anchor_ms=anchor, payload_json=request.payload_json,
                 target=request.target, request_hash=request.request_hash, version=version, updated_ms=now_ms,
+                retry=request.retry,
                 status=ACTIVE if first is not None else ENDED, token=token, next_due_ms=first, shard=shard, **history,
             )
             if self._definitions.put(definition, live) is None:
@@ -198,14 +201,17 @@ class Periodic:
             return current
         return None
 
-    def retry_later(self, definition: Definition, due_ms: int, attempt: int) -> bool:
-        """Send the next attempt of a failed occurrence; False when the attempts are spent."""
-        if attempt >= self._config.max_receive_count:
-            return False
+    def retry_later(self, definition: Definition, due_ms: int, attempt: int, limits: Limits) -> str | None:
+        """Send the next attempt of a failed occurrence (None); or, when ``limits`` forbid it, the limit
+        reached, and send nothing (the caller parks it)."""
         delay = PERIODIC_RETRY_DELAYS_SECONDS[min(attempt, len(PERIODIC_RETRY_DELAYS_SECONDS)) - 1]
+        now = clock_ms()
+        limit = limits.park_reason(attempt, due_ms, now + delay * 1000)
+        if limit is not None:
+            return limit
         self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
-                                      clock_ms(), definition.version, attempt + 1), delay)
-        return True
+                                      now, definition.version, attempt + 1), delay)
+        return None
 
     def start_late(self, definition: Definition, due_ms: int, attempt: int) -> None:
         """The start deadline passed before the target call: the same attempt again, at once."""

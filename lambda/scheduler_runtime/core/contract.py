@@ -44,6 +44,7 @@ class Environment:
     delay_window_seconds: str
     history_retention_seconds: str
     max_receive_count: str
+    retry_max_age_seconds: str
     dispatcher_timeout_seconds: str
     listing: str
     metrics_namespace: str
@@ -120,6 +121,8 @@ DELAY_WINDOW_SECONDS = Bounds.of(_CONTRACT["delayWindowSeconds"])
 SHARD_COUNT = Bounds.of(_CONTRACT["shardCount"])
 HISTORY_RETENTION_SECONDS = Bounds.of(_CONTRACT["historyRetentionSeconds"])
 MAX_RECEIVE_COUNT = Bounds.of(_CONTRACT["maxReceiveCount"])
+RETRY_MAX_AGE_SECONDS = Bounds.of(_CONTRACT["retryMaxAgeSeconds"])
+"""A delivery's maximum age (``retry.maxAgeSeconds``, the ``retry_max_age`` prop): its range and default."""
 DISPATCHER_TIMEOUT_SECONDS = Bounds.of(_CONTRACT["dispatcherTimeoutSeconds"])
 DISPATCHER_BATCH_SIZE = Bounds.of(_CONTRACT["dispatcherBatchSize"])
 DISPATCHER_MAX_BATCHING_WINDOW_SECONDS = Bounds.of(_CONTRACT["dispatcherMaxBatchingWindowSeconds"])
@@ -139,6 +142,7 @@ DEFAULT_SHARD_COUNT: int = _CONTRACT["shardCount"]["default"]
 MAX_SHARD_COUNT: int = SHARD_COUNT.max
 DEFAULT_HISTORY_RETENTION_SECONDS: int = _CONTRACT["historyRetentionSeconds"]["default"]
 DEFAULT_MAX_RECEIVE_COUNT: int = _CONTRACT["maxReceiveCount"]["default"]
+DEFAULT_RETRY_MAX_AGE_SECONDS: int = _CONTRACT["retryMaxAgeSeconds"]["default"]
 DEFAULT_DISPATCHER_TIMEOUT_SECONDS: int = _CONTRACT["dispatcherTimeoutSeconds"]["default"]
 
 VISIBILITY_TIMEOUT_FACTOR: int = _CONTRACT["visibilityTimeoutFactor"]

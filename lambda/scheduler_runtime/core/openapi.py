@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import listing, periodic, states, validation
-from .contract import (DEFAULT_TARGET_NAME, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, PERIODIC_DEFAULT_TIME_ZONE,
-                       PERIODIC_MIN_EVERY_SECONDS, ROUTES, TARGET_NAME_PATTERN, Route)
+from . import listing, periodic, retry, states, validation
+from .contract import (DEFAULT_TARGET_NAME, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT,
+                       PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS, RETRY_MAX_AGE_SECONDS, ROUTES,
+                       TARGET_NAME_PATTERN, Route)
 from .timeparse import FORMATTED_PATTERN, MAX_EPOCH_MS, RFC3339_PATTERN
 
 OPENAPI_VERSION = "3.1.0"
@@ -130,6 +131,25 @@ _LAST_ERROR = {"type": "string", "description": "Why the latest delivery attempt
 _COUNT = {"type": "integer", "minimum": 0}
 
 
+def _retry(what: str) -> Schema:
+    """``retry``, as a create body, a batch item or a PUT gives it and as GET answers it (the fields given)."""
+    limits = {
+        retry.MAX_ATTEMPTS: {"type": "integer", "minimum": 1, "maximum": MAX_RECEIVE_COUNT.max,
+                             "description": "Delivery attempts in all, the first included; at most the deployment's "
+                                            "max_receive_count (a 400 names the limit), which is also the default "
+                                            f"({MAX_RECEIVE_COUNT.default} unless the construct sets it)."},
+        retry.MAX_AGE_SECONDS: {"type": "integer", "minimum": RETRY_MAX_AGE_SECONDS.min,
+                                "maximum": RETRY_MAX_AGE_SECONDS.max,
+                                "description": "No attempt starts later than this many seconds after the due time: "
+                                               "a failed attempt whose next one would is parked instead. Default: "
+                                               f"the construct's retry_max_age ({RETRY_MAX_AGE_SECONDS.default} "
+                                               "unless it sets one)."},
+    }
+    return {**_object(limits, minProperties=1), "description": (
+        f"{what}: when a failing delivery stops being retried and is parked in the dead-letter queue with its "
+        "payload and the limit reached as the reason. A field left out follows the deployment.")}
+
+
 def _schedule_view(with_payload: bool, statuses: tuple[str, ...]) -> Schema:
     """``describe_record``'s body: ``GET /schedules/{id}``, and a list item without the payload."""
     properties: dict[str, Schema] = {
@@ -137,7 +157,7 @@ def _schedule_view(with_payload: bool, statuses: tuple[str, ...]) -> Schema:
         "target": {"type": "string"}, "createdAt": _instant_out("When it was created"),
         "attempts": {**_COUNT, "description": "Delivery attempts started."},
         "firedAt": _instant_out("When it was delivered"), "endedAt": _instant_out("When it was cancelled or failed"),
-        "lastError": _LAST_ERROR,
+        "lastError": _LAST_ERROR, "retry": _retry("The create's retry policy, as given (absent when none was)"),
     }
     required = ["id", "dueAt", "status", "target", "createdAt", "attempts"]
     if with_payload:
@@ -157,6 +177,7 @@ def _definition_view(with_payload: bool) -> Schema:
         "createdAt": _instant_out("When it was created"), "updatedAt": _instant_out("When it last changed"),
         "lastDueAt": _instant_out("The latest occurrence's due time"),
         "lastFiredAt": _instant_out("When the latest occurrence was delivered"), "lastError": _LAST_ERROR,
+        "retry": _retry("The PUT's retry policy, as given (absent when none was)"),
     }
     required = ["id", "status", "target", "nextDueAt", "firedCount", "skippedCount", "createdAt", "updatedAt"]
     if with_payload:
@@ -178,7 +199,7 @@ def _schemas() -> dict[str, Schema]:
                               "body 409; 1-128 of A-Za-z0-9._:-, other than . and .. . Default: a fresh UUID."},
         "dueAt": _instant_in("When to deliver"),
         "delaySeconds": {"type": "number", "minimum": 0, "description": "Deliver this many seconds from now."},
-        "payload": _PAYLOAD, "target": _TARGET_IN,
+        "payload": _PAYLOAD, "target": _TARGET_IN, "retry": _retry("The delivery's retry policy"),
     }
     periodic_fields = {
         "payload": _PAYLOAD, "target": _TARGET_IN,
@@ -191,6 +212,7 @@ def _schemas() -> dict[str, Schema]:
                                                   "day-of-week year`, e.g. `0 9 ? * MON-FRI *`."},
         "timeZone": {"type": "string", "default": PERIODIC_DEFAULT_TIME_ZONE,
                      "description": "The IANA time zone of cron (cron only)."},
+        "retry": _retry("Each occurrence's retry policy"),
     }
     error_statuses = sorted({400, 409, 413, 500, 503})
     return {

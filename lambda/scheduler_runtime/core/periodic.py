@@ -26,12 +26,15 @@ from datetime import tzinfo
 from typing import Any, Iterable
 
 from . import cron as cron_module
-from .contract import PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS
+from .contract import DEFAULT_MAX_RECEIVE_COUNT, PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS
+from .retry import FIELD as RETRY
+from .retry import RetryPolicy
 from .states import DefinitionStatus
 from .timeparse import InvalidInstant, exact_decimal, parse_instant
-from .validation import ApiError, canonical_json, validate_new_id, validate_payload, validate_target
+from .validation import (ApiError, canonical_json, retry_hashed, validate_new_id, validate_payload, validate_retry,
+                         validate_target)
 
-ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone")
+ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY)
 ACTIVE, ENDED, DELETED = DefinitionStatus.ACTIVE, DefinitionStatus.ENDED, DefinitionStatus.DELETED
 MAX_EVERY_SECONDS = 100 * 366 * 86_400
 # An outage of a minute-by-minute cron is walked occurrence by occurrence to count what it skipped;
@@ -104,6 +107,8 @@ class PeriodicRequest:
     target: str
     request_hash: bytes
     """The first 16 bytes of a SHA-256 of the normalized body: the same body again is a replay."""
+    retry: RetryPolicy | None = None
+    """The body's ``retry`` (every occurrence's delivery is held to it), None when it gave none."""
 
     def anchor_ms(self, now_ms: int) -> int:
         """Where ``every`` counts from: ``startAt``, else one period after the PUT."""
@@ -112,9 +117,10 @@ class PeriodicRequest:
         return self.spec.start_ms if self.spec.start_ms is not None else now_ms + self.spec.every_ms
 
 
-def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[str],
-                      default_target: str) -> PeriodicRequest:
-    """Validate a PUT body; raise :class:`ApiError` naming the field and the rule on the first one broken."""
+def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[str], default_target: str, *,
+                      max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT) -> PeriodicRequest:
+    """Validate a PUT body; raise :class:`ApiError` naming the field and the rule on the first one broken.
+    ``max_receive_count``: the deployment's, the most ``retry.maxAttempts`` may be."""
     validate_new_id(periodic_id)
     unknown = sorted(set(body) - set(ALLOWED_FIELDS))
     if unknown:
@@ -159,6 +165,7 @@ def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[
         raise ApiError(400, "endAt must be later than startAt", "endAt")
     payload_json = validate_payload(body)
     target = validate_target(body, targets, default_target)
-    normalized.update(payload=payload_json, target=target)
+    retry = validate_retry(body, max_receive_count)
+    normalized.update(payload=payload_json, target=target, **retry_hashed(retry))
     request_hash = hashlib.sha256(canonical_json(normalized).encode("utf-8")).digest()[:16]
-    return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash)
+    return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry)

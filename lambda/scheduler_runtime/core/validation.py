@@ -13,10 +13,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .contract import ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES
+from .contract import DEFAULT_MAX_RECEIVE_COUNT, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, RETRY_MAX_AGE_SECONDS
+from .retry import FIELD as RETRY
+from .retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, POLICY_FIELDS, RetryPolicy
 from .timeparse import MAX_EPOCH_MS, InvalidInstant, JsonNumber, ceil_milliseconds, exact_decimal, parse_instant
 
-ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target")
+ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target", RETRY)
 DOT_SEGMENTS = (".", "..")
 """Ids the id pattern allows but no URL path can carry: HTTP clients remove them as dot segments (RFC 3986),
 so ``GET /schedules/..`` is sent as ``GET /``. A create refuses them; a read or cancel still takes them
@@ -49,6 +51,8 @@ class CreateRequest:
     request_hash: bytes
     """The first 16 bytes of a SHA-256 of the normalized body: what tells a replay from a conflict."""
     id_generated: bool
+    retry: RetryPolicy | None = None
+    """The body's ``retry``, None when it gave none (the deployment's defaults apply)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -92,8 +96,10 @@ def validate_new_id(value: Any, field: str = "id") -> str:
     return new_id
 
 
-def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], default_target: str) -> CreateRequest:
-    """Validate a create body against the API contract; raise :class:`ApiError` on the first rule broken."""
+def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], default_target: str, *,
+                    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT) -> CreateRequest:
+    """Validate a create body against the API contract; raise :class:`ApiError` on the first rule broken.
+    ``max_receive_count``: the deployment's, the most ``retry.maxAttempts`` may be."""
     unknown = sorted(set(body) - set(ALLOWED_FIELDS))
     if unknown:
         raise ApiError(400, f"unknown field '{unknown[0]}'; allowed fields are {', '.join(ALLOWED_FIELDS)}", unknown[0])
@@ -126,11 +132,12 @@ def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], d
 
     payload_json = validate_payload(body)
     target = validate_target(body, targets, default_target)
+    retry = validate_retry(body, max_receive_count)
 
-    request_hash = hashlib.sha256(
-        canonical_json({"id": schedule_id, **timing, "payload": payload_json, "target": target}).encode("utf-8")
-    ).digest()[:16]
-    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated)
+    # A body without retry hashes as it always did, so its replays still match records written before.
+    hashed = {"id": schedule_id, **timing, "payload": payload_json, "target": target, **retry_hashed(retry)}
+    request_hash = hashlib.sha256(canonical_json(hashed).encode("utf-8")).digest()[:16]
+    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated, retry)
 
 
 def seconds_of(milliseconds: int) -> int | float:
@@ -163,6 +170,46 @@ def validate_target(body: dict[str, Any], targets: Iterable[str], default_target
     if not isinstance(target, str) or target not in registered:
         raise ApiError(400, f"target must be a registered target name: {', '.join(sorted(registered))}", "target")
     return target
+
+
+def validate_retry(body: dict[str, Any], max_receive_count: int) -> RetryPolicy | None:
+    """The body's ``retry``, None when absent; :class:`ApiError` naming ``retry`` or ``retry.<field>`` else."""
+    if RETRY not in body:
+        return None
+    value = body[RETRY]
+    shape = f"{{\"{MAX_ATTEMPTS}\": n, \"{MAX_AGE_SECONDS}\": s}} (either or both)"
+    if not isinstance(value, dict) or not value:
+        raise ApiError(400, f"{RETRY} must be an object {shape}", RETRY)
+    unknown = sorted(set(value) - set(POLICY_FIELDS))
+    if unknown:
+        raise ApiError(400, f"unknown field '{RETRY}.{unknown[0]}'; {RETRY} takes {', '.join(POLICY_FIELDS)}",
+                       f"{RETRY}.{unknown[0]}")
+    return RetryPolicy(
+        max_attempts=_retry_limit(value, MAX_ATTEMPTS, 1, max_receive_count, "this deployment's max_receive_count"),
+        max_age_seconds=_retry_limit(value, MAX_AGE_SECONDS, RETRY_MAX_AGE_SECONDS.min, RETRY_MAX_AGE_SECONDS.max,
+                                     "seconds"),
+    )
+
+
+def retry_hashed(retry: RetryPolicy | None) -> dict[str, Any]:
+    """What a body's ``retry`` adds to its request hash: nothing when absent, its fields as numbers otherwise
+    (``3`` and ``3.0`` are one request)."""
+    return {} if retry is None else {RETRY: retry.to_json()}
+
+
+def _retry_limit(value: dict[str, Any], name: str, low: int, high: int, what: str) -> int | None:
+    """``value[name]``: a whole number in ``low..high`` (``3`` and ``3.0`` are one), None when absent."""
+    if name not in value:
+        return None
+    number, field = value[name], f"{RETRY}.{name}"
+    rule = f"{field} must be a whole number from {low} to {high} ({what})"
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise ApiError(400, rule, field)
+    if not low <= number <= high:  # before any exact arithmetic: 1e400 is inf
+        raise ApiError(400, f"{rule}, got {number}", field)
+    if exact_decimal(number) != int(number):
+        raise ApiError(400, f"{rule}, got {number}", field)
+    return int(number)
 
 
 def batch_items(body: dict[str, Any]) -> list[Any]:

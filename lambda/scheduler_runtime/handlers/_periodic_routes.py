@@ -39,7 +39,8 @@ def _service(ctx: Context) -> Periodic:
 def put_periodic(call: Call) -> Answer:
     config = call.ctx.config
     service = _service(call.ctx)
-    request_body = validate_periodic(call.id, call.request.json_body(), config.targets, config.default_target)
+    request_body = validate_periodic(call.id, call.request.json_body(), config.targets, config.default_target,
+                                     max_receive_count=config.max_receive_count)
     put = service.put(request_body, now_ms())
     if put.changed:
         log_event("periodic_put", id=call.id, created=put.created, nextDueMs=put.definition.next_due_ms)

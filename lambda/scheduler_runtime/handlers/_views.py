@@ -21,6 +21,8 @@ def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool =
     _times(body, firedAt=record.fired_ms, endedAt=record.ended_ms)
     if record.last_error:
         body["lastError"] = record.last_error
+    if record.retry is not None:
+        body["retry"] = record.retry.to_json()
     return body
 
 
@@ -40,6 +42,8 @@ def describe_definition(definition: Definition, *, with_payload: bool = True) ->
     _times(body, lastDueAt=definition.last_due_ms, lastFiredAt=definition.last_fired_ms)
     if definition.last_error:
         body["lastError"] = definition.last_error
+    if definition.retry is not None:
+        body["retry"] = definition.retry.to_json()
     if with_payload:
         body["payload"] = json.loads(definition.payload_json)
     return body

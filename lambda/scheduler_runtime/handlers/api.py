@@ -101,7 +101,8 @@ def create_schedule(call: Call) -> Answer:
     """One schedule: 201 with the answer, 200 for an idempotent replay; ApiError otherwise."""
     creator, config = _creator(call.ctx), call.ctx.config
     now = now_ms()
-    request = validate_create(call.request.json_body(), now, config.targets, config.default_target)
+    request = validate_create(call.request.json_body(), now, config.targets, config.default_target,
+                              max_receive_count=config.max_receive_count)
     try:
         return _answer(creator.create(request, now), creator.store)
     except CreateConflict:
@@ -132,7 +133,8 @@ def create_schedule_batch(call: Call) -> Answer:
         try:
             if not isinstance(item, dict):
                 raise ApiError(400, "each schedule must be a JSON object", None)
-            valid.append((index, validate_create(item, now, config.targets, config.default_target)))
+            valid.append((index, validate_create(item, now, config.targets, config.default_target,
+                                                 max_receive_count=config.max_receive_count)))
         except ApiError as err:
             results[index] = _result_of_error(in_batch(err, index))
     outcomes = creator.create_many([request for _, request in valid], now) if valid else []

@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._contract import contract
 from .engine_options import LOG_LEVELS, EngineOptions
@@ -23,6 +23,18 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+def _seconds_in(low: int, high: int) -> Callable[[str], int]:
+    """An argument type: whole seconds from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {low}-{high} seconds, got {value}")
+        return value
+
+    return parse
 
 
 def _positive_float(text: str) -> float:
@@ -72,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
                             f"visibility timeout is {contract.VISIBILITY_TIMEOUT_FACTOR} times it: a delivery under way "
                             "when the engine dies is received again after that "
                             f"(default {EngineOptions.dispatcher_timeout:g})")
+    age = contract.RETRY_MAX_AGE_SECONDS
+    local.add_argument("--retry-max-age", type=_seconds_in(age.min, age.max), default=EngineOptions.retry_max_age,
+                       metavar="SECONDS",
+                       help="a delivery's default retry.maxAgeSeconds (the construct's retry_max_age): a failed "
+                            "attempt whose next one would start later than this after the due time is parked "
+                            f"({age.min}-{age.max}; default {EngineOptions.retry_max_age})")
     local.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, default=None,
                        help="the runtime's log level (the construct's log_level): its records at this level and "
                             f"above go to stderr (default {contract.DEFAULT_LOG_LEVEL}; INFO with --verbose)")
@@ -190,6 +208,7 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
         listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
         dispatcher_timeout=args.dispatcher_timeout, log_level=log_level, metrics_namespace=args.metrics_namespace,
+        retry_max_age=args.retry_max_age,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -219,8 +238,11 @@ def endpoint_lines(engine: Engine) -> list[str]:
         f"cdk-delayed-scheduler local: API on {engine.api_url} (Ctrl-C stops)",
         f"  direct invoke: function {API_FUNCTION} (and {ENQUEUER_FUNCTION} for recover-stream) with "
         f"AWS_ENDPOINT_URL_LAMBDA={engine.lambda_endpoint_url} AWS_DEFAULT_REGION={REGION} (any credentials)",
-        f"  moto (DynamoDB, DynamoDB Streams, SQS, SNS, EventBridge): AWS_ENDPOINT_URL={engine.endpoint_url}",
+        f"  moto (DynamoDB, DynamoDB Streams, SQS, SNS, EventBridge, Step Functions, Secrets Manager): "
+        f"AWS_ENDPOINT_URL={engine.endpoint_url}",
         *(f"  target {name}: its deliveries arrive in the queue {url}" for name, url in engine.target_queue_urls.items()),
+        *(f"  target {name}: its deliveries start executions of the state machine {arn}"
+          for name, arn in engine.target_state_machine_arns.items()),
     ]
 
 

@@ -340,6 +340,7 @@ class Engine:
             env.delay_window_seconds: str(opts.delay_window),
             env.history_retention_seconds: str(opts.history_retention),
             env.max_receive_count: str(opts.max_receive_count),
+            env.retry_max_age_seconds: str(opts.retry_max_age),
             env.dispatcher_timeout_seconds: str(opts.dispatcher_timeout_seconds),
             env.listing: "true" if opts.listing else "false",
             env.metrics_namespace: opts.metrics_namespace,

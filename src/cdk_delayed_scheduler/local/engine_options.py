@@ -47,6 +47,11 @@ class EngineOptions:
     under way when the engine dies is received again after that. Fractions are allowed here (0.2 s
     gives a 1 s visibility timeout); the functions read it in whole seconds, rounded up."""
     max_receive_count: int = contract.MAX_RECEIVE_COUNT.default or 1
+    """Receives of a delayer message before SQS parks it (the construct's ``max_receive_count``), and so
+    every delivery's most, and default, ``retry.maxAttempts``."""
+    retry_max_age: int = contract.RETRY_MAX_AGE_SECONDS.default or 0
+    """Seconds (the construct's ``retry_max_age``): a delivery's default ``retry.maxAgeSeconds``. A failed
+    attempt whose next one would start later than this after the due time is parked instead."""
     history_retention: int = contract.HISTORY_RETENTION_SECONDS.default or 0
     stream_retry_attempts: int = 3
     """Retries of a failing stream batch before it goes to the dead-letter queue (the construct's
@@ -80,6 +85,9 @@ class EngineOptions:
             if not callable(target) and not isinstance(target, RESOURCE_TARGETS):
                 raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target), a QueueTarget, "
                                  f"a TopicTarget or a BusTarget, got {type(target).__name__}")
+        age = contract.RETRY_MAX_AGE_SECONDS
+        if not age.min <= self.retry_max_age <= age.max:
+            raise ValueError(f"retry_max_age must be {age.min}-{age.max} seconds, got {self.retry_max_age}")
         if self.log_level.upper() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
 

@@ -1,0 +1,46 @@
+"""The ``retry_max_age`` prop: its default, its checks (ValueError naming the prop), and the
+``RETRY_MAX_AGE_SECONDS`` every function reads."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Template
+
+from cdk_delayed_scheduler import DelayedScheduler, targets
+from cdk_delayed_scheduler._contract import contract
+
+FUNCTIONS = ("api_function", "sweeper_function", "enqueuer_function", "dispatcher_function")
+
+
+def build(**props) -> tuple[cdk.Stack, DelayedScheduler]:
+    stack = cdk.Stack(cdk.App(), "S")
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")), **props)
+    return stack, scheduler
+
+
+def rendered(stack: cdk.Stack, scheduler: DelayedScheduler) -> set[str]:
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    return {resources[stack.get_logical_id(getattr(scheduler, name).node.default_child)]["Properties"]["Environment"][
+        "Variables"][contract.ENV.retry_max_age_seconds] for name in FUNCTIONS}
+
+
+def test_retry_max_age_defaults_to_an_hour_on_every_function():
+    assert contract.RETRY_MAX_AGE_SECONDS.default == 3600
+    assert rendered(*build()) == {"3600"}
+
+
+def test_retry_max_age_is_rendered_in_whole_seconds():
+    assert rendered(*build(retry_max_age=cdk.Duration.minutes(10))) == {"600"}
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (cdk.Duration.seconds(59), r"^retry_max_age: must be between 60 seconds and 1 day, got 59 seconds$"),
+    (cdk.Duration.seconds(86401), r"^retry_max_age: must be between 60 seconds and 1 day, got 86401 seconds$"),
+    (cdk.Duration.millis(60500), r"^retry_max_age: "),
+    (600, r"^retry_max_age: must be a Duration, e.g. Duration.seconds\(600\)"),
+])
+def test_a_bad_retry_max_age_is_refused_naming_the_prop(value, message):
+    with pytest.raises(ValueError, match=message):
+        build(retry_max_age=value)
