@@ -9,8 +9,10 @@ def _usd(x) -> str:
     return "n/a" if x is None else (f"${x:,.2f}" if x >= 0.01 else f"${x:,.4f}")
 
 
-def _throttles(t: dict) -> str:
+def _throttles(t: dict, failed: int = 0) -> str:
     shown = [f"{k} {v:,}" for k, v in t.items() if v]
+    if failed:
+        shown.append(f"{failed:,} deliveries failed (write throttled 3 times), handed out again after the visibility timeout")
     return ", ".join(shown) or "none"
 
 
@@ -30,7 +32,7 @@ def _ebs(row: dict) -> str:
 def _row(row: dict) -> str:
     c = row.get("cost") or {}
     return (f"| {row['scenario']} | {row['timers']:,} | {fmt(row['last_delivery_s'], 1)} s | {_late(row)} | {row['early']} | "
-            f"{_throttles(row['throttles'])} | {fmt(row['mean_batch'], 2)} ({fmt(100 * row['batch_share'].get('1', 0))} % alone) | "
+            f"{_throttles(row['throttles'], row.get('failed_deliveries', 0))} | {fmt(row['mean_batch'], 2)} ({fmt(100 * row['batch_share'].get('1', 0))} % alone) | "
             f"{fmt(c.get('billed_ms_per_timer'))} | {_usd(c.get('usd'))} ({_usd(c.get('per_million'))}/M) | {_ebs(row)} |")
 
 
@@ -130,11 +132,11 @@ def section(d: dict | None) -> list[str]:
             "|---|---|---|---|---|---|"]
     if big:
         out.append(f"| default quotas | {fmt(big['last_delivery_s'], 1)} s | {_late(big)} | {big['early']} | "
-                   f"{_throttles(big['throttles'])} | {fmt(big['peak_concurrency'])} |")
+                   f"{_throttles(big['throttles'], big.get('failed_deliveries', 0))} | {fmt(big['peak_concurrency'])} |")
     for r in d.get("raised", []):
         label = r["scenario"].split(": ", 1)[-1]
         out.append(f"| {label} | {fmt(r['last_delivery_s'], 1)} s | {_late(r)} | {r['early']} | "
-                   f"{_throttles(r['throttles'])} | {fmt(r['peak_concurrency'])} |")
+                   f"{_throttles(r['throttles'], r.get('failed_deliveries', 0))} | {fmt(r['peak_concurrency'])} |")
     if big:
         out += ["", _verdict(big, d)]
     out += ["", "The SQS in-flight quota (120,000) is never near: in flight are at most 10 messages per running "

@@ -105,7 +105,8 @@ def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: flo
         log(f"scale: sustained creates at {rate:,.0f}/s")
         c = scenarios.creates(aws, rate, create_s, aws["ddb_table_wru"])
         out["creates"].append(c)
-        out["rows"].append(scenarios.poisson(aws, c["accepted_per_s"], create_s, pollers="max", name=(
+        ebs = min(rate, aws["ebs_create_per_s"])  # what EventBridge Scheduler accepted is what it then delivers
+        out["rows"].append(scenarios.poisson(aws, c["accepted_per_s"], create_s, pollers="max", ebs_rate_per_s=ebs, name=(
             f"sustained creates at {rate:,.0f}/s: the {c['accepted_per_s']:,.0f}/s accepted, delivered "
             "(pollers at the maximum)")))
     out["waiting"] = scenarios.waiting(aws, waiting_n)

@@ -82,6 +82,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param("lat_invoke_s", 0.015, "s", "Lambda invoke overhead of a warm function (mapping to function)", "stated"),
     Param("lat_target_s", 0.020, "s", "the target's synchronous invoke (the target's own work excluded)", "stated"),
     Param("lat_cold_start_s", 0.400, "s", "a new execution environment's init (Python, the runtime's imports)", "stated"),
+    Param("visibility_s", 360, "s", "the delayer queue's visibility timeout: 6 x the dispatcher's 60 s timeout (the "
+          "construct's defaults); a failed delivery is handed out again after it", "engine"),
     Param("sweep_interval_s", 60, "s", "the sweeper's schedule (the construct's)", "engine"),
     Param("claim_threads", 16, "threads", "the sweeper's concurrent claims (DeleteItem) per sweep", "engine"),
     Param("api_ms", 34, "ms", "the api function's billed time per create request (the cost section's measurement)", "engine"),

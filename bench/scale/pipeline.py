@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import bisect
 import math
+import random
 from collections import deque
 from dataclasses import dataclass, field
 
 from .des import Bucket, Server, Sim
 
 THROTTLE_BACKOFF_S = 1.0  # a throttled invoke is retried by the mapping after this (stated)
+SDK_ATTEMPTS = 3  # the runtime's botocore retry config (standard mode)
 
 
 @dataclass
@@ -33,6 +35,7 @@ class Outcome:
     peak_concurrency: int = 0
     receives: int = 0
     empty_receives: int = 0
+    failed: int = 0  # deliveries whose FIRED write was throttled on every attempt (retried by SQS later)
     events: int = 0
 
 
@@ -50,6 +53,8 @@ class Delivery:
         self.returned: deque[int] = deque()
         self.out = Outcome(throttles={"lambda": 0, "dynamodb": 0, "sqs": 0})
         self.table = Bucket(ddb_wru)
+        self.rng = random.Random(17)
+        self.pending = 0  # failed deliveries waiting out the visibility timeout
         self.scaling = Bucket(p["lambda_scale_per_10s"] / 10, p["lambda_scale_per_10s"])
         self.moto = Server() if p.get("moto") else None
         self.in_use = 0
@@ -91,7 +96,7 @@ class Delivery:
                 self.pollers -= 1
         self.backlogged = False
         self.empty_in_tick = 0
-        if self.next < len(self.due) or self.returned or self.in_use:
+        if self.next < len(self.due) or self.returned or self.in_use or self.pending:
             self.sim.after(1.0, self._tick)
 
     def _visible_count(self) -> int:
@@ -159,23 +164,42 @@ class Delivery:
         self.out.peak_concurrency = max(self.out.peak_concurrency, self.in_use)
         start = now + p["lat_invoke_s"] + (p["lat_cold_start_s"] if cold else 0.0)
         end = start
+        failed: list[int] = []
         for i in sorted(batch, key=self.due.__getitem__):
-            t = max(start + p["cpu_per_delivery_s"], self.due[i])
-            granted = self.table.take(t, p.get("wru_per_delivery", 1.0))
-            if granted > t:
-                self.out.throttles["dynamodb"] += 1
-            t = granted + p.get("extra_per_delivery_s", 0.0)
-            if self.moto is not None:
-                written = self.moto.call(t, p["moto_update_s"])
-            else:
-                written = t + p["lat_ddb_write_s"]
+            t = self._write(max(start + p["cpu_per_delivery_s"], self.due[i]))
+            if t is None:  # throttled on every attempt: the delivery fails, SQS hands the message out again later
+                failed.append(i)
+                end = max(end, start + p["cpu_per_delivery_s"])
+                continue
+            t += p.get("extra_per_delivery_s", 0.0)
+            written = self.moto.call(t, p["moto_update_s"]) if self.moto is not None else t + p["lat_ddb_write_s"]
             delivered = written + p["lat_target_s"]
             self.out.lateness.append(delivered - self.due[i])
             self.last = max(self.last, delivered)
             end = max(end, delivered)
         self.out.batches.append(len(batch))
         self.out.billed_ms.append(math.ceil((end - start) * 1000))
+        self.out.failed += len(failed)
+        if failed:
+            self.pending += len(failed)
+            self.sim.at(end + p["visibility_s"], lambda: self._return(failed))
         self.sim.at(end, lambda: self._done(poller, end))
+
+    def _write(self, t: float) -> float | None:
+        """When the FIRED write is granted, trying as the runtime's SDK does (standard mode: 3 attempts,
+        a random backoff of up to 1 s, then 2 s); None when every attempt is throttled."""
+        wru = self.p.get("wru_per_delivery", 1.0)
+        for attempt in range(SDK_ATTEMPTS):
+            if self.table.admit(t, wru):
+                return t
+            self.out.throttles["dynamodb"] += 1
+            t += self.rng.random() * 2 ** attempt
+        return None
+
+    def _return(self, failed: list[int]) -> None:
+        self.pending -= len(failed)
+        self.returned.extend(failed)
+        self._wake()
 
     def _done(self, poller: int, end: float) -> None:
         self.in_use -= 1

@@ -28,7 +28,7 @@ def _row(name: str, n: int, out: Outcome, usd: dict, ebs: dict, **extra) -> dict
         "last_delivery_s": out.last_delivery_s if late else None,
         "lateness_ms": {"p50": percentile(late, 50) * 1000, "p99": percentile(late, 99) * 1000,
                         "max": late[-1] * 1000} if late else None,
-        "early": sum(1 for x in late if x < 0),
+        "early": sum(1 for x in late if x < 0), "failed_deliveries": out.failed,
         "throttles": dict(out.throttles), "peak_concurrency": out.peak_concurrency,
         "invocations": inv, "mean_batch": (sum(out.batches) / inv) if inv else None,
         "batch_share": {str(k): sizes[k] / inv for k in sorted(sizes)} if inv else {},
@@ -49,7 +49,8 @@ def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None
 
 
 def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, periodic: bool = False,
-            name: str | None = None, min_timers: int = 2000, pollers: str = "scaled") -> dict:
+            name: str | None = None, min_timers: int = 2000, pollers: str = "scaled",
+            ebs_rate_per_s: float | None = None) -> dict:
     """Due times as Poisson arrivals at ``rate`` a second for ``seconds``; short timers already in the queue.
 
     ``pollers``: ``"scaled"``, the mapping starts at its start concurrency, adds its step each second
@@ -72,7 +73,7 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, periodic:
     path = "periodic" if periodic else "short"
     out.last_delivery_s = out.drain_s  # a steady load has no one due second: the last delivery after the last due time
     return _row(name or f"due times Poisson at {rate:,.0f}/s for {seconds:.0f} s", n, out,
-                cost.scenario(profile, out, n, path), ebs_rate(profile, rate, n), pollers=pollers)
+                cost.scenario(profile, out, n, path), ebs_rate(profile, ebs_rate_per_s or rate, n), pollers=pollers)
 
 
 def creates(profile: dict, rate: float, seconds: float, ddb_wru: float, seed: int = 1) -> dict:
