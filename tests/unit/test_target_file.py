@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from cdk_delayed_scheduler.local.deliveries import BusTarget, QueueTarget, TopicTarget
+from cdk_delayed_scheduler.local.deliveries import (BusTarget, LambdaTarget, QueueTarget, StateMachineTarget,
+                                                    TopicTarget)
 from cdk_delayed_scheduler.local.target_file import read_target_file
 
 
@@ -23,16 +24,29 @@ def test_each_kind_becomes_the_engines_target_of_that_kind(tmp_path):
         "alerts": {"type": "sns"},
         "ordered": {"type": "sns", "fifo": True},
         "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"},
+        "flows": {"type": "stepfunctions"},
+        "audit": {"type": "lambda", "handler": "json:loads", "invocationType": "Event"},
+        "check": {"type": "lambda", "handler": "json:dumps"},
     }) == {"orders": QueueTarget(fifo=True, message_group_id="orders"), "plain": QueueTarget(),
            "alerts": TopicTarget(), "ordered": TopicTarget(fifo=True),
-           "events": BusTarget(detail_type="Reminder due", source="my.app")}
+           "events": BusTarget(detail_type="Reminder due", source="my.app"), "flows": StateMachineTarget(),
+           "audit": LambdaTarget(json.loads, invocation_type="Event"), "check": LambdaTarget(json.dumps)}
 
 
 @pytest.mark.parametrize(("document", "message"), [
     ("{not json", r"cannot be read as JSON"),
     ([], r"must be a JSON object of target name -> description"),
     ({}, r"with one or more"),
-    ({"x": {"type": "lambda"}}, r"'x': must be an object whose type is one of eventbridge, sns, sqs"),
+    ({"x": {"type": "webhook"}}, r"'x': must be an object whose type is one of eventbridge, lambda, sns, sqs, "
+                                 r"stepfunctions"),
+    ({"x": {"type": "stepfunctions", "stateMachineArn": "arn"}}, r"'x': leave out stateMachineArn"),
+    ({"x": {"type": "stepfunctions", "express": True}}, r"unknown field express \(a stepfunctions target takes no other field\)"),
+    ({"x": {"type": "lambda"}}, r"'x': handler must be a non-empty string, got None"),
+    ({"x": {"type": "lambda", "handler": "json:loads", "functionArn": "arn"}}, r"'x': leave out functionArn"),
+    ({"x": {"type": "lambda", "handler": "no_such_module_xyz:f"}}, r"'x': handler 'no_such_module_xyz:f' cannot be "
+                                                                   r"loaded"),
+    ({"x": {"type": "lambda", "handler": "json:loads", "invocationType": "DryRun"}},
+     r"'x': invocationType must be one of RequestResponse, Event, got 'DryRun'"),
     ({"x": {"type": "sns", "topicArn": "arn:aws:sns:us-east-1:1:t"}}, r"'x': leave out topicArn: the engine creates"),
     ({"x": {"type": "sqs", "queueUrl": "http://q"}}, r"leave out queueUrl"),
     ({"x": {"type": "sqs", "fifo": "yes"}}, r"'x': fifo must be true or false, got 'yes'"),

@@ -20,6 +20,9 @@ from .api_calls import parse_due_ms
 Envelope = dict[str, Any]
 LocalTarget = Callable[[Envelope], Any]
 """A target of the engine: called with each delivery's envelope; an exception is a failed delivery."""
+LAMBDA_INVOCATION_TYPES = ("RequestResponse", "Event")
+"""How the runtime invokes a Lambda target (Lambda's ``InvocationType`` names, the runtime's
+``invocationType``); the first is the default."""
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,48 @@ class BusTarget:
     source: str
 
 
-ResourceTarget = QueueTarget | TopicTarget | BusTarget
-"""A named target the engine creates in its moto, whose deliveries arrive in an SQS queue of its own."""
-RESOURCE_TARGETS = (QueueTarget, TopicTarget, BusTarget)
+@dataclass(frozen=True)
+class StateMachineTarget:
+    """A named target that is a Step Functions state machine (``targets.StepFunctionsStartExecution`` when
+    deployed): the engine creates it in its moto, where each delivery starts an execution with the envelope
+    as its input. moto runs no workflow: every execution stays ``RUNNING``, and its input is the delivery."""
+
+    express: bool = False
+    """An EXPRESS state machine instead of a STANDARD one."""
+
+
+@dataclass(frozen=True)
+class LambdaTarget:
+    """A named target that is a Lambda function of the engine's, with the way it is invoked: ``handler`` is
+    called as ``handler(envelope, None)``. With ``invocation_type="Event"`` the engine's Lambda answers 202
+    at once, which is the delivery, and runs the handler on a thread of its own: what it raises is logged,
+    not a failed delivery (``targets.LambdaInvoke(invocation_type=EVENT)`` when deployed)."""
+
+    handler: Callable[[Envelope, Any], Any] | None = None
+    """``None``: a function that does nothing (the testing kit still records what it receives)."""
+    invocation_type: str = LAMBDA_INVOCATION_TYPES[0]
+    """``RequestResponse`` (the default: what the handler raises is a failed delivery, retried) or ``Event``."""
+
+    def __post_init__(self) -> None:
+        if self.invocation_type not in LAMBDA_INVOCATION_TYPES:
+            raise ValueError(f"invocation_type must be one of {', '.join(LAMBDA_INVOCATION_TYPES)}, "
+                             f"got {self.invocation_type!r}")
+        if self.handler is not None and not callable(self.handler):
+            raise ValueError(f"handler must be a Lambda-style callable or None, got {type(self.handler).__name__}")
+
+
+ResourceTarget = QueueTarget | TopicTarget | BusTarget | StateMachineTarget | LambdaTarget
+"""A named target given by what it is rather than by a callable: the engine makes its resource in its moto
+(a queue, topic or bus with the SQS queue its deliveries arrive in, a state machine), or its function."""
+RESOURCE_TARGETS = (QueueTarget, TopicTarget, BusTarget, StateMachineTarget, LambdaTarget)
+QUEUED_TARGETS = (QueueTarget, TopicTarget, BusTarget)
+"""The named targets whose deliveries arrive in an SQS queue of their own (``Engine.target_queue_urls``)."""
+
+
+def resource_target_names() -> str:
+    """The named target classes, for a message: ``"a QueueTarget, ... or a LambdaTarget"``."""
+    names = [f"a {kind.__name__}" for kind in RESOURCE_TARGETS]
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def stdout_target(stream: TextIO | None = None) -> LocalTarget:
@@ -89,26 +131,32 @@ def url_target(url: str, timeout_seconds: float = 10.0) -> LocalTarget:
 
 
 def handler_target(spec: str) -> LocalTarget:
-    """``module:function``, called like a Lambda handler with the envelope as its event.
+    """``module:function``, called like a Lambda handler with the envelope as its event."""
+    function = load_handler(spec, "--target-handler")
+
+    def deliver(envelope: Envelope) -> Any:
+        return function(envelope, None)
+
+    return deliver
+
+
+def load_handler(spec: str, where: str) -> Callable[[Envelope, Any], Any]:
+    """The Lambda-style handler ``module:function`` names; ``ValueError`` starting with ``where``.
 
     The module is looked up in the working directory first, as ``python -m`` and uvicorn do (the
     console script's own ``sys.path`` starts at its ``bin`` folder instead).
     """
     module_name, _, function_name = spec.partition(":")
     if not module_name or not function_name:
-        raise ValueError(f"--target-handler must look like module:function, got {spec!r}")
+        raise ValueError(f"{where} must look like module:function, got {spec!r}")
     working_dir = os.getcwd()
     if working_dir not in sys.path and "" not in sys.path:
         sys.path.insert(0, working_dir)
     try:
-        function = getattr(importlib.import_module(module_name), function_name)
+        function: Callable[[Envelope, Any], Any] = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"--target-handler {spec!r} cannot be loaded: {exc}") from None
-
-    def deliver(envelope: Envelope) -> Any:
-        return function(envelope, None)
-
-    return deliver
+        raise ValueError(f"{where} {spec!r} cannot be loaded: {exc}") from None
+    return function
 
 
 @dataclass

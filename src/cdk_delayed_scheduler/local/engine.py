@@ -15,17 +15,16 @@ from typing import Any, Callable
 from .._contract import contract
 from .._runtime_asset import event_filters, runtime_asset_path
 from .checkpoints import CheckpointStore
-from .deliveries import BusTarget, LocalTarget, QueueTarget, TopicTarget, stdout_target
+from .deliveries import LocalTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
 from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
 from .quiet import QuietCheck
-from .resources import (REGION, function_arn, provision, provision_target_bus, provision_target_queue,
-                        provision_target_topic, stream_failure_message)
+from .named_targets import LOCAL_TARGET_FUNCTION, make_named_targets
+from .resources import REGION, function_arn, provision, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
 
-LOCAL_TARGET_FUNCTION = "local-target"
 API_FUNCTION = "delayed-scheduler-api"
 """The api function's name on the engine's Lambda endpoint, for direct invokes."""
 ENQUEUER_FUNCTION = "delayed-scheduler-enqueuer"
@@ -108,6 +107,8 @@ class Engine:
         self.target_queue_urls: dict[str, str] = {}
         """Where each named target the engine created delivers, by target name: a :class:`QueueTarget`'s own
         queue, the queue subscribed to a :class:`TopicTarget`'s topic, the queue of a :class:`BusTarget`'s rule."""
+        self.target_state_machine_arns: dict[str, str] = {}
+        """Each :class:`StateMachineTarget`'s state machine, by target name (its executions are its deliveries)."""
         self._sweeper: FunctionSpec | None = None
         self._dispatcher_poller: QueuePoller | None = None
         self._failure_clients: tuple[Any, Any] = (None, None)
@@ -155,7 +156,9 @@ class Engine:
                               visibility_timeout=opts.visibility_timeout, max_receive_count=opts.max_receive_count)
         self.table_name, self.stream_arn = resources.table_name, resources.stream_arn
         self.queue_url, self.dead_letter_queue_url = resources.queue_url, resources.dead_letter_queue_url
-        self._set_function_environment(self._named_targets(session, functions))
+        named = make_named_targets(session, opts.name_prefix, opts.targets, functions, self._local_target)
+        self.target_queue_urls, self.target_state_machine_arns = named.queue_urls, named.state_machine_arns
+        self._set_function_environment(named.descriptions)
         handlers = self._load_handlers()
         if resources.table_created:
             self._mark_shards(session)
@@ -225,7 +228,8 @@ class Engine:
 
     def under_way(self) -> list[str]:
         """What is under way now, if anything: a receivable message in the delayer queue, a dispatcher
-        invocation running, a claim not yet enqueued or written back. Empty when the engine is settled;
+        invocation running, a target function invoked as an event still running, a claim not yet enqueued
+        or written back. Empty when the engine is settled;
         messages that wait out a delay or a visibility timeout do not count, nor do timers."""
         assert self._quiet is not None and self._dispatcher_poller is not None, "the engine is not started"
         # in flight is counted from before a receive: read on both sides of the queue's count, a message
@@ -234,7 +238,9 @@ class Engine:
         claims_settled = self.stats.claims_settled()
         receivable = self._quiet.receivable_messages()
         in_flight = max(in_flight, self._dispatcher_poller.in_flight)
+        events = self._lambda.events_running if self._lambda is not None else 0
         return [what for what, busy in ((f"{in_flight} dispatcher invocations", in_flight),
+                                        (f"{events} target functions invoked as an event", events),
                                         ("a claim not yet enqueued", not claims_settled),
                                         (f"{receivable} receivable delayer messages", receivable)) if busy]
 
@@ -295,29 +301,6 @@ class Engine:
         from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the handlers are
 
         ShardMark(session.client("dynamodb"), self.table_name).raise_to(self.options.shard_count)
-
-    def _named_targets(self, session: Any, functions: dict[str, Callable[[Any], Any]]) -> dict[str, dict[str, Any]]:
-        """The named targets' descriptions, as the construct renders them: a local function each for the
-        callables, a queue, a topic or a bus (each with the queue its deliveries arrive in) for the others."""
-        described: dict[str, dict[str, Any]] = {}
-        for number, (name, target) in enumerate(self.options.targets.items(), start=1):
-            resource = f"{self.options.name_prefix}-target-{number}"
-            if isinstance(target, QueueTarget):
-                url = self.target_queue_urls[name] = provision_target_queue(session, resource, target.fifo)
-                described[name] = {"type": "sqs", "queueUrl": url, "fifo": target.fifo, **_message_group(target)}
-            elif isinstance(target, TopicTarget):
-                topic_arn, self.target_queue_urls[name] = provision_target_topic(session, resource, target.fifo)
-                described[name] = {"type": "sns", "topicArn": topic_arn, "fifo": target.fifo, **_message_group(target)}
-            elif isinstance(target, BusTarget):
-                bus_arn, self.target_queue_urls[name] = provision_target_bus(
-                    session, resource, source=target.source, detail_type=target.detail_type)
-                described[name] = {"type": "eventbridge", "eventBusArn": bus_arn, "detailType": target.detail_type,
-                                   "source": target.source}
-            else:
-                function_name = f"{LOCAL_TARGET_FUNCTION}-{number}"
-                functions[function_name] = self._local_target(target)
-                described[name] = {"type": "lambda", "functionArn": function_arn(function_name)}
-        return described
 
     def _local_target(self, target: LocalTarget) -> LocalTarget:
         return self.faults.target(target) if self.faults else target
@@ -390,7 +373,3 @@ class Engine:
         message = stream_failure_message(streams, self.stream_arn, function, sequence_numbers)
         sqs.send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(message))
 
-
-def _message_group(target: QueueTarget | TopicTarget) -> dict[str, str]:
-    """A FIFO queue's or topic's configured message group, as the construct renders it (absent: the schedule id)."""
-    return {"messageGroupId": target.message_group_id} if target.message_group_id else {}

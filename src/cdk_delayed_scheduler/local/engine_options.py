@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._contract import contract
-from .deliveries import RESOURCE_TARGETS, LocalTarget, ResourceTarget
+from .deliveries import RESOURCE_TARGETS, LocalTarget, ResourceTarget, resource_target_names
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -24,9 +24,11 @@ class EngineOptions:
     """Where deliveries go; default: one JSON line per delivery on stdout."""
     targets: dict[str, LocalTarget | ResourceTarget] = field(default_factory=dict)
     """Named targets beside the default one (the construct's ``extra_targets``), which a schedule picks by
-    its ``target``: a callable is a Lambda function of the engine's; a :class:`QueueTarget`, a
-    :class:`TopicTarget` or a :class:`BusTarget` an SQS queue, an SNS topic or an EventBridge bus the engine
-    creates, each with the queue its deliveries arrive in (``Engine.target_queue_urls``)."""
+    its ``target``: a callable is a Lambda function of the engine's (a :class:`LambdaTarget` too, with its
+    invocation type); a :class:`QueueTarget`, a :class:`TopicTarget` or a :class:`BusTarget` an SQS queue, an
+    SNS topic or an EventBridge bus the engine creates, each with the queue its deliveries arrive in
+    (``Engine.target_queue_urls``); a :class:`StateMachineTarget` a Step Functions state machine
+    (``Engine.target_state_machine_arns``)."""
     delay_window: int = contract.DELAY_WINDOW_SECONDS.default or 0
     """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
     timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
@@ -83,8 +85,8 @@ class EngineOptions:
                 raise ValueError(f"targets: {name!r} must match {contract.TARGET_NAME_PATTERN} and not be "
                                  f"{contract.DEFAULT_TARGET_NAME!r} (the default target is target=)")
             if not callable(target) and not isinstance(target, RESOURCE_TARGETS):
-                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target), a QueueTarget, "
-                                 f"a TopicTarget or a BusTarget, got {type(target).__name__}")
+                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target), "
+                                 f"{resource_target_names()}, got {type(target).__name__}")
         age = contract.RETRY_MAX_AGE_SECONDS
         if not age.min <= self.retry_max_age <= age.max:
             raise ValueError(f"retry_max_age must be {age.min}-{age.max} seconds, got {self.retry_max_age}")

@@ -1,4 +1,5 @@
-"""A test-only clock for the engine's moto child: SQS reads its clock plus an offset that a client sets.
+"""A test-only clock for the engine's moto child: SQS (and Step Functions' execution start dates) read
+its clock plus an offset that a client sets.
 
 Off unless the child is started with it (``MotoProcess(clock=True)``, which only
 ``cdk_delayed_scheduler.testing`` does): then SQS's delays, visibility timeouts and timestamps read
@@ -10,6 +11,7 @@ one comes due. Nothing of the runtime changes: the same offset on the runtime's 
 
 from __future__ import annotations
 
+import datetime
 import json
 import threading
 import urllib.request
@@ -29,6 +31,7 @@ def install(app: WsgiApp) -> WsgiApp:
     """In the child, before :func:`.moto_patches.apply`: shift SQS's clock by the offset, and serve ``CLOCK_PATH``."""
     import moto.core.utils as moto_utils
     import moto.sqs.models as sqs_models
+    import moto.stepfunctions.models as stepfunctions_models
 
     offset = _Offset()
     real_seconds = moto_utils.unix_time
@@ -42,6 +45,12 @@ def install(app: WsgiApp) -> WsgiApp:
     for module in (moto_utils, sqs_models):  # moto_patches and moto's SQS read them by name
         setattr(module, "unix_time", unix_time)  # noqa: B010 - moto's stubs do not export these names
         setattr(module, "unix_time_millis", unix_time_millis)  # noqa: B010
+    real_now = moto_utils.utcnow
+
+    def utcnow() -> Any:
+        return real_now() + datetime.timedelta(milliseconds=offset.ms)
+
+    setattr(stepfunctions_models, "utcnow", utcnow)  # noqa: B010 - an execution's startDate: when it was delivered
 
     def clock_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         if environ.get("PATH_INFO") != CLOCK_PATH:

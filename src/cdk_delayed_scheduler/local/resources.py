@@ -90,6 +90,25 @@ def provision_target_bus(session: Any, name: str, *, source: str, detail_type: s
     return bus_arn, queue_url
 
 
+_STATE_MACHINE_DEFINITION = json.dumps({"Comment": "A named target of the local engine",
+                                        "StartAt": "Delivered", "States": {"Delivered": {"Type": "Succeed"}}})
+
+
+def provision_target_state_machine(session: Any, name: str, express: bool) -> str:
+    """A state machine (STANDARD, or EXPRESS when asked) whose executions are a target's deliveries: its
+    ARN; made again, the same one. moto runs no workflow: an execution stays RUNNING with its input."""
+    stepfunctions = session.client("stepfunctions")
+    arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{name}"
+    try:
+        stepfunctions.describe_state_machine(stateMachineArn=arn)
+    except stepfunctions.exceptions.StateMachineDoesNotExist:
+        created: str = stepfunctions.create_state_machine(
+            name=name, definition=_STATE_MACHINE_DEFINITION, type="EXPRESS" if express else "STANDARD",
+            roleArn=f"arn:aws:iam::{ACCOUNT}:role/{name}")["stateMachineArn"]
+        return created
+    return arn
+
+
 def _table_definition(listing: bool) -> dict[str, Any]:
     """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
     keys = [("pk", "HASH"), ("sk", "RANGE")]

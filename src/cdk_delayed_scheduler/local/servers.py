@@ -179,9 +179,15 @@ _INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<name>[^/]+)/invocations$"
 
 
 class LambdaEndpoint(_Server):
-    """Lambda's ``Invoke`` for in-process functions, keyed by function name (or ARN)."""
+    """Lambda's ``Invoke`` for in-process functions, keyed by function name (or ARN). An invoke with
+    ``X-Amz-Invocation-Type: Event`` is answered 202 at once, as Lambda queues the event, and the function
+    runs on a thread of its own: what it raises is logged, never answered."""
 
     def __init__(self, functions: dict[str, Callable[[dict[str, Any]], Any]], port: int = 0) -> None:
+        self._events_running = 0
+        self._events_lock = threading.Lock()
+        endpoint = self
+
         class Handler(_QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 match = _INVOKE_PATH.match(urlsplit(self.path).path)
@@ -195,6 +201,10 @@ class LambdaEndpoint(_Server):
                     body = json.dumps({"Type": "User", "Message": f"Function not found: {name}"}).encode()
                     self._reply(404, body, {"Content-Type": "application/json", "x-amzn-ErrorType": "ResourceNotFoundException"})
                     return
+                if self.headers.get("X-Amz-Invocation-Type") == "Event":
+                    endpoint._run_event(name, function, json.loads(raw or b"null"))
+                    self._reply(202, b"", {"Content-Type": "application/json"})
+                    return
                 try:
                     result = function(json.loads(raw or b"null"))
                     self._reply(200, json.dumps(result).encode(), {"Content-Type": "application/json"})
@@ -205,3 +215,24 @@ class LambdaEndpoint(_Server):
                                 {"Content-Type": "application/json", "X-Amz-Function-Error": "Unhandled"})
 
         super().__init__(Handler, port)
+
+    @property
+    def events_running(self) -> int:
+        """How many functions invoked as an event are still running."""
+        with self._events_lock:
+            return self._events_running
+
+    def _run_event(self, name: str, function: Callable[[dict[str, Any]], Any], event: Any) -> None:
+        with self._events_lock:
+            self._events_running += 1
+
+        def run() -> None:
+            try:
+                function(event)
+            except Exception:  # noqa: BLE001 - an event's failure is the function's own (Lambda retries it there)
+                logger.warning("function %s invoked as an event raised", name, exc_info=True)
+            finally:
+                with self._events_lock:
+                    self._events_running -= 1
+
+        threading.Thread(target=run, name=f"event-{name}", daemon=True).start()

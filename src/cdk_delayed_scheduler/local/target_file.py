@@ -2,12 +2,15 @@
 
 The file is a JSON object, target name -> description, as the construct puts it in the functions'
 ``TARGETS`` (``contract.json``'s ``targetTypes``), less what names a deployed resource: the engine
-creates each queue, topic or bus in its moto, so ``queueUrl``, ``topicArn`` and ``eventBusArn`` are
-left out::
+creates each queue, topic, bus or state machine in its moto, so ``queueUrl``, ``topicArn``,
+``eventBusArn`` and ``stateMachineArn`` are left out. A Lambda target names, instead of its
+``functionArn``, the in-process handler the engine calls (``module:function``)::
 
     {"orders": {"type": "sqs", "fifo": true, "messageGroupId": "orders"},
      "alerts": {"type": "sns"},
-     "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"}}
+     "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"},
+     "flows": {"type": "stepfunctions"},
+     "audit": {"type": "lambda", "handler": "audit:handler", "invocationType": "Event"}}
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .deliveries import BusTarget, QueueTarget, ResourceTarget, TopicTarget
+from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, LambdaTarget, QueueTarget, ResourceTarget,
+                         StateMachineTarget, TopicTarget, load_handler)
 
 _FIELDS = {"sqs": {"type", "fifo", "messageGroupId"}, "sns": {"type", "fifo", "messageGroupId"},
-           "eventbridge": {"type", "detailType", "source"}}
-_MADE_BY_THE_ENGINE = {"queueUrl", "topicArn", "eventBusArn"}
+           "eventbridge": {"type", "detailType", "source"}, "stepfunctions": {"type"},
+           "lambda": {"type", "handler", "invocationType"}}
+_MADE_BY_THE_ENGINE = {"queueUrl", "topicArn", "eventBusArn", "stateMachineArn", "functionArn"}
 
 
 def read_target_file(path: Path) -> dict[str, ResourceTarget]:
@@ -43,8 +48,17 @@ def _target(where: str, description: Any) -> ResourceTarget:
         raise ValueError(f"{where}: leave out {', '.join(made)}: the engine creates the {kind} resource itself")
     unknown = sorted(set(description) - _FIELDS[kind])
     if unknown:
-        raise ValueError(f"{where}: unknown field {', '.join(unknown)} (a {kind} target takes "
-                         f"{', '.join(sorted(_FIELDS[kind] - {'type'}))})")
+        takes = ", ".join(sorted(_FIELDS[kind] - {"type"})) or "no other field"
+        raise ValueError(f"{where}: unknown field {', '.join(unknown)} (a {kind} target takes {takes})")
+    if kind == "stepfunctions":
+        return StateMachineTarget()
+    if kind == "lambda":
+        invocation_type = description.get("invocationType", LAMBDA_INVOCATION_TYPES[0])
+        if invocation_type not in LAMBDA_INVOCATION_TYPES:
+            raise ValueError(f"{where}: invocationType must be one of {', '.join(LAMBDA_INVOCATION_TYPES)}, "
+                             f"got {invocation_type!r}")
+        handler = load_handler(_text(where, description, "handler"), f"{where}: handler")
+        return LambdaTarget(handler, invocation_type)
     if kind == "eventbridge":
         return BusTarget(detail_type=_text(where, description, "detailType"), source=_text(where, description, "source"))
     fifo = description.get("fifo", False)

@@ -19,14 +19,15 @@ from ._deliveries import Delivery, LambdaHandler
 from ._kit import LocalScheduler, local_scheduler
 
 if TYPE_CHECKING:
-    from ..local.deliveries import BusTarget, QueueTarget, TopicTarget
+    from ..local.deliveries import BusTarget, LambdaTarget, QueueTarget, StateMachineTarget, TopicTarget
 
-__all__ = ["BusTarget", "Delivery", "LambdaHandler", "LocalScheduler", "QueueTarget", "TopicTarget", "local_scheduler"]
-_RESOURCE_TARGETS = ("BusTarget", "QueueTarget", "TopicTarget")
+__all__ = ["BusTarget", "Delivery", "LambdaHandler", "LambdaTarget", "LocalScheduler", "QueueTarget",
+           "StateMachineTarget", "TopicTarget", "local_scheduler"]
+_RESOURCE_TARGETS = ("BusTarget", "LambdaTarget", "QueueTarget", "StateMachineTarget", "TopicTarget")
 
 
 def __getattr__(name: str) -> Any:
-    """``QueueTarget``, ``TopicTarget`` and ``BusTarget`` load with the engine, on first use."""
+    """The target classes (``QueueTarget``, ``StateMachineTarget``, ...) load with the engine, on first use."""
     if name in _RESOURCE_TARGETS:
         from ..local import deliveries  # noqa: PLC0415
 

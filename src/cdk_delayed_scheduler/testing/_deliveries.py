@@ -59,6 +59,7 @@ class DeliveryLog:
         self._now_ms = now_ms
         self._lock = threading.Lock()
         self._deliveries: list[Delivery] = []
+        self._executions_read: set[str] = set()
 
     def add(self, target: str, envelope: dict[str, Any], received_ms: int | None = None, error: str | None = None,
             sqs_record: dict[str, Any] | None = None) -> None:
@@ -102,3 +103,11 @@ class DeliveryLog:
                          sqs_record=record)
             sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+
+    def read_executions(self, name: str, stepfunctions: Any, state_machine_arn: str) -> None:
+        """Record each execution of a state machine target not recorded yet, in the order they started."""
+        from ..local.named_targets import executions  # noqa: PLC0415
+
+        for execution in executions(stepfunctions, state_machine_arn, frozenset(self._executions_read)):
+            self._executions_read.add(execution.arn)
+            self.add(name, execution.envelope, execution.started_ms)

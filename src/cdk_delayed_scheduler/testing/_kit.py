@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -72,7 +73,8 @@ class LocalScheduler:
 
     def deliveries(self, target: str | None = DEFAULT_TARGET) -> list[Delivery]:
         """What ``target`` received so far, in arrival order (``None``: every target's). A queue target's
-        messages are received from its queue (and deleted there) when this is called."""
+        messages are received from its queue (and deleted there) when this is called; a state machine
+        target's deliveries are its executions' inputs, in the order they started."""
         self._drain_queues()
         if target is not None and target != DEFAULT_TARGET and target not in self.engine.options.targets:
             known = ", ".join([DEFAULT_TARGET, *self.engine.options.targets])
@@ -111,12 +113,17 @@ class LocalScheduler:
         return self._ddb
 
     def _drain_queues(self) -> None:
-        if not self.engine.target_queue_urls:
-            return
-        sqs = self.engine.client("sqs")
-        for name, url in self.engine.target_queue_urls.items():
-            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-            self._log.drain_queue(name, sqs, url, arn)
+        """Record what the queue targets' queues hold (deleting it there) and the state machine targets'
+        executions not recorded yet."""
+        if self.engine.target_queue_urls:
+            sqs = self.engine.client("sqs")
+            for name, url in self.engine.target_queue_urls.items():
+                arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+                self._log.drain_queue(name, sqs, url, arn)
+        if self.engine.target_state_machine_arns:
+            stepfunctions = self.engine.client("stepfunctions")
+            for name, arn in self.engine.target_state_machine_arns.items():
+                self._log.read_executions(name, stepfunctions, arn)
 
 
 @contextmanager
@@ -127,8 +134,10 @@ def local_scheduler(target: LambdaHandler | None = None,
 
     ``target`` is the default target's Lambda-style handler (``handler(envelope, None)``), if any: every
     target records what it receives whatever it does. ``targets`` names more targets: a handler (or
-    ``None``) is a Lambda function, a ``QueueTarget()`` an SQS queue, a ``TopicTarget()`` an SNS topic, a
-    ``BusTarget(detail_type=..., source=...)`` an EventBridge bus. ``url_env`` names an environment
+    ``None``) is a Lambda function, a ``LambdaTarget(handler, invocation_type="Event")`` one invoked as an
+    event, a ``QueueTarget()`` an SQS queue, a ``TopicTarget()`` an SNS topic, a
+    ``BusTarget(detail_type=..., source=...)`` an EventBridge bus, a ``StateMachineTarget()`` a Step
+    Functions state machine. ``url_env`` names an environment
     variable to hold the API's URL for the block. Other keywords are ``EngineOptions`` fields
     (``listing=True``, ``delay_window=...``).
     """
@@ -148,18 +157,17 @@ def local_scheduler(target: LambdaHandler | None = None,
 def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | ResourceTarget | None], url_env: str | None,
          engine_options: dict[str, Any]) -> Iterator[LocalScheduler]:
     from ..local import Engine, EngineOptions  # noqa: PLC0415 - the engine only once a kit is used
-    from ..local.deliveries import RESOURCE_TARGETS  # noqa: PLC0415
+    from ..local.deliveries import RESOURCE_TARGETS, resource_target_names  # noqa: PLC0415
     from ._clock import SharedMoto, SimulatedClock  # noqa: PLC0415
 
     for name, spec in targets.items():
         if spec is not None and not callable(spec) and not isinstance(spec, RESOURCE_TARGETS):
-            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only), a QueueTarget, "
-                             f"a TopicTarget or a BusTarget, got {type(spec).__name__}")
+            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only), "
+                             f"{resource_target_names()}, got {type(spec).__name__}")
     endpoint = SharedMoto.fresh_endpoint()
     clock = SimulatedClock(endpoint)
     log = DeliveryLog(clock.now_ms)
-    named: dict[str, Any] = {name: spec if isinstance(spec, RESOURCE_TARGETS) else log.lambda_target(name, spec)
-                             for name, spec in targets.items()}
+    named = {name: _recorded(log, name, spec) for name, spec in targets.items()}
     options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
                             **engine_options)
     engine = Engine(options)
@@ -180,3 +188,14 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
             engine.stop()
         finally:
             clock.uninstall()
+
+
+def _recorded(log: DeliveryLog, name: str, spec: LambdaHandler | ResourceTarget | None) -> Any:
+    """A named target as the engine takes it: a Lambda-style one (a handler, ``None`` or a ``LambdaTarget``)
+    records what it receives before its handler runs; the others are read back from moto."""
+    from ..local.deliveries import RESOURCE_TARGETS, LambdaTarget  # noqa: PLC0415
+
+    if isinstance(spec, LambdaTarget):
+        deliver = log.lambda_target(name, spec.handler)
+        return dataclasses.replace(spec, handler=lambda envelope, _context: deliver(envelope))
+    return spec if isinstance(spec, RESOURCE_TARGETS) else log.lambda_target(name, spec)

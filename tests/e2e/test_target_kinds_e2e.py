@@ -1,0 +1,110 @@
+"""Every kind of target the engine makes beside queues, topics and buses (those are in
+tests/testing/test_targets_and_setup.py), on one engine, in real time: a Step Functions state machine
+(its executions), Lambda functions invoked as an event and synchronously (their handlers)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from cdk_delayed_scheduler.local import Engine, EngineOptions
+from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.deliveries import LambdaTarget, Recorder, StateMachineTarget
+from cdk_delayed_scheduler.local.named_targets import executions
+from scheduler_runtime.aws.targets import execution_name
+
+from .conftest import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+@dataclass
+class Gate:
+    """A handler that holds each call until :meth:`release`; what it was called with, in order."""
+
+    entered: list[str] = field(default_factory=list)
+    opened: threading.Event = field(default_factory=threading.Event)
+
+    def __call__(self, event: dict, context: object) -> None:
+        self.entered.append(event["id"])
+        if not self.opened.wait(30):
+            raise TimeoutError("the gate was never opened")
+
+    def release(self) -> None:
+        self.opened.set()
+
+
+class DeliveredIds(logging.Handler):
+    """The ids of the runtime's ``delivered`` records (a delivery's end, as the dispatcher saw it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.ids: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "event", None) == "delivered":
+            self.ids.append(getattr(record, "fields", {})["id"])
+
+
+@dataclass
+class Targets:
+    engine: Engine
+    api: ApiClient
+    delivered: DeliveredIds
+    event_gate: Gate
+    sync_gate: Gate
+
+
+@pytest.fixture(scope="module")
+def targets() -> Iterator[Targets]:
+    event_gate, sync_gate, delivered = Gate(), Gate(), DeliveredIds()
+    options = EngineOptions(target=Recorder(), delay_window=2, sweep_interval=1, targets={
+        "flow": StateMachineTarget(), "fast": StateMachineTarget(express=True),
+        "slow-event": LambdaTarget(event_gate, invocation_type="Event"), "slow-sync": LambdaTarget(sync_gate)})
+    with Engine(options) as engine:
+        runtime_logger = logging.getLogger("scheduler_runtime")
+        runtime_logger.addHandler(delivered)
+        try:
+            yield Targets(engine, ApiClient(engine.api_url), delivered, event_gate, sync_gate)
+        finally:
+            event_gate.release()
+            sync_gate.release()
+            runtime_logger.removeHandler(delivered)
+
+
+def test_each_delivery_to_a_state_machine_starts_an_execution_with_the_envelope_as_its_input(targets):
+    for n, target in enumerate(("flow", "fast", "flow")):
+        status, _ = targets.api.create({"id": f"run-{n}", "delaySeconds": 1 + n % 2, "payload": {"n": n},
+                                        "target": target})
+        assert status == 201
+    sfn = targets.engine.client("stepfunctions")
+    arns = targets.engine.target_state_machine_arns
+    started = wait_until(lambda: (lambda f, x: (f, x) if len(f) == 2 and len(x) == 1 else None)(
+        executions(sfn, arns["flow"]), executions(sfn, arns["fast"])), 20, "the executions were not started")
+    flow, fast = started
+    assert sorted((e.envelope["id"], e.envelope["payload"]["n"]) for e in flow) == [("run-0", 0), ("run-2", 2)]
+    assert [(e.envelope["id"], e.envelope["target"]) for e in fast] == [("run-1", "fast")]
+    for execution in (*flow, *fast):  # named after the occurrence's dedupeKey, so a second start is refused
+        assert execution.arn.rsplit(":", 1)[-1] == execution_name(execution.envelope["dedupeKey"])
+        assert execution.started_ms >= parse_due_ms(execution.envelope["dueAt"])  # never early
+        assert sfn.describe_execution(executionArn=execution.arn)["status"] == "RUNNING"  # moto runs no workflow
+    assert sfn.describe_state_machine(stateMachineArn=arns["fast"])["type"] == "EXPRESS"
+
+
+def test_a_slow_handler_invoked_as_an_event_does_not_hold_its_delivery_and_a_synchronous_one_does(targets):
+    for target in ("slow-event", "slow-sync"):
+        assert targets.api.create({"id": f"to-{target}", "delaySeconds": 1, "payload": {}, "target": target})[0] == 201
+    wait_until(lambda: targets.event_gate.entered and targets.sync_gate.entered, 20, "the handlers were not called")
+    # both handlers are held; the event's delivery ended when Lambda accepted the event
+    wait_until(lambda: "to-slow-event" in targets.delivered.ids, 10, "the event's delivery did not end")
+    assert "to-slow-sync" not in targets.delivered.ids
+    assert "target functions invoked as an event" in " ".join(targets.engine.under_way())
+    targets.sync_gate.release()
+    wait_until(lambda: "to-slow-sync" in targets.delivered.ids, 10, "the synchronous delivery did not end")
+    targets.event_gate.release()
+    wait_until(lambda: not targets.engine.under_way(), 10, "the engine did not settle")
+    assert (targets.event_gate.entered, targets.sync_gate.entered) == (["to-slow-event"], ["to-slow-sync"])

@@ -1,0 +1,52 @@
+"""The kit's state machine targets (deliveries read back from the executions moto started) and Lambda targets
+invoked as an event (the handler's failure is its own, not a failed delivery)."""
+
+from datetime import timedelta
+
+import pytest
+
+from cdk_delayed_scheduler.testing import LambdaTarget, StateMachineTarget
+
+
+def refuse(event, context):
+    raise RuntimeError(f"refused {event['id']}")
+
+
+@pytest.mark.local_scheduler(targets={"flow": StateMachineTarget(), "fast": StateMachineTarget(express=True)})
+def test_a_state_machines_deliveries_are_its_executions_inputs_in_the_order_they_started(local_scheduler):
+    for n, target in enumerate(("flow", "fast", "flow")):
+        local_scheduler.client.schedule(timedelta(minutes=1 + n), {"n": n}, id=f"run-{n}", target=target)
+    local_scheduler.advance(minutes=3)
+
+    assert [(d.id, d.payload) for d in local_scheduler.deliveries("flow")] == [("run-0", {"n": 0}), ("run-2", {"n": 2})]
+    assert [d.id for d in local_scheduler.deliveries("fast")] == ["run-1"]
+    assert [d.id for d in local_scheduler.deliveries("flow")] == ["run-0", "run-2"]  # read again: not twice
+    for delivery in local_scheduler.deliveries(None):  # the start date is on the kit's clock
+        assert timedelta(0) <= delivery.lateness < timedelta(seconds=2), delivery
+    sfn = local_scheduler.engine.client("stepfunctions")
+    machine = sfn.describe_state_machine(stateMachineArn=local_scheduler.engine.target_state_machine_arns["fast"])
+    assert machine["type"] == "EXPRESS"
+
+
+@pytest.mark.local_scheduler(targets={"event": LambdaTarget(refuse, invocation_type="Event"),
+                                      "sync": LambdaTarget(refuse)})
+def test_a_handler_invoked_as_an_event_that_raises_still_counts_as_delivered_and_a_synchronous_one_not(
+        local_scheduler):
+    for target in ("event", "sync"):
+        local_scheduler.client.schedule(timedelta(seconds=30), {}, id=f"to-{target}", target=target)
+    local_scheduler.advance(seconds=30)
+
+    (by_event,) = local_scheduler.deliveries("event")
+    assert by_event.error == "RuntimeError: refused to-event"          # the handler ran and raised ...
+    assert [d.error for d in local_scheduler.deliveries("sync")] == ["RuntimeError: refused to-sync"]
+    stats = local_scheduler.engine.stats                              # ... after Lambda accepted the event
+    assert stats.events["delivered"] == 1                            # the synchronous one failed, to be retried
+    local_scheduler.advance(minutes=30)
+    assert len(local_scheduler.deliveries("sync")) > 1 and len(local_scheduler.deliveries("event")) == 1
+    assert local_scheduler.client.get("to-sync").attempts > 1 and stats.events["delivered"] == 1
+
+def test_a_lambda_target_takes_a_known_invocation_type_and_a_callable():
+    with pytest.raises(ValueError, match=r"invocation_type must be one of RequestResponse, Event, got 'event'"):
+        LambdaTarget(refuse, invocation_type="event")
+    with pytest.raises(ValueError, match=r"handler must be a Lambda-style callable or None, got str"):
+        LambdaTarget("module:function")
