@@ -247,3 +247,14 @@ def test_a_pooled_connection_the_server_closed_is_replaced_and_the_request_sent_
     assert [verify_signature(s.body, s.headers, SECRET).id for s in receiver.requests_to("/hook")] == [
         "raced-1", "raced-2"]
     assert receiver.connections == 2
+
+
+def test_a_header_no_request_can_carry_parks_at_once_naming_it_without_its_value(aws, webhooks, receiver,
+                                                                                  monkeypatch):
+    target = {**https(receiver.url("/hook"), webhooks["secretArn"]),
+              "headers": {"X-Token": "private-value\r\nX-Injected: 1"}}
+    add_targets(monkeypatch, {"split": target})
+    deliver_once(aws, "split-1", target="split")
+    reason = parked_reason(aws, "split-1")
+    assert "the target's header 'X-Token' cannot be sent" in reason and "private-value" not in reason
+    assert not receiver.seen

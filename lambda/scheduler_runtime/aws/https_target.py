@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import socket
 import ssl
 import threading
@@ -59,6 +60,7 @@ MAX_IDLE_SECONDS = 30.0
 _CLOSED_WHILE_IDLE = (ConnectionError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
 """How sending on, or reading the status line from, a connection the server closed fails: a reset,
 a broken pipe, no status line at all (``http.client.RemoteDisconnected``), or TLS's end of stream."""
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _RESERVED = frozenset(name.lower() for name in (*WEBHOOK.own_headers(), "Content-Length", "Host"))
 Connection = http.client.HTTPConnection
 
@@ -140,8 +142,7 @@ def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any])
     scheme, host, port, path, shown = _address(str(target["url"]))
     secret = SECRETS.get(ctx.client("secretsmanager"), str(target["secretArn"]))
     body = envelope_body(envelope)
-    headers = {name: str(value) for name, value in (target.get("headers") or {}).items()
-               if name.lower() not in _RESERVED}
+    headers = _own_headers(target.get("headers") or {}, shown)
     headers.update(webhook_headers(envelope, body, secret, time.time(), WEBHOOK))
     timeout = float(target["timeoutSeconds"])
     status = _post((scheme, host, port), path, body, headers, timeout, shown)
@@ -150,6 +151,20 @@ def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any])
     if status in RETRIED_STATUSES or status >= 500:
         raise DeliveryError(f"{shown} answered {status}")
     raise Undeliverable(f"{shown} answered {status}")
+
+
+def _own_headers(given: Mapping[str, Any], shown: str) -> dict[str, str]:
+    """The target's own headers, less those the runtime sets; one that no request can carry (a name that
+    is not an RFC 9110 token, a value with a line break) parks at once, named but its value not shown."""
+    headers = {}
+    for name, value in given.items():
+        text = str(value)
+        if not _TOKEN.fullmatch(str(name)) or any(c in text for c in "\r\n\0"):
+            raise Undeliverable(f"{shown}: the target's header {str(name)[:64]!r} cannot be sent (a name must be a "
+                                "token, a value a single line)")
+        if str(name).lower() not in _RESERVED:
+            headers[str(name)] = text
+    return headers
 
 
 def _address(url: str) -> tuple[str, str, int, str, str]:
@@ -191,6 +206,9 @@ def _post(key: tuple[str, str, int], path: str, body: bytes, headers: dict[str, 
     except (OSError, http.client.HTTPException) as exc:
         connection.close()
         raise DeliveryError(f"{shown}: {type(exc).__name__}: {exc}") from None
+    except BaseException:
+        connection.close()
+        raise
 
 
 def _exchange(key: tuple[str, str, int], connection: Connection, path: str, body: bytes, headers: dict[str, str],
