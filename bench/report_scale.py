@@ -80,8 +80,10 @@ def _limit(row: dict) -> str:
     """What held a burst back, read from its throttles and its peak concurrency."""
     t = row["throttles"]
     if t.get("dynamodb"):
-        return ("the table's write throughput available at once (on demand: a new table's 4,000 WRU/s, or twice its "
-                "previous peak), which throttled the FIRED writes")
+        wru = row.get("table_wru")
+        why = ("the on-demand table quota" if wru is not None and wru >= row.get("table_quota_wru", wru) else
+               "what an on-demand table serves at once: a new table's 4,000 WRU/s, or twice its previous peak")
+        return f"the table's {fmt(wru)} WRU/s ({why}), which throttled the FIRED writes"
     if t.get("lambda"):
         return "Lambda concurrency (the account's 1,000 or the scaling rate), which throttled dispatcher invocations"
     return "the SQS mapping's scaling ramp (5 concurrent invocations, then 300 more a minute)"
@@ -97,7 +99,11 @@ def _verdict(big: dict, d: dict) -> str:
     met = [r for r in d.get("raised", []) if r["last_delivery_s"] <= target and r["early"] == 0]
     tail = (f"; with {met[0]['scenario'].split(': ', 1)[-1]} it is met in {fmt(met[0]['last_delivery_s'], 1)} s"
             if met else "; none of the raised settings above meets it")
-    return head + f". The limit: {_limit(big)}{tail}."
+    missed = [f"with {r['scenario'].split(': ', 1)[-1]}, {fmt(r['last_delivery_s'])} s: {_limit(r)}"
+              for r in d.get("raised", []) if r not in met]
+    return head + f". The limit: {_limit(big)}{tail}." + (
+        " Missed still " + "; ".join(missed) + ": faster polling offers the table more writes a second than it serves, "
+        "and each write throttled three times fails its delivery until the visibility timeout." if missed else "")
 
 
 def section(d: dict | None) -> list[str]:

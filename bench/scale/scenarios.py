@@ -45,7 +45,8 @@ def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None
     out = Delivery(profile, due, visible, ddb_wru).run()
     late_feeds = sum(1 for q, d in zip(in_queue, due) if q > d - 1)
     return _row(name or f"burst {n:,} due in one second (long path)", n, out, cost.scenario(profile, out, n, "long"),
-                ebs_burst(profile, n), feed=feed, fed_after_due_minus_1s=late_feeds)
+                ebs_burst(profile, n), feed=feed, fed_after_due_minus_1s=late_feeds, table_wru=ddb_wru,
+                table_quota_wru=profile["ddb_table_wru"])
 
 
 def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, periodic: bool = False,

@@ -130,3 +130,16 @@ def test_the_mapping_gives_back_pollers_while_its_receives_come_back_empty():
                  scale_down=True)
     d.run(until=40.0)
     assert d.pollers == 5  # one message a second: one step (5) back a second, down to the start concurrency
+
+
+def test_the_section_renders_each_scenario_its_calibration_and_the_verdict():
+    from bench import report_scale, scale
+
+    d = scale.run(bursts=[2_000], raised_burst=2_000, rates=[10], poisson_s=1.0, periodic_n=600, periodic_s=2.0,
+                  create_rates=[100], create_s=1.0, waiting_n=1_000)
+    text = "\n".join(report_scale.section(d))
+    for row in d["rows"] + d["raised"]:
+        assert row["scenario"].split(": ", 1)[-1] in text
+    assert "the target is **met**" in text or "the target is **missed**" in text
+    assert "| 1,000 |" in text and "| 10,000 |" in text  # the calibration's bursts
+    assert text.count("docs.aws.amazon.com") >= 10  # the parameters' pages
