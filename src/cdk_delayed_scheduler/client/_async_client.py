@@ -13,7 +13,7 @@ import botocore.session
 from ._auth import AsyncTokenProvider, header_auth
 from ._core import BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
-from ._models import Periodic, Removed, Schedule, When
+from ._models import Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import ScheduleStatus
 from ._transport import Backoff, InvokeTransport
 
@@ -121,9 +121,9 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
 
     # --- one-shot schedules ---------------------------------------------------------------
     async def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
-                       target: str | None = None) -> Schedule:
+                       target: str | None = None, retry: RetryPolicy | None = None) -> Schedule:
         """:meth:`SchedulerClient.schedule`: ``POST /schedules``."""
-        return await self._run(self._calls.schedule(at, payload, id, target))
+        return await self._run(self._calls.schedule(at, payload, id, target, retry))
 
     async def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """:meth:`SchedulerClient.schedule_many`: ``POST /schedule-batches``, 10 items a call."""
@@ -140,9 +140,11 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     # --- periodic timers -------------------------------------------------------------------
     async def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002
                            cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
-                           end_at: datetime | None = None, target: str | None = None) -> Periodic:
+                           end_at: datetime | None = None, target: str | None = None,
+                           retry: RetryPolicy | None = None) -> Periodic:
         """:meth:`SchedulerClient.put_periodic`: ``PUT /periodic/{id}``."""
-        return await self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target))
+        return await self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target,
+                                                        retry))
 
     async def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.get_periodic`: ``GET /periodic/{id}``."""

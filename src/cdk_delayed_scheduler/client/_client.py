@@ -12,7 +12,7 @@ import botocore.session
 from ._auth import TokenProvider, header_auth
 from ._core import MAX_BATCH_SIZE, BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
-from ._models import Periodic, Removed, Schedule, When
+from ._models import Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import ScheduleStatus
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport
 
@@ -79,22 +79,24 @@ class SchedulerClient(ClientCore[Transport]):
 
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
-                 target: str | None = None) -> Schedule:
+                 target: str | None = None, retry: RetryPolicy | None = None) -> Schedule:
         """Schedule ``payload`` for delivery at ``at``: ``POST /schedules``.
 
         ``at`` is a timezone-aware ``datetime`` (sent as ``dueAt``, RFC 3339 UTC with milliseconds)
         or a ``timedelta`` from when the server receives the call (sent as ``delaySeconds``;
         fractions of a second are kept). ``id`` defaults to a new uuid4, generated here so that a
-        retried call is idempotent. Answers the schedule's ``id``, ``due_at``, ``status``
-        (``QUEUED`` or ``SCHEDULED``) and ``target``; the same id and body again answers the same.
+        retried call is idempotent. ``retry`` (a :class:`RetryPolicy`) caps the delivery's attempts
+        and age before it is parked in the dead-letter queue; without it the deployment's defaults
+        apply. Answers the schedule's ``id``, ``due_at``, ``status`` (``QUEUED`` or ``SCHEDULED``)
+        and ``target``; the same id and body again answers the same.
         """
-        return self._run(self._calls.schedule(at, payload, id, target))
+        return self._run(self._calls.schedule(at, payload, id, target, retry))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """Schedule many at once: ``POST /schedule-batches``, ``MAX_BATCH_SIZE`` (10) items a call.
 
         Each item is a :class:`ScheduleRequest` or a mapping with its keys (``at``, ``payload``,
-        ``id``, ``target``). The answer has one entry per item, in order: the :class:`Schedule`, or
+        ``id``, ``target``, ``retry``). The answer has one entry per item, in order: the :class:`Schedule`, or
         the typed error for that item (returned, not raised; its ``field`` names the item's place in
         ``items``: ``schedules[12].dueAt``). Items answered with throttling or a server error are
         sent again, alone, within ``max_attempts``. Raises only when a whole call fails.
@@ -116,15 +118,18 @@ class SchedulerClient(ClientCore[Transport]):
     # --- periodic timers -------------------------------------------------------------------
     def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002 - the API's name
                      cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
-                     end_at: datetime | None = None, target: str | None = None) -> Periodic:
+                     end_at: datetime | None = None, target: str | None = None,
+                     retry: RetryPolicy | None = None) -> Periodic:
         """Create or replace a periodic timer: ``PUT /periodic/{id}``.
 
         Give exactly one of ``every`` (whole seconds, an int or a timedelta) or ``cron``
         (EventBridge's six fields, e.g. ``"0 9 ? * MON-FRI *"``, in ``time_zone``, IANA, default
-        UTC). ``start_at``/``end_at`` are aware datetimes. The same body again changes nothing; a
+        UTC). ``start_at``/``end_at`` are aware datetimes. ``retry`` (a :class:`RetryPolicy`) holds
+        each occurrence's delivery to its limits. The same body again changes nothing; a
         different one replaces the definition from its next occurrence.
         """
-        return self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target))
+        return self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target,
+                                                    retry))
 
     def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """The periodic timer's definition and progress: ``GET /periodic/{id}``; :class:`NotFoundError` if unknown."""

@@ -19,7 +19,8 @@ from urllib.parse import quote, urlencode
 
 from .._contract import contract
 from ._errors import SchedulerError, error_for
-from ._models import Periodic, Removed, Schedule, ScheduleRequest, When, create_body, format_time, whole_seconds
+from ._models import (Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body, format_time,
+                      whole_seconds)
 from ._statuses import ScheduleStatus
 from ._transport import Backoff
 
@@ -105,8 +106,10 @@ class Calls:
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     # --- one-shot schedules ---------------------------------------------------------------
-    def schedule(self, at: When, payload: Any, schedule_id: str | None, target: str | None) -> Plan[Schedule]:
-        body = create_body(at, payload, schedule_id if schedule_id is not None else str(uuid.uuid4()), target)
+    def schedule(self, at: When, payload: Any, schedule_id: str | None, target: str | None,
+                 retry: RetryPolicy | None = None) -> Plan[Schedule]:
+        body = create_body(at, payload, schedule_id if schedule_id is not None else str(uuid.uuid4()), target,
+                           retry=retry)
         return Schedule.from_json((yield from self.call("POST", "/schedules", body)))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> Plan[list[Schedule | SchedulerError]]:
@@ -143,10 +146,11 @@ class Calls:
     # --- periodic timers -------------------------------------------------------------------
     def put_periodic(self, periodic_id: str, payload: Any, every: int | timedelta | None, cron: str | None,
                      time_zone: str | None, start_at: datetime | None, end_at: datetime | None,
-                     target: str | None) -> Plan[Periodic]:
+                     target: str | None, retry: RetryPolicy | None = None) -> Plan[Periodic]:
         fields = {"payload": payload, "every": None if every is None else whole_seconds(every), "cron": cron,
                   "timeZone": time_zone, "startAt": _time_or_none(start_at, "start_at"),
-                  "endAt": _time_or_none(end_at, "end_at"), "target": target}
+                  "endAt": _time_or_none(end_at, "end_at"), "target": target,
+                  "retry": None if retry is None else retry.to_json()}
         body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
         return Periodic.from_json((yield from self.call("PUT", f"/periodic/{_path_id(periodic_id)}", body)))
 
@@ -188,7 +192,7 @@ def _time_or_none(value: datetime | None, argument: str) -> str | None:
 def _item_body(index: int, item: BatchItem) -> dict[str, Any]:
     request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
     schedule_id = request.id if request.id is not None else str(uuid.uuid4())
-    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at")
+    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at", request.retry)
 
 
 def _renumbered(body: Any, position: int, index: int) -> Any:

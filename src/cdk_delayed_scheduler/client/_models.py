@@ -14,6 +14,47 @@ When = Union[datetime, timedelta]
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """When a failing delivery stops being retried and is parked in the dead-letter queue (``retry``).
+
+    ``max_attempts``: attempts in all, the first included (1 to the deployment's ``max_receive_count``,
+    which is also the default). ``max_age``: no attempt starts later than this after the due time
+    (whole seconds, 60 s to 1 day; default: the construct's ``retry_max_age``). Leave one out
+    (``None``) for the deployment's default.
+    """
+
+    max_attempts: int | None = None
+    max_age: timedelta | None = None
+
+    def to_json(self) -> dict[str, int]:
+        """The wire's ``retry`` object; ``ValueError`` naming the field for a fraction of a second, ``TypeError``
+        for a wrong kind (the server checks the ranges)."""
+        body: dict[str, int] = {}
+        if self.max_attempts is not None:
+            if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
+                raise TypeError(f"retry.max_attempts must be an int, got {type(self.max_attempts).__name__}")
+            body["maxAttempts"] = self.max_attempts
+        if self.max_age is not None:
+            if not isinstance(self.max_age, timedelta):
+                raise TypeError(f"retry.max_age must be a timedelta, got {type(self.max_age).__name__}")
+            seconds = self.max_age.total_seconds()
+            if seconds != int(seconds):
+                raise ValueError(f"retry.max_age must be whole seconds, got {seconds}")
+            body["maxAgeSeconds"] = int(seconds)
+        if not body:
+            raise ValueError("retry must set max_attempts, max_age or both (leave retry out for the defaults)")
+        return body
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any] | None) -> "RetryPolicy | None":
+        """The answer's ``retry`` (absent: ``None``)."""
+        if not body:
+            return None
+        age = body.get("maxAgeSeconds")
+        return cls(max_attempts=body.get("maxAttempts"), max_age=None if age is None else timedelta(seconds=age))
+
+
+@dataclass(frozen=True)
 class Schedule:
     """A one-shot schedule, as ``POST /schedules`` (``id, due_at, status, target`` only), ``GET`` or a listing answers it."""
 
@@ -29,6 +70,8 @@ class Schedule:
     fired_at: datetime | None = None
     ended_at: datetime | None = None
     last_error: str | None = None
+    retry: RetryPolicy | None = None
+    """The create's retry policy as given (``GET`` only); ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
@@ -39,7 +82,8 @@ class Schedule:
             id=str(body["id"]), due_at=_required_time(body, "dueAt"), status=known(ScheduleStatus, body["status"]),
             target=body.get("target"), payload=body.get("payload"), created_at=parse_time(body.get("createdAt")),
             attempts=body.get("attempts"), fired_at=parse_time(body.get("firedAt")),
-            ended_at=parse_time(body.get("endedAt")), last_error=body.get("lastError"), raw=dict(body),
+            ended_at=parse_time(body.get("endedAt")), last_error=body.get("lastError"),
+            retry=RetryPolicy.from_json(body.get("retry")), raw=dict(body),
         )
 
 
@@ -66,6 +110,8 @@ class Periodic:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     payload: Any = field(default=None, hash=False)
+    retry: RetryPolicy | None = None
+    """The PUT's retry policy as given; ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
@@ -79,7 +125,7 @@ class Periodic:
             id=str(body["id"]), status=known(PeriodicStatus, body["status"]), target=body.get("target"),
             every=body.get("every"), cron=body.get("cron"), time_zone=body.get("timeZone"),
             fired_count=int(body.get("firedCount") or 0), skipped_count=int(body.get("skippedCount") or 0),
-            payload=body.get("payload"), raw=dict(body), **times,
+            payload=body.get("payload"), retry=RetryPolicy.from_json(body.get("retry")), raw=dict(body), **times,
         )
 
 
@@ -105,6 +151,7 @@ class ScheduleRequest:
     payload: Any
     id: str | None = None
     target: str | None = None
+    retry: RetryPolicy | None = None
 
 
 def _required_time(body: Mapping[str, Any], name: str) -> datetime:
@@ -123,7 +170,8 @@ def format_time(value: datetime, argument: str) -> str:
     return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at") -> dict[str, Any]:
+def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at",
+                retry: RetryPolicy | None = None) -> dict[str, Any]:
     """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta."""
     body: dict[str, Any] = {"id": schedule_id}
     if isinstance(at, timedelta):
@@ -135,6 +183,8 @@ def create_body(at: When, payload: Any, schedule_id: str, target: str | None, ar
     body["payload"] = payload
     if target is not None:
         body["target"] = target
+    if retry is not None:
+        body["retry"] = retry.to_json()
     return body
 
 
