@@ -226,17 +226,26 @@ def test_a_rotated_secret_is_used_once_the_cache_time_has_passed(aws, webhooks, 
     assert verify_signature(rotated.body, rotated.headers, ["whsec-second", SECRET]).id == "after-cache"
 
 
-def test_a_hundred_deliveries_to_one_host_reuse_their_connections(aws, webhooks, receiver):
+def test_a_hundred_deliveries_to_one_host_reuse_their_connections_and_read_the_secret_once(aws, webhooks,
+                                                                                            receiver):
+    reads = []
+
+    def counted(real, **kwargs):
+        reads.append(kwargs["SecretId"])
+        return real.get_secret_value(**kwargs)
+
     for index in range(100):
         schedule(f"kept-{index}", 0, target="hook")
     delivered = 0
-    while delivered < 100:
-        batch = aws.receive(aws.delayer_url)
-        assert batch, f"only {delivered} of 100 messages came back"
-        assert dispatch(*(receive(message, 1) for message in batch)) == {"batchItemFailures": []}
-        delivered += len(batch)
+    with faulty("secretsmanager", get_secret_value=counted):
+        while delivered < 100:
+            batch = aws.receive(aws.delayer_url)
+            assert batch, f"only {delivered} of 100 messages came back"
+            assert dispatch(*(receive(message, 1) for message in batch)) == {"batchItemFailures": []}
+            delivered += len(batch)
     assert len(receiver.requests_to("/hook")) == 100
     assert receiver.handshakes == receiver.connections <= 10  # at most one per delivery running at once
+    assert reads == [webhooks["secretArn"]]
 
 
 def test_a_pooled_connection_the_server_closed_is_replaced_and_the_request_sent_once(aws, webhooks, receiver):

@@ -108,23 +108,34 @@ class ConnectionPool:
 
 
 class SecretCache:
-    """Signing secrets read from Secrets Manager, by ARN, each kept ``ttl_s`` seconds of ``clock``."""
+    """Signing secrets read from Secrets Manager, by ARN, each kept ``ttl_s`` seconds of ``clock``. The
+    threads of a batch that all need a secret not (or no longer) cached wait for one read of it."""
 
     def __init__(self, ttl_s: float = WEBHOOK.secret_cache_seconds,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
+        self._reads: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self.ttl_s, self.clock = ttl_s, clock
 
     def get(self, client: Any, secret_arn: str) -> bytes:
+        key = self._fresh(secret_arn)
+        if key is not None:
+            return key
+        with self._lock:
+            read = self._reads.setdefault(secret_arn, threading.Lock())
+        with read:
+            key = self._fresh(secret_arn)  # another thread may have read it meanwhile
+            if key is None:
+                key = _read_secret(client, secret_arn)
+                with self._lock:
+                    self._values[secret_arn] = (key, self.clock())
+        return key
+
+    def _fresh(self, secret_arn: str) -> bytes | None:
         with self._lock:
             cached = self._values.get(secret_arn)
-        if cached is not None and self.clock() - cached[1] < self.ttl_s:
-            return cached[0]
-        key = _read_secret(client, secret_arn)
-        with self._lock:
-            self._values[secret_arn] = (key, self.clock())
-        return key
+        return cached[0] if cached is not None and self.clock() - cached[1] < self.ttl_s else None
 
     def clear(self) -> None:
         with self._lock:
