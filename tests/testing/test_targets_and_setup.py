@@ -109,8 +109,9 @@ def test_what_the_kit_refuses_names_the_option_and_the_rule(local_scheduler):
     ({"endpoint_url": "http://127.0.0.1:1"}, r"local_scheduler: endpoint_url cannot be set here"),
     ({"targets": {"default": None}}, r"targets: 'default' must match .* and not be 'default'"),
     ({"targets": {"bad name": None}}, r"targets: 'bad name' must match \^\[A-Za-z0-9._:-\]\{1,64\}\$"),
-    ({"targets": {"x": 42}}, r"targets\['x'\] must be a Lambda-style handler, None \(record only\), a QueueTarget, "
-                             r"a TopicTarget, a BusTarget, a StateMachineTarget or a LambdaTarget, got int"),
+    ({"targets": {"x": 42}}, r"targets\['x'\] must be a Lambda-style handler, None \(record only\) or one of "
+                             r"QueueTarget, TopicTarget, BusTarget, StateMachineTarget, HttpsTarget, LambdaTarget, "
+                             r"got int"),
 ])
 def test_bad_options_are_refused_before_anything_starts(options, message):
     with pytest.raises(ValueError, match=message):

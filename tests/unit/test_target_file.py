@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from cdk_delayed_scheduler.local.deliveries import (BusTarget, LambdaTarget, QueueTarget, StateMachineTarget,
-                                                    TopicTarget)
+from cdk_delayed_scheduler.local.deliveries import (BusTarget, HttpsTarget, LambdaTarget, QueueTarget,
+                                                    StateMachineTarget, TopicTarget)
 from cdk_delayed_scheduler.local.target_file import read_target_file
 
 
@@ -27,7 +27,9 @@ def test_each_kind_becomes_the_engines_target_of_that_kind(tmp_path):
         "flows": {"type": "stepfunctions"},
         "audit": {"type": "lambda", "handler": "json:loads", "invocationType": "Event"},
         "check": {"type": "lambda", "handler": "json:dumps"},
-    }) == {"orders": QueueTarget(fifo=True, message_group_id="orders"), "plain": QueueTarget(),
+        "hook": {"type": "https", "url": "http://127.0.0.1:9000/t", "secret": "s", "timeoutSeconds": 5,
+                 "headers": {"X-App": "a"}},
+    }) == {"hook": HttpsTarget("http://127.0.0.1:9000/t", "s", headers={"X-App": "a"}, timeout_seconds=5),"orders": QueueTarget(fifo=True, message_group_id="orders"), "plain": QueueTarget(),
            "alerts": TopicTarget(), "ordered": TopicTarget(fifo=True),
            "events": BusTarget(detail_type="Reminder due", source="my.app"), "flows": StateMachineTarget(),
            "audit": LambdaTarget(json.loads, invocation_type="Event"), "check": LambdaTarget(json.dumps)}
@@ -37,8 +39,17 @@ def test_each_kind_becomes_the_engines_target_of_that_kind(tmp_path):
     ("{not json", r"cannot be read as JSON"),
     ([], r"must be a JSON object of target name -> description"),
     ({}, r"with one or more"),
-    ({"x": {"type": "webhook"}}, r"'x': must be an object whose type is one of eventbridge, lambda, sns, sqs, "
-                                 r"stepfunctions"),
+    ({"x": {"type": "webhook"}}, r"'x': must be an object whose type is one of eventbridge, https, lambda, sns, "
+                                 r"sqs, stepfunctions"),
+    ({"x": {"type": "https", "url": "https://h/", "secret": "s", "secretArn": "arn"}}, r"'x': leave out secretArn"),
+    ({"x": {"type": "https", "url": "http://example.com/", "secret": "s"}},
+     r"'x': url: http:// is allowed on the local engine only to 127.0.0.1, localhost, ::1, got 'http://example.com/'"),
+    ({"x": {"type": "https", "url": "ftp://h/", "secret": "s"}}, r"'x': url must be an https:// URL, got 'ftp://h/'"),
+    ({"x": {"type": "https", "url": "https://h/"}}, r"'x': secret must be a non-empty string"),
+    ({"x": {"type": "https", "url": "https://h/", "secret": "s", "timeoutSeconds": 31}},
+     r"'x': timeoutSeconds must be a whole number of seconds from 1 to 30, got 31"),
+    ({"x": {"type": "https", "url": "https://h/", "secret": "s", "headers": {"X-N": 1}}},
+     r"'x': headers must map header names to values, both strings"),
     ({"x": {"type": "stepfunctions", "stateMachineArn": "arn"}}, r"'x': leave out stateMachineArn"),
     ({"x": {"type": "stepfunctions", "express": True}}, r"unknown field express \(a stepfunctions target takes no other field\)"),
     ({"x": {"type": "lambda"}}, r"'x': handler must be a non-empty string, got None"),

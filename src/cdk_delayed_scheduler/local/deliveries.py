@@ -13,8 +13,10 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Mapping, TextIO
+from urllib.parse import urlsplit
 
+from .._contract import contract
 from .api_calls import parse_due_ms
 
 Envelope = dict[str, Any]
@@ -84,18 +86,59 @@ class LambdaTarget:
             raise ValueError(f"handler must be a Lambda-style callable or None, got {type(self.handler).__name__}")
 
 
-ResourceTarget = QueueTarget | TopicTarget | BusTarget | StateMachineTarget | LambdaTarget
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""The hosts an ``http://`` URL of an :class:`HttpsTarget` may name (the runtime's rule for plain HTTP)."""
+
+
+@dataclass(frozen=True)
+class HttpsTarget:
+    """A named target that is an HTTPS endpoint (``targets.HttpsEndpoint`` when deployed): each delivery is
+    a POST of the envelope signed with ``secret``, which the engine keeps in its moto's Secrets Manager (the
+    description's ``secretArn``). On the engine alone the URL may be ``http://``, to a loopback host."""
+
+    url: str
+    secret: str
+    """The signing secret, as the secret's ``SecretString`` holds it; a receiver verifies with the same."""
+    headers: Mapping[str, str] | None = None
+    """Headers sent with each request beside the runtime's own (which they never override)."""
+    timeout_seconds: int = contract.WEBHOOK.timeout_seconds.default or 10
+    """For the connection and for the answer, each."""
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url) if isinstance(self.url, str) else None
+        if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError(f"url must be an https:// URL, got {self.url!r}")
+        if parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+            raise ValueError(f"url: http:// is allowed on the local engine only to {', '.join(LOOPBACK_HOSTS)}, "
+                             f"got {self.url!r} (use https://)")
+        if not isinstance(self.secret, str) or not self.secret:
+            raise ValueError("secret must be a non-empty string")
+        bounds = contract.WEBHOOK.timeout_seconds
+        if isinstance(self.timeout_seconds, bool) or not isinstance(self.timeout_seconds, int) or not (
+                bounds.min <= self.timeout_seconds <= bounds.max):
+            raise ValueError(f"timeout_seconds must be a whole number of seconds from {bounds.min} to {bounds.max}, "
+                             f"got {self.timeout_seconds!r}")
+        if self.headers is not None and not (isinstance(self.headers, Mapping) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items())):
+            raise ValueError(f"headers must map header names to values, both strings, got {self.headers!r}")
+
+    def description(self, secret_arn: str) -> dict[str, Any]:
+        """As the construct renders it in ``TARGETS``."""
+        headers = {"headers": dict(self.headers)} if self.headers else {}
+        return {"type": "https", "url": self.url, "secretArn": secret_arn, "timeoutSeconds": self.timeout_seconds,
+                **headers}
+
+
+ResourceTarget = QueueTarget | TopicTarget | BusTarget | StateMachineTarget | HttpsTarget | LambdaTarget
 """A named target given by what it is rather than by a callable: the engine makes its resource in its moto
-(a queue, topic or bus with the SQS queue its deliveries arrive in, a state machine), or its function."""
-RESOURCE_TARGETS = (QueueTarget, TopicTarget, BusTarget, StateMachineTarget, LambdaTarget)
-QUEUED_TARGETS = (QueueTarget, TopicTarget, BusTarget)
-"""The named targets whose deliveries arrive in an SQS queue of their own (``Engine.target_queue_urls``)."""
+(a queue, topic or bus with the SQS queue its deliveries arrive in, a state machine, an HTTPS endpoint's
+signing secret), or its function."""
+RESOURCE_TARGETS = (QueueTarget, TopicTarget, BusTarget, StateMachineTarget, HttpsTarget, LambdaTarget)
 
 
 def resource_target_names() -> str:
-    """The named target classes, for a message: ``"a QueueTarget, ... or a LambdaTarget"``."""
-    names = [f"a {kind.__name__}" for kind in RESOURCE_TARGETS]
-    return f"{', '.join(names[:-1])} or {names[-1]}"
+    """The named target classes, for a message: ``"one of QueueTarget, ..., LambdaTarget"``."""
+    return f"one of {', '.join(kind.__name__ for kind in RESOURCE_TARGETS)}"
 
 
 def stdout_target(stream: TextIO | None = None) -> LocalTarget:

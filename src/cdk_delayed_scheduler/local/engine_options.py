@@ -85,7 +85,7 @@ class EngineOptions:
                 raise ValueError(f"targets: {name!r} must match {contract.TARGET_NAME_PATTERN} and not be "
                                  f"{contract.DEFAULT_TARGET_NAME!r} (the default target is target=)")
             if not callable(target) and not isinstance(target, RESOURCE_TARGETS):
-                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target), "
+                raise ValueError(f"targets[{name!r}] must be a callable (a Lambda-style target) or "
                                  f"{resource_target_names()}, got {type(target).__name__}")
         age = contract.RETRY_MAX_AGE_SECONDS
         if not age.min <= self.retry_max_age <= age.max:

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, LambdaTarget, LocalTarget, QueueTarget, ResourceTarget, StateMachineTarget,
-                         TopicTarget)
-from .resources import (function_arn, provision_target_bus, provision_target_queue, provision_target_state_machine,
-                        provision_target_topic)
+from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, HttpsTarget, LambdaTarget, LocalTarget, QueueTarget,
+                         ResourceTarget, StateMachineTarget, TopicTarget)
+from .resources import (function_arn, provision_target_bus, provision_target_queue, provision_target_secret,
+                        provision_target_state_machine, provision_target_topic)
 
 LOCAL_TARGET_FUNCTION = "local-target"
 """The default target's function on the engine's Lambda endpoint; a named one's is this, a dash and its number."""
@@ -31,8 +31,9 @@ class NamedTargets:
 def make_named_targets(session: Any, name_prefix: str, targets: dict[str, LocalTarget | ResourceTarget],
                        functions: dict[str, Callable[[Any], Any]],
                        local_target: Callable[[LocalTarget], LocalTarget]) -> NamedTargets:
-    """Make every named target: a queue, a topic or a bus (each with the queue its deliveries arrive in) or a
-    state machine in moto, or a local function in ``functions`` (wrapped by ``local_target``)."""
+    """Make every named target: a queue, a topic or a bus (each with the queue its deliveries arrive in), a
+    state machine or an HTTPS endpoint's signing secret in moto, or a local function in ``functions``
+    (wrapped by ``local_target``)."""
     made = NamedTargets()
     for number, (name, target) in enumerate(targets.items(), start=1):
         resource = f"{name_prefix}-target-{number}"
@@ -48,6 +49,8 @@ def make_named_targets(session: Any, name_prefix: str, targets: dict[str, LocalT
                 session, resource, source=target.source, detail_type=target.detail_type)
             made.descriptions[name] = {"type": "eventbridge", "eventBusArn": bus_arn,
                                        "detailType": target.detail_type, "source": target.source}
+        elif isinstance(target, HttpsTarget):
+            made.descriptions[name] = target.description(provision_target_secret(session, resource, target.secret))
         elif isinstance(target, StateMachineTarget):
             arn = made.state_machine_arns[name] = provision_target_state_machine(session, resource, target.express)
             made.descriptions[name] = {"type": "stepfunctions", "stateMachineArn": arn}

@@ -109,6 +109,18 @@ def provision_target_state_machine(session: Any, name: str, express: bool) -> st
     return arn
 
 
+def provision_target_secret(session: Any, name: str, secret: str) -> str:
+    """A secret holding ``secret`` (its ``SecretString``), an HTTPS target's signing key: its ARN; made again,
+    the same secret, holding ``secret`` now."""
+    secrets = session.client("secretsmanager")
+    try:
+        created: str = secrets.create_secret(Name=name, SecretString=secret)["ARN"]
+        return created
+    except secrets.exceptions.ResourceExistsException:
+        updated: str = secrets.put_secret_value(SecretId=name, SecretString=secret)["ARN"]
+        return updated
+
+
 def _table_definition(listing: bool) -> dict[str, Any]:
     """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
     keys = [("pk", "HASH"), ("sk", "RANGE")]

@@ -4,13 +4,17 @@ The file is a JSON object, target name -> description, as the construct puts it 
 ``TARGETS`` (``contract.json``'s ``targetTypes``), less what names a deployed resource: the engine
 creates each queue, topic, bus or state machine in its moto, so ``queueUrl``, ``topicArn``,
 ``eventBusArn`` and ``stateMachineArn`` are left out. A Lambda target names, instead of its
-``functionArn``, the in-process handler the engine calls (``module:function``)::
+``functionArn``, the in-process handler the engine calls (``module:function``); an HTTPS target, instead
+of its ``secretArn``, the signing secret itself, which the engine keeps in its moto's Secrets Manager
+(on the engine, its ``url`` may be ``http://`` to 127.0.0.1 or localhost)::
 
     {"orders": {"type": "sqs", "fifo": true, "messageGroupId": "orders"},
      "alerts": {"type": "sns"},
      "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"},
      "flows": {"type": "stepfunctions"},
-     "audit": {"type": "lambda", "handler": "audit:handler", "invocationType": "Event"}}
+     "audit": {"type": "lambda", "handler": "audit:handler", "invocationType": "Event"},
+     "hook": {"type": "https", "url": "http://127.0.0.1:9000/timers", "secret": "s3cret", "timeoutSeconds": 5,
+              "headers": {"X-App": "reminders"}}}
 """
 
 from __future__ import annotations
@@ -19,13 +23,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, LambdaTarget, QueueTarget, ResourceTarget,
+from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, HttpsTarget, LambdaTarget, QueueTarget, ResourceTarget,
                          StateMachineTarget, TopicTarget, load_handler)
 
 _FIELDS = {"sqs": {"type", "fifo", "messageGroupId"}, "sns": {"type", "fifo", "messageGroupId"},
            "eventbridge": {"type", "detailType", "source"}, "stepfunctions": {"type"},
-           "lambda": {"type", "handler", "invocationType"}}
-_MADE_BY_THE_ENGINE = {"queueUrl", "topicArn", "eventBusArn", "stateMachineArn", "functionArn"}
+           "lambda": {"type", "handler", "invocationType"}, "https": {"type", "url", "secret", "timeoutSeconds", "headers"}}
+_MADE_BY_THE_ENGINE = {"queueUrl", "topicArn", "eventBusArn", "stateMachineArn", "functionArn", "secretArn"}
+_HTTPS_FIELDS = {"url": "url", "secret": "secret", "headers": "headers", "timeout_seconds": "timeoutSeconds"}
+"""An :class:`HttpsTarget` field's name in the file."""
 
 
 def read_target_file(path: Path) -> dict[str, ResourceTarget]:
@@ -52,6 +58,8 @@ def _target(where: str, description: Any) -> ResourceTarget:
         raise ValueError(f"{where}: unknown field {', '.join(unknown)} (a {kind} target takes {takes})")
     if kind == "stepfunctions":
         return StateMachineTarget()
+    if kind == "https":
+        return _https(where, description)
     if kind == "lambda":
         invocation_type = description.get("invocationType", LAMBDA_INVOCATION_TYPES[0])
         if invocation_type not in LAMBDA_INVOCATION_TYPES:
@@ -75,3 +83,15 @@ def _text(where: str, description: dict[str, Any], field: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{where}: {field} must be a non-empty string, got {value!r}")
     return value
+
+
+def _https(where: str, description: dict[str, Any]) -> HttpsTarget:
+    """An HTTPS target; what :class:`HttpsTarget` refuses, said with the file's field names."""
+    given = {field: description[name] for field, name in _HTTPS_FIELDS.items() if name in description}
+    try:
+        return HttpsTarget(**{"url": None, "secret": None, **given})
+    except ValueError as exc:
+        message = str(exc)
+        for field, name in _HTTPS_FIELDS.items():
+            message = message.replace(field, name)
+        raise ValueError(f"{where}: {message}") from None

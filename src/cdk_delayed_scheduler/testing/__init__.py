@@ -19,11 +19,11 @@ from ._deliveries import Delivery, LambdaHandler
 from ._kit import LocalScheduler, local_scheduler
 
 if TYPE_CHECKING:
-    from ..local.deliveries import BusTarget, LambdaTarget, QueueTarget, StateMachineTarget, TopicTarget
+    from ..local.deliveries import BusTarget, HttpsTarget, LambdaTarget, QueueTarget, StateMachineTarget, TopicTarget
 
-__all__ = ["BusTarget", "Delivery", "LambdaHandler", "LambdaTarget", "LocalScheduler", "QueueTarget",
+__all__ = ["BusTarget", "Delivery", "HttpsTarget", "LambdaHandler", "LambdaTarget", "LocalScheduler", "QueueTarget",
            "StateMachineTarget", "TopicTarget", "local_scheduler"]
-_RESOURCE_TARGETS = ("BusTarget", "LambdaTarget", "QueueTarget", "StateMachineTarget", "TopicTarget")
+_RESOURCE_TARGETS = ("BusTarget", "HttpsTarget", "LambdaTarget", "QueueTarget", "StateMachineTarget", "TopicTarget")
 
 
 def __getattr__(name: str) -> Any:

@@ -74,11 +74,17 @@ class LocalScheduler:
     def deliveries(self, target: str | None = DEFAULT_TARGET) -> list[Delivery]:
         """What ``target`` received so far, in arrival order (``None``: every target's). A queue target's
         messages are received from its queue (and deleted there) when this is called; a state machine
-        target's deliveries are its executions' inputs, in the order they started."""
+        target's deliveries are its executions' inputs, in the order they started. An ``HttpsTarget``'s are
+        the requests its receiver got: this raises ``ValueError`` for one."""
         self._drain_queues()
         if target is not None and target != DEFAULT_TARGET and target not in self.engine.options.targets:
             known = ", ".join([DEFAULT_TARGET, *self.engine.options.targets])
             raise ValueError(f"target: {target!r} is not a target of this scheduler (it has {known})")
+        from ..local.deliveries import HttpsTarget  # noqa: PLC0415 - loaded with the engine
+
+        if isinstance(self.engine.options.targets.get(target or ""), HttpsTarget):
+            raise ValueError(f"target: {target!r} is an HttpsTarget: its deliveries are the requests its URL "
+                             "received; read them in that receiver")
         return self._log.of(target)
 
     def queue_url(self, target: str) -> str:
@@ -137,7 +143,8 @@ def local_scheduler(target: LambdaHandler | None = None,
     ``None``) is a Lambda function, a ``LambdaTarget(handler, invocation_type="Event")`` one invoked as an
     event, a ``QueueTarget()`` an SQS queue, a ``TopicTarget()`` an SNS topic, a
     ``BusTarget(detail_type=..., source=...)`` an EventBridge bus, a ``StateMachineTarget()`` a Step
-    Functions state machine. ``url_env`` names an environment
+    Functions state machine, an ``HttpsTarget(url, secret)`` an HTTPS endpoint (``http://127.0.0.1:...``
+    for a receiver of the test's own). ``url_env`` names an environment
     variable to hold the API's URL for the block. Other keywords are ``EngineOptions`` fields
     (``listing=True``, ``delay_window=...``).
     """
@@ -162,7 +169,7 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
 
     for name, spec in targets.items():
         if spec is not None and not callable(spec) and not isinstance(spec, RESOURCE_TARGETS):
-            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only), "
+            raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only) or "
                              f"{resource_target_names()}, got {type(spec).__name__}")
     endpoint = SharedMoto.fresh_endpoint()
     clock = SimulatedClock(endpoint)

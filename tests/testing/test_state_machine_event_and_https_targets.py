@@ -1,11 +1,15 @@
-"""The kit's state machine targets (deliveries read back from the executions moto started) and Lambda targets
-invoked as an event (the handler's failure is its own, not a failed delivery)."""
+"""The kit's state machine targets (deliveries read back from the executions moto started), Lambda targets
+invoked as an event (the handler's failure is its own, not a failed delivery) and HTTPS targets (the secret
+in moto's Secrets Manager)."""
 
+import json
+import os
 from datetime import timedelta
 
 import pytest
 
-from cdk_delayed_scheduler.testing import LambdaTarget, StateMachineTarget
+from cdk_delayed_scheduler._contract import contract
+from cdk_delayed_scheduler.testing import HttpsTarget, LambdaTarget, StateMachineTarget
 
 
 def refuse(event, context):
@@ -50,3 +54,14 @@ def test_a_lambda_target_takes_a_known_invocation_type_and_a_callable():
         LambdaTarget(refuse, invocation_type="event")
     with pytest.raises(ValueError, match=r"handler must be a Lambda-style callable or None, got str"):
         LambdaTarget("module:function")
+
+
+@pytest.mark.local_scheduler(targets={"hook": HttpsTarget("http://localhost:9/timers", "s3cret", timeout_seconds=3)})
+def test_an_https_targets_secret_is_kept_in_moto_and_its_deliveries_are_read_at_its_receiver(local_scheduler):
+    hook = json.loads(os.environ[contract.ENV.targets])["hook"]  # as the functions read it
+    assert {k: v for k, v in hook.items() if k != "secretArn"} == {
+        "type": "https", "url": "http://localhost:9/timers", "timeoutSeconds": 3}
+    secrets = local_scheduler.engine.client("secretsmanager")
+    assert secrets.get_secret_value(SecretId=hook["secretArn"])["SecretString"] == "s3cret"
+    with pytest.raises(ValueError, match=r"target: 'hook' is an HttpsTarget: its deliveries are the requests its URL"):
+        local_scheduler.deliveries("hook")
