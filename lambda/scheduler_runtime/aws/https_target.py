@@ -154,6 +154,8 @@ def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any])
     secret = SECRETS.get(ctx.client("secretsmanager"), str(target["secretArn"]))
     body = envelope_body(envelope)
     headers = _own_headers(target.get("headers") or {}, shown)
+    # Signed at the real time, not the runtime's now_ms: the testing kit moves that clock forward, and a
+    # receiver checks the timestamp against its own real clock.
     headers.update(webhook_headers(envelope, body, secret, time.time(), WEBHOOK))
     timeout = float(target["timeoutSeconds"])
     status = _post((scheme, host, port), path, body, headers, timeout, shown)
