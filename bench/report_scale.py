@@ -126,7 +126,8 @@ def section(d: dict | None) -> list[str]:
            "**batch** is the mean messages per dispatcher invocation and the share of invocations carrying one; "
            "**billed ms/timer** the dispatcher's billed duration per timer; **cost** the scenario's timers, priced as the "
            "cost section does (its per-timer bill, with the dispatcher's invocations, duration, receives and deletes "
-           "from the simulated batches; fixed monthly costs excluded). EventBridge Scheduler: at its default "
+           "from the simulated batches; fixed monthly costs excluded; creates ten a request, except the sustained-creates "
+           "rows, one a request). EventBridge Scheduler: at its default "
            "invocations quota, $1.00 per million invocations.", "",
            f"Burst tables: the on-demand table serves at once what a new table does or twice its previous peak, "
            f"here the sweeper's claims of the same timers minutes before: {fmt(d['burst_table_wru'])} WRU/s.", "",

@@ -18,11 +18,17 @@ _SIM_PRICED = ("Lambda", "SQS")  # the dispatcher's lines that the simulation re
 
 
 def other_per_million(cost_section: dict) -> dict[str, float]:
-    """USD per million timers of everything but the dispatcher's invocations, duration, receives and deletes."""
+    """USD per million timers of everything but the dispatcher's invocations, duration, receives and deletes:
+    ``short`` and ``long`` with batch creates (ten a request, the cost section's headline), ``short_single``
+    with one create a request, ``periodic`` per occurrence."""
     out: dict[str, float] = {}
     for path in ("short", "long"):
         rows = ((cost_section.get("headline") or {}).get(path) or {}).get("rows") or []
         out[path] = sum(r["usd_od"] for r in rows if not (r["group"] in _SIM_PRICED and "dispatcher" in r["item"]))
+    doors = (cost_section.get("doors") or {}).get("short") or {}
+    if "short" in out and doors.get("http/single") and doors.get("http/batch"):
+        # one create a request instead of ten: only the create side differs between the two measured bills
+        out["short_single"] = out["short"] + doors["http/single"]["total_on_demand"] - doors["http/batch"]["total_on_demand"]
     periodic = cost_section.get("periodic")
     if periodic:
         sqs = periodic["sqs"]

@@ -49,7 +49,7 @@ def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None
                 table_quota_wru=profile["ddb_table_wru"])
 
 
-def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, periodic: bool = False,
+def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str = "short",
             name: str | None = None, min_timers: int = 2000, pollers: str = "scaled",
             ebs_rate_per_s: float | None = None) -> dict:
     """Due times as Poisson arrivals at ``rate`` a second for ``seconds``; short timers already in the queue.
@@ -71,7 +71,6 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, periodic:
     out = Delivery(profile, due, visible, profile["ddb_table_wru"], start_pollers=math.inf if pollers == "max" else None,
                    scale_down=pollers == "scaled").run()
     n = len(due)
-    path = "periodic" if periodic else "short"
     out.last_delivery_s = out.drain_s  # a steady load has no one due second: the last delivery after the last due time
     return _row(name or f"due times Poisson at {rate:,.0f}/s for {seconds:.0f} s", n, out,
                 cost.scenario(profile, out, n, path), ebs_rate(profile, ebs_rate_per_s or rate, n), pollers=pollers)

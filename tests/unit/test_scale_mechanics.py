@@ -143,3 +143,16 @@ def test_the_section_renders_each_scenario_its_calibration_and_the_verdict():
     assert "the target is **met**" in text or "the target is **missed**" in text
     assert "| 1,000 |" in text and "| 10,000 |" in text  # the calibration's bursts
     assert text.count("docs.aws.amazon.com") >= 10  # the parameters' pages
+
+
+def test_the_dispatcher_is_priced_from_the_simulated_batches():
+    from bench.scale import cost
+    from bench.scale.pipeline import Outcome
+
+    # 1,000 timers, each alone in an invocation billed 500 ms at 128 MB, each with one receive and one delete
+    out = Outcome(batches=[1] * 1000, billed_ms=[500] * 1000, receives=1000)
+    usd = cost.scenario({"other_usd_per_million_short": 1.0}, out, 1000, "short")
+    per_invocation = 0.20 + 0.5 * 128 / 1024 * 13.3334 + 2 * 0.40  # request, GB-s, receive + delete (per million)
+    assert usd["dispatcher_per_million"] == pytest.approx(per_invocation, rel=1e-4)
+    assert usd["per_million"] == pytest.approx(per_invocation + 1.0, rel=1e-4)
+    assert usd["invocations_per_timer"] == 1.0
