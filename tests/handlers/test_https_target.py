@@ -267,3 +267,33 @@ def test_a_header_no_request_can_carry_parks_at_once_naming_it_without_its_value
     reason = parked_reason(aws, "split-1")
     assert "the target's header 'X-Token' cannot be sent" in reason and "private-value" not in reason
     assert not receiver.seen
+
+
+def test_a_refresh_that_fails_for_now_keeps_the_secret_read_before_and_is_tried_again_later(aws, webhooks, receiver,
+                                                                                           monkeypatch):
+    import boto3
+
+    clock = [1000.0]
+    monkeypatch.setattr(https_target.SECRETS, "clock", lambda: clock[0])
+    deliver_once(aws, "read")
+    boto3.session.Session(region_name="us-east-1").client("secretsmanager").put_secret_value(
+        SecretId=webhooks["secretArn"], SecretString="whsec-second")
+    tries = []
+
+    def throttled(real, **kwargs):
+        tries.append(clock[0])
+        raise service_error("GetSecretValue", "ThrottlingException")
+
+    clock[0] += 301
+    with faulty("secretsmanager", get_secret_value=throttled):
+        assert deliver_once(aws, "stale-1") == {"batchItemFailures": []}
+        clock[0] += 29
+        assert deliver_once(aws, "stale-2") == {"batchItemFailures": []}
+        clock[0] += 2
+        assert deliver_once(aws, "stale-3") == {"batchItemFailures": []}
+    assert tries == [1301.0, 1332.0]
+    clock[0] += 30
+    assert deliver_once(aws, "refreshed") == {"batchItemFailures": []}  # 30 s after the last failed try: read
+    *stale, refreshed = receiver.requests_to("/hook")[1:]
+    assert [verify_signature(s.body, s.headers, SECRET).id for s in stale] == ["stale-1", "stale-2", "stale-3"]
+    assert verify_signature(refreshed.body, refreshed.headers, "whsec-second").id == "refreshed"

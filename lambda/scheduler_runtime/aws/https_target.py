@@ -20,8 +20,9 @@ signed with the secret in ``secretArn`` (:mod:`scheduler_runtime.core.signing`),
   ``dedupeKey`` and attempt, which it must accept anyway (every target is at-least-once).
 - The secret (its ``SecretString``, whose UTF-8 bytes are the key) is read once per sandbox and kept
   :data:`~scheduler_runtime.core.contract.WEBHOOK` ``.secret_cache_seconds``, so a rotation is used
-  within that time without a deploy. A failed read is retried, except a denied permission or a secret
-  that does not exist, which park at once.
+  within that time without a deploy. A failed first read is retried, except a denied permission or a
+  secret that does not exist, which park at once; a refresh that fails for now keeps the value read
+  before for :data:`STALE_RETRY_SECONDS` more.
 - TLS verifies the certificate against the system's trust store (``ssl.create_default_context``; it
   honours ``SSL_CERT_FILE`` and ``SSL_CERT_DIR``). ``http://`` is taken only for a loopback host
   (``127.0.0.1``, ``::1``, ``localhost``): the local engine's receivers.
@@ -57,6 +58,8 @@ MAX_IDLE_PER_HOST = 10
 """Idle connections kept per (scheme, host, port): the most deliveries one dispatcher batch runs at once."""
 MAX_IDLE_SECONDS = 30.0
 """An idle connection older than this is closed rather than reused (servers close idle ones too)."""
+STALE_RETRY_SECONDS = 30.0
+"""After a failed refresh of a cached secret, how long the value read before is used until the next try."""
 _CLOSED_WHILE_IDLE = (ConnectionError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
 """How sending on, or reading the status line from, a connection the server closed fails: a reset,
 a broken pipe, no status line at all (``http.client.RemoteDisconnected``), or TLS's end of stream."""
@@ -127,10 +130,24 @@ class SecretCache:
         with read:
             key = self._fresh(secret_arn)  # another thread may have read it meanwhile
             if key is None:
-                key = _read_secret(client, secret_arn)
+                key, read_at = self._read(client, secret_arn)
                 with self._lock:
-                    self._values[secret_arn] = (key, self.clock())
+                    self._values[secret_arn] = (key, read_at)
         return key
+
+    def _read(self, client: Any, secret_arn: str) -> tuple[bytes, float]:
+        """The secret and the time to count its age from. A refresh that fails for now (throttled, a 5xx)
+        keeps the value read before, and is tried again :data:`STALE_RETRY_SECONDS` later."""
+        try:
+            return _read_secret(client, secret_arn), self.clock()
+        except Undeliverable:
+            raise
+        except DeliveryError:
+            with self._lock:
+                cached = self._values.get(secret_arn)
+            if cached is None:
+                raise
+            return cached[0], self.clock() - self.ttl_s + STALE_RETRY_SECONDS
 
     def _fresh(self, secret_arn: str) -> bytes | None:
         with self._lock:
