@@ -121,6 +121,12 @@ def section(d: dict | None) -> list[str]:
            "parameter is below with its source; latencies of AWS calls are stated, not documented. The handlers' own "
            "work comes from the engine's measurements (the cost section's api time, the burst profile's CPU per "
            "delivery). Simulated, not measured on AWS.", "",
+           "Steady loads (Poisson due times, periodic, sustained creates) leave out a warm-up (60 s, or 5 s where the "
+           "pollers start at the maximum) in which the mapping scales; their throttles count the whole run. The "
+           "mapping's scaling rule is not documented closely enough to pick one reading, so the Poisson levels run "
+           "with two that bound it: pollers scaled to the load (start at 5, +5 a second while messages remain "
+           "visible, -5 a second while receives come back empty) and pollers held at the maximum (1,250: every "
+           "message finds an idle poller).", "",
            "Outputs: **last** is the time of the last delivery after the due second (bursts) or after the last due time "
            "(steady loads); lateness is delivery minus due time; **early** counts deliveries before their due time; "
            "**batch** is the mean messages per dispatcher invocation and the share of invocations carrying one; "

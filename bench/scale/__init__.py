@@ -98,7 +98,7 @@ def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: flo
                                                  name=f"due times Poisson at {rate:,.0f}/s, {how}"))
     rate = periodic_n / 60
     log(f"scale: {periodic_n:,} periodic timers every minute ({rate:,.0f} occurrences/s) for {periodic_s:.0f} s")
-    out["rows"].append(scenarios.poisson(periodic, rate, periodic_s, path="periodic", pollers="max", name=(
+    out["rows"].append(scenarios.poisson(periodic, rate, periodic_s, path="periodic", pollers="max", warmup_s=5.0, name=(
         f"{periodic_n:,} periodic timers every minute, phases spread ({periodic_s:.0f} s of it), pollers at the maximum")))
     out["creates"] = []
     for rate in create_rates:
@@ -107,7 +107,7 @@ def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: flo
         out["creates"].append(c)
         ebs = min(rate, aws["ebs_create_per_s"])  # what EventBridge Scheduler accepted is what it then delivers
         out["rows"].append(scenarios.poisson(aws, c["accepted_per_s"], create_s, path="short_single", pollers="max",
-                                             ebs_rate_per_s=ebs, name=(
+                                             ebs_rate_per_s=ebs, warmup_s=5.0, name=(
             f"sustained creates at {rate:,.0f}/s: the {c['accepted_per_s']:,.0f}/s accepted, delivered "
             "(pollers at the maximum)")))
     out["waiting"] = scenarios.waiting(aws, waiting_n)

@@ -37,6 +37,20 @@ class Outcome:
     empty_receives: int = 0
     failed: int = 0  # deliveries whose FIRED write was throttled on every attempt (retried by SQS later)
     events: int = 0
+    due_of: list[float] = field(default_factory=list)  # the due time of each delivery in ``lateness``
+    started: list[float] = field(default_factory=list)  # the start of each invocation in ``batches``
+
+    def since(self, t: float) -> Outcome:
+        """The deliveries due from ``t`` on and the invocations started from ``t`` on (a warm-up left out);
+        one receive per invocation; throttles and concurrency stay the whole run's."""
+        keep = [i for i, d in enumerate(self.due_of) if d >= t]
+        runs = [i for i, s in enumerate(self.started) if s >= t]
+        return Outcome(lateness=[self.lateness[i] for i in keep], last_delivery_s=self.last_delivery_s,
+                       drain_s=self.drain_s, batches=[self.batches[i] for i in runs],
+                       billed_ms=[self.billed_ms[i] for i in runs], throttles=dict(self.throttles),
+                       peak_concurrency=self.peak_concurrency, receives=len(runs), failed=self.failed,
+                       events=self.events, due_of=[self.due_of[i] for i in keep],
+                       started=[self.started[i] for i in runs])
 
 
 class Delivery:
@@ -175,9 +189,11 @@ class Delivery:
             written = self.moto.call(t, p["moto_update_s"]) if self.moto is not None else t + p["lat_ddb_write_s"]
             delivered = written + p["lat_target_s"]
             self.out.lateness.append(delivered - self.due[i])
+            self.out.due_of.append(self.due[i])
             self.last = max(self.last, delivered)
             end = max(end, delivered)
         self.out.batches.append(len(batch))
+        self.out.started.append(now)
         self.out.billed_ms.append(math.ceil((end - start) * 1000))
         self.out.failed += len(failed)
         if failed:

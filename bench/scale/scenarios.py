@@ -51,7 +51,7 @@ def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None
 
 def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str = "short",
             name: str | None = None, min_timers: int = 2000, pollers: str = "scaled",
-            ebs_rate_per_s: float | None = None) -> dict:
+            ebs_rate_per_s: float | None = None, warmup_s: float = 60.0) -> dict:
     """Due times as Poisson arrivals at ``rate`` a second for ``seconds``; short timers already in the queue.
 
     ``pollers``: ``"scaled"``, the mapping starts at its start concurrency, adds its step each second
@@ -61,7 +61,7 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
     """
     rng = random.Random(seed)
     seconds = max(seconds, min_timers / rate)  # enough deliveries for a p99 at low rates
-    due, t = [], DUE0
+    due, t = [], DUE0 - warmup_s  # the first warm-up_s seconds let the mapping scale; they are left out
     while True:
         t += rng.expovariate(rate)
         if t >= DUE0 + seconds:
@@ -69,8 +69,8 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
         due.append(t)
     visible = [d - rng.random() for d in due]
     out = Delivery(profile, due, visible, profile["ddb_table_wru"], start_pollers=math.inf if pollers == "max" else None,
-                   scale_down=pollers == "scaled").run()
-    n = len(due)
+                   scale_down=pollers == "scaled").run().since(DUE0)
+    n = len(out.lateness)
     out.last_delivery_s = out.drain_s  # a steady load has no one due second: the last delivery after the last due time
     return _row(name or f"due times Poisson at {rate:,.0f}/s for {seconds:.0f} s", n, out,
                 cost.scenario(profile, out, n, path), ebs_rate(profile, ebs_rate_per_s or rate, n), pollers=pollers)
