@@ -171,6 +171,7 @@ def test_a_redirect_or_another_4xx_parks_at_once_with_the_status_and_is_never_fo
 
 def test_the_answers_body_never_reaches_a_log_or_a_reason(aws, webhooks, receiver, caplog, capsys):
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="scheduler_runtime")  # the runtime sets its own level (INFO)
     for index, status in enumerate((500, 410, 200)):
         receiver.answers["/hook"] = Answer(status, body=ANSWER_BODY)
         deliver_once(aws, f"quiet-{index}")
