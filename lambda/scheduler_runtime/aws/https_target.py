@@ -72,7 +72,7 @@ class ConnectionPool:
     """Idle keep-alive connections by (scheme, host, port), shared by every thread of a sandbox."""
 
     def __init__(self, max_idle: int = MAX_IDLE_PER_HOST, max_idle_seconds: float = MAX_IDLE_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self._idle: dict[tuple[str, str, int], list[tuple[Connection, float]]] = {}
         self._lock = threading.Lock()
         self.max_idle, self.max_idle_seconds, self.clock = max_idle, max_idle_seconds, clock
@@ -115,7 +115,7 @@ class SecretCache:
     threads of a batch that all need a secret not (or no longer) cached wait for one read of it."""
 
     def __init__(self, ttl_s: float = WEBHOOK.secret_cache_seconds,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
         self._reads: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -159,6 +159,8 @@ class SecretCache:
             self._values.clear()
 
 
+# Both clocks are the wall clock, not time.monotonic: a Lambda sandbox frozen between invocations may
+# not count the frozen time on its monotonic clock, and a secret would then be kept past its 300 s.
 POOL = ConnectionPool()
 SECRETS = SecretCache()
 _tls: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
