@@ -106,16 +106,23 @@ def test_a_receive_past_max_attempts_is_parked_without_another_delivery(aws):
     assert call_api("GET", "/schedules/spent")[1]["status"] == "FAILED"
 
 
-def test_a_periodic_timers_occurrence_honours_its_retry(aws, unhurried_start):
-    put("flaky-twice", {"every": 5, "payload": {"keep": "me"}, "target": "broken", "retry": {"maxAttempts": 2}})
+def fail_twice(aws, periodic_id: str, retry: dict) -> tuple[list, dict]:
+    """A periodic timer on a failing target with ``retry``: its first occurrence and the retry that
+    attempt sends both dispatched. The delayer messages sent (next occurrence, retries), and the parked one."""
+    put(periodic_id, {"every": 5, "payload": {"keep": "me"}, "target": "broken", "retry": retry})
     message = occurrence(aws, timeout=7)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
         assert dispatch_occurrence(message) == {"batchItemFailures": []}
         assert [json.loads(s["MessageBody"]).get("attempt") for s in sent] == [None, 2]
         assert dispatch_occurrence(as_record(sent[-1])) == {"batchItemFailures": []}
-    assert len(sent) == 2  # no attempt 3, though MAX_RECEIVE_COUNT is 3
     [parked] = aws.receive(aws.dlq_url)
+    return sent, parked
+
+
+def test_a_periodic_timers_occurrence_honours_its_retry(aws, unhurried_start):
+    sent, parked = fail_twice(aws, "flaky-twice", {"maxAttempts": 2})
+    assert len(sent) == 2  # no attempt 3, though MAX_RECEIVE_COUNT is 3
     assert json.loads(parked["body"])["attempt"] == 2
     assert "maxAttempts 2 reached" in parked["messageAttributes"]["reason"]["stringValue"]
     read = call_api("GET", "/periodic/flaky-twice")[1]
@@ -124,12 +131,6 @@ def test_a_periodic_timers_occurrence_honours_its_retry(aws, unhurried_start):
 
 def test_a_periodic_occurrence_is_parked_once_its_next_retry_would_start_past_its_age(aws, unhurried_start):
     # Retries come 30 s, then 60 s, after a failed attempt: the second would start past 60 s.
-    put("stale", {"every": 5, "payload": {"keep": "me"}, "target": "broken", "retry": {"maxAgeSeconds": 60}})
-    message = occurrence(aws, timeout=7)
-    sent: list = []
-    with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
-        assert dispatch_occurrence(message) == {"batchItemFailures": []}
-        assert dispatch_occurrence(as_record(sent[-1])) == {"batchItemFailures": []}
-    assert [json.loads(s["MessageBody"]).get("attempt") for s in sent] == [None, 2]
-    [parked] = aws.receive(aws.dlq_url)
+    sent, parked = fail_twice(aws, "stale", {"maxAgeSeconds": 60})
+    assert len(sent) == 2
     assert "after 2 attempts: maxAgeSeconds 60 exceeded" in parked["messageAttributes"]["reason"]["stringValue"]
