@@ -151,6 +151,7 @@ def _summary(data: dict) -> list[str]:
     rows.extend(report_kit.summary_rows(data.get("kit")))
     rows.extend(report_targets.summary_rows(data.get("targets")))
     rows.extend(report_https.summary_rows(data.get("https")))
+    rows.extend(report_scale.summary_rows(data.get("scale")))
     return rows
 
 

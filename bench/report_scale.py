@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .report_engine import fmt
+from .report_engine import fmt, target
 
 
 def _usd(x) -> str:
@@ -104,6 +104,24 @@ def _verdict(big: dict, d: dict) -> str:
     return head + f". The limit: {_limit(big)}{tail}." + (
         " Missed still " + "; ".join(missed) + ": faster polling offers the table more writes a second than it serves, "
         "and each write throttled three times fails its delivery until the visibility timeout." if missed else "")
+
+
+def summary_rows(d: dict | None) -> list[str]:
+    rows = (d or {}).get("rows") or []
+    bursts = [r for r in rows if r["scenario"].startswith("burst")]
+    if not bursts:
+        return ["| scale (simulated on AWS): 1,000,000 timers due in one second | not simulated | ≤ 60 s, 0 early | |"]
+    big = max(bursts, key=lambda r: r["timers"])
+    ok = big["last_delivery_s"] <= d["target_s"] and big["early"] == 0
+    out = [f"| scale (simulated on AWS, default quotas): {big['timers']:,} timers due in one second, last delivery / "
+           f"early | {fmt(big['last_delivery_s'], 1)} s / {big['early']} | ≤ {fmt(d['target_s'])} s, 0 early: {target(ok)} "
+           f"| EventBridge Scheduler at its 1,000/s quota: {fmt(big['ebs']['last_delivery_s'])} s |"]
+    sizes = ((d.get("calibration") or {}).get("sizes")) or {}
+    if sizes:
+        ratios = ", ".join(f"{int(k):,}: {fmt(v['ratio'], 2)}" for k, v in sizes.items())
+        out.append(f"| scale: simulated / engine time to the last delivery, bursts | {ratios} | within ±20 %: "
+                   f"{target(all(abs(v['ratio'] - 1) <= 0.2 for v in sizes.values()))} | |")
+    return out
 
 
 def section(d: dict | None) -> list[str]:

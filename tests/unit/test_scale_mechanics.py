@@ -143,6 +143,8 @@ def test_the_section_renders_each_scenario_its_calibration_and_the_verdict():
     assert "the target is **met**" in text or "the target is **missed**" in text
     assert "| 1,000 |" in text and "| 10,000 |" in text  # the calibration's bursts
     assert text.count("docs.aws.amazon.com") >= 10  # the parameters' pages
+    summary = "\n".join(report_scale.summary_rows(d))
+    assert "2,000 timers due in one second" in summary and "within ±20 %" in summary
 
 
 def test_the_dispatcher_is_priced_from_the_simulated_batches():
