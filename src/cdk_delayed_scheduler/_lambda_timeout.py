@@ -8,7 +8,7 @@ from typing import Any, Optional
 from aws_cdk import Duration, Token
 from aws_cdk import aws_lambda as lambda_
 
-from ._validation import DISPATCH_MARGIN_SECONDS, seconds
+from ._validation import DISPATCH_MARGIN_SECONDS, check_duration, check_range, check_whole_seconds, seconds
 
 
 # Lambda's own default, for a function defined without a timeout (``Function.timeout`` is then None).
@@ -31,6 +31,24 @@ def own_timeout(handler: Any) -> Optional[Duration]:
     if isinstance(handler, lambda_.Function):
         return handler.timeout or _LAMBDA_DEFAULT_TIMEOUT
     return None
+
+
+def waited_timeout(handler: Any, timeout: Optional[Duration], waited: bool) -> Optional[Duration]:
+    """``LambdaInvoke``'s ``timeout`` checked (1-900 whole seconds, only for a function invoked
+    synchronously whose own timeout is not known), else the function's own when it is waited for."""
+    if timeout is not None and not waited:
+        raise ValueError("timeout: only for a function invoked synchronously (invocation_type "
+                         "REQUEST_RESPONSE); the dispatcher does not wait for an EVENT invoke's run")
+    own = own_timeout(handler) if waited else None
+    if timeout is None:
+        return own
+    check_duration("timeout", timeout)
+    check_whole_seconds("timeout", timeout)
+    check_range("timeout", seconds(timeout), 1, LAMBDA_MAX_TIMEOUT_SECONDS, unit="seconds")
+    if own is not None:
+        raise ValueError("timeout: only for a function whose timeout the construct cannot read (an imported "
+                         "one); this function is defined in this app, and its own timeout is used")
+    return timeout
 
 
 def unknown_timeout_warning(name: str, dispatcher_timeout: Duration) -> str:

@@ -34,6 +34,21 @@ def check_text(prop: str, value: Any, max_length: int) -> None:
         raise ValueError(f"{prop}: must be 1-{max_length} characters, got {len(value)}")
 
 
+# EventBridge's PutEventsRequestEntry (API reference): DetailType 1-128 characters, Source 1-256
+# characters, and "the aws. value prefix is service-reserved and cannot be used" for Source.
+# https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
+EVENT_DETAIL_TYPE_MAX_LENGTH = 128
+EVENT_SOURCE_MAX_LENGTH = 256
+
+
+def check_event_texts(detail_type: Any, source: Any) -> None:
+    """An EventBridge entry's ``detail_type`` and ``source`` as PutEvents takes them."""
+    check_text("detail_type", detail_type, EVENT_DETAIL_TYPE_MAX_LENGTH)
+    check_text("source", source, EVENT_SOURCE_MAX_LENGTH)
+    if not Token.is_unresolved(source) and source.startswith("aws."):
+        raise ValueError(f"source: must not start with 'aws.' (reserved for AWS services' events), got {source!r}")
+
+
 def is_function(value: Any) -> bool:
     return hasattr(value, "function_arn") and hasattr(value, "grant_invoke")
 

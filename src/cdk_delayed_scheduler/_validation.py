@@ -103,14 +103,16 @@ def text(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def check_dispatcher_covers(name: str, target_timeout: Optional[Duration], dispatcher_timeout: Duration) -> None:
-    """A Lambda target's run must fit in the dispatcher's, or its deliveries would time out and repeat."""
+def check_dispatcher_covers(name: str, target_timeout: Optional[Duration], dispatcher_timeout: Duration,
+                            what: str = "a Lambda function") -> None:
+    """A target's run the dispatcher waits for (``what``: a Lambda function's, an HTTPS endpoint's answer)
+    must fit in the dispatcher's, or its deliveries would time out and repeat."""
     if target_timeout is None or Token.is_unresolved(target_timeout.to_seconds()):
         return
     run = int(target_timeout.to_seconds())
     needed, have = run + DISPATCH_MARGIN_SECONDS, int(dispatcher_timeout.to_seconds())
     if have < needed:
         raise ValueError(
-            f"dispatcher_timeout: must be at least {needed} seconds to cover target {name!r}, a Lambda function "
+            f"dispatcher_timeout: must be at least {needed} seconds to cover target {name!r}, {what} "
             f"with a {run}-second timeout (the dispatcher waits for it, plus {DISPATCH_MARGIN_SECONDS} seconds of "
             f"its own), got {have} seconds")

@@ -29,6 +29,7 @@ from .periodic import SchedulerPeriodic
 from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
 from ._lambda_timeout import LAMBDA_TIMEOUT_UNKNOWN_WARNING, unknown_timeout_warning
+from ._target_descriptions import waited_for
 from .targets import IScheduleTarget, check_deliverable, check_target, waits_for_unknown_run
 
 __all__ = ["DelayedScheduler", "DEFAULT_TARGET_NAME", "LogLevel"]
@@ -375,7 +376,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         config = target.bind(self.dispatcher_function)
         description = dict(config.target_json)
         check_deliverable(name, target, description)
-        check_dispatcher_covers(name, config.timeout, self.dispatcher_timeout)
+        check_dispatcher_covers(name, config.timeout, self.dispatcher_timeout, waited_for(description))
         if waits_for_unknown_run(config):
             Annotations.of(self).add_warning_v2(LAMBDA_TIMEOUT_UNKNOWN_WARNING,
                                                 unknown_timeout_warning(name, self.dispatcher_timeout))

@@ -13,6 +13,8 @@ description that the runtime reads from the ``TARGETS`` environment variable
     DelayedScheduler(self, "Events", target=targets.EventBridgePutEvents(bus, detail_type="Timer due",
                                                                           source="com.example.timers"))
     DelayedScheduler(self, "Workflows", target=targets.StepFunctionsStartExecution(state_machine))
+    DelayedScheduler(self, "Hooks", target=targets.HttpsEndpoint("https://hooks.example.com/timers",
+                                                                 signing_secret=secret))
 """
 
 from __future__ import annotations
@@ -22,23 +24,26 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
-from aws_cdk import Duration, Token
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 
-from ._contract import contract
-from ._lambda_timeout import LAMBDA_MAX_TIMEOUT_SECONDS, own_timeout
+from ._https_checks import check_headers, check_secret, check_timeout, check_url, default_timeout
 from ._lambda_timeout import LAMBDA_TIMEOUT_UNKNOWN_WARNING as LAMBDA_TIMEOUT_UNKNOWN_WARNING
-from ._validation import check_duration, check_range, check_whole_seconds, seconds
-from ._target_checks import check_message_group_id, check_resource, check_text, target_for
+from ._lambda_timeout import waited_timeout
+from ._target_descriptions import check_deliverable as check_deliverable
+from ._target_descriptions import describe_target as describe_target
+from ._validation import seconds
+from ._target_checks import check_event_texts, check_message_group_id, check_resource, target_for
 from ._wiring import KEY_PRODUCER, grant_key
 
 __all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvocationType", "LambdaInvoke", "SqsSendMessage",
-           "SnsPublish", "EventBridgePutEvents", "StepFunctionsStartExecution"]
+           "SnsPublish", "EventBridgePutEvents", "StepFunctionsStartExecution", "HttpsEndpoint"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ class ScheduleTargetConfig:
 
 class IScheduleTarget(abc.ABC):
     """A destination for due schedules: ``LambdaInvoke``, ``SqsSendMessage``, ``SnsPublish``,
-    ``EventBridgePutEvents`` or ``StepFunctionsStartExecution``.
+    ``EventBridgePutEvents``, ``StepFunctionsStartExecution`` or ``HttpsEndpoint``.
 
     :meth:`bind` is how each built-in kind grants the dispatcher what its delivery needs and
     describes itself to the runtime. A new kind of target needs support in the runtime too, not
@@ -134,19 +139,8 @@ class LambdaInvoke(IScheduleTarget):
         self.invocation_type: LambdaInvocationType = _invocation_type(invocation_type)
         """How the function is invoked."""
         waited = self.invocation_type is LambdaInvocationType.REQUEST_RESPONSE
-        if timeout is not None and not waited:
-            raise ValueError("timeout: only for a function invoked synchronously (invocation_type "
-                             "REQUEST_RESPONSE); the dispatcher does not wait for an EVENT invoke's run")
-        own = own_timeout(handler) if waited else None
-        if timeout is not None:
-            check_duration("timeout", timeout)
-            check_whole_seconds("timeout", timeout)
-            check_range("timeout", seconds(timeout), 1, LAMBDA_MAX_TIMEOUT_SECONDS, unit="seconds")
-            if own is not None:
-                raise ValueError("timeout: only for a function whose timeout the construct cannot read (an imported "
-                                 "one); this function is defined in this app, and its own timeout is used")
         self.handler = handler
-        self.timeout: Optional[Duration] = own if timeout is None else timeout
+        self.timeout: Optional[Duration] = waited_timeout(handler, timeout, waited)
         """The function's timeout as the dispatcher's check reads it; ``None``: not known, or not waited
         for (an ``EVENT`` invoke)."""
 
@@ -240,13 +234,6 @@ class SnsPublish(IScheduleTarget):
                                                     **_group(self.message_group_id)))
 
 
-# EventBridge's PutEventsRequestEntry (API reference): DetailType 1-128 characters, Source 1-256
-# characters, and "the aws. value prefix is service-reserved and cannot be used" for Source.
-# https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEventsRequestEntry.html
-EVENT_DETAIL_TYPE_MAX_LENGTH = 128
-EVENT_SOURCE_MAX_LENGTH = 256
-
-
 class EventBridgePutEvents(IScheduleTarget):
     """Deliver each due schedule as an event put on an EventBridge event bus.
 
@@ -270,10 +257,7 @@ class EventBridgePutEvents(IScheduleTarget):
 
     def __init__(self, bus: events.IEventBus, *, detail_type: str, source: str) -> None:
         check_resource("bus", bus, "event bus")
-        check_text("detail_type", detail_type, EVENT_DETAIL_TYPE_MAX_LENGTH)
-        check_text("source", source, EVENT_SOURCE_MAX_LENGTH)
-        if not Token.is_unresolved(source) and source.startswith("aws."):
-            raise ValueError(f"source: must not start with 'aws.' (reserved for AWS services' events), got {source!r}")
+        check_event_texts(detail_type, source)
         self.bus = bus
         self.detail_type = detail_type
         self.source = source
@@ -321,6 +305,71 @@ class StepFunctionsStartExecution(IScheduleTarget):
                                                     state_machine_arn=self.state_machine.state_machine_arn))
 
 
+class HttpsEndpoint(IScheduleTarget):
+    """Deliver each due schedule as a signed HTTPS ``POST`` to a URL, a webhook.
+
+    The body is the envelope as compact JSON (``Content-Type: application/json``), with the headers
+    ``Scheduler-Schedule-Id``, ``Scheduler-Dedupe-Key`` and ``Scheduler-Attempt`` (its ``id``,
+    ``dedupeKey`` and ``attempt``) and ``Scheduler-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>``,
+    the HMAC of ``"<t>."`` followed by the exact body bytes, keyed with the signing secret's
+    ``SecretString``. A receiver checks it with ``cdk_delayed_scheduler.webhook.verify_signature``, and
+    drops repeats by ``dedupeKey``: delivery is at least once, as for every target.
+
+    A 2xx answer is a delivery. 408, 429, a 5xx, a timeout or a connection error is retried; any other
+    status (another 4xx, or a 3xx: redirects are never followed) is parked in the dead-letter queue at
+    once, with the status as the reason. The answer's body is read and dropped, never logged.
+
+    The dispatcher reads the secret once per sandbox and keeps it 300 seconds, so a rotated secret is
+    used within 5 minutes, without a deploy (meanwhile receivers accept the old and the new one). The
+    URL and ``headers`` are stored in the dispatcher function's configuration, which anyone allowed
+    ``lambda:GetFunctionConfiguration`` reads: do not put secrets there; the signing secret is the
+    authentication. Example::
+
+        secret = secretsmanager.Secret(self, "HookSecret")
+        timers.add_target("hooks", targets.HttpsEndpoint("https://hooks.example.com/timers", signing_secret=secret,
+                                                         headers={"X-Tenant": "acme"}))
+
+    :param url: where to ``POST``: ``https://`` with a host, without user information or a fragment.
+    :param signing_secret: the secret whose ``SecretString`` keys the signature. The dispatcher is granted
+        ``secretsmanager:GetSecretValue`` on it only, plus ``kms:Decrypt`` on its customer managed key,
+        only through Secrets Manager, when it has one.
+    :param headers: extra headers of every request: names of RFC 7230 characters, values of printable ASCII,
+        at most 2048 bytes in all as sent; none of the scheduler's own (``Content-Type``, ``Scheduler-*``,
+        ``Content-Length``, ``Transfer-Encoding``, ``Connection``, ``Host``). Default: none.
+    :param timeout: how long the connection, and then the answer, may take each: 1-30 whole seconds. The
+        scheduler's ``dispatcher_timeout`` must be at least 5 seconds longer. Default: 10 seconds.
+    """
+
+    def __init__(self, url: str, *, signing_secret: secretsmanager.ISecret,
+                 headers: Optional[Mapping[str, str]] = None, timeout: Duration = default_timeout()) -> None:
+        check_url(url)
+        check_secret(signing_secret)
+        check_headers(headers)
+        check_timeout(timeout)
+        self.url = url
+        self.signing_secret = signing_secret
+        self.headers: Optional[Mapping[str, str]] = None if headers is None else dict(headers)
+        self.timeout = timeout
+
+    def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
+        """Grant ``secretsmanager:GetSecretValue`` on the secret (and ``kms:Decrypt`` on its key through
+        Secrets Manager); describe it as ``{"type": "https", ...}``."""
+        secret = self.signing_secret
+        # The secret's ARN as policies name it: the full one when known, else the partial one and the
+        # six random characters Secrets Manager appends (as Secret.grant_read names it).
+        arn = secret.secret_full_arn or f"{secret.secret_arn}-??????"
+        iam.Grant.add_to_principal(grantee=dispatcher, actions=["secretsmanager:GetSecretValue"], resource_arns=[arn])
+        if secret.encryption_key is not None:
+            # Secrets Manager decrypts the secret with the caller's permission, and only through it.
+            iam.Grant.add_to_principal(
+                grantee=dispatcher, actions=["kms:Decrypt"], resource_arns=[secret.encryption_key.key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{secret.env.region}.amazonaws.com"}})
+        extra = {} if self.headers is None else {"headers": self.headers}
+        return ScheduleTargetConfig(describe_target("https", url=self.url, secret_arn=secret.secret_arn,
+                                                    timeout_seconds=seconds(self.timeout), **extra),
+                                    timeout=self.timeout)
+
+
 def _group(message_group_id: Optional[str]) -> dict[str, str]:
     """The optional ``message_group_id`` field of a queue's or topic's description."""
     return {} if message_group_id is None else {"message_group_id": message_group_id}
@@ -342,42 +391,6 @@ def waits_for_unknown_run(config: ScheduleTargetConfig) -> bool:
     return (config.timeout is None and description.get("type") == "lambda"
             and description.get("invocationType", LambdaInvocationType.REQUEST_RESPONSE.value)
             == LambdaInvocationType.REQUEST_RESPONSE.value)
-
-
-def _camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.title() for part in rest)
-
-
-def describe_target(kind: str, **fields: Any) -> dict[str, Any]:
-    """``{"type": kind, <fields>}`` with the field names of ``contract.TARGET_TYPES[kind]``
-    (``queue_url`` is ``queueUrl``); a name the contract does not list for ``kind`` raises ``KeyError``."""
-    spec = contract.TARGET_TYPES[kind]
-    description: dict[str, Any] = {"type": kind}
-    for name, value in fields.items():
-        field = _camel(name)
-        if field not in spec.required and field not in spec.optional:
-            raise KeyError(f"the {kind} target has no field {field!r} (contract.json's targetTypes)")
-        description[field] = value
-    return description
-
-
-def check_deliverable(name: str, target: IScheduleTarget, description: Mapping[str, Any]) -> None:
-    """Refuse, at synth, a bound target the runtime cannot deliver to: its description must have a
-    concrete ``type`` the runtime knows, with that kind's fields (``contract.target_description_problem``;
-    a field's value may be an unresolved token, only its name is judged)."""
-    kind = description.get("type")
-    if kind is not None and Token.is_unresolved(kind):
-        problem: Optional[str] = "its type must be concrete text, not a token"
-    else:
-        problem = contract.target_description_problem(description)
-    if problem is not None:
-        raise ValueError(
-            f"target {name!r}: {type(target).__name__} describes a target the runtime cannot deliver to: {problem}. "
-            f"The runtime delivers to these kinds: {', '.join(sorted(contract.TARGET_TYPES))} "
-            "(targets.LambdaInvoke, targets.SqsSendMessage, targets.SnsPublish, targets.EventBridgePutEvents, "
-            "targets.StepFunctionsStartExecution); "
-            "a new kind needs runtime support, not only a bind.")
 
 
 def check_target(prop: str, value: Any) -> None:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from construct_helpers import (FANOUT_EVENT_FUNCTION, FANOUT_STATE_MACHINE, SECURITY_VARIANTS, load_example_app,
-                               nag_clean_callback, nag_violations, resource_names)
+from construct_helpers import (FANOUT_EVENT_FUNCTION, FANOUT_HOOK_SECRET, FANOUT_STATE_MACHINE, SECURITY_VARIANTS,
+                               load_example_app, nag_clean_callback, nag_violations, resource_names)
 
 
 @pytest.fixture(scope="session")
@@ -53,8 +53,9 @@ class SecurityAssembly:
 def security_assembly(tmp_path_factory) -> SecurityAssembly:
     """One app with a scheduler per ``SECURITY_VARIANTS`` entry (a nag-clean Lambda target, a key with
     rotation where ``key``, X-Ray tracing where ``tracing``, a periodic timer where ``periodic``, an SNS
-    topic with a key of its own, an EventBridge bus, an imported state machine and an imported function
-    invoked as an event as extra targets where ``fanout``,
+    topic with a key of its own, an EventBridge bus, an imported state machine, an imported function
+    invoked as an event and an HTTPS endpoint signed with an imported secret and its key as extra targets
+    where ``fanout``,
     ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to ``Reader``; and a stack
     ``Producer`` whose role ``App`` the ``Http`` scheduler grants both), synthesized once with cdk-nag's
     AwsSolutions as a validation plugin."""
@@ -63,6 +64,7 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_kms as kms
     from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_secretsmanager as secretsmanager
     from aws_cdk import aws_sns as sns
     from aws_cdk import aws_stepfunctions as sfn
     from cdk_nag import AwsSolutionsChecks
@@ -92,6 +94,9 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
             scheduler.add_target("audit", targets.LambdaInvoke(
                 lambda_.Function.from_function_arn(stack, "Audit", FANOUT_EVENT_FUNCTION),
                 invocation_type=targets.LambdaInvocationType.EVENT))
+            scheduler.add_target("hooks", targets.HttpsEndpoint("https://hooks.example.com/timers", signing_secret=
+                secretsmanager.Secret.from_secret_attributes(stack, "HookSecret", secret_complete_arn=FANOUT_HOOK_SECRET,
+                encryption_key=kms.Key(stack, "HookKey", enable_key_rotation=True))))
         if variant["periodic"]:
             scheduler.add_periodic("nightly", cron="0 2 * * ? *", time_zone="Europe/Paris", payload={"n": 1})
         if scheduler.api is not None:

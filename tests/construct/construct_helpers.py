@@ -172,6 +172,8 @@ def nag2_target() -> Path:
 #: The state machine and the function (invoked as an event) that the ``fanout`` variant imports as targets.
 FANOUT_STATE_MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:fulfil"
 FANOUT_EVENT_FUNCTION = "arn:aws:lambda:eu-west-1:123456789012:function:audit"
+#: The signing secret the ``fanout`` variant's HTTPS target imports (with a key of the stack).
+FANOUT_HOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hooks-AbCdEf"
 #: The security gates' configurations: each API kind, a customer managed key or none, an explicit
 #: environment or none, listing on or off.
 SECURITY_VARIANTS = {
@@ -226,8 +228,8 @@ def _listed(value) -> list:
 def grants(template: dict, names: dict[str, str]) -> dict[str, set[tuple[str, str]]]:
     """{principal: {(action, resource)}}: every Allow the template grants. Identity policies are under
     the role's name (a managed policy as ``("managed policy", arn)``); resource policies (Lambda
-    permissions, queue and key policies) under the principal, the resource followed by its
-    ``aws:SourceArn`` condition (`` if aws:SourceArn = ...``), a key policy's ``*`` as ``* of <Key>``."""
+    permissions, queue and key policies) under the principal, a key policy's ``*`` as ``* of <Key>``.
+    A resource is followed by each condition of its statement (`` if aws:SourceArn = ...``)."""
     types = {k: v["Type"] for k, v in template["Resources"].items()}
     out: dict[str, set[tuple[str, str]]] = {}
 
@@ -238,8 +240,8 @@ def grants(template: dict, names: dict[str, str]) -> dict[str, set[tuple[str, st
         for s in statements:
             if s["Effect"] != "Allow":
                 continue
-            source = s.get("Condition", {}).get("ArnEquals", {}).get("aws:SourceArn")
-            suffix = f" if aws:SourceArn = {text(source)}" if source is not None else ""
+            suffix = "".join(f" if {key} = {text(value)}" for condition in s.get("Condition", {}).values()
+                             for key, value in condition.items())
             for action in _listed(s["Action"]):
                 for resource in _listed(s["Resource"]):
                     shown = f"* of <{owner}>" if owner and resource == "*" else text(resource)

@@ -12,6 +12,8 @@ that asks for the same name gets the same synthesized template:
 * ``fanout``: SNS targets (a topic with a customer managed key as the default, a FIFO topic with a
   message group), EventBridge targets (a custom bus, and the account's default bus imported) and a
   Step Functions target (an imported state machine);
+* ``https``: HTTPS targets, signed with a secret of the stack, one encrypted with a customer managed
+  key (with headers and the longest timeout), and one imported by name;
 * ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one naming a target
   added after it, and a ``PeriodicTimer`` in a construct of its own).
 """
@@ -29,6 +31,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
@@ -160,6 +163,21 @@ def _fanout(app: cdk.App) -> Built:
 FANOUT_STATE_MACHINE_ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:fulfil"
 
 
+def _https(app: cdk.App) -> Built:
+    stack = cdk.Stack(app, "Https", env=ENV)
+    plain = secretsmanager.Secret(stack, "HookSecret")
+    key = kms.Key(stack, "HookKey", enable_key_rotation=True)
+    keyed = secretsmanager.Secret(stack, "KeyedSecret", encryption_key=key)
+    partner = secretsmanager.Secret.from_secret_name_v2(stack, "PartnerSecret", "partner/hooks")
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.HttpsEndpoint(
+        "https://hooks.example.com/timers", signing_secret=plain))
+    scheduler.add_target("keyed", targets.HttpsEndpoint(
+        "https://hooks.example.com:8443/due?tenant=acme", signing_secret=keyed,
+        headers={"X-Tenant": "acme", "Authorization-Hint": "none"}, timeout=cdk.Duration.seconds(30)))
+    scheduler.add_target("partner", targets.HttpsEndpoint("https://partner.example.org/", signing_secret=partner))
+    return Built(stack, scheduler, plain=plain, key=key, keyed=keyed)
+
+
 def _periodic(app: cdk.App) -> Built:
     import datetime as dt
 
@@ -191,6 +209,7 @@ BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
     "no_api": _simple("NoApi", SchedulerApi.none, grant=True),
     "periodic": _periodic,
     "fanout": _fanout,
+    "https": _https,
 }
 
 

@@ -22,7 +22,6 @@ import hashlib
 import importlib.util
 import io
 import json
-import os
 import time
 import zipfile
 from contextlib import contextmanager
@@ -32,8 +31,8 @@ import pytest
 from moto_listing_and_periodic import (test_a_periodic_timer_is_delivered_and_armed_again,  # noqa: F401 - collected
                                        test_the_listing_pages_through_the_index)
 from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, StreamMapping, TemplateResolver, Workload,
-                         allowed, forget_stream_triggers, http_api_event, iam_requests, replay_http_api,
-                         role_statements, route_for, scenario)
+                         allowed, deploy_assembly, forget_stream_triggers, http_api_event, iam_requests,
+                         moto_server_environment, replay_http_api, role_statements, route_for, scenario)
 from moto_wiring import drive_until as _drive_until
 from moto_wiring import receive_one as _receive_one
 
@@ -56,33 +55,8 @@ SWEEP_EVENT = {"source": "aws.events", "detail-type": "Scheduled Event"}
 
 @pytest.fixture(scope="module")
 def moto_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    saved = dict(os.environ)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION=REGION,
-        AWS_REGION=REGION, AWS_ACCOUNT_ID_ENDPOINT_MODE="disabled", AWS_ENDPOINT_URL=f"http://{host}:{port}",
-    )
-    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
-        os.environ.pop(key, None)
-    try:
-        yield os.environ["AWS_ENDPOINT_URL"]
-    finally:
-        server.stop()
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def _zip_dir(directory: Path) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(directory.rglob("*")):
-            if path.is_file():
-                archive.write(path, path.relative_to(directory).as_posix())
-    return buffer.getvalue()
+    with moto_server_environment() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(scope="module")
@@ -93,32 +67,7 @@ def deployed(example_assembly, moto_endpoint):
     outdir, stack_name, template = example_assembly
     session = boto3.session.Session()
     account = session.client("sts").get_caller_identity()["Account"]
-    # What `cdk bootstrap` leaves behind and the template's BootstrapVersion rule reads.
-    session.client("ssm").put_parameter(Name="/cdk-bootstrap/hnb659fds/version", Value="30", Type="String")
-    s3 = session.client("s3")
-    manifest = json.loads((outdir / f"{stack_name}.assets.json").read_text())
-    for asset in manifest["files"].values():
-        source = outdir / asset["source"]["path"]
-        body = _zip_dir(source) if source.is_dir() else source.read_bytes()
-        for destination in asset["destinations"].values():
-            bucket = destination["bucketName"].replace("${AWS::AccountId}", account).replace("${AWS::Region}", REGION)
-            if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
-                s3.create_bucket(Bucket=bucket)
-            s3.put_object(Bucket=bucket, Key=destination["objectKey"], Body=body)
-
-    cfn = session.client("cloudformation")
-    cfn.create_stack(
-        StackName=DEPLOYED_STACK,
-        TemplateBody=(outdir / f"{stack_name}.template.json").read_text(),
-        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
-    )
-    deadline = time.monotonic() + 120
-    while True:
-        stack = cfn.describe_stacks(StackName=DEPLOYED_STACK)["Stacks"][0]
-        if not stack["StackStatus"].endswith("_IN_PROGRESS") or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    resources = {r["LogicalResourceId"]: r for r in cfn.list_stack_resources(StackName=DEPLOYED_STACK)["StackResourceSummaries"]}
+    stack, resources = deploy_assembly(session, outdir, stack_name, DEPLOYED_STACK)
 
     lam = session.client("lambda")
     functions = {}

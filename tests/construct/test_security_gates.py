@@ -1,7 +1,7 @@
 """Security gates on the synthesized construct, over one app of seven schedulers (``security_assembly``
 in conftest.py, synthesized once per session): each API kind, with and without a customer managed
 key, with and without an explicit environment, one with X-Ray tracing, one with a periodic timer and
-one with SNS, EventBridge, Step Functions and Lambda (event) targets.
+one with SNS, EventBridge, Step Functions, Lambda (event) and HTTPS targets.
 
 - IAM: exactly what each principal is granted (a literal table: any added permission fails), no
   wildcard action, each resource wildcard acknowledged with its reason; the grantees of
@@ -19,7 +19,8 @@ import json
 import re
 
 import pytest
-from construct_helpers import FANOUT_EVENT_FUNCTION, FANOUT_STATE_MACHINE, SECURITY_VARIANTS, cfn_lint, grants, render
+from construct_helpers import (FANOUT_EVENT_FUNCTION, FANOUT_HOOK_SECRET, FANOUT_STATE_MACHINE, SECURITY_VARIANTS,
+                               cfn_lint, grants, render)
 
 pytestmark = pytest.mark.slow
 
@@ -74,13 +75,16 @@ WITH_TRACING = {f"{function}FunctionRole": on("*", "xray:PutTraceSegments", "xra
 WITH_PERIODIC = {"PeriodicTimersProviderRole": writes_logs("PeriodicTimersProvider")
                  | on("<ApiFunction.Arn>", "lambda:InvokeFunction", "lambda:GetFunction")
                  | on("<ApiFunction.Arn>:*", "lambda:InvokeFunction")}
-#: SNS, EventBridge, Step Functions and Lambda (event) targets: one action on that topic, bus, state machine
-#: or function, and the producer's actions on the topic's key.
+#: SNS, EventBridge, Step Functions, Lambda (event) and HTTPS targets: one action on that topic, bus, state
+#: machine, function or signing secret, the producer's actions on the topic's key, and the decrypt of the
+#: secret's key through Secrets Manager only.
 WITH_FANOUT = {"DispatcherFunctionRole": on("<Alerts>", "sns:Publish")
                | on("<AlertsKey.Arn>", "kms:GenerateDataKey", "kms:Decrypt")
                | on("<Bus.Arn>", "events:PutEvents")
                | on(FANOUT_STATE_MACHINE, "states:StartExecution")
-               | on(FANOUT_EVENT_FUNCTION, "lambda:InvokeFunction")}
+               | on(FANOUT_EVENT_FUNCTION, "lambda:InvokeFunction")
+               | on(FANOUT_HOOK_SECRET, "secretsmanager:GetSecretValue")
+               | on("<HookKey.Arn> if kms:ViaService = secretsmanager.eu-west-1.amazonaws.com", "kms:Decrypt")}
 #: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("POST", "/schedule-batches"),
           ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"), ("DELETE", "/periodic/*"),

@@ -52,20 +52,20 @@ def test_sqs_targets_extra_targets_and_add_target(stacks):
 
 def test_each_built_in_targets_description_is_one_the_runtime_delivers_to(stacks):
     """Every description the built-in targets render (Lambda, SQS and SNS standard and FIFO with a
-    group, EventBridge, Step Functions) passes the check the runtime applies at start, with the contract's field
+    group, EventBridge, Step Functions, HTTPS) passes the check the runtime applies at start, with the contract's field
     names."""
-    descriptions = {f"{stack}/{name}": description for stack in ("defaults", "custom", "fanout")
+    descriptions = {f"{stack}/{name}": description for stack in ("defaults", "custom", "fanout", "https")
                     for name, description in rendered_targets(stacks[stack]).items()}
     assert {d["type"] for d in descriptions.values()} == set(contract.TARGET_TYPES)
     for name, description in descriptions.items():
         assert contract.target_description_problem(description) is None, (name, description)
 
 
-class _HttpsEndpoint(targets.IScheduleTarget):
+class _MailTarget(targets.IScheduleTarget):
     """A target of one's own, of a kind the runtime has no delivery for."""
 
     def bind(self, dispatcher: iam.IGrantable) -> targets.ScheduleTargetConfig:
-        return targets.ScheduleTargetConfig({"type": "https", "url": "https://example.com/timers"})
+        return targets.ScheduleTargetConfig({"type": "smtp", "to": "ops@example.com"})
 
 
 class _LambdaWithoutArn(targets.IScheduleTarget):
@@ -84,8 +84,8 @@ class _WrappedQueue(targets.IScheduleTarget):
 
 
 @pytest.mark.parametrize(("target", "problem"), [
-    (_HttpsEndpoint(), r"type 'https' is not supported; supported kinds: eventbridge, lambda, sns, sqs, "
-                       r"stepfunctions"),
+    (_MailTarget(), r"type 'smtp' is not supported; supported kinds: eventbridge, https, lambda, sns, sqs, "
+                    r"stepfunctions"),
     (_LambdaWithoutArn(), r"the lambda target needs functionArn"),
 ])
 def test_a_target_the_runtime_cannot_deliver_to_is_refused_at_synth(target, problem):
@@ -93,7 +93,8 @@ def test_a_target_the_runtime_cannot_deliver_to_is_refused_at_synth(target, prob
     queue_target = targets.SqsSendMessage(sqs.Queue(stack, "Q"))
     with pytest.raises(ValueError, match=rf"^target 'default': {type(target).__name__} describes a target the "
                                          rf"runtime cannot deliver to: {problem}\. The runtime delivers to these "
-                                         r"kinds: eventbridge, lambda, sns, sqs, stepfunctions"):
+                                         r"kinds: eventbridge, https, lambda, sns, sqs, stepfunctions \(targets.LambdaInvoke, "
+                                         r".*targets.HttpsEndpoint\); a new kind needs runtime support"):
         DelayedScheduler(stack, "Timers", target=target)
     scheduler = DelayedScheduler(stack, "Ok", target=queue_target)
     with pytest.raises(ValueError, match=r"^target 'alerts': "):
