@@ -154,7 +154,11 @@ def section(d: dict | None) -> list[str]:
            "rows, one a request). EventBridge Scheduler: at its default "
            "invocations quota, $1.00 per million invocations.", "",
            f"Burst tables: the on-demand table serves at once what a new table does or twice its previous peak, "
-           f"here the sweeper's claims of the same timers minutes before: {fmt(d['burst_table_wru'])} WRU/s.", "",
+           f"here the sweeper's claims of the same timers minutes before: {fmt(d['burst_table_wru'])} WRU/s."
+           + (f" The long path feeds the queue in time: claims at {fmt(big['feed']['claims_per_s'])}/s (16 claim threads, "
+              f"a timer shard a partition), sends at {fmt(big['feed']['enqueues_per_s'])}/s "
+              f"({big['feed']['stream_shards']} stream shards); {big['fed_after_due_minus_1s']:,} messages reached the "
+              "queue later than a second before their due time." if big and big.get("feed") else ""), "",
            "| scenario | timers | last | lateness p50 / p99 / max, ms | early | throttles | batch | billed ms/timer | "
            "cost | EventBridge Scheduler |", "|---" * 10 + "|"]
     out += [_row(r) for r in rows]
