@@ -36,10 +36,14 @@ def log_event(event: str, level: int = logging.INFO, **fields: object) -> None:
 
 
 def emit_metrics(namespace: str, dimensions: Mapping[str, str], metrics: Mapping[str, Any], unit: str = "Milliseconds",
-                 timestamp_ms: int = 0) -> None:
+                 timestamp_ms: int = 0, units: Mapping[str, str] | None = None) -> None:
     """One EMF record with the given metric values under ``namespace`` and ``dimensions``, plus
     ``FunctionName``: the emitting function's name (Lambda sets ``AWS_LAMBDA_FUNCTION_NAME``), so two
-    schedulers that share a namespace have metrics of their own; ``local`` outside Lambda."""
+    schedulers that share a namespace have metrics of their own; ``local`` outside Lambda.
+
+    Each metric's unit is ``units[name]`` where given, else ``unit``. One record is one log event
+    however many metrics it carries: a further metric costs its bytes, and a custom metric of its own."""
+    units = units or {}
     dimensions = {**dimensions, "FunctionName": os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or "local"}
     record = {
         "_aws": {
@@ -48,7 +52,7 @@ def emit_metrics(namespace: str, dimensions: Mapping[str, str], metrics: Mapping
                 {
                     "Namespace": namespace,
                     "Dimensions": [sorted(dimensions)],
-                    "Metrics": [{"Name": name, "Unit": unit} for name in metrics],
+                    "Metrics": [{"Name": name, "Unit": units.get(name, unit)} for name in metrics],
                 }
             ],
         },

@@ -16,10 +16,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DelayedScheduler", "PeriodicTimer", "SchedulerApi", "ApiAuthorization", "LogLevel", "targets"]
+__all__ = ["DelayedScheduler", "PeriodicTimer", "SchedulerAlarms", "SchedulerApi", "ApiAuthorization", "LogLevel",
+           "targets"]
 
 if TYPE_CHECKING:
     from . import targets
+    from ._alarms import SchedulerAlarms
     from ._log_level import LogLevel
     from .api import ApiAuthorization, SchedulerApi
     from .periodic import PeriodicTimer
@@ -30,6 +32,7 @@ else:
     _LAZY = {
         "DelayedScheduler": ("cdk_delayed_scheduler.scheduler", "DelayedScheduler"),
         "PeriodicTimer": ("cdk_delayed_scheduler.periodic", "PeriodicTimer"),
+        "SchedulerAlarms": ("cdk_delayed_scheduler._alarms", "SchedulerAlarms"),
         "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
         "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
         "LogLevel": ("cdk_delayed_scheduler._log_level", "LogLevel"),

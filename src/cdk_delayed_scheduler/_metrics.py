@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, TypedDict
+from typing import TYPE_CHECKING, Mapping, Optional, TypedDict, Union
 
 from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
 SERVICE_DIMENSION: dict[str, str] = dict(contract.METRIC_DIMENSIONS)
 #: The runtime's EMF figure names (``contract.json``).
 LATENESS_METRIC: str = contract.LATENESS_METRIC
+FAILED_ATTEMPTS_METRIC: str = contract.FAILED_ATTEMPTS_METRIC
+SWEEPS_STOPPED_EARLY_METRIC: str = contract.SWEEPS_STOPPED_EARLY_METRIC
 
 
 class MetricOptions(TypedDict, total=False):
@@ -45,6 +49,9 @@ class SchedulerMetrics:
     dead_letter_queue: sqs.Queue
     delayer_queue: sqs.Queue
     dispatcher_function: lambda_.Function
+    enqueuer_function: lambda_.Function
+    sweeper_function: lambda_.Function
+    api_stage: Optional[Union[apigwv2.HttpStage, apigw.Stage]]
     metrics_namespace: str
 
     def metric_dead_letter_queue_depth(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
@@ -87,8 +94,13 @@ class SchedulerMetrics:
         :param metric_name: the figure's name.
         :param options: the ``cloudwatch.MetricOptions`` fields. Default: average over 5 minutes.
         """
-        options.setdefault("dimensions_map", {**SERVICE_DIMENSION,
-                                              "FunctionName": self.dispatcher_function.function_name})
+        return self._runtime_metric(self.dispatcher_function, metric_name, options)
+
+    def _runtime_metric(self, function: lambda_.Function, metric_name: str,
+                        options: MetricOptions) -> cloudwatch.Metric:
+        """``metric_name`` as ``function`` emits it (EMF): the namespace prop, the service dimension and
+        the function's name."""
+        options.setdefault("dimensions_map", {**SERVICE_DIMENSION, "FunctionName": function.function_name})
         return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=metric_name, **options)
 
     def metric_lateness(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
@@ -109,3 +121,94 @@ class SchedulerMetrics:
         :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
         """
         return self.dispatcher_function.metric_errors(**options)
+
+    def metric_dispatcher_throttles(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Throttled dispatcher invocations (Lambda ``Throttles``): each throttled batch counts as a receive
+        of its messages, which brings them closer to the dead-letter queue.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        return self.dispatcher_function.metric_throttles(**options)
+
+    def metric_delivered(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Deliveries made: the sample count of ``LatenessMs``, which the dispatcher emits once per delivery
+        (so this costs no metric of its own).
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sample count over 5 minutes.
+        """
+        options.setdefault("statistic", "SampleCount")
+        return self.metric(LATENESS_METRIC, **options)
+
+    def metric_failed_attempts(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Delivery attempts that failed and went back to the delayer queue for a retry (``FailedAttempts``,
+        which the dispatcher emits as EMF in the same record as ``LatenessMs``, only for a batch that has
+        one): a target failing, or a malformed message.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        options.setdefault("statistic", "Sum")
+        return self.metric(FAILED_ATTEMPTS_METRIC, **options)
+
+    def metric_parked(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Messages sent to the dead-letter queue (its ``NumberOfMessagesSent``): the envelopes the dispatcher
+        parks (retries exhausted, undeliverable), failed stream batches and sweep events. Messages SQS itself
+        moves there past ``max_receive_count`` are not counted by SQS; they show in
+        ``metric_dead_letter_queue_depth``.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        options.setdefault("statistic", "Sum")
+        return self.dead_letter_queue.metric_number_of_messages_sent(**options)
+
+    def metric_delayer_oldest_message_age(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """The age of the delayer queue's oldest message, in seconds (``ApproximateAgeOfOldestMessage``).
+        A message is as old as its delay when it surfaces (at most ``delay_window``), plus a visibility
+        timeout for each retry; SQS looks past a message received three times. Older than that, deliveries
+        have stalled.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: maximum over 5 minutes.
+        """
+        options.setdefault("statistic", "Maximum")
+        return self.delayer_queue.metric_approximate_age_of_oldest_message(**options)
+
+    def metric_enqueuer_iterator_age(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """How old the newest stream record was when the enqueuer received it, in milliseconds (Lambda
+        ``IteratorAge``): claims waiting to become delayed messages. Growing, claims are stuck.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: maximum over 5 minutes.
+        """
+        options.setdefault("statistic", "Maximum")
+        return self.enqueuer_function.metric("IteratorAge", **options)
+
+    def metric_sweeper_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Failed sweeps (the sweeper's Lambda ``Errors``): claims failed (e.g. throttled) and wait for the
+        next sweep, or the sweep crashed.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        return self.sweeper_function.metric_errors(**options)
+
+    def metric_sweeps_stopped_early(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Sweeps that ran short of time and stopped before their last shard (``SweepsStoppedEarly``, 1 per
+        such sweep, which the sweeper emits as EMF, with ``FunctionName=<this scheduler's sweeper>``); the
+        next sweep resumes there, so the rest is claimed a minute later. Often, the sweeper needs more
+        memory (``sweeper_memory_size``) or the shards more timers claimed in parallel.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        options.setdefault("statistic", "Sum")
+        return self._runtime_metric(self.sweeper_function, SWEEPS_STOPPED_EARLY_METRIC, options)
+
+    def metric_api_server_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """The API's 5xx answers, on its stage: ``5xx`` (``ApiId``, ``Stage``) for the HTTP API, ``5XXError``
+        (``ApiName``, ``Stage``) for the REST API, both in ``AWS/ApiGateway``. The scheduler answers bad
+        input with a 4xx: a 5xx is a fault (the api function failing, throttled or timing out).
+
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        :raises ValueError: with ``SchedulerApi.none()``, which has no API.
+        """
+        if self.api_stage is None:
+            raise ValueError("metric_api_server_errors: this scheduler has no API (SchedulerApi.none()); "
+                             "the api function's errors are api_function.metric_errors()")
+        options.setdefault("statistic", "Sum")
+        return self.api_stage.metric_server_error(**options)

@@ -23,7 +23,7 @@ from ._contract import contract
 from ._functions import function_options, runtime_function
 from ._grants import SchedulerGrants
 from ._log_level import LogLevel
-from ._metrics import SchedulerMetrics
+from ._alarms import SchedulerMonitoring
 from ._props import SchedulerProps, default_of
 from .periodic import SchedulerPeriodic
 from ._validation import check_dispatcher_covers, seconds, text
@@ -49,7 +49,7 @@ class _TargetsJson:
         return Stack.of(self._scheduler).to_json_string(dict(self._scheduler._target_json))
 
 
-class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Construct):
+class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, Construct):
     """To-the-second timers at any horizon, one-shot and periodic: an API that takes schedules, and
     delivery of each one to a target when it is due.
 
@@ -240,6 +240,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMetrics, SchedulerPeriodic, Con
         """The functions' Lambda runtime."""
         self.dispatcher_timeout: Duration = props.dispatcher_timeout
         """The dispatcher's timeout; the delayer queue's visibility timeout is 6 times it."""
+        self.delay_window: Duration = props.delay_window
+        """Schedules due within it go straight to the delayer queue (the ``delay_window`` prop)."""
         self._log_options = dict(retention=props.log_retention, removal_policy=props.removal_policy)
         self._target_json: dict[str, Any] = {}
         self._targets: dict[str, IScheduleTarget] = {}

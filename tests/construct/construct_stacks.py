@@ -15,7 +15,11 @@ that asks for the same name gets the same synthesized template:
 * ``https``: HTTPS targets, signed with a secret of the stack, one encrypted with a customer managed
   key (with headers and the longest timeout), and one imported by name;
 * ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one naming a target
-  added after it, and a ``PeriodicTimer`` in a construct of its own).
+  added after it, and a ``PeriodicTimer`` in a construct of its own);
+* ``alarms``: ``add_alarms`` with every default and a topic encrypted with a customer managed key, then
+  ``add_dashboard``;
+* ``alarms_custom``: the REST API's scheduler with ``add_dashboard`` first, then ``add_alarms`` with every
+  parameter changed and an ``IAlarmAction``; and a scheduler with no API (``Quiet``) with both.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import json
 from typing import Any, Callable, Optional
 
 import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -197,6 +202,37 @@ def _periodic(app: cdk.App) -> Built:
     return Built(stack, scheduler, nightly=nightly, heartbeat=heartbeat, own=own)
 
 
+def _alarms(app: cdk.App) -> Built:
+    stack = cdk.Stack(app, "Alarms", env=ENV)
+    key = kms.Key(stack, "OpsKey", enable_key_rotation=True)
+    ops = sns.Topic(stack, "Ops", master_key=key, enforce_ssl=True)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback(stack)))
+    alarms = scheduler.add_alarms(alarm_action=ops)
+    dashboard = scheduler.add_dashboard()
+    return Built(stack, scheduler, key=key, ops=ops, alarms=alarms, dashboard=dashboard)
+
+
+#: ``add_alarms``'s parameters in the ``alarms_custom`` stack (every one changed).
+CUSTOM_ALARMS: dict[str, Any] = dict(
+    lateness_threshold=cdk.Duration.millis(250), evaluation_periods=5, period=cdk.Duration.minutes(2),
+    iterator_age_threshold=cdk.Duration.seconds(30), stalled_margin=cdk.Duration.minutes(5))
+
+
+def _alarms_custom(app: cdk.App) -> Built:
+    stack = cdk.Stack(app, "AlarmsCustom", env=ENV)
+    pager = sns.Topic(stack, "Pager", enforce_ssl=True)
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback(stack)), api=SchedulerApi.rest(),
+                                 delay_window=cdk.Duration.seconds(600), dispatcher_timeout=cdk.Duration.seconds(30))
+    dashboard = scheduler.add_dashboard(dashboard_name="timers", period=cdk.Duration.minutes(1))
+    alarms = scheduler.add_alarms(alarm_action=cloudwatch_actions.SnsAction(pager), **CUSTOM_ALARMS)
+    quiet = DelayedScheduler(stack, "Quiet", target=targets.LambdaInvoke(callback(stack, "QuietCallback")),
+                             api=SchedulerApi.none())
+    quiet_alarms = quiet.add_alarms()
+    quiet_dashboard = quiet.add_dashboard()
+    return Built(stack, scheduler, pager=pager, alarms=alarms, dashboard=dashboard, quiet=quiet,
+                 quiet_alarms=quiet_alarms, quiet_dashboard=quiet_dashboard)
+
+
 #: Each shared stack's builder, by name; each builds in an app of its own.
 BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
     "defaults": _defaults,
@@ -210,6 +246,8 @@ BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
     "periodic": _periodic,
     "fanout": _fanout,
     "https": _https,
+    "alarms": _alarms,
+    "alarms_custom": _alarms_custom,
 }
 
 

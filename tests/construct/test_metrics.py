@@ -46,7 +46,7 @@ def test_delayer_depth_is_visible_plus_delayed(stacks):
 def test_one_metric_method_per_runtime_emf_figure(stacks):
     """Every figure ``contract.json`` names for the runtime's EMF records has a ``metric_*`` method that
     reads it, in the scheduler's namespace."""
-    figures = {contract.LATENESS_METRIC}
+    figures = {contract.LATENESS_METRIC, contract.FAILED_ATTEMPTS_METRIC, contract.SWEEPS_STOPPED_EARLY_METRIC}
     s = stacks["defaults"].scheduler
     readers = {m.metric_name: name for name in dir(s) if name.startswith("metric_")
                for m in [getattr(s, name)()] if isinstance(m, cloudwatch.Metric) and m.namespace == s.metrics_namespace}
@@ -76,3 +76,40 @@ def test_the_delayer_depth_takes_every_metric_option(stacks):
     labelled = s.metric_delayer_queue_depth(label="Waiting", color="#ff0000", statistic="p90", unit=cloudwatch.Unit.COUNT)
     assert (labelled.label, labelled.color) == ("Waiting", "#ff0000")
     assert {(m.statistic, m.unit) for m in labelled.using_metrics.values()} == {("p90", cloudwatch.Unit.COUNT)}
+
+
+def test_each_new_figure_takes_the_metric_options_and_reads_this_schedulers_resources(stacks):
+    """The figures the alarms read: each is this scheduler's (its functions, queues, API stage) and takes
+    ``period``, ``statistic`` and ``label`` like any ``metric_*``."""
+    b = stacks["custom"]
+    stack, s = b.stack, b.scheduler
+
+    def name_of(construct) -> dict:
+        return {"Ref": stack.get_logical_id(construct.node.default_child)}
+
+    queue = {"Fn::GetAtt": [stack.get_logical_id(s.delayer_queue.node.default_child), "QueueName"]}
+    dlq = {"Fn::GetAtt": [stack.get_logical_id(s.dead_letter_queue.node.default_child), "QueueName"]}
+    service = dict(contract.METRIC_DIMENSIONS)
+    expected = {
+        "metric_dispatcher_throttles": ("AWS/Lambda", "Throttles", "Sum", {"FunctionName": name_of(s.dispatcher_function)}),
+        "metric_delivered": ("Acme/Timers", contract.LATENESS_METRIC, "SampleCount",
+                             {**service, "FunctionName": name_of(s.dispatcher_function)}),
+        "metric_failed_attempts": ("Acme/Timers", contract.FAILED_ATTEMPTS_METRIC, "Sum",
+                                   {**service, "FunctionName": name_of(s.dispatcher_function)}),
+        "metric_parked": ("AWS/SQS", "NumberOfMessagesSent", "Sum", {"QueueName": dlq}),
+        "metric_delayer_oldest_message_age": ("AWS/SQS", "ApproximateAgeOfOldestMessage", "Maximum",
+                                              {"QueueName": queue}),
+        "metric_enqueuer_iterator_age": ("AWS/Lambda", "IteratorAge", "Maximum",
+                                         {"FunctionName": name_of(s.enqueuer_function)}),
+        "metric_sweeper_errors": ("AWS/Lambda", "Errors", "Sum", {"FunctionName": name_of(s.sweeper_function)}),
+        "metric_sweeps_stopped_early": ("Acme/Timers", contract.SWEEPS_STOPPED_EARLY_METRIC, "Sum",
+                                        {**service, "FunctionName": name_of(s.sweeper_function)}),
+        "metric_api_server_errors": ("AWS/ApiGateway", "5XXError", "Sum",
+                                     {"ApiName": "acme-timers", "Stage": name_of(s.api_stage)}),
+    }
+    for method, (namespace, name, statistic, dimensions) in expected.items():
+        metric = getattr(s, method)()
+        assert (metric.namespace, metric.metric_name, metric.statistic, stack.resolve(metric.dimensions),
+                metric.period.to_seconds()) == (namespace, name, statistic, dimensions, 300), method
+        changed = getattr(s, method)(period=cdk.Duration.minutes(1), statistic="Average", label="x")
+        assert (changed.period.to_seconds(), changed.statistic, changed.label) == (60, "Average", "x"), method

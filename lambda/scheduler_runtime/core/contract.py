@@ -155,6 +155,10 @@ DEFAULT_METRICS_NAMESPACE: str = _CONTRACT["metricsNamespace"]["default"]
 METRIC_DIMENSIONS: Mapping[str, str] = _CONTRACT["metrics"]["dimensions"]
 """The dimensions of every metric the runtime emits (``FunctionName`` is added per function)."""
 LATENESS_METRIC: str = _CONTRACT["metrics"]["lateness"]
+FAILED_ATTEMPTS_METRIC: str = _CONTRACT["metrics"]["failedAttempts"]
+"""The dispatcher's count of delivery attempts that failed and go back to SQS for a retry (in its EMF record)."""
+SWEEPS_STOPPED_EARLY_METRIC: str = _CONTRACT["metrics"]["sweepsStoppedEarly"]
+"""The sweeper's count of sweeps that ran short of time and stopped before the last shard (1 per such sweep)."""
 
 ENV = Environment(**{_env_name(key).lower(): name for key, name in _CONTRACT["environment"].items()})
 """The functions' environment variable names."""

@@ -2,8 +2,9 @@
 
 Each message goes through :class:`~scheduler_runtime.aws.delivery.Delivery` (the protocol: never
 early, the token check, retries and the dead-letter queue), in parallel with the rest of its batch.
-The batch answers which messages SQS must hand out again, and the lateness of what was delivered
-goes out as a metric.
+The batch answers which messages SQS must hand out again; the lateness of what was delivered
+(one value per delivery, so its sample count is the number delivered) and the number of failed
+attempts, when there are any, go out as metrics, in one EMF record per invocation.
 
 Log levels of a dropped stray (``stray_dropped``): INFO for what a client's ordinary use makes, a
 message whose record holds another token (an idempotent replay, a 409, a create retried after its
@@ -20,7 +21,7 @@ from typing import Any
 
 from ..aws.context import current
 from ..aws.delivery import Delivery, Receipt
-from ..core.contract import LATENESS_METRIC, METRIC_DIMENSIONS
+from ..core.contract import FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef
 from ..core.timeparse import now_ms
 from ..observability import emit_metrics
@@ -59,8 +60,20 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     # or a burst due in the same second does not make the rest of the batch late.
     records = event.get("Records", [])
     outcomes = list(_deliveries.map(process, records))
+    _emit_outcomes(ctx.config.metrics_namespace, outcomes)
+    return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
+
+
+def _emit_outcomes(namespace: str, outcomes: list[tuple[int | None, bool]]) -> None:
+    """The batch's EMF record: ``LatenessMs`` (a value per delivery) and ``FailedAttempts`` (the messages
+    handed back to SQS), each only when there is one; no record for a batch with neither."""
+    figures: dict[str, Any] = {}
     lateness = [late for late, _ in outcomes if late is not None]
     if lateness:
-        emit_metrics(ctx.config.metrics_namespace, dict(METRIC_DIMENSIONS), {LATENESS_METRIC: lateness},
-                     timestamp_ms=now_ms())
-    return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
+        figures[LATENESS_METRIC] = lateness
+    failed = sum(1 for _, did_fail in outcomes if did_fail)
+    if failed:
+        figures[FAILED_ATTEMPTS_METRIC] = failed
+    if figures:
+        emit_metrics(namespace, dict(METRIC_DIMENSIONS), figures, timestamp_ms=now_ms(),
+                     units={FAILED_ATTEMPTS_METRIC: "Count"})

@@ -8,6 +8,8 @@ The shards swept are every shard any deployment wrote to (:mod:`..aws.shards`), 
 ``range(SHARD_COUNT)``, so lowering ``shard_count`` strands nothing. A sweep that runs short of
 time stops after a page and the next sweep in this sandbox resumes where it stopped;
 a sweep in a fresh sandbox starts at the shard the minute names, so no shard is always last.
+A sweep that stops early also emits ``SweepsStoppedEarly`` (1, EMF): at most one record a minute, none
+while sweeps complete.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from ..aws.context import current
 from ..aws.items import TimerItem
 from ..aws.shards import ShardMark
 from ..aws.store import ScheduleStore
+from ..core.contract import METRIC_DIMENSIONS, SWEEPS_STOPPED_EARLY_METRIC
 from ..core.timeparse import now_ms
 from ..core.window import claim_cutoff_ms
-from ..observability import log_event
+from ..observability import emit_metrics, log_event
 
 CLAIM_CONCURRENCY = 16
 PAGE_SIZE = 500
@@ -79,6 +82,8 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     if stopped_in is not None:
         _resume_at[ctx.config.table_name] = stopped_in
         log_event("sweep_stopped_early", level=logging.WARNING, resumeAt=stopped_in, **counts)
+        emit_metrics(ctx.config.metrics_namespace, dict(METRIC_DIMENSIONS), {SWEEPS_STOPPED_EARLY_METRIC: 1},
+                     unit="Count", timestamp_ms=now_ms())
     if counts["error"]:
         raise SweepIncomplete(f"{counts['error']} claims failed; they will be retried by the next sweep")
     return result

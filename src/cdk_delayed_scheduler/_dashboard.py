@@ -1,0 +1,52 @@
+"""The widgets of the scheduler's dashboard (``DelayedScheduler.add_dashboard``), row by row."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+if TYPE_CHECKING:
+    from ._metrics import SchedulerMetrics
+
+_WIDTH = 8  # three graphs a row (a dashboard is 24 units wide)
+
+
+def _graph(title: str, left: Sequence[cloudwatch.IMetric], right: Sequence[cloudwatch.IMetric] = ()
+           ) -> cloudwatch.GraphWidget:
+    return cloudwatch.GraphWidget(title=title, left=list(left), right=list(right), width=_WIDTH, height=6)
+
+
+def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration,
+                      alarms: Sequence[cloudwatch.Alarm]) -> list[list[cloudwatch.IWidget]]:
+    """The dashboard's rows: deliveries, queues, the stream handlers and the API, then the alarms' states."""
+    s = scheduler
+    rows: list[list[cloudwatch.IWidget]] = [
+        [
+            _graph("Lateness (ms)", [s.metric_lateness(statistic="p50", label="p50", period=period),
+                                     s.metric_lateness(label="p99", period=period),
+                                     s.metric_lateness(statistic="Maximum", label="max", period=period)]),
+            _graph("Deliveries", [s.metric_delivered(label="delivered", period=period),
+                                  s.metric_failed_attempts(label="failed attempts", period=period),
+                                  s.metric_parked(label="parked (sent to the dead-letter queue)", period=period)]),
+            _graph("Dispatcher", [s.metric_dispatcher_errors(label="errors", period=period),
+                                  s.metric_dispatcher_throttles(label="throttles", period=period)]),
+        ],
+        [
+            _graph("Queues (messages)", [s.metric_delayer_queue_depth(label="delayer queue", period=period),
+                                         s.metric_dead_letter_queue_depth(label="dead-letter queue", period=period)]),
+            _graph("Delayer queue's oldest message (s)", [s.metric_delayer_oldest_message_age(label="age", period=period)]),
+            _graph("Enqueuer iterator age (ms)", [s.metric_enqueuer_iterator_age(label="max", period=period)]),
+        ],
+    ]
+    last: list[cloudwatch.IWidget] = [
+        _graph("Sweeper", [s.metric_sweeper_errors(label="errors", period=period),
+                           s.metric_sweeps_stopped_early(label="sweeps stopped early", period=period)]),
+    ]
+    if s.api_stage is not None:
+        last.append(_graph("API 5xx", [s.metric_api_server_errors(label="5xx", period=period)]))
+    rows.append(last)
+    if alarms:
+        rows.append([cloudwatch.AlarmStatusWidget(alarms=list(alarms), title="Alarms", width=24)])
+    return rows
