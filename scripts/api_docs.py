@@ -190,10 +190,11 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
 
 
 def render() -> str:
-    from cdk_delayed_scheduler import _log_level, api, periodic, scheduler, targets
+    from cdk_delayed_scheduler import _alarms, _log_level, api, periodic, scheduler, targets
 
     lines = [HEADER]
     lines += _document_class(scheduler.DelayedScheduler)
+    lines += _document_class(_alarms.SchedulerAlarms)
     lines += _document_class(periodic.PeriodicTimer)
     lines += _document_class(api.SchedulerApi)
     lines += _document_class(api.ApiAuthorization)

@@ -36,7 +36,8 @@ def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration,
         [
             _graph("Queues (messages)", [s.metric_delayer_queue_depth(label="delayer queue", period=period),
                                          s.metric_dead_letter_queue_depth(label="dead-letter queue", period=period)]),
-            _graph("Delayer queue's oldest message (s)", [s.metric_delayer_oldest_message_age(label="age", period=period)]),
+            _graph("Delayer queue's oldest message (s)",
+                   [s.metric_delayer_oldest_message_age(label="age", period=period)]),
             _graph("Enqueuer iterator age (ms)", [s.metric_enqueuer_iterator_age(label="max", period=period)]),
         ],
     ]

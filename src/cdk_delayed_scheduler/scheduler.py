@@ -63,7 +63,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
     ``Api/ApiKey`` and ``Api/UsagePlan``); with its first periodic timer (``add_periodic``), the
     provider that hands them to the api function at deploy (``PeriodicTimersProvider``, its role
     ``PeriodicTimersProviderRole`` and log group ``PeriodicTimersProviderLogs``), each timer being
-    ``Periodic-<timer id>``. These construct IDs are part of the public contract:
+    ``Periodic-<timer id>``; with ``add_alarms``, its alarms under ``Alarms`` (``SchedulerAlarms`` names
+    each one's ID), and with ``add_dashboard``, ``Dashboard``. These construct IDs are part of the public contract:
     renaming one replaces the resource.
 
     Direct invoke: whatever the ``api`` prop, a producer allowed by ``grant_invoke`` (or
