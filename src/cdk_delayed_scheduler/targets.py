@@ -55,7 +55,8 @@ class ScheduleTargetConfig:
 
     timeout: Optional[Duration] = None
     """How long one delivery may take at most, when the dispatcher waits for it (a Lambda target's
-    own timeout); the scheduler's ``dispatcher_timeout`` must cover it. ``None``: not known."""
+    own timeout, an HTTPS endpoint's request timeout); the scheduler's ``dispatcher_timeout`` must cover
+    it. ``None``: not known."""
 
 
 class IScheduleTarget(abc.ABC):
@@ -336,8 +337,9 @@ class HttpsEndpoint(IScheduleTarget):
     :param headers: extra headers of every request: names of RFC 7230 characters, values of printable ASCII,
         at most 2048 bytes in all as sent; none of the scheduler's own (``Content-Type``, ``Scheduler-*``,
         ``Content-Length``, ``Transfer-Encoding``, ``Connection``, ``Host``). Default: none.
-    :param timeout: how long the connection, and then the answer, may take each: 1-30 whole seconds. The
-        scheduler's ``dispatcher_timeout`` must be at least 5 seconds longer. Default: 10 seconds.
+    :param timeout: how long connecting (the TLS handshake included) and each wait for the answer's bytes
+        may take: 1-30 whole seconds. The scheduler's ``dispatcher_timeout`` must be at least 5 seconds
+        longer. Default: 10 seconds.
     """
 
     def __init__(self, url: str, *, signing_secret: secretsmanager.ISecret,

@@ -260,6 +260,13 @@ def iam_requests(service: str, operation: str, params: dict) -> list[tuple[str, 
         return [(action, queue(params["QueueUrl"]))]
     if service == "lambda" and operation == "Invoke":
         return [("lambda:InvokeFunction", params["FunctionName"])]
+    # the targets' calls: each names its resource by ARN (a bus per entry)
+    if (service, operation) == ("events", "PutEvents"):
+        return [("events:PutEvents", entry["EventBusName"]) for entry in params["Entries"]]
+    resource_param = {("sns", "Publish"): "TopicArn", ("states", "StartExecution"): "stateMachineArn",
+                      ("secretsmanager", "GetSecretValue"): "SecretId"}.get((service, operation))
+    if resource_param is not None:
+        return [(f"{service}:{operation}", params[resource_param])]
     return [(f"{service}:{operation}", "*")]
 
 

@@ -2,7 +2,10 @@
 customer managed key), an EventBridge bus, a Step Functions state machine and two HTTPS endpoints (one
 signed with a secret encrypted with a customer managed key), and audit the dispatcher's *deployed* role:
 for each target exactly the one action on the one deployed resource, plus the key actions, and nothing
-else of those services.
+else of those services. Then one schedule per target goes through the deployed api and dispatcher
+functions (run in-process with their deployed environment; the HTTPS endpoint is a receiver on
+127.0.0.1 with a self-signed certificate): each is delivered, and every call the dispatcher made is one
+its deployed role allows.
 
 moto 5.2 has no CloudFormation model for ``AWS::SecretsManager::Secret`` (its CloudFormation skips the
 type, and a ``Ref`` to it resolves to nothing). So the signing secrets (and the key of one) are created
@@ -17,7 +20,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from moto_wiring import REGION, allowed, deploy_assembly, moto_server_environment, role_statements
+from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, allowed, deploy_assembly, drive_until,
+                         forget_stream_triggers, iam_requests, moto_server_environment, role_statements)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:Tried to parse:UserWarning")]
 
@@ -51,7 +55,17 @@ def secrets(session) -> dict:
     return {"key": key, "keyed": keyed, "partner": partner, "other": other}
 
 
-def _build(outdir: str, secrets: dict) -> None:
+@pytest.fixture(scope="module")
+def receiver(tmp_path_factory):
+    """The HTTPS endpoint of the ``hooks`` target: a receiver on 127.0.0.1 with a self-signed certificate."""
+    from tests.handlers.https_receiver import Receiver, self_signed_certificate
+
+    certificate = self_signed_certificate(tmp_path_factory.mktemp("receiver-tls"))
+    with Receiver(certificate) as running:
+        yield running, certificate
+
+
+def _build(outdir: str, secrets: dict, hooks_url: str) -> None:
     import aws_cdk as cdk
     from aws_cdk import aws_events as events
     from aws_cdk import aws_kms as kms
@@ -77,19 +91,27 @@ def _build(outdir: str, secrets: dict) -> None:
     scheduler.add_target("events", targets.EventBridgePutEvents(events.EventBus(stack, "Bus"), detail_type="Timer due",
                                                                 source="com.example.timers"))
     scheduler.add_target("workflow", targets.StepFunctionsStartExecution(workflow))
-    scheduler.add_target("hooks", targets.HttpsEndpoint("https://hooks.example.com/timers", signing_secret=keyed_secret,
+    scheduler.add_target("hooks", targets.HttpsEndpoint(hooks_url, signing_secret=keyed_secret,
                                                         headers={"X-Tenant": "acme"}))
     scheduler.add_target("partner", targets.HttpsEndpoint("https://partner.example.org/", signing_secret=partner_secret))
     app.synth()
 
 
 @pytest.fixture(scope="module")
-def deployed(tmp_path_factory, session, secrets) -> dict:
+def deployed(tmp_path_factory, session, secrets, receiver) -> dict:
+    """The stack deployed, with its event source mappings read and removed (this module plays Lambda's
+    pollers: moto would invoke the functions in Docker, and without it swallow the messages)."""
     outdir = tmp_path_factory.mktemp("target-kinds-cdk-out")
-    _build(str(outdir), secrets)
+    _build(str(outdir), secrets, receiver[0].url("/hooks"))
     stack, resources = deploy_assembly(session, outdir, STACK, STACK)
     template = json.loads((outdir / f"{STACK}.template.json").read_text())
-    return {"stack": stack, "resources": resources, "template": template}
+    lam = session.client("lambda")
+    mappings = lam.list_event_source_mappings()["EventSourceMappings"]
+    for mapping in mappings:
+        lam.update_event_source_mapping(UUID=mapping["UUID"], Enabled=False)
+        lam.delete_event_source_mapping(UUID=mapping["UUID"])
+    forget_stream_triggers(ACCOUNT)
+    return {"stack": stack, "resources": resources, "template": template, "mappings": mappings}
 
 
 def _physical(deployed: dict, cfn_type: str, contains: str) -> str:
@@ -159,7 +181,47 @@ def test_each_granted_call_reaches_its_deployed_resource_and_no_other(session, s
     assert [call for call in refused if allowed(statements, *call)] == []
 
 
-def test_the_deployed_targets_json_names_the_deployed_resources(session, deployed, secrets, arns):
+def test_a_delivery_to_each_kind_through_the_deployed_dispatcher_makes_only_calls_its_role_allows(
+        session, deployed, secrets, arns, receiver, monkeypatch):
+    """One schedule per target, created through the deployed api function and delivered by the deployed
+    dispatcher (its environment, its queue's mapping): each reaches its target, and every call the
+    dispatcher made, the targets' included, is one its deployed role allows."""
+    running, certificate = receiver
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate.cert_path))  # the runtime trusts the receiver's certificate
+    lam = session.client("lambda")
+    api, dispatcher = (DeployedFunction(lam.get_function(FunctionName=_physical(deployed, "AWS::Lambda::Function", f)))
+                       for f in ("TimersApiFunction", "TimersDispatcherFunction"))
+    (mapping,) = [m for m in deployed["mappings"] if m["FunctionArn"] == dispatcher.arn]
+    names = ("default", "keyed-alerts", "events", "workflow", "hooks")
+    for name in names:
+        created = api({"method": "POST", "path": "/schedules",
+                       "body": {"id": f"to-{name}", "delaySeconds": 0, "payload": {"to": name}, "target": name}})
+        assert created["statusCode"] == 201, created
+
+    def statuses() -> dict:
+        return {name: api({"method": "GET", "path": f"/schedules/to-{name}"})["body"]["status"] for name in names}
+
+    last: dict = {}
+
+    def ended() -> bool:
+        last.update(statuses())
+        return set(last.values()) <= {"FIRED", "FAILED"}
+
+    try:
+        drive_until(ended, [QueueMapping(session, mapping, dispatcher).poll], timeout=20)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; statuses: {last}; calls: {[c[:2] for c in dispatcher.calls]}") from None
+    assert last == dict.fromkeys(names, "FIRED")
+    assert [json.loads(seen.body)["id"] for seen in running.requests_to("/hooks")] == ["to-hooks"]
+    statements = role_statements(session, arns["dispatcher_role"])
+    requests = [r for service, operation, params in dispatcher.calls for r in iam_requests(service, operation, params)]
+    assert [r for r in requests if not allowed(statements, *r)] == []
+    assert {r for r in requests if r[0].startswith(TARGET_SERVICES)} == {
+        ("sns:Publish", arns["alerts"]), ("sns:Publish", arns["keyed_alerts"]), ("events:PutEvents", arns["bus"]),
+        ("states:StartExecution", arns["workflow"]), ("secretsmanager:GetSecretValue", secrets["keyed"])}
+
+
+def test_the_deployed_targets_json_names_the_deployed_resources(session, deployed, secrets, arns, receiver):
     function = _physical(deployed, "AWS::Lambda::Function", "TimersDispatcherFunction")
     environment = session.client("lambda").get_function_configuration(FunctionName=function)["Environment"]
     rendered = json.loads(environment["Variables"]["TARGETS"])
@@ -169,8 +231,7 @@ def test_the_deployed_targets_json_names_the_deployed_resources(session, deploye
         "keyed-alerts": {"topicArn": arns["keyed_alerts"]},
         "events": {"eventBusArn": arns["bus"]},
         "workflow": {"stateMachineArn": arns["workflow"]},
-        "hooks": {"url": "https://hooks.example.com/timers", "secretArn": secrets["keyed"],
-                  "headers": {"X-Tenant": "acme"}},
+        "hooks": {"url": receiver[0].url("/hooks"), "secretArn": secrets["keyed"], "headers": {"X-Tenant": "acme"}},
         "partner": {"url": "https://partner.example.org/", "secretArn": secrets["partner"].rsplit("-", 1)[0]},
     }
 
