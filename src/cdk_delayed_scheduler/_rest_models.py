@@ -35,6 +35,13 @@ def _target() -> apigw.JsonSchema:
     return apigw.JsonSchema(type=_STRING, pattern=contract.TARGET_NAME_PATTERN)
 
 
+def _retry() -> apigw.JsonSchema:
+    """``retry``: allowed through, any value, for the api handler to check (its shape, its fields and
+    their ranges, one of them the deployment's ``max_receive_count``), so that its 400 names the field
+    (``retry``, ``retry.maxAttempts``) and the rule, which API Gateway's refusal would not."""
+    return apigw.JsonSchema()
+
+
 def create_schedule_schema() -> apigw.JsonSchema:
     """The JSON schema API Gateway applies to ``POST /schedules`` before the function runs."""
     return _object("CreateSchedule", ["payload"], {
@@ -43,6 +50,7 @@ def create_schedule_schema() -> apigw.JsonSchema:
         "delaySeconds": apigw.JsonSchema(type=_NUMBER, minimum=0),
         "payload": apigw.JsonSchema(),
         "target": _target(),
+        "retry": _retry(),
     })
 
 
@@ -69,6 +77,7 @@ def put_periodic_schema() -> apigw.JsonSchema:
         "startAt": _instant(),
         "endAt": _instant(),
         "target": _target(),
+        "retry": _retry(),
     })
 
 

@@ -180,7 +180,8 @@ def test_the_rest_api_validates_the_periodic_body_and_the_list_queries(built):
     assert (model["Name"], model["ContentType"]) == ("PutPeriodic", "application/json")
     schema = model["Schema"]
     assert (schema["type"], schema["required"], schema["additionalProperties"]) == ("object", ["payload"], False)
-    assert set(schema["properties"]) == {"payload", "every", "cron", "timeZone", "startAt", "endAt", "target"}
+    assert set(schema["properties"]) == {"payload", "every", "cron", "timeZone", "startAt", "endAt", "target",
+                                         "retry"}
     for verb, path, names in (("GET", "/schedules", {"status", "dueAfter", "dueBefore", "limit", "nextToken"}),
                               ("GET", "/periodic", {"limit", "nextToken"})):
         listing = methods[(verb, path)]
@@ -200,7 +201,8 @@ def test_the_periodic_model_takes_the_design_bodies(built):
     jsonschema.Draft4Validator.check_schema(schema)
     validator = jsonschema.Draft4Validator(schema)
     ok = [{"every": 60, "payload": None}, {"cron": "0 9 ? * MON-FRI *", "timeZone": "Europe/Paris", "payload": [1]},
-          {"every": 1, "payload": {}, "startAt": "2026-12-01T00:00:00Z", "endAt": 1800000000.5, "target": "billing"}]
+          {"every": 1, "payload": {}, "startAt": "2026-12-01T00:00:00Z", "endAt": 1800000000.5, "target": "billing"},
+          {"every": 60, "payload": 1, "retry": {"maxAttempts": 2}}]
     bad = [{"every": 60}, {"every": 0, "payload": 1}, {"every": 1.5, "payload": 1}, {"every": "60", "payload": 1},
            {"cron": 5, "payload": 1}, {"every": 60, "payload": 1, "id": "x"}, {"every": 60, "payload": 1, "startAt": True},
            {"every": 60, "payload": 1, "target": "has space"}, {"every": 60, "payload": 1, "timeZone": 1}]

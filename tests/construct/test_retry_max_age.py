@@ -44,3 +44,19 @@ def test_retry_max_age_is_rendered_in_whole_seconds():
 def test_a_bad_retry_max_age_is_refused_naming_the_prop(value, message):
     with pytest.raises(ValueError, match=message):
         build(retry_max_age=value)
+
+
+def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its_mistakes():
+    """API Gateway's refusal says only "Invalid request body": the api handler's 400 names ``retry.maxAttempts``."""
+    import jsonschema
+
+    from cdk_delayed_scheduler import SchedulerApi
+
+    stack, _ = build(api=SchedulerApi.rest())
+    models = {props["Properties"]["Name"]: props["Properties"]["Schema"]
+              for props in Template.from_stack(stack).find_resources("AWS::ApiGateway::Model").values()}
+    for name, body in (("CreateSchedule", {"delaySeconds": 1, "payload": 1}), ("PutPeriodic", {"every": 60, "payload": 1})):
+        validator = jsonschema.Draft4Validator(models[name])
+        assert validator.is_valid({**body, "retry": {"maxAttempts": 2, "maxAgeSeconds": 600}})
+        assert validator.is_valid({**body, "retry": 5})  # the handler answers 400 naming retry
+        assert not validator.is_valid({**body, "retries": {}})
