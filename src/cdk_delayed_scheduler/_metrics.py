@@ -142,7 +142,8 @@ class SchedulerMetrics:
     def metric_failed_attempts(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Delivery attempts that failed and went back to the delayer queue for a retry (``FailedAttempts``,
         which the dispatcher emits as EMF in the same record as ``LatenessMs``, only for a batch that has
-        one): a target failing, or a malformed message.
+        one): a target failing, a write or a send of the dispatcher failing (throttled, say), or a
+        malformed message.
 
         :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
         """
