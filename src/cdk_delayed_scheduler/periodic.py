@@ -31,7 +31,7 @@ from constructs import Construct, IValidation
 
 from . import _nag
 from ._contract import contract, load_core_module
-from ._validation import check_duration, check_range, check_whole_seconds, describe, seconds
+from ._validation import check_duration, check_range, check_whole_seconds, describe, seconds, seconds_or_days
 
 if TYPE_CHECKING:
     from scheduler_runtime.core import cron
@@ -57,7 +57,9 @@ class SchedulerPeriodic:
 
     def add_periodic(self, timer_id: str, *, payload: Any, cron: Optional[str] = None, every: Optional[Duration] = None,
                      time_zone: Optional[str] = None, start_at: Optional[dt.datetime] = None,
-                     end_at: Optional[dt.datetime] = None, target: Optional[str] = None) -> "PeriodicTimer":
+                     end_at: Optional[dt.datetime] = None, target: Optional[str] = None,
+                     retry_max_attempts: Optional[int] = None, retry_max_age: Optional[Duration] = None,
+                     ) -> "PeriodicTimer":
         """Declare a periodic timer in this stack (``PeriodicTimer``, with the construct id
         ``Periodic-<timer_id>``); the parameters are ``PeriodicTimer``'s.
 
@@ -73,7 +75,7 @@ class SchedulerPeriodic:
         scope = cast(Construct, self)
         return PeriodicTimer(scope, f"Periodic-{timer_id}", scheduler=self, timer_id=timer_id, payload=payload,
                              cron=cron, every=every, time_zone=time_zone, start_at=start_at, end_at=end_at,
-                             target=target)
+                             target=target, retry_max_attempts=retry_max_attempts, retry_max_age=retry_max_age)
 
     def _periodic_provider(self) -> cr.Provider:
         """The provider framework that hands CloudFormation's events to the api function: one per scheduler,
@@ -136,15 +138,25 @@ class PeriodicTimer(Construct):
         Default: none (no end).
     :param target: the name of a target registered on ``scheduler`` (checked at synth, so a target
         added later counts). Default: the scheduler's ``"default"`` target.
+    :param retry_max_attempts: each occurrence's ``retry.maxAttempts``: delivery attempts in all, the
+        first included, before it is parked in the dead-letter queue. Allowed: 1 to the scheduler's
+        ``max_receive_count`` (the deploy fails with the API's message beyond it). Default: the
+        scheduler's ``max_receive_count``.
+    :param retry_max_age: each occurrence's ``retry.maxAgeSeconds``: a failed attempt whose next one
+        would start later than this after the occurrence's due time is parked instead. Allowed: 60
+        seconds to 1 day, whole seconds. Default: the scheduler's ``retry_max_age``.
     """
 
     def __init__(self, scope: Construct, id: str, *, scheduler: SchedulerPeriodic, timer_id: str, payload: Any,
                  cron: Optional[str] = None, every: Optional[Duration] = None, time_zone: Optional[str] = None,
                  start_at: Optional[dt.datetime] = None, end_at: Optional[dt.datetime] = None,
-                 target: Optional[str] = None) -> None:
+                 target: Optional[str] = None, retry_max_attempts: Optional[int] = None,
+                 retry_max_age: Optional[Duration] = None) -> None:
         if not isinstance(scheduler, SchedulerPeriodic):
             raise ValueError(f"scheduler: must be a DelayedScheduler, got {describe(scheduler)}")
-        definition = _render(scope, _definition(timer_id, payload, cron, every, time_zone, start_at, end_at, target))
+        body = _definition(timer_id, payload, cron, every, time_zone, start_at, end_at, target)
+        retry = _retry(retry_max_attempts, retry_max_age)
+        definition = _render(scope, {**body, "retry": retry} if retry else body)
         super().__init__(scope, id)
         self.timer_id: str = timer_id
         """The timer's id, as the API names it."""
@@ -216,6 +228,23 @@ def _definition(timer_id: Any, payload: Any, expression: Any, every: Any, time_z
             raise ValueError(f"target: must be a target name, got {describe(target)}")
         body["target"] = target
     return body
+
+
+def _retry(max_attempts: Any, max_age: Any) -> dict[str, Any]:
+    """The body's ``retry`` (empty when neither is given), after the checks that need no token."""
+    retry: dict[str, Any] = {}
+    if max_attempts is not None:
+        if not Token.is_unresolved(max_attempts) and (isinstance(max_attempts, bool) or not isinstance(max_attempts, int)):
+            raise ValueError(f"retry_max_attempts: must be an int, got {describe(max_attempts)}")
+        check_range("retry_max_attempts", max_attempts, 1, contract.MAX_RECEIVE_COUNT.max)
+        retry["maxAttempts"] = max_attempts
+    if max_age is not None:
+        check_duration("retry_max_age", max_age)
+        check_whole_seconds("retry_max_age", max_age)
+        bounds = contract.RETRY_MAX_AGE_SECONDS
+        check_range("retry_max_age", seconds(max_age), bounds.min, bounds.max, show=seconds_or_days)
+        retry["maxAgeSeconds"] = seconds(max_age)
+    return retry
 
 
 def _checked(value: Any, prop: str, parse: Any) -> Any:

@@ -1,7 +1,10 @@
-"""The ``retry_max_age`` prop: its default, its checks (ValueError naming the prop), and the
-``RETRY_MAX_AGE_SECONDS`` every function reads."""
+"""The construct's side of the retry policy: the ``retry_max_age`` prop (its default, its checks, the
+``RETRY_MAX_AGE_SECONDS`` every function reads), the REST API's body models letting ``retry`` through
+to the api handler, and a ``PeriodicTimer``'s ``retry_max_attempts`` and ``retry_max_age``."""
 
 from __future__ import annotations
+
+import json
 
 import aws_cdk as cdk
 import pytest
@@ -60,3 +63,26 @@ def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its
         assert validator.is_valid({**body, "retry": {"maxAttempts": 2, "maxAgeSeconds": 600}})
         assert validator.is_valid({**body, "retry": 5})  # the handler answers 400 naming retry
         assert not validator.is_valid({**body, "retries": {}})
+
+
+def test_a_periodic_timer_declared_in_the_stack_carries_its_retry_in_the_put_body():
+    stack, scheduler = build()
+    scheduler.add_periodic("with-retry", every=cdk.Duration.minutes(5), payload={},
+                           retry_max_attempts=2, retry_max_age=cdk.Duration.minutes(10))
+    scheduler.add_periodic("without", every=cdk.Duration.minutes(5), payload={})
+    bodies = {props["Properties"]["Id"]: json.loads(props["Properties"]["Definition"])
+              for props in Template.from_stack(stack).find_resources("Custom::DelayedSchedulerPeriodic").values()}
+    assert bodies["with-retry"]["retry"] == {"maxAttempts": 2, "maxAgeSeconds": 600}
+    assert "retry" not in bodies["without"]
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"retry_max_attempts": 0}, r"^retry_max_attempts: must be between 1 and 1000, got 0$"),
+    ({"retry_max_attempts": "2"}, r"^retry_max_attempts: must be an int"),
+    ({"retry_max_age": cdk.Duration.seconds(30)}, r"^retry_max_age: must be between 60 seconds and 1 day"),
+    ({"retry_max_age": 600}, r"^retry_max_age: must be a Duration"),
+])
+def test_a_periodic_timers_bad_retry_is_refused_at_synth_naming_the_prop(props, message):
+    _, scheduler = build()
+    with pytest.raises(ValueError, match=message):
+        scheduler.add_periodic("bad", every=cdk.Duration.minutes(5), payload={}, **props)
