@@ -10,7 +10,7 @@ import re
 from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
-from aws_cdk import Duration, Token
+from aws_cdk import Duration, Token, Tokenization
 
 from ._contract import contract
 from ._target_checks import wrapper_hint
@@ -27,6 +27,8 @@ _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 MAX_HEADERS_BYTES = 2048
 #: The longest URL taken (what most servers and proxies accept in a request line).
 MAX_URL_LENGTH = 2048
+#: Why a URL must be https://, in its refusals.
+_HTTPS_ONLY = "only https:// is delivered to (a signed request must not travel in clear text)"
 #: Headers that frame the request, which the runtime's HTTP client writes itself.
 _FRAMING_HEADERS = ("Content-Length", "Transfer-Encoding", "Connection", "Host")
 
@@ -47,9 +49,14 @@ def check_url(url: Any) -> None:
     """``url`` is an absolute ``https://`` URL with a host, without user information or a fragment."""
     if not isinstance(url, str):
         raise ValueError(f"url: must be a string, got {type(url).__name__}")
-    if Token.is_unresolved(url):
-        return
     rule = "an https:// URL with a host, without user information or a fragment"
+    if Token.is_unresolved(url):
+        # judged at deploy, but for the scheme when the text before the first token names one
+        first = Tokenization.reverse_string(url).first_value
+        scheme, named, _ = str(first).partition("://")
+        if named and not Token.is_unresolved(first) and scheme.lower() != "https":
+            raise ValueError(f"url: must be {rule}: {_HTTPS_ONLY}; got {scheme}:// followed by a token")
+        return
     if len(url) > MAX_URL_LENGTH or any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7f for c in url):
         raise ValueError(f"url: must be {rule}, at most {MAX_URL_LENGTH} characters without spaces or control "
                          f"characters, got {url[:80]!r}")
@@ -59,8 +66,7 @@ def check_url(url: Any) -> None:
     except ValueError:
         raise ValueError(f"url: must be {rule}; its port is not a number from 0 to 65535, got {url!r}") from None
     if parts.scheme != "https" or not parts.hostname or "@" in parts.netloc or "#" in url:
-        why = ("only https:// is delivered to (a signed request must not travel in clear text)"
-               if parts.scheme != "https" else "it has no host" if not parts.hostname
+        why = (_HTTPS_ONLY if parts.scheme != "https" else "it has no host" if not parts.hostname
                else "user information (user:password@) is not sent; the signature authenticates the request"
                if "@" in parts.netloc else "a fragment (#...) is never sent")
         raise ValueError(f"url: must be {rule}: {why}; got {url!r}")

@@ -189,8 +189,12 @@ def test_tokens_are_left_to_deploy_time(stack, secret):
     assert (endpoint.url, endpoint.headers) == (url, {"X-Tenant": tenant})
     scheduler = DelayedScheduler(stack, "Timers", target=endpoint)
     assert scheduler.target_names == ["default"]
-    # a token within a literal URL is judged at deploy too (an API's URL, say)
+    # a token within a literal URL is judged at deploy too (an API's URL, say), but for a scheme written before it
     assert targets.HttpsEndpoint(f"{url}/hooks", signing_secret=secret).url == f"{url}/hooks"
+    assert targets.HttpsEndpoint(f"https://{tenant}.example.com/", signing_secret=secret).url.startswith("https://")
+    with pytest.raises(ValueError, match=r"^url: must be an https:// URL .*: only https:// is delivered to .*; "
+                                         r"got http:// followed by a token$"):
+        targets.HttpsEndpoint(f"http://{tenant}.example.com/", signing_secret=secret)
 
 
 def test_the_endpoint_is_a_public_target():
