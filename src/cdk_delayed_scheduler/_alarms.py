@@ -94,10 +94,11 @@ def _alarm_action(action: Any) -> Optional[cloudwatch.IAlarmAction]:
 
 
 def _let_cloudwatch_use_the_key(topic: Any) -> None:
-    """CloudWatch publishes to a topic encrypted with a customer managed key only if the key lets it."""
+    """CloudWatch publishes to a topic encrypted with a customer managed key only if the key lets it: the
+    two actions a publisher needs (``Topic.grant_publish``'s), named, not ``kms:GenerateDataKey*``."""
     key = getattr(topic, "master_key", None)
     if key is not None:
-        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey")
 
 
 class SchedulerMonitoring(SchedulerMetrics):

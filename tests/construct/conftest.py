@@ -56,8 +56,8 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
     topic with a key of its own, an EventBridge bus, an imported state machine, an imported function
     invoked as an event and an HTTPS endpoint signed with an imported secret and its key as extra targets
     where ``fanout``,
-    ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to ``Reader``, its alarms and its
-    dashboard; and a stack
+    ``grant_schedule`` to ``Client`` and, with an API, ``grant_read`` to ``Reader``, its alarms (publishing
+    to the SNS topic where ``fanout``) and its dashboard; and a stack
     ``Producer`` whose role ``App`` the ``Http`` scheduler grants both), synthesized once with cdk-nag's
     AwsSolutions as a validation plugin."""
     import aws_cdk as cdk
@@ -84,8 +84,9 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
                                      encryption_key=key, listing=variant["listing"],
                                      tracing=lambda_.Tracing.ACTIVE if variant["tracing"] else lambda_.Tracing.DISABLED)
         scheduler.grant_schedule(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
+        alarm_topic = None
         if variant["fanout"]:
-            alerts = sns.Topic(stack, "Alerts", enforce_ssl=True,
+            alerts = alarm_topic = sns.Topic(stack, "Alerts", enforce_ssl=True,
                                master_key=kms.Key(stack, "AlertsKey", enable_key_rotation=True))
             scheduler.add_target("alerts", targets.SnsPublish(alerts))
             scheduler.add_target("events", targets.EventBridgePutEvents(
@@ -102,7 +103,7 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
             scheduler.add_periodic("nightly", cron="0 2 * * ? *", time_zone="Europe/Paris", payload={"n": 1})
         if scheduler.api is not None:
             scheduler.grant_read(iam.Role(stack, "Reader", assumed_by=iam.AccountRootPrincipal()))
-        scheduler.add_alarms()
+        scheduler.add_alarms(alarm_action=alarm_topic)
         scheduler.add_dashboard()
         stacks[name], schedulers[name] = stack, scheduler
     producer = cdk.Stack(app, "Producer")  # a grantee in another stack: the route ARNs arrive as imports

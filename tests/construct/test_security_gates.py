@@ -84,7 +84,9 @@ WITH_FANOUT = {"DispatcherFunctionRole": on("<Alerts>", "sns:Publish")
                | on(FANOUT_STATE_MACHINE, "states:StartExecution")
                | on(FANOUT_EVENT_FUNCTION, "lambda:InvokeFunction")
                | on(FANOUT_HOOK_SECRET, "secretsmanager:GetSecretValue")
-               | on("<HookKey.Arn> if kms:ViaService = secretsmanager.eu-west-1.amazonaws.com", "kms:Decrypt")}
+               | on("<HookKey.Arn> if kms:ViaService = secretsmanager.eu-west-1.amazonaws.com", "kms:Decrypt"),
+               # add_alarms(alarm_action=alerts): CloudWatch publishes to the topic this key encrypts
+               "cloudwatch.amazonaws.com": on("* of <AlertsKey>", "kms:GenerateDataKey", "kms:Decrypt")}
 #: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("POST", "/schedule-batches"),
           ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"), ("DELETE", "/periodic/*"),
@@ -161,6 +163,8 @@ ACKNOWLEDGED = [
      "CDK's provider framework, which hands the stack's periodic timers to the api function, may invoke its versions"),
     (r"kms:(GenerateDataKey|Decrypt)", r"\* of <Key>",
      "in a key policy, * is the key itself: EventBridge encrypts sweep events it parks in the dead-letter queue"),
+    (r"kms:(GenerateDataKey|Decrypt)", r"\* of <AlertsKey>",
+     "in a key policy, * is the key itself: CloudWatch publishes the scheduler's alarms to the topic it encrypts"),
     (r"managed policy", re.escape(LOGGING_ROLE),
      "API Gateway's account-wide logging role (REST only, at most once per app and environment; "
      "cloud_watch_role=False leaves it out): AWS's policy for writing REST execution and access logs"),
