@@ -40,7 +40,7 @@ from ._target_descriptions import check_deliverable as check_deliverable
 from ._target_descriptions import describe_target as describe_target
 from ._validation import seconds
 from ._target_checks import check_event_texts, check_message_group_id, check_resource, target_for
-from ._wiring import KEY_PRODUCER, grant_key
+from ._wiring import KEY_PRODUCER, grant_key, grant_secret_value
 
 __all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvocationType", "LambdaInvoke", "SqsSendMessage",
            "SnsPublish", "EventBridgePutEvents", "StepFunctionsStartExecution", "HttpsEndpoint"]
@@ -342,7 +342,9 @@ class HttpsEndpoint(IScheduleTarget):
         longer. Default: 10 seconds.
     """
 
-    def __init__(self, url: str, *, signing_secret: secretsmanager.ISecret,
+    # ``Secret`` named beside ``ISecret``: in jsii's Python types ``Secret`` does not satisfy the ``ISecret``
+    # protocol (a parameter named differently), so pyright would refuse ``signing_secret=secretsmanager.Secret(...)``.
+    def __init__(self, url: str, *, signing_secret: Union[secretsmanager.ISecret, secretsmanager.Secret],
                  headers: Optional[Mapping[str, str]] = None, timeout: Duration = default_timeout()) -> None:
         check_url(url)
         check_secret(signing_secret)
@@ -356,18 +358,9 @@ class HttpsEndpoint(IScheduleTarget):
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
         """Grant ``secretsmanager:GetSecretValue`` on the secret (and ``kms:Decrypt`` on its key through
         Secrets Manager); describe it as ``{"type": "https", ...}``."""
-        secret = self.signing_secret
-        # The secret's ARN as policies name it: the full one when known, else the partial one and the
-        # six random characters Secrets Manager appends (as Secret.grant_read names it).
-        arn = secret.secret_full_arn or f"{secret.secret_arn}-??????"
-        iam.Grant.add_to_principal(grantee=dispatcher, actions=["secretsmanager:GetSecretValue"], resource_arns=[arn])
-        if secret.encryption_key is not None:
-            # Secrets Manager decrypts the secret with the caller's permission, and only through it.
-            iam.Grant.add_to_principal(
-                grantee=dispatcher, actions=["kms:Decrypt"], resource_arns=[secret.encryption_key.key_arn],
-                conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{secret.env.region}.amazonaws.com"}})
+        grant_secret_value(self.signing_secret, dispatcher)
         extra = {} if self.headers is None else {"headers": self.headers}
-        return ScheduleTargetConfig(describe_target("https", url=self.url, secret_arn=secret.secret_arn,
+        return ScheduleTargetConfig(describe_target("https", url=self.url, secret_arn=self.signing_secret.secret_arn,
                                                     timeout_seconds=seconds(self.timeout), **extra),
                                     timeout=self.timeout)
 

@@ -2,7 +2,8 @@
 (``from cdk_delayed_scheduler import DelayedScheduler, targets``): pyright reports each of a new
 user's common mistakes at its line, and a correct app is clean under strict checking.
 
-One pyright run checks both sample apps in ``type_samples/``; the package is read from this
+One pyright run checks both sample apps in ``type_samples/`` and the README's targets example (its
+``## Targets`` section's code, as written); the package is read from this
 checkout's ``src``, aws-cdk-lib from the development environment. It is a child process (this module
 run as a script: ``run``), which the test session starts as it begins (tests/conftest.py's
 ``EARLY_RUNS``); the tests assert on what it reported.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,19 +27,31 @@ from construct_helpers import REPO, early_result, print_result
 pytestmark = pytest.mark.slow
 
 SAMPLES = Path(__file__).resolve().parent / "type_samples"
+README_TARGETS = "readme_targets.py"
+
+
+def readme_targets_example() -> str:
+    """The code of the README's ``## Targets`` section, as written."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^## Targets\n.*?```python\n(.*?)```", readme, re.S | re.M)
+    assert found, "the README's Targets section lost its example"
+    return found.group(1)
 
 
 def run() -> dict[str, Any]:
-    """pyright over both samples: the files it analysed, and {sample file name: [(line, message), ...]}
-    of its errors."""
+    """pyright over both samples and the README's targets example: the files it analysed, and
+    {file name: [(line, message), ...]} of its errors."""
     with tempfile.TemporaryDirectory(prefix="pyright-") as project:
+        readme_sample = Path(project) / README_TARGETS
+        readme_sample.write_text(readme_targets_example(), encoding="utf-8")
         (Path(project) / "pyrightconfig.json").write_text(json.dumps({
             "extraPaths": [str(REPO / "src")],
             "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
         }))
         env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
         result = subprocess.run([str(Path(sys.executable).with_name("pyright")), "--outputjson", "--pythonpath",
-                                 sys.executable, "--project", project, *map(str, sorted(SAMPLES.glob("*.py")))],
+                                 sys.executable, "--project", project, *map(str, sorted(SAMPLES.glob("*.py"))),
+                                 str(readme_sample)],
                                 capture_output=True, text=True, timeout=600, env=env)
     report = json.loads(result.stdout)
     found: dict[str, list[tuple[int, str]]] = {}
@@ -51,7 +65,7 @@ def run() -> dict[str, Any]:
 def diagnostics() -> dict[str, list[tuple[int, str]]]:
     """{sample file name: [(line, message), ...]} of pyright's errors."""
     reported = early_result("typing", timeout=900)
-    assert reported["files_analyzed"] == 2, reported["output"]
+    assert reported["files_analyzed"] == 3, reported["output"]
     return {name: [(line, message) for line, message in errors] for name, errors in reported["errors"].items()}
 
 
@@ -79,6 +93,11 @@ def test_the_messages_name_the_prop_and_its_type(diagnostics):
 
 def test_a_correct_app_is_clean_under_strict_checking(diagnostics):
     assert diagnostics.get("correct_app.py", []) == []
+
+
+def test_the_readme_targets_example_type_checks_as_written(diagnostics):
+    assert "HttpsEndpoint" in readme_targets_example()
+    assert diagnostics.get(README_TARGETS, []) == []
 
 
 if __name__ == "__main__":
