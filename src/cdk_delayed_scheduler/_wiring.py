@@ -14,6 +14,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -140,6 +141,20 @@ def delayer_to_dispatcher(dispatcher: lambda_.Function, delayer_queue: sqs.IQueu
 def grant_key(key: Optional[kms.IKey], grantee: iam.IGrantable, *actions: str) -> None:
     if key is not None:
         key.grant(grantee, *actions)
+
+
+def grant_secret_value(secret: secretsmanager.ISecret, grantee: iam.IGrantable) -> None:
+    """``secretsmanager:GetSecretValue`` on ``secret`` alone, and ``kms:Decrypt`` on its customer managed
+    key, only through Secrets Manager (``kms:ViaService``), when it has one."""
+    # The secret's ARN as policies name it: the full one when known, else the partial one and the six
+    # random characters Secrets Manager appends (as Secret.grant_read names it).
+    arn = secret.secret_full_arn or f"{secret.secret_arn}-??????"
+    iam.Grant.add_to_principal(grantee=grantee, actions=["secretsmanager:GetSecretValue"], resource_arns=[arn])
+    if secret.encryption_key is not None:
+        # Secrets Manager decrypts the secret with the caller's permission, and only through it.
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=["kms:Decrypt"], resource_arns=[secret.encryption_key.key_arn],
+            conditions={"StringEquals": {"kms:ViaService": f"secretsmanager.{secret.env.region}.amazonaws.com"}})
 
 
 def grant_send(queue: sqs.IQueue, grantee: iam.IGrantable, *actions: str) -> None:
