@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from scheduler_runtime.core import keys
 
 from .conftest import call_api, faulty
@@ -134,3 +136,26 @@ def test_a_periodic_occurrence_is_parked_once_its_next_retry_would_start_past_it
     sent, parked = fail_twice(aws, "stale", {"maxAgeSeconds": 60})
     assert len(sent) == 2
     assert "after 2 attempts: maxAgeSeconds 60 exceeded" in parked["messageAttributes"]["reason"]["stringValue"]
+
+
+class Killed(BaseException):
+    """Lambda ending the dispatcher at its timeout: nothing after this point of the code runs."""
+
+
+def test_a_periodic_occurrence_received_again_past_max_attempts_is_parked_without_another_delivery(
+        aws, unhurried_start):
+    put("one-try", {"every": 5, "payload": {"keep": "me"}, "retry": {"maxAttempts": 1}})
+    message = occurrence(aws, timeout=7)
+
+    def killed_at_the_target(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.target_url:
+            raise Killed()
+        return real.send_message(**kwargs)
+
+    with faulty("sqs", send_message=killed_at_the_target), pytest.raises(Killed):
+        dispatch_occurrence(message)  # advanced, then ended during its only attempt
+    assert dispatch_occurrence(message, receive_count=2) == {"batchItemFailures": []}
+    assert aws.receive(aws.target_url) == []
+    [parked] = aws.receive(aws.dlq_url)
+    assert parked["messageAttributes"]["reason"]["stringValue"].startswith("maxAttempts 1 reached: ")
+    assert "maxAttempts 1 reached" in call_api("GET", "/periodic/one-try")[1]["lastError"]

@@ -136,6 +136,13 @@ class Delivery:
             return None
         envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
                                   definition.payload_json, definition.target)
+        limits = retry_limits(ctx.config, definition.retry)
+        route = f"/periodic/{definition.periodic_id}"
+        if occurrence.attempt > limits.max_attempts:
+            # Received again after the dispatcher of its last allowed attempt ended without an answer.
+            spent = f"{limits.attempts_reached()}: attempt {occurrence.attempt - 1} ended without an answer"
+            self._fail_then_park(envelope, spent, lambda: periodic.record_failure(definition, spent), route)
+            return None
         if now_ms() - occurrence.began_ms > periodic_module.START_DEADLINE_MS:
             # A DELETE may be answered from began + SETTLE_MS on: too late to start safely; again at once.
             periodic.start_late(definition, occurrence.due_ms, occurrence.attempt)
@@ -146,15 +153,13 @@ class Delivery:
         except DeliveryError as exc:
             limit = None
             if not isinstance(exc, Undeliverable):
-                limit = periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt,
-                                             retry_limits(ctx.config, definition.retry))
+                limit = periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt, limits)
                 if limit is None:
                     log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id,
                               attempt=occurrence.attempt, reason=str(exc)[:500])
                     return None
             reason = _exhausted(occurrence.attempt, exc, limit)
-            self._fail_then_park(envelope, reason, lambda: periodic.record_failure(definition, reason),
-                                 f"/periodic/{definition.periodic_id}")
+            self._fail_then_park(envelope, reason, lambda: periodic.record_failure(definition, reason), route)
             return None
         return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
 
