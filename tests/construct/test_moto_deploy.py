@@ -30,9 +30,10 @@ from pathlib import Path
 import pytest
 from moto_listing_and_periodic import (test_a_periodic_timer_is_delivered_and_armed_again,  # noqa: F401 - collected
                                        test_the_listing_pages_through_the_index)
+from moto_stack import deploy_assembly, moto_server_environment
 from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, StreamMapping, TemplateResolver, Workload,
-                         allowed, deploy_assembly, forget_stream_triggers, http_api_event, iam_requests,
-                         moto_server_environment, replay_http_api, role_statements, route_for, scenario)
+                         allowed, forget_stream_triggers, http_api_event, iam_requests, replay_http_api,
+                         role_statements, route_for, scenario)
 from moto_wiring import drive_until as _drive_until
 from moto_wiring import receive_one as _receive_one
 

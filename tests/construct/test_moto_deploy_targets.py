@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, allowed, deploy_assembly, drive_until,
-                         forget_stream_triggers, iam_requests, moto_server_environment, role_statements)
+from moto_stack import deploy_assembly, moto_server_environment
+from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, allowed, drive_until, forget_stream_triggers,
+                         iam_requests, role_statements)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:Tried to parse:UserWarning")]
 
