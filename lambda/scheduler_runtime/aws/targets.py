@@ -48,6 +48,7 @@ from typing import Any, Callable, Mapping
 
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
 
+from ..core.contract import TARGET_TYPES
 from ..core.envelope import sqs_safe_json
 from .https_target import deliver_https
 from .target_errors import DeliveryError as DeliveryError, Undeliverable as Undeliverable  # re-exported
@@ -113,8 +114,9 @@ def _client_error_message(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Message", exc))
 
 
-LAMBDA_INVOCATION_TYPES = ("RequestResponse", "Event")
-"""The ``invocationType`` values of a Lambda target (Lambda's ``Invoke`` names); the first is the default."""
+LAMBDA_INVOCATION_TYPES = TARGET_TYPES["lambda"].values["invocationType"]
+"""The ``invocationType`` values of a Lambda target (Lambda's ``Invoke`` names, from the contract); the first is
+the default."""
 
 
 def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -77,6 +77,8 @@ class TargetType:
     kind: str
     required: Mapping[str, str]
     optional: Mapping[str, str]
+    values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The values a field may take, where they are a closed list (the first is the default of an optional one)."""
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,8 @@ ENV = Environment(**{_env_name(key).lower(): name for key, name in _CONTRACT["en
 ROUTES: tuple[Route, ...] = tuple(Route(**route) for route in _CONTRACT["routes"])
 """Every route of the API, in the order the construct declares them."""
 TARGET_TYPES: Mapping[str, TargetType] = {
-    kind: TargetType(kind, dict(fields["required"]), dict(fields["optional"]))
+    kind: TargetType(kind, dict(fields["required"]), dict(fields["optional"]),
+                     {name: tuple(values) for name, values in fields.get("values", {}).items()})
     for kind, fields in _CONTRACT["targetTypes"].items()}
 """Every kind of target the runtime delivers to, by its ``type``."""
 
@@ -197,4 +200,7 @@ def target_description_problem(description: Any) -> Optional[str]:
     unknown = [name for name in description if name != "type" and name not in {**spec.required, **spec.optional}]
     if unknown:
         return f"the {kind} target takes no {', '.join(sorted(unknown))}"
+    for name, allowed in spec.values.items():
+        if name in description and description[name] not in allowed:
+            return f"the {kind} target's {name} must be one of {', '.join(allowed)}, got {description[name]!r}"
     return None

@@ -22,9 +22,9 @@ from .api_calls import parse_due_ms
 Envelope = dict[str, Any]
 LocalTarget = Callable[[Envelope], Any]
 """A target of the engine: called with each delivery's envelope; an exception is a failed delivery."""
-LAMBDA_INVOCATION_TYPES = ("RequestResponse", "Event")
+LAMBDA_INVOCATION_TYPES = contract.TARGET_TYPES["lambda"].values["invocationType"]
 """How the runtime invokes a Lambda target (Lambda's ``InvocationType`` names, the runtime's
-``invocationType``); the first is the default."""
+``invocationType``, from the contract); the first is the default."""
 
 
 @dataclass(frozen=True)
