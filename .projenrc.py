@@ -12,7 +12,7 @@ HOME = "https://github.com/cdk-delayed-scheduler/cdk-delayed-scheduler"
 #: moto's application is built on, not moto[server], which adds every service's dependencies
 #: (cfn-lint, sympy, networkx, ...).
 MOTO_VERSION = ">=5.2,<5.3"
-MOTO_LOCAL = [f"moto[dynamodb,dynamodbstreams,events,sns,sqs]{MOTO_VERSION}", "flask!=2.2.0,!=2.2.1", "flask-cors"]
+MOTO_LOCAL = [f"moto[dynamodb,dynamodbstreams,events,secretsmanager,sns,sqs,stepfunctions]{MOTO_VERSION}", "flask!=2.2.0,!=2.2.1", "flask-cors"]
 #: The construct's dependencies: an extra, so that application code (the client, the envelope)
 #: installs without aws-cdk-lib's 237 MB. The floors are tested: tests/construct/test_floor.py
 #: synthesizes the README's stack with exactly these versions (aws-cdk-lib 2.269.0 is the first whose

@@ -96,7 +96,7 @@ def test_moto_is_bounded_to_the_minor_release_the_engine_patches_were_tested_on(
     extra = [r for r in PROJECT["optional-dependencies"]["local"] if r.startswith("moto")]
     dev = [r for r in PYPROJECT["dependency-groups"]["dev"] if r.startswith("moto")]
     # the engine's extra: the services it uses, not moto[server]'s every service; the tests keep moto[server]
-    assert (extra, dev) == (["moto[dynamodb,dynamodbstreams,events,sns,sqs]>=5.2,<5.3"], ["moto[server]>=5.2,<5.3"])
+    assert (extra, dev) == (["moto[dynamodb,dynamodbstreams,events,secretsmanager,sns,sqs,stepfunctions]>=5.2,<5.3"], ["moto[server]>=5.2,<5.3"])
     assert version("moto").startswith("5.2.")  # the locked, tested version is inside the bound
 
 

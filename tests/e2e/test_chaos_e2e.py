@@ -74,3 +74,13 @@ def test_an_engine_with_every_api_invocation_throttled_answers_429_as_api_gatewa
         assert api.create({"delaySeconds": 1, "payload": {}}) == (429, {"message": "Too Many Requests"})
         assert api.get("any") == (429, {"message": "Too Many Requests"})
         assert engine.faults is not None and engine.faults.by_stage()["lambda-throttle @ api:invocation"] == 2
+
+
+def test_every_kind_of_target_got_deliveries_read_back_from_where_they_arrived(run):
+    from cdk_delayed_scheduler.local.chaos_targets import NAMED_TARGETS
+
+    _, report, _ = run
+    # the none-early, none-lost, no-delivery-after-cancel and one-dedupeKey checks above hold for these too
+    assert set(report["delivered_by_target"]) == {"default", *NAMED_TARGETS}, report["delivered_by_target"]
+    assert all(n > 0 for n in report["delivered_by_target"].values()), report["delivered_by_target"]
+    assert report["refused_signatures"] == 0  # every HTTPS request verified with the shipped verify_signature

@@ -9,15 +9,15 @@ import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Mapping
 
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.chaos_targets import SignedReceiver
 from cdk_delayed_scheduler.local.deliveries import HttpsTarget, LambdaTarget, Recorder, StateMachineTarget
 from cdk_delayed_scheduler.local.named_targets import executions
-from cdk_delayed_scheduler.webhook import SignatureVerificationError, verify_signature
 from scheduler_runtime.aws.targets import execution_name
 
 from .conftest import wait_until
@@ -54,43 +54,6 @@ class DeliveredIds(logging.Handler):
             self.ids.append(getattr(record, "fields", {})["id"])
 
 
-class Receiver(ThreadingHTTPServer):
-    """An HTTPS target's receiver on 127.0.0.1 (plain HTTP, which the engine allows to a loopback host): each
-    request checked with ``verify_signature``, 204 when it passes, 401 when not."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        self.verified: list[tuple[str, dict[str, str]]] = []  # the envelope's id, the request's headers
-        self.rejected: list[str] = []  # why
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                try:
-                    envelope = verify_signature(body, self.headers, SECRET)
-                except SignatureVerificationError as exc:
-                    self.server.rejected.append(str(exc))
-                    self.send_response(401)
-                else:
-                    self.server.verified.append((envelope.id, dict(self.headers)))
-                    self.send_response(204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/timers"
-
-
 @dataclass
 class Targets:
     engine: Engine
@@ -98,12 +61,15 @@ class Targets:
     delivered: DeliveredIds
     event_gate: Gate
     sync_gate: Gate
-    receiver: Receiver
+    receiver: SignedReceiver
+    verified: list[tuple[str, Mapping[str, str]]]  # the envelope's id, the request's headers
 
 
 @pytest.fixture(scope="module")
 def targets() -> Iterator[Targets]:
-    event_gate, sync_gate, delivered, receiver = Gate(), Gate(), DeliveredIds(), Receiver()
+    event_gate, sync_gate, delivered = Gate(), Gate(), DeliveredIds()
+    verified: list[tuple[str, Mapping[str, str]]] = []
+    receiver = SignedReceiver(SECRET, lambda envelope, headers, _received_ms: verified.append((envelope["id"], headers)))
     options = EngineOptions(target=Recorder(), delay_window=2, sweep_interval=1, targets={
         "flow": StateMachineTarget(), "fast": StateMachineTarget(express=True),
         "slow-event": LambdaTarget(event_gate, invocation_type="Event"), "slow-sync": LambdaTarget(sync_gate),
@@ -113,13 +79,12 @@ def targets() -> Iterator[Targets]:
         runtime_logger = logging.getLogger("scheduler_runtime")
         runtime_logger.addHandler(delivered)
         try:
-            yield Targets(engine, ApiClient(engine.api_url), delivered, event_gate, sync_gate, receiver)
+            yield Targets(engine, ApiClient(engine.api_url), delivered, event_gate, sync_gate, receiver, verified)
         finally:
             event_gate.release()
             sync_gate.release()
             runtime_logger.removeHandler(delivered)
-            receiver.shutdown()
-            receiver.server_close()
+            receiver.stop()
 
 
 def test_each_delivery_to_a_state_machine_starts_an_execution_with_the_envelope_as_its_input(targets):
@@ -161,9 +126,9 @@ def test_an_https_target_posts_each_envelope_signed_with_its_secret_and_a_refuse
         assert targets.api.create({"id": f"hook-{n}", "delaySeconds": 1, "payload": {"n": n}, "target": "hook"})[0] == 201
     assert targets.api.create({"id": "forged-0", "delaySeconds": 1, "payload": {}, "target": "forged"})[0] == 201
 
-    wait_until(lambda: len(targets.receiver.verified) == 3, 20, "the signed requests did not arrive")
-    assert sorted(id_ for id_, _ in targets.receiver.verified) == ["hook-0", "hook-1", "hook-2"]
-    for _, headers in targets.receiver.verified:
+    wait_until(lambda: len(targets.verified) == 3, 20, "the signed requests did not arrive")
+    assert sorted(id_ for id_, _ in targets.verified) == ["hook-0", "hook-1", "hook-2"]
+    for _, headers in targets.verified:
         assert headers["X-App"] == "reminders" and headers["Scheduler-Attempt"] == "1"
     # signed with another secret: the receiver refuses it (401), which the runtime parks at once, not retried
     status, body = wait_until(lambda: (lambda answer: answer if answer[1].get("status") == "FAILED" else None)(

@@ -46,7 +46,7 @@ class _Api:
 
 def _envelope(schedule_id: str, due_ms: int, key: str = "k", attempt: int = 1) -> dict:
     due = datetime.fromtimestamp(due_ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return {"id": schedule_id, "dueAt": due, "dedupeKey": key, "attempt": attempt}
+    return {"id": schedule_id, "dueAt": due, "dedupeKey": key, "attempt": attempt, "target": "default"}
 
 
 def _checked(deliveries: list, creates: dict, cancels: dict | None = None, answers: dict | None = None,
@@ -61,7 +61,12 @@ def _checked(deliveries: list, creates: dict, cancels: dict | None = None, answe
 
 def test_checks_pass_a_clean_delivery():
     report = _checked([(_envelope("a", 1_000_000), 1_000_010)], {"a": [201]})
-    assert report.ok and report.delivered == 1
+    assert report.ok and report.delivered == 1 and report.delivered_by_target == {"default": 1}
+
+
+def test_checks_flag_a_delivery_to_another_target_than_the_one_named():
+    report = _checked([({**_envelope("a", 1_000_000), "target": "topic"}, 1_000_010)], {"a": [201]})
+    assert report.violations == ["a: delivered to another target than default"]
 
 
 @pytest.mark.parametrize(("deliveries", "creates", "cancels", "words"), [

@@ -2,7 +2,9 @@
 
 The engine runs with ``--faults`` (see :mod:`.faults`) while one-shot timers (short ones through
 the delayer queue, long ones through the sweeper, overdue ones), cancels and periodic timers go
-through its HTTP API, singly and in batches, from eight clients. A client retries a create or a
+through its HTTP API, singly and in batches, from eight clients. A share of the one-shot timers name
+a target of another kind (an SNS topic, an EventBridge bus, a Step Functions state machine, an HTTPS
+endpoint: :mod:`.chaos_targets`), whose deliveries are read back from where they arrived. A client retries a create or a
 cancel that got a 429, a 5xx or no answer, with the same id and body, as the typed client does.
 Then it checks, and reports (exit 1 on any violation):
 
@@ -26,9 +28,11 @@ import threading
 import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
+from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, TargetReader, chaos_targets
 from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_periodic,
                            dead_lettered)
 from .api_calls import ApiClient, parse_due_ms
@@ -57,7 +61,10 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
         for n in range(max(1, round(count * share))):
             batched = rng.random() < 0.5
             offset = rng.uniform(low, high)
-            timers.append(Planned(f"chaos-{kind}-{n}", kind, offset, batched, patient=batched or rng.random() > 0.1))
+            patient = batched or rng.random() > 0.1
+            # every named target gets a share; the default (a local function) refuses the poison ones
+            target = None if kind == "poison" else rng.choice([None, None, None, *NAMED_TARGETS])
+            timers.append(Planned(f"chaos-{kind}-{n}", kind, offset, batched, patient=patient, target=target))
     periodic = [PlannedPeriodic(f"chaos-every-{n}", 1 + n % 3, kept=n % 2 == 0) for n in range(max(4, count // 250))]
     return timers, periodic
 
@@ -88,8 +95,9 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> No
     """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
 
     def body(timer: Planned) -> dict[str, Any]:
+        target = {"target": timer.target} if timer.target else {}
         return {"id": timer.schedule_id, "dueAt": calls.due_ms[timer.schedule_id] / 1000,
-                "payload": {"kind": timer.kind, "id": timer.schedule_id}}
+                "payload": {"kind": timer.kind, "id": timer.schedule_id}, **target}
 
     def create(group: list[Planned]) -> None:
         now = time.time()  # due times count from the first attempt, however long the others took
@@ -164,11 +172,13 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     rng = random.Random(seed)
     timers, periodic = plan(count, rng, span_seconds)
     recorder = Recorder()
+    receiver = SignedReceiver(SIGNING_SECRET, lambda envelope, _headers, received_ms: recorder.record(envelope, received_ms))
     options = EngineOptions(target=_refusing_poison(recorder), delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
-                            dispatcher_timeout=DISPATCHER_TIMEOUT_SECONDS, faults=faults, seed=seed)
+                            dispatcher_timeout=DISPATCHER_TIMEOUT_SECONDS, faults=faults, seed=seed,
+                            targets=dict(chaos_targets(receiver.url)))
     calls = ClientCalls()
     started = time.time()
-    with Engine(options) as engine:
+    with Engine(options) as engine, _reading(engine, recorder, receiver):
         api = ApiClient(engine.api_url)
         say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
         first_due = {p.periodic_id: _put_periodic(api, p) for p in periodic}
@@ -190,10 +200,24 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
                              fault_stages=engine.faults.by_stage() if engine.faults else {},
                              create_retries=calls.retried)
         parked = dead_lettered(engine)
+        report.refused_signatures = len(receiver.rejected)
+        report.violations += [f"the HTTPS receiver refused a request: {why}" for why in receiver.rejected]
         check_one_shots(report, timers, calls, recorder,
                         lambda i: _answered(api, "GET", f"/schedules/{quote(i, safe='')}"), parked)
         check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
     return report
+
+
+@contextmanager
+def _reading(engine: Engine, recorder: Recorder, receiver: SignedReceiver) -> Iterator[None]:
+    """The named targets' deliveries read into ``recorder`` while the run lasts (the receiver's as they come)."""
+    reader = TargetReader(engine, recorder)
+    reader.start()
+    try:
+        yield
+    finally:
+        reader.stop()
+        receiver.stop()
 
 
 def _refusing_poison(recorder: Recorder) -> Callable[[dict[str, Any]], None]:
@@ -211,6 +235,9 @@ def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned
                         engine: Engine) -> None:
     """Until every timer due is delivered, and every poison one FAILED, or the retries' horizon has passed."""
     wanted = {t.schedule_id for t in timers if t.kind not in ("cancel", "poison")}
+    # A create never answered 2xx (its client gave up) that left no trace has nothing to wait for.
+    wanted -= {i for i in wanted if not any(status in (200, 201) for status in calls.creates.get(i, []))
+               and _answered(api, "GET", f"/schedules/{quote(i, safe='')}")[0] == 404}
     poison = {t.schedule_id for t in timers if t.kind == "poison"}
     last_due = max(calls.due_ms.values()) / 1000
     # Every receive a visibility timeout after the one before, with room for a loaded machine.

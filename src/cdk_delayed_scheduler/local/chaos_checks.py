@@ -21,6 +21,7 @@ class Planned:
     offset_seconds: float
     batched: bool
     patient: bool = True  # its client retries a create that got a 429, a 5xx or no answer
+    target: str | None = None  # a named target (see chaos_targets), else the default one
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,10 @@ class ChaosReport:
     periodic_stopped_by_delete: int = 0
     periodic_skipped: int = 0
     stream_recoveries: int = 0
+    delivered_by_target: dict[str, int] = field(default_factory=dict)
+    """One-shot timers delivered, by the target they name (``default`` for the default one)."""
+    refused_signatures: int = 0
+    """Requests the HTTPS target's receiver refused: a signature that did not verify (a violation too)."""
     lost: int = 0
     violations: list[str] = field(default_factory=list)
 
@@ -81,6 +86,7 @@ class ChaosReport:
             f"creates retried by the client {self.create_retries}; creates left with a 429, a 5xx or no answer "
             f"{self.gave_up_creates} (no trace {self.gave_up_no_trace}, honoured {self.gave_up_honoured})",
             f"stream ranges recovered {self.stream_recoveries}",
+            "delivered by target: " + ", ".join(f"{name} {n}" for name, n in sorted(self.delivered_by_target.items())),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
         ]
@@ -119,6 +125,10 @@ def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCal
         answered = next((s for s in creates if s in (200, 201)), None)
         if deliveries:
             report.delivered += 1
+            target = timer.target or "default"
+            report.delivered_by_target[target] = report.delivered_by_target.get(target, 0) + 1
+            if any(d.envelope["target"] != target for d in deliveries):
+                report.violations.append(f"{timer.schedule_id}: delivered to another target than {target}")
             report.duplicates += len(deliveries) - 1
             report.retried += sum(1 for d in deliveries if d.envelope["attempt"] > 1)
             if len({d.envelope["dedupeKey"] for d in deliveries}) != 1:

@@ -227,8 +227,12 @@ class Recorder:
         self._arrived = threading.Condition(self._lock)
 
     def __call__(self, envelope: Envelope) -> None:
+        self.record(envelope, time.time_ns() // 1_000_000)
+
+    def record(self, envelope: Envelope, received_ms: int) -> None:
+        """Record a delivery that arrived at ``received_ms`` (read back from where it arrived)."""
         with self._arrived:
-            self.deliveries.append(Delivery(envelope, time.time_ns() // 1_000_000))
+            self.deliveries.append(Delivery(envelope, received_ms))
             self._arrived.notify_all()
 
     def by_id(self) -> dict[str, list[Delivery]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, HttpsTarget, LambdaTarget, LocalTarget, QueueTarget,
@@ -97,4 +98,9 @@ def executions(stepfunctions: Any, state_machine_arn: str, known: frozenset[str]
         listed += [execution for execution in page["executions"] if execution["executionArn"] not in known]
     listed.sort(key=lambda execution: execution["startDate"])
     return [Execution(e["executionArn"], json.loads(stepfunctions.describe_execution(executionArn=e["executionArn"])["input"]),
-                      int(e["startDate"].timestamp() * 1000)) for e in listed]
+                      _epoch_ms(e["startDate"])) for e in listed]
+
+
+def _epoch_ms(instant: datetime) -> int:
+    """Whole milliseconds since the epoch, counted exactly (a float's product can fall a millisecond short)."""
+    return (instant - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
