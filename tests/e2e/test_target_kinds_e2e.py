@@ -5,7 +5,9 @@ endpoints (a receiver on 127.0.0.1 that checks every request with the shipped ``
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -135,3 +137,33 @@ def test_an_https_target_posts_each_envelope_signed_with_its_secret_and_a_refuse
         targets.api.get("forged-0")), 20, "the refused delivery was not parked")
     assert "answered 401" in body["lastError"], body
     assert len(targets.receiver.rejected) == 1 and "signature" in targets.receiver.rejected[0]
+
+
+def test_local_delivers_to_the_state_machine_and_the_https_endpoint_a_targets_file_names(tmp_path):
+    """``cdk-delayed-scheduler local --targets FILE`` with a stepfunctions and an https entry: the engine prints
+    the state machine it made, and the receiver gets the signed request."""
+    import boto3
+
+    from .test_cli import Running
+
+    verified: list[str] = []
+    receiver = SignedReceiver(SECRET, lambda envelope, _headers, _received_ms: verified.append(envelope["id"]))
+    targets_file = tmp_path / "targets.json"
+    targets_file.write_text(json.dumps({"flows": {"type": "stepfunctions"},
+                                        "hook": {"type": "https", "url": receiver.url, "secret": SECRET}}))
+    running = Running("--targets", str(targets_file))
+    try:
+        line = wait_until(lambda: next((l for l in running.stderr if "executions of the state machine" in l), None),
+                          20, "the state machine was not printed")
+        machine = re.search(r"target flows: its deliveries start executions of the state machine (\S+)", line).group(1)
+        moto = re.search(r"AWS_ENDPOINT_URL=(\S+)", "".join(running.stderr)).group(1)
+        for target in ("flows", "hook"):
+            assert running.api.create({"id": f"cli-{target}", "delaySeconds": 1, "payload": {}, "target": target})[0] == 201
+        sfn = boto3.client("stepfunctions", endpoint_url=moto, region_name="us-east-1")
+        started = wait_until(lambda: executions(sfn, machine), 20, "no execution was started")
+        assert [e.envelope["id"] for e in started] == ["cli-flows"]
+        wait_until(lambda: verified, 20, "the signed request did not arrive")
+        assert verified == ["cli-hook"] and receiver.rejected == []
+    finally:
+        running.stop()
+        receiver.stop()
