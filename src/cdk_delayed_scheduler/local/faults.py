@@ -32,8 +32,8 @@ FAULT_KINDS: dict[str, str] = {
     "sqs-throttle": "an SQS request is refused with RequestThrottled (nothing applied)",
     "lambda-throttle": "a Lambda invocation is refused with 429 TooManyRequestsException: the target's invoke, "
                        "the pollers' invocations of the functions, and API requests (answered 429)",
-    "lost-answer": "a DynamoDB or SQS write, or a target invoke, is applied but its answer is lost "
-                   "(a read timeout the SDK may retry)",
+    "lost-answer": "a DynamoDB or SQS write, or a target invoke, put or execution start, is applied but its "
+                   "answer is lost (a read timeout the SDK may retry)",
     "batch-fail": "a SendMessageBatch fails whole with a 500 (nothing sent)",
     "batch-partial": "a SendMessageBatch sends some entries and reports the others Failed",
     "crash": "a dispatcher invocation dies right after one of its requests was answered, its batch in flight",
@@ -41,8 +41,10 @@ FAULT_KINDS: dict[str, str] = {
     "target-timeout": "the target function runs past the dispatcher's read timeout, then times out",
 }
 _WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem",
-           "SendMessage", "SendMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "Invoke"}
-_SERVICES = {"DynamoDB_20120810": "dynamodb", "AmazonSQS": "sqs"}
+           "SendMessage", "SendMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "Invoke",
+           "PutEvents", "StartExecution"}
+_SERVICES = {"DynamoDB_20120810": "dynamodb", "AmazonSQS": "sqs", "AWSEvents": "events",
+             "AWSStepFunctions": "stepfunctions"}
 _FUNCTION: contextvars.ContextVar[str | None] = contextvars.ContextVar("faulted_function", default=None)
 """The runtime function whose invocation is running (None: the engine itself, or the AWS service)."""
 
