@@ -1,5 +1,6 @@
-"""``cdk-delayed-scheduler``: run the scheduler locally (``local``), watch it work (``demo``), or
-re-enqueue a stream range the enqueuer's mapping gave up on (``recover-stream``)."""
+"""``cdk-delayed-scheduler``: run the scheduler locally (``local``), watch it work (``demo``),
+re-enqueue a stream range the enqueuer's mapping gave up on (``recover-stream``), or send what the
+dead-letter queue holds back for delivery (``redrive``)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     recover.add_argument("--endpoint-url", help="Lambda's endpoint (the local engine's lambda_endpoint_url); "
                                                 "default: AWS, with the usual credentials and region")
 
+    from .redrive_command import add_redrive_parser  # noqa: PLC0415
+
+    add_redrive_parser(commands)
+
     demo = commands.add_parser("demo", help="schedule a mix of timers through the API and report their lateness")
     demo.add_argument("--timers", type=_positive_int, default=120, help="how many timers to schedule (default 120)")
 
@@ -167,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "recover-stream":
         return _recover_stream(args)
+    if args.command == "redrive":
+        from .redrive_command import run_redrive  # noqa: PLC0415
+
+        return run_redrive(args)
     try:
         from .engine import Engine  # noqa: PLC0415 - keeps --help fast
     except ImportError as exc:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .._contract import contract
 from .._runtime_asset import event_filters, runtime_asset_path
+from ..operator import RedriveReport, redrive
 from .checkpoints import CheckpointStore
 from .deliveries import LocalTarget, stdout_target
 from .engine_options import EngineOptions
@@ -225,6 +226,15 @@ class Engine:
         """Run the sweeper once now, in this thread (as the schedule rule does every ``sweep_interval``)."""
         assert self._sweeper is not None, "the engine is not started"
         self._sweeper.invoke({"source": "aws.events", "detail-type": "Scheduled Event"})
+
+    def redrive(self, **selection: Any) -> RedriveReport:
+        """Redrive the engine's dead-letter queue: :func:`cdk_delayed_scheduler.operator.redrive` on the
+        engine's table, queues and enqueuer; ``selection`` is its ``ids``, ``limit``, ``older_than_seconds``
+        and ``newer_than_seconds``."""
+        assert self._quiet is not None, "the engine is not started"
+        return redrive(table_name=self.table_name, delayer_queue=self.queue_url,
+                       dead_letter_queue=self.dead_letter_queue_url, enqueuer_function=ENQUEUER_FUNCTION,
+                       **selection)
 
     def under_way(self) -> list[str]:
         """What is under way now, if anything: a receivable message in the delayer queue, a dispatcher

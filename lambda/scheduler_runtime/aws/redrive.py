@@ -1,0 +1,173 @@
+"""Redrive from the dead-letter queue: send parked schedules back for delivery, recover stream ranges.
+
+For each message a run takes (:class:`~..core.redrive.Selection`), in this order, so that a run cut
+short anywhere and run again delivers each schedule at most once more:
+
+1. a one-shot schedule's message (a parked delivery, or a bare delayer message): one consistent
+   read of its record, then the conditional re-arm write (:func:`~..core.redrive.decide` and
+   :func:`~..core.redrive.rearm_condition`): ``QUEUED``, a new token, the attempt count kept,
+   ``redriveMsg`` = this message's tag. The new token turns every older message for the schedule
+   into a stray (the dispatcher delivers one message per token);
+2. ``SendMessage`` to the delayer queue of a reference with the new token and the schedule's own due
+   time (so the same ``dedupeKey``), ``DelaySeconds`` 0: due at once;
+3. ``DeleteMessage`` from the dead-letter queue, only then.
+
+Cut short after 1 or 2, the message comes back: its record is QUEUED with this message's tag, so
+the next run re-arms it again with another token (the message of step 2, if sent, is now a stray);
+once its new delivery has started, the next run only deletes the message.
+
+A stream range goes to ``recover_stream`` (the enqueuer's ``{"recover": ...}``) and is deleted once
+that answered. A periodic occurrence is not redriven (see :data:`PERIODIC_REASON`). Anything else
+is left where it is, with the reason in the report.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from botocore.exceptions import ClientError
+
+from ..core import keys
+from ..core.contract import LISTING
+from ..core.envelope import TimerRef, message_tag
+from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, decide, read_message, \
+    rearm_condition, requeued_listing_key
+from ..core.timeparse import now_ms
+from .items import is_condition_failure
+from .store import _attribute  # noqa: PLC2701 - the store's attribute-value form, one definition
+
+RECEIVE_WAIT_SECONDS = 1
+"""A receive's long poll: it asks every SQS server, so an empty answer means an empty queue."""
+PERIODIC_REASON = ("a periodic timer's occurrence is not redriven: its timer has armed the next occurrence, "
+                   "and a past occurrence sent again would bypass the definition's token (a DELETE could not "
+                   "stop it); read it with GET /periodic/{id}")
+
+RecoverStream = Callable[[str], Any]
+"""Re-enqueue the stream range an on-failure message (its body) names; raises when it could not."""
+
+
+class Redrive:
+    """One run over the dead-letter queue, with botocore clients of DynamoDB and SQS."""
+
+    def __init__(self, dynamodb: Any, sqs: Any, table_name: str, delayer_queue_url: str,
+                 dead_letter_queue_url: str, recover_stream: RecoverStream | None = None,
+                 visibility_timeout_seconds: int = 120) -> None:
+        self._ddb, self._sqs, self._table = dynamodb, sqs, table_name
+        self._delayer_url, self._dlq_url = delayer_queue_url, dead_letter_queue_url
+        self._recover_stream = recover_stream
+        self._visibility = visibility_timeout_seconds
+
+    def run(self, selection: Selection = Selection()) -> Report:
+        """Take every selected message once; the others are made visible again at the end."""
+        report, seen, kept = Report(), set[str](), list[DeadLetter]()
+        taken = 0
+        while True:
+            messages = self._sqs.receive_message(
+                QueueUrl=self._dlq_url, MaxNumberOfMessages=10, WaitTimeSeconds=RECEIVE_WAIT_SECONDS,
+                VisibilityTimeout=self._visibility, AttributeNames=["SentTimestamp"],
+                MessageAttributeNames=["All"]).get("Messages", [])
+            fresh = [read_message(m) for m in messages if m["MessageId"] not in seen]
+            if not fresh:
+                break
+            for letter in fresh:
+                seen.add(letter.message_id)
+                if (selection.limit is not None and taken >= selection.limit) or not selection.takes(letter, now_ms()):
+                    report.left += 1
+                    kept.append(letter)
+                    continue
+                taken += 1
+                moved = len(report.moved)
+                self._take(letter, report)
+                if len(report.moved) == moved:
+                    kept.append(letter)
+        self._release(kept)
+        return report
+
+    def _take(self, letter: DeadLetter, report: Report) -> None:
+        if letter.kind is Kind.STREAM_RANGE:
+            self._recover(letter, report)
+        elif letter.kind is Kind.UNKNOWN:
+            report.skip(letter, "not a message of this scheduler (no envelope, token or DDBStreamBatchInfo)")
+        elif letter.periodic:
+            report.skip(letter, PERIODIC_REASON)
+        else:
+            self._redrive_schedule(letter, report)
+
+    def _redrive_schedule(self, letter: DeadLetter, report: Report) -> None:
+        assert letter.schedule_id is not None and letter.due_ms is not None
+        key = keys.record_key(letter.schedule_id).as_item_key()
+        record = self._ddb.get_item(TableName=self._table, Key=key, ConsistentRead=True).get("Item")
+        if record is None and letter.kind is Kind.PARKED and self._is_periodic(letter.schedule_id):
+            report.skip(letter, PERIODIC_REASON)
+            return
+        tag = message_tag(letter.message_id)
+        decision = decide(letter, record, tag)
+        if isinstance(decision, Done):
+            self._delete(letter)
+            report.move(letter, f"re-armed by an earlier run from this message; the record is {decision.status} now")
+            return
+        if not isinstance(decision, Rearm):
+            report.skip(letter, decision.reason)
+            return
+        token = keys.new_token()
+        if not self._rearm(letter, record or {}, token, tag):
+            report.skip(letter, "the record changed while redriving; run again")
+            return
+        now = now_ms()
+        try:
+            self._sqs.send_message(QueueUrl=self._delayer_url, DelaySeconds=0, MessageBody=TimerRef(
+                letter.schedule_id, letter.due_ms, token, now).to_message_body())
+        except ClientError as exc:
+            report.skip(letter, f"re-armed but not sent ({exc}); run again")
+            return
+        self._delete(letter)
+        report.move(letter, f"{'re-armed again' if decision.again else 'QUEUED'}, sent for delivery with "
+                            f"attempts {(record or {}).get('attempts', {}).get('N', '0')} so far")
+
+    def _rearm(self, letter: DeadLetter, record: dict[str, Any], token: str, tag: bytes) -> bool:
+        condition, values = rearm_condition(letter)
+        values.update({":new": token, ":tag": tag, ":now": now_ms()})
+        update = "SET #st = :queued, #tok = :new, redriveMsg = :tag, redrivenMs = :now"
+        listed = requeued_listing_key(record.get(LISTING["partitionKey"], {}).get("S"))
+        if listed is not None:
+            update += f", {LISTING['partitionKey']} = :lpk"
+            values[":lpk"] = listed
+        try:
+            self._ddb.update_item(
+                TableName=self._table, Key=keys.record_key(letter.schedule_id or "").as_item_key(),
+                # A QUEUED record keeps no TTL (one that never started has none) and no trace of the last start.
+                UpdateExpression=update + " REMOVE expiresAt, msgId, firedMs, endedMs",
+                ConditionExpression=condition, ExpressionAttributeNames={"#st": "status", "#tok": "token"},
+                ExpressionAttributeValues={name: _attribute(value) for name, value in values.items()})
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def _is_periodic(self, periodic_id: str) -> bool:
+        return "Item" in self._ddb.get_item(TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
+                                            ProjectionExpression="pk")
+
+    def _recover(self, letter: DeadLetter, report: Report) -> None:
+        if self._recover_stream is None:
+            report.skip(letter, "stream range: no enqueuer function to recover it with")
+            return
+        try:
+            answer = self._recover_stream(letter.body)
+        except Exception as exc:  # noqa: BLE001 - reported; the message stays for another run
+            report.skip(letter, f"stream recovery failed: {exc}")
+            return
+        self._delete(letter)
+        report.move(letter, f"stream range recovered: {answer}")
+
+    def _delete(self, letter: DeadLetter) -> None:
+        self._sqs.delete_message(QueueUrl=self._dlq_url, ReceiptHandle=letter.receipt_handle)
+
+    def _release(self, letters: list[DeadLetter]) -> None:
+        """Make the messages this run received but did not delete visible again at once."""
+        for start in range(0, len(letters), 10):
+            chunk = letters[start:start + 10]
+            self._sqs.change_message_visibility_batch(QueueUrl=self._dlq_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
+                for i, letter in enumerate(chunk)])
