@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_engine_options(local)
     local.add_argument("--targets", type=Path, metavar="FILE",
                        help="named targets beside the default one: a JSON object of name -> description as the "
-                            "construct renders it (type sqs, sns or eventbridge; the engine creates each)")
+                            "construct renders it (type sqs, sns, eventbridge, stepfunctions or https, which the "
+                            "engine creates, or lambda with a handler module:function)")
     local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
     local.add_argument("--dispatcher-timeout", type=_positive_float, default=EngineOptions.dispatcher_timeout,
