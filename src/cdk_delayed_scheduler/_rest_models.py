@@ -65,6 +65,16 @@ def create_schedule_batch_schema() -> apigw.JsonSchema:
     })
 
 
+def reschedule_schedule_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``PATCH /schedules/{id}``: the new ``dueAt`` or ``delaySeconds``
+    (exactly one: the api handler's rule, which names the field) and, optionally, the new ``payload``."""
+    return _object("RescheduleSchedule", [], {
+        "dueAt": _instant(),
+        "delaySeconds": apigw.JsonSchema(type=_NUMBER, minimum=0),
+        "payload": apigw.JsonSchema(),
+    })
+
+
 def put_periodic_schema() -> apigw.JsonSchema:
     """The JSON schema API Gateway applies to ``PUT /periodic/{id}``. Exactly one of ``every`` and
     ``cron`` is the api handler's rule (it names the field), as exactly one of ``dueAt`` and
@@ -85,6 +95,7 @@ def put_periodic_schema() -> apigw.JsonSchema:
 _BODY_MODELS = {
     ("POST", "/schedules"): ("CreateScheduleModel", "CreateSchedule", create_schedule_schema),
     ("POST", "/schedule-batches"): ("CreateScheduleBatchModel", "CreateScheduleBatch", create_schedule_batch_schema),
+    ("PATCH", "/schedules/{id}"): ("RescheduleScheduleModel", "RescheduleSchedule", reschedule_schedule_schema),
     ("PUT", "/periodic/{id}"): ("PutPeriodicModel", "PutPeriodic", put_periodic_schema),
 }
 

@@ -169,3 +169,16 @@ def test_a_due_schedule_reaches_the_target(use: Use[Any], local: Local) -> None:
     assert created.status is ScheduleStatus.QUEUED
     assert local.recorder.wait_for({created.id}, timeout_seconds=15)
     assert local.recorder.by_id()[created.id][0].envelope["payload"] == payload
+
+
+def test_reschedule_answers_the_new_due_time_and_keeps_the_payload(use: Use[Any]) -> None:
+    schedule_id = fresh_id("async-move")
+    later = datetime.now(timezone.utc).replace(microsecond=0) + 2 * HOUR
+
+    async def calls(timers: AsyncSchedulerClient) -> tuple[Schedule, Schedule]:
+        await timers.schedule(HOUR, {"order": 7}, id=schedule_id)
+        return await timers.reschedule(schedule_id, later), await timers.get(schedule_id)
+
+    moved, read = use(calls)
+    assert (moved.id, moved.status, moved.due_at) == (schedule_id, ScheduleStatus.SCHEDULED, later)
+    assert (read.due_at, read.payload) == (later, {"order": 7})

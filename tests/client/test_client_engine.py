@@ -110,3 +110,28 @@ def test_a_due_schedule_reaches_the_target_then_cannot_be_cancelled(client, loca
     assert fired.status == "FIRED" and fired.fired_at is not None and fired.fired_at >= created.due_at
     with pytest.raises(ConflictError):
         client.cancel(created.id)
+
+
+def test_reschedule_moves_a_waiting_schedule_and_only_its_new_time_is_delivered(client, local):
+    created = client.schedule(HOUR, {"n": 1}, id=fresh_id("move"))
+    moved = client.reschedule(created.id, timedelta(seconds=1), {"n": 2})
+    assert moved.status == "QUEUED" and moved.due_at < created.due_at and moved.target == "default"
+    assert client.reschedule(created.id, timedelta(seconds=1), {"n": 2}).due_at == moved.due_at  # a repeat
+    assert local.recorder.wait_for({created.id}, timeout_seconds=15)
+    delivery, = local.recorder.by_id()[created.id]
+    assert delivery.envelope["payload"] == {"n": 2}
+    assert parse_due_ms(delivery.envelope["dueAt"]) == round(moved.due_at.timestamp() * 1000)  # the new time only
+    assert delivery.received_ms >= parse_due_ms(delivery.envelope["dueAt"])
+    with pytest.raises(ConflictError):
+        client.reschedule(created.id, HOUR)
+    with pytest.raises(NotFoundError):
+        client.reschedule(fresh_id("none"), HOUR)
+
+
+def test_reschedule_without_a_payload_keeps_it_and_none_sends_null(client):
+    created = client.schedule(HOUR, {"keep": True}, id=fresh_id("keep"))
+    later = datetime.now(timezone.utc) + 2 * HOUR
+    assert client.reschedule(created.id, later).status == "SCHEDULED"
+    assert client.get(created.id).payload == {"keep": True}
+    client.reschedule(created.id, HOUR, None)
+    assert client.get(created.id).payload is None

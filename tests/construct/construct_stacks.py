@@ -50,7 +50,7 @@ from construct_helpers import only, resources_of
 ENV = cdk.Environment(account="123456789012", region="eu-west-1")
 FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
 #: Every route, as the API table of DESIGN.md lists them.
-ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"),
+ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"), ("PATCH", "/schedules/{id}"),
           ("POST", "/schedule-batches"), ("GET", "/schedules"),
           ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}"), ("GET", "/periodic")}
 

@@ -10,7 +10,7 @@ deciding what happened costs no extra read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, Self
 
 from botocore.exceptions import ClientError
 
@@ -19,6 +19,9 @@ from ..core.contract import LISTING
 from ..core.envelope import TimerRef, message_tag
 from ..core.states import Refusal
 from .items import ScheduleRecord, TimerItem, is_condition_failure
+
+PENDING_TOKEN = "pendingToken"
+"""The token of a reschedule's message sent before the record holds it (:mod:`.reschedule`)."""
 
 
 class CreateConflict(Exception):
@@ -54,7 +57,7 @@ class ScheduleStore:
         self._listing_shards = listing_shards
 
     @classmethod
-    def for_config(cls, dynamodb: Any, config: Any) -> "ScheduleStore":
+    def for_config(cls, dynamodb: Any, config: Any) -> Self:
         return cls(dynamodb, config.table_name, config.shard_count if config.listing else None)
 
     def _unlisted(self, update: str) -> str:
@@ -301,7 +304,9 @@ class ScheduleStore:
         if not old:
             return DeliveryStart(None, Refusal.MISSING)
         if old.get("token", {}).get("S") != ref.token:
-            return DeliveryStart(None, Refusal.STRAY)
+            # A reschedule's message sent before the record takes its token (:mod:`.reschedule`) waits as a create's does.
+            pending = old.get(PENDING_TOKEN, {}).get("S") == ref.token
+            return DeliveryStart(None, Refusal.MISSING if pending else Refusal.STRAY)
         if old["status"]["S"] == states.FIRED:
             return DeliveryStart(None, Refusal.DUPLICATE)
         return DeliveryStart(None, Refusal(old["status"]["S"]))
@@ -318,15 +323,15 @@ class ScheduleStore:
             values.update({":lpk": index[LISTING["partitionKey"]]["S"], ":lsk": index[LISTING["sortKey"]]["S"]})
         self._update_record(record.schedule_id, update, "#st = :fired AND msgId = :mid", values)
 
-    def _update_record(self, schedule_id: str, update: str, condition: str,
-                       values: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def _update_record(self, schedule_id: str, update: str, condition: str, values: dict[str, Any],
+                       names: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """A conditional update of a schedule record: ``(new image, None)``, or ``(None, old image or {})``.
 
         ``values`` holds plain ``str``/``int``/``bytes`` values; ``#st`` names the status and ``#tok`` the
-        token attribute. When the condition fails, the item as it was comes back with the
+        token attribute (``names`` adds others). When the condition fails, the item as it was comes back with the
         error (``{}`` when there is none), so no second read is needed.
         """
-        names = {"#st": "status"}
+        names = {"#st": "status", **(names or {})}
         if "#tok" in condition:
             names["#tok"] = "token"
         try:

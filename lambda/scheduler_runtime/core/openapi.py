@@ -218,6 +218,11 @@ def _schemas() -> dict[str, Schema]:
     return {
         "CreateSchedule": _object(_fields(validation.ALLOWED_FIELDS, create_fields), ["payload"],
                                   oneOf=[{"required": ["dueAt"]}, {"required": ["delaySeconds"]}]),
+        "RescheduleSchedule": _object(_fields(validation.RESCHEDULE_FIELDS, {
+            "dueAt": _instant_in("The new due time"),
+            "delaySeconds": {"type": "number", "minimum": 0, "description": "Due this many seconds from now."},
+            "payload": {"description": f"The new payload (default: it stays as it is). {_PAYLOAD['description']}"}}),
+            [], oneOf=[{"required": ["dueAt"]}, {"required": ["delaySeconds"]}]),
         "CreateScheduleBatch": _object({"schedules": {
             "type": "array", "minItems": 1, "maxItems": MAX_BATCH_SIZE, "items": ref("CreateSchedule"),
             "description": "Each item is validated, created or refused on its own, and answered in its result."}},
@@ -347,6 +352,16 @@ def operations() -> dict[str, Schema]:
             {200: ("Cancelled: it will not be delivered.", "Cancelled")},
             {404: "No such schedule.", 409: "Its delivery has started or ended: it can no longer be cancelled."},
             parameters=schedule_id),
+        "rescheduleSchedule": _operation(
+            "Give a waiting (SCHEDULED or QUEUED) schedule a new due time, and a new payload if given; its old due "
+            "time is never delivered.",
+            {200: ("Rescheduled (QUEUED when due within the delay window, SCHEDULED otherwise); the same body again "
+                   "answers the same, with the status now, and changes nothing.", "CreateAnswer")},
+            {404: "No such schedule.", 409: "Its delivery has started, or it ended (the message names its status).",
+             413: _ERRORS[413]},
+            parameters=schedule_id,
+            body=_body("RescheduleSchedule", {"later": {"delaySeconds": 3600},
+                                              "atATime": {"dueAt": "2030-01-01T10:00:00Z", "payload": {"order": 43}}})),
         "createScheduleBatch": _operation(
             f"Create up to {MAX_BATCH_SIZE} one-shot timers in one call.",
             {200: ("One result per item, in request order.", "BatchAnswer")}, {413: _ERRORS[413]},

@@ -107,29 +107,7 @@ def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], d
     id_generated = "id" not in body
     schedule_id = str(uuid.uuid4()) if id_generated else validate_new_id(body["id"])
 
-    has_due, has_delay = "dueAt" in body, "delaySeconds" in body
-    if has_due == has_delay:
-        raise ApiError(400, "exactly one of dueAt or delaySeconds is required", "dueAt")
-    if has_due:
-        try:
-            due_ms = parse_instant(body["dueAt"])
-        except InvalidInstant as exc:
-            raise ApiError(400, f"dueAt {exc}", "dueAt") from None
-        timing: dict[str, int | float] = {"dueAt": due_ms}
-    else:
-        delay = body["delaySeconds"]
-        if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
-            raise ApiError(400, "delaySeconds must be a number of seconds >= 0", "delaySeconds")
-        if delay < 0:
-            raise ApiError(400, "delaySeconds must be >= 0", "delaySeconds")
-        if delay * 1000 > MAX_EPOCH_MS - now_ms:
-            raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
-        delay_ms = ceil_milliseconds(exact_decimal(delay))
-        due_ms = now_ms + delay_ms
-        if due_ms > MAX_EPOCH_MS:
-            raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
-        timing = {"delaySeconds": seconds_of(delay_ms)}
-
+    due_ms, timing = validate_timing(body, now_ms)
     payload_json = validate_payload(body)
     target = validate_target(body, targets, default_target)
     retry = validate_retry(body, max_receive_count)
@@ -138,6 +116,59 @@ def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], d
     hashed = {"id": schedule_id, **timing, "payload": payload_json, "target": target, **retry_hashed(retry)}
     request_hash = hashlib.sha256(canonical_json(hashed).encode("utf-8")).digest()[:16]
     return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated, retry)
+
+
+def validate_timing(body: dict[str, Any], now_ms: int) -> tuple[int, dict[str, int | float]]:
+    """The due time of exactly one of ``dueAt`` or ``delaySeconds`` (from ``now_ms``), and the field as the request
+    hash holds it (``{"dueAt": ms}`` or ``{"delaySeconds": seconds}``)."""
+    has_due, has_delay = "dueAt" in body, "delaySeconds" in body
+    if has_due == has_delay:
+        raise ApiError(400, "exactly one of dueAt or delaySeconds is required", "dueAt")
+    if has_due:
+        try:
+            due_ms = parse_instant(body["dueAt"])
+        except InvalidInstant as exc:
+            raise ApiError(400, f"dueAt {exc}", "dueAt") from None
+        return due_ms, {"dueAt": due_ms}
+    delay = body["delaySeconds"]
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay):
+        raise ApiError(400, "delaySeconds must be a number of seconds >= 0", "delaySeconds")
+    if delay < 0:
+        raise ApiError(400, "delaySeconds must be >= 0", "delaySeconds")
+    if delay * 1000 > MAX_EPOCH_MS - now_ms:
+        raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
+    delay_ms = ceil_milliseconds(exact_decimal(delay))
+    due_ms = now_ms + delay_ms
+    if due_ms > MAX_EPOCH_MS:
+        raise ApiError(400, "delaySeconds puts dueAt after 9999-12-31T23:59:59.999Z", "delaySeconds")
+    return due_ms, {"delaySeconds": seconds_of(delay_ms)}
+
+
+@dataclass(frozen=True)
+class RescheduleRequest:
+    """A validated ``PATCH /schedules/{id}`` body."""
+
+    due_ms: int
+    payload_json: str | None
+    """The new payload in its stored form; None when the body leaves the payload as it is."""
+    request_hash: bytes
+    """What tells a repeated PATCH (the same body: answered as it was, nothing changed) from a new one."""
+
+
+RESCHEDULE_FIELDS = ("dueAt", "delaySeconds", "payload")
+
+
+def validate_reschedule(body: dict[str, Any], now_ms: int) -> RescheduleRequest:
+    """Validate a reschedule body: exactly one of ``dueAt`` or ``delaySeconds``, and ``payload`` if it changes."""
+    unknown = sorted(set(body) - set(RESCHEDULE_FIELDS))
+    if unknown:
+        raise ApiError(400, f"field '{unknown[0]}' cannot be changed by a reschedule; allowed fields are "
+                            f"{', '.join(RESCHEDULE_FIELDS)}", unknown[0])
+    due_ms, timing = validate_timing(body, now_ms)
+    payload_json = validate_payload(body) if "payload" in body else None
+    hashed = {**timing, **({} if payload_json is None else {"payload": payload_json})}
+    request_hash = hashlib.sha256(canonical_json(hashed).encode("utf-8")).digest()[:16]
+    return RescheduleRequest(due_ms, payload_json, request_hash)
 
 
 def seconds_of(milliseconds: int) -> int | float:

@@ -79,6 +79,33 @@ def cancel_schedule(call: Call) -> Answer:
     return 200, {"id": schedule_id, "status": states.CANCELLED}
 
 
+@OPERATIONS.answers("rescheduleSchedule")
+def reschedule_schedule(call: Call) -> Answer:
+    """A waiting schedule's new due time (and payload): 200 with it, also for a repeat of the same body."""
+    from ..aws import reschedule  # noqa: PLC0415 - loaded by the first reschedule only
+    from ..core.validation import validate_reschedule  # noqa: PLC0415
+
+    ctx, now = call.ctx, now_ms()
+    request = validate_reschedule(call.request.json_body(), now)
+    rescheduler = reschedule.Rescheduler(reschedule.RescheduleStore.for_config(ctx.dynamodb, ctx.config),
+                                         DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
+    try:
+        outcome = rescheduler.reschedule(call.id, request, now)
+    except reschedule.NotFound:
+        raise ApiError(404, f"schedule '{call.id}' not found", "id") from None
+    except reschedule.Ended as ended:
+        raise ApiError(409, f"schedule '{call.id}' is {ended.record.status} and can no longer be rescheduled "
+                            "(delivery started, or the schedule ended)", "id") from None
+    except reschedule.Contended:
+        raise ApiError(409, f"schedule '{call.id}' was rescheduled by other calls meanwhile; retry", "id") from None
+    record = outcome.record
+    if outcome.changed:
+        log_event("rescheduled", id=record.schedule_id, dueMs=record.due_ms, status=record.status)
+    status = record.status if outcome.changed else _current_status(rescheduler.store, record)
+    return 200, {"id": record.schedule_id, "dueAt": format_rfc3339_ms(record.due_ms), "status": status,
+                 "target": record.target}
+
+
 @OPERATIONS.answers("listSchedules")
 def list_schedules(call: Call) -> Answer:
     config = call.ctx.config

@@ -13,7 +13,7 @@ import botocore.session
 from ._auth import AsyncTokenProvider, header_auth
 from ._core import BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
-from ._models import Periodic, Removed, RetryPolicy, Schedule, When
+from ._models import KEEP_PAYLOAD, Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import ScheduleStatus
 from ._transport import Backoff, InvokeTransport
 
@@ -132,6 +132,10 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     async def get(self, id: str) -> Schedule:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.get`: ``GET /schedules/{id}``."""
         return await self._run(self._calls.get(id))
+
+    async def reschedule(self, id: str, at: When, payload: Any = KEEP_PAYLOAD) -> Schedule:  # noqa: A002
+        """:meth:`SchedulerClient.reschedule`: ``PATCH /schedules/{id}``."""
+        return await self._run(self._calls.reschedule(id, at, payload))
 
     async def cancel(self, id: str) -> Removed:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.cancel`: ``DELETE /schedules/{id}``."""

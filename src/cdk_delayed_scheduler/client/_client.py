@@ -12,7 +12,7 @@ import botocore.session
 from ._auth import TokenProvider, header_auth
 from ._core import MAX_BATCH_SIZE, BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
-from ._models import Periodic, Removed, RetryPolicy, Schedule, When
+from ._models import KEEP_PAYLOAD, Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import ScheduleStatus
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport
 
@@ -106,6 +106,17 @@ class SchedulerClient(ClientCore[Transport]):
     def get(self, id: str) -> Schedule:  # noqa: A002 - the API's name
         """The schedule with all its fields: ``GET /schedules/{id}``; :class:`NotFoundError` if unknown (or expired)."""
         return self._run(self._calls.get(id))
+
+    def reschedule(self, id: str, at: When, payload: Any = KEEP_PAYLOAD) -> Schedule:  # noqa: A002 - the API's name
+        """Move a waiting schedule (``SCHEDULED`` or ``QUEUED``) to ``at``: ``PATCH /schedules/{id}``.
+
+        ``at`` is what :meth:`schedule` takes (an aware ``datetime``, or a ``timedelta`` from when the
+        server receives the call); ``payload``, when given, replaces the payload (``None`` is JSON null).
+        The old due time is never delivered; the target and ``retry`` stay as they were. Answers the
+        schedule with its new ``due_at``; the same call again answers the same and changes nothing.
+        :class:`NotFoundError` if unknown, :class:`ConflictError` once its delivery started or it ended.
+        """
+        return self._run(self._calls.reschedule(id, at, payload))
 
     def cancel(self, id: str) -> Removed:  # noqa: A002 - the API's name
         """Cancel a schedule: ``DELETE /schedules/{id}``.

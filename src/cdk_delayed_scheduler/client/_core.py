@@ -20,7 +20,7 @@ from urllib.parse import quote, urlencode
 from .._contract import contract
 from ._errors import SchedulerError, error_for
 from ._models import (Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body, format_time,
-                      whole_seconds)
+                      reschedule_body, whole_seconds)
 from ._statuses import ScheduleStatus
 from ._transport import Backoff
 
@@ -139,6 +139,10 @@ class Calls:
 
     def get(self, schedule_id: str) -> Plan[Schedule]:
         return Schedule.from_json((yield from self.call("GET", f"/schedules/{_path_id(schedule_id)}")))
+
+    def reschedule(self, schedule_id: str, at: When, payload: Any) -> Plan[Schedule]:
+        body = reschedule_body(at, payload)
+        return Schedule.from_json((yield from self.call("PATCH", f"/schedules/{_path_id(schedule_id)}", body)))
 
     def cancel(self, schedule_id: str) -> Plan[Removed]:
         return Removed.from_json((yield from self.call("DELETE", f"/schedules/{_path_id(schedule_id)}")))

@@ -173,19 +173,30 @@ def format_time(value: datetime, argument: str) -> str:
 def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at",
                 retry: RetryPolicy | None = None) -> dict[str, Any]:
     """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta."""
-    body: dict[str, Any] = {"id": schedule_id}
-    if isinstance(at, timedelta):
-        body["delaySeconds"] = at.total_seconds()
-    elif isinstance(at, datetime):
-        body["dueAt"] = format_time(at, argument)
-    else:
-        raise TypeError(f"{argument} must be a datetime or a timedelta, got {type(at).__name__}")
-    body["payload"] = payload
+    body: dict[str, Any] = {"id": schedule_id, **timing_body(at, argument), "payload": payload}
     if target is not None:
         body["target"] = target
     if retry is not None:
         body["retry"] = retry.to_json()
     return body
+
+
+def timing_body(at: When, argument: str = "at") -> dict[str, Any]:
+    """``{"dueAt": ...}`` for a datetime, ``{"delaySeconds": ...}`` for a timedelta (fractions kept)."""
+    if isinstance(at, timedelta):
+        return {"delaySeconds": at.total_seconds()}
+    if isinstance(at, datetime):
+        return {"dueAt": format_time(at, argument)}
+    raise TypeError(f"{argument} must be a datetime or a timedelta, got {type(at).__name__}")
+
+
+KEEP_PAYLOAD: Any = object()
+"""``reschedule``'s default ``payload``: the schedule keeps its payload (``None`` would send JSON null)."""
+
+
+def reschedule_body(at: When, payload: Any) -> dict[str, Any]:
+    """The ``PATCH /schedules/{id}`` body: the new due time, and the payload unless it is :data:`KEEP_PAYLOAD`."""
+    return {**timing_body(at), **({} if payload is KEEP_PAYLOAD else {"payload": payload})}
 
 
 def whole_seconds(every: int | timedelta) -> int:

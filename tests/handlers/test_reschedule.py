@@ -1,0 +1,183 @@
+"""PATCH /schedules/{id} through the api, sweeper, enqueuer and dispatcher handlers on in-process moto: a
+waiting schedule gets its new due time (both ways across the fixture's 60 s window), its old due time is
+never delivered, a repeat changes nothing, and every crash point leaves the schedule as it was or rescheduled."""
+
+import time
+
+from scheduler_runtime.core import window
+from scheduler_runtime.core.timeparse import parse_instant
+from scheduler_runtime.handlers import dispatcher, enqueuer
+
+from .conftest import call_api, faulty, service_error
+from .test_create_paths import dispatch_all, dispatch_until_empty, waiting_in_delayer
+
+
+def create(schedule_id: str, in_seconds: float, **extra) -> dict:
+    status, answer = call_api("POST", "/schedules", {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3),
+                                                     "payload": {"v": 1}, **extra})
+    assert status == 201
+    return answer
+
+
+def patch(schedule_id: str, body) -> tuple[int, dict]:
+    return call_api("PATCH", f"/schedules/{schedule_id}", body)
+
+
+def token_of(aws, schedule_id: str) -> str:
+    return aws.item(f"SCHEDULE#{schedule_id}", "RECORD")["token"]["S"]
+
+
+def test_a_queued_schedule_moved_later_within_the_window_is_delivered_once_at_its_new_time(aws):
+    create("q1", 0)
+    status, answer = patch("q1", {"delaySeconds": 2, "payload": {"v": 2}})
+    assert status == 200 and answer["status"] == "QUEUED" and answer["target"] == "default"
+    new_due = parse_instant(answer["dueAt"])
+    assert dispatch_all(aws) == []  # the old message surfaces at once: a stray, dropped
+    delivered = dispatch_until_empty(aws)
+    assert [(d["payload"], d["dueAt"]) for d in delivered] == [({"v": 2}, answer["dueAt"])]
+    assert parse_instant(delivered[0]["firedAt"]) >= new_due
+    assert call_api("GET", "/schedules/q1")[1]["status"] == "FIRED"
+
+
+def test_a_queued_schedule_moved_beyond_the_window_and_back_is_delivered_once_at_the_last_time(aws):
+    create("q2", 0)
+    status, answer = patch("q2", {"delaySeconds": 120})
+    assert (status, answer["status"]) == (200, "SCHEDULED")
+    assert aws.count_items("TIMER#") == 1
+    assert dispatch_all(aws) == [] and waiting_in_delayer(aws) == 0  # the old message was a stray
+    status, answer = patch("q2", {"delaySeconds": 0, "payload": "back"})
+    assert (status, answer["status"]) == (200, "QUEUED")
+    assert aws.count_items("TIMER#") == 0  # the long timer was removed, not left to become a message
+    assert enqueuer.handler({"Records": aws.new_stream_records("REMOVE")}) == {"batchItemFailures": []}
+    assert waiting_in_delayer(aws) == 1  # the PATCH's message alone: the timer's removal was flagged, not enqueued
+    assert [d["payload"] for d in dispatch_until_empty(aws)] == ["back"]
+
+
+def test_a_long_schedule_moved_within_the_window_keeps_its_target_and_retry_and_its_old_timer_goes(aws):
+    create("l1", 3600, target="ordered", retry={"maxAttempts": 2})
+    assert aws.count_items("TIMER#") == 1
+    status, answer = patch("l1", {"delaySeconds": 0})
+    assert (status, answer["status"], answer["target"]) == (200, "QUEUED", "ordered")
+    assert aws.count_items("TIMER#") == 0
+    read = call_api("GET", "/schedules/l1")[1]
+    assert read["retry"] == {"maxAttempts": 2} and read["payload"] == {"v": 1} and read["dueAt"] == answer["dueAt"]
+    messages = aws.wait_for_messages(aws.delayer_url)
+    assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+    assert len(aws.receive(aws.fifo_target_url)) == 1
+
+
+def test_a_long_schedule_moved_to_another_long_time_has_one_timer_at_the_new_time(aws):
+    create("l2", 3600)
+    status, answer = patch("l2", {"delaySeconds": 7200})
+    assert (status, answer["status"]) == (200, "SCHEDULED")
+    timers = [i for i in aws.ddb.scan(TableName=aws.table)["Items"] if i["pk"]["S"].startswith("TIMER#")]
+    assert len(timers) == 1 and timers[0]["token"]["S"] == token_of(aws, "l2")
+    assert str(parse_instant(answer["dueAt"])).zfill(13) in timers[0]["sk"]["S"]
+
+
+def test_a_repeated_patch_answers_the_same_and_changes_nothing(aws):
+    create("r1", 30)
+    first = patch("r1", {"delaySeconds": 40, "payload": [1]})
+    token = token_of(aws, "r1")
+    time.sleep(0.01)
+    assert patch("r1", {"delaySeconds": 40.0, "payload": [1]}) == first  # the same body: the first answer
+    assert token_of(aws, "r1") == token
+    assert waiting_in_delayer(aws) == 2  # the create's message and the first PATCH's: no third
+    other = patch("r1", {"delaySeconds": 40, "payload": [2]})
+    assert other[0] == 200 and token_of(aws, "r1") != token
+
+
+def test_a_patch_with_the_due_time_and_payload_the_schedule_has_changes_nothing(aws):
+    due = create("r2", 30)["dueAt"]
+    token = token_of(aws, "r2")
+    assert patch("r2", {"dueAt": due, "payload": {"v": 1}}) == (200, {"id": "r2", "dueAt": due, "status": "QUEUED",
+                                                                      "target": "default"})
+    assert token_of(aws, "r2") == token and waiting_in_delayer(aws) == 1
+
+
+def test_a_new_payload_at_the_same_due_time_is_delivered_without_a_new_message(aws):
+    due = create("p1", 0)["dueAt"]
+    assert patch("p1", {"dueAt": due, "payload": "new"})[0] == 200
+    assert waiting_in_delayer(aws) == 1
+    assert [d["payload"] for d in dispatch_until_empty(aws)] == ["new"]
+
+
+def test_a_post_replay_of_the_original_body_after_a_reschedule_answers_the_rescheduled_schedule(aws):
+    body = {"id": "o1", "dueAt": round(time.time() + 3600, 3), "payload": "x"}
+    assert call_api("POST", "/schedules", body)[0] == 201
+    new_due = patch("o1", {"delaySeconds": 0})[1]["dueAt"]
+    assert call_api("POST", "/schedules", body) == (200, {"id": "o1", "dueAt": new_due, "status": "QUEUED",
+                                                           "target": "default"})
+    assert aws.count_items("TIMER#") == 0  # the replay's timer at the old due time was removed again
+    assert call_api("POST", "/schedules", {**body, "payload": "y"})[0] == 409
+    assert [d["dueAt"] for d in dispatch_until_empty(aws)] == [new_due]
+
+
+def test_once_delivery_started_or_the_schedule_ended_a_reschedule_is_refused_with_its_status(aws):
+    create("e1", 0)
+    dispatch_until_empty(aws)
+    status, answer = patch("e1", {"delaySeconds": 60})
+    assert status == 409 and "FIRED" in answer["message"] and answer["field"] == "id"
+    create("e2", 30)
+    assert call_api("DELETE", "/schedules/e2")[0] == 200
+    status, answer = patch("e2", {"delaySeconds": 60})
+    assert status == 409 and "CANCELLED" in answer["message"]
+    assert patch("missing", {"delaySeconds": 60}) == (404, {"message": "schedule 'missing' not found", "field": "id"})
+
+
+def test_bad_reschedule_bodies_answer_400_naming_the_field(aws):
+    create("b1", 30)
+    for body, field in [({"delaySeconds": 5, "target": "ordered"}, "target"), ({"payload": 1}, "dueAt"),
+                        ({"dueAt": "soon"}, "dueAt"), ({"delaySeconds": -1}, "delaySeconds"),
+                        ({"dueAt": "2030-01-01T00:00:00Z", "delaySeconds": 1}, "dueAt"), ([1], "body"),
+                        ({"delaySeconds": 1, "retry": {"maxAttempts": 1}}, "retry")]:
+        status, answer = patch("b1", body)
+        assert (status, answer["field"]) == (400, field), body
+    assert patch("b1", {"delaySeconds": 1, "payload": "x" * 262_144})[0] == 413
+
+
+def test_the_record_update_fails_after_the_new_message_the_old_time_is_delivered_and_the_stray_dropped(aws, monkeypatch):
+    create("c1", 1)
+
+    def take_fails(real, **kwargs):
+        if "rescheduleHash" in kwargs["UpdateExpression"]:
+            raise service_error("UpdateItem")
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=take_fails):
+        assert patch("c1", {"delaySeconds": 0, "payload": "new"})[0] == 500
+    monkeypatch.setattr(window, "STRAY_AFTER_MS", 0)  # the PATCH can no longer write: its message is a stray
+    assert [d["payload"] for d in dispatch_until_empty(aws)] == [{"v": 1}]
+
+
+def test_an_announced_message_that_surfaces_before_the_record_takes_its_token_waits_and_is_delivered(aws):
+    create("c2", 3600)
+    surfaced = []
+
+    def dispatch_first(real, **kwargs):
+        if "rescheduleHash" in kwargs["UpdateExpression"]:  # the message is visible before the record is updated
+            surfaced.extend(aws.wait_for_messages(aws.delayer_url))
+            assert dispatcher.handler({"Records": surfaced}) == {"batchItemFailures": []}
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=dispatch_first):
+        status, answer = patch("c2", {"delaySeconds": 0})
+    assert status == 200 and len(surfaced) == 1
+    assert aws.receive(aws.target_url) == []  # put back, not delivered early nor dropped
+    assert [d["dueAt"] for d in dispatch_until_empty(aws)] == [answer["dueAt"]]
+
+
+def test_a_long_reschedule_whose_record_update_fails_leaves_the_old_timer_and_no_new_one(aws):
+    create("c3", 3600)
+
+    def take_fails(real, **kwargs):
+        if "rescheduleHash" in kwargs["UpdateExpression"]:
+            raise service_error("UpdateItem")
+        return real.update_item(**kwargs)
+
+    before = aws.count_items("TIMER#")
+    with faulty("dynamodb", update_item=take_fails):
+        assert patch("c3", {"delaySeconds": 7200})[0] == 500
+    # The new timer is a stray left by the crash point (the record holds the old token): swept, it is dropped.
+    assert aws.count_items("TIMER#") == before + 1
+    assert patch("c3", {"delaySeconds": 7200})[0] == 200  # the client's retry
