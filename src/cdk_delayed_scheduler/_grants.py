@@ -53,7 +53,7 @@ class SchedulerGrants:
 
     def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to schedule: ``execute-api:Invoke`` on each route of this API's stage (HTTP
-        or REST): ``POST /schedules``, ``GET``/``DELETE /schedules/*``, ``POST /schedule-batches``,
+        or REST): ``POST /schedules``, ``GET``/``PATCH``/``DELETE /schedules/*``, ``POST /schedule-batches``,
         ``GET /schedules`` (the listing), ``PUT``/``GET``/``DELETE /periodic/*`` and ``GET /periodic``;
         and ``grant_invoke``; nothing else. With ``SchedulerApi.none()``, ``grant_invoke`` only.
 
