@@ -47,6 +47,21 @@ def deliveries(aws, url: str) -> list[dict]:
     return [json.loads(m["body"]) for m in aws.receive(url)]
 
 
+def cut_short_before_its_delete(aws) -> None:
+    """A run that re-arms and sends, then ends before its delete; its message is visible again a second later."""
+    ctx = context.current()
+
+    class DiesAtDelete:
+        def __getattr__(self, name):
+            if name == "delete_message_batch":
+                raise Killed
+            return getattr(ctx.sqs, name)
+
+    with pytest.raises(Killed):
+        Redrive(ctx.dynamodb, DiesAtDelete(), aws.table, aws.delayer_url, aws.dlq_url,
+                visibility_timeout_seconds=1).run()
+
+
 def test_a_parked_delivery_is_queued_again_and_delivered_with_its_dedupe_key_and_the_next_attempt(aws):
     park(aws, "parked")
     report = run(aws)
@@ -67,17 +82,8 @@ def test_a_parked_delivery_is_queued_again_and_delivered_with_its_dedupe_key_and
 
 def test_a_run_cut_short_before_its_delete_and_run_again_delivers_the_schedule_once(aws):
     park(aws, "cut-short")
+    cut_short_before_its_delete(aws)
     ctx = context.current()
-
-    class DiesAtDelete:
-        def __getattr__(self, name):
-            if name == "delete_message":
-                raise Killed
-            return getattr(ctx.sqs, name)
-
-    with pytest.raises(Killed):  # re-armed and sent, then the process ends before the delete
-        Redrive(ctx.dynamodb, DiesAtDelete(), aws.table, aws.delayer_url, aws.dlq_url,
-                visibility_timeout_seconds=1).run()
     time.sleep(1.2)  # the dead-letter message is visible again
     report = Redrive(ctx.dynamodb, ctx.sqs, aws.table, aws.delayer_url, aws.dlq_url).run()
     assert [entry["note"][:14] for entry in report.moved] == ["re-armed again"]
@@ -91,17 +97,7 @@ def test_a_run_cut_short_before_its_delete_and_run_again_delivers_the_schedule_o
 
 def test_a_message_whose_redriven_delivery_has_started_is_only_deleted_when_run_again(aws):
     park(aws, "started")
-    ctx = context.current()
-
-    class DiesAtDelete:
-        def __getattr__(self, name):
-            if name == "delete_message":
-                raise Killed
-            return getattr(ctx.sqs, name)
-
-    with pytest.raises(Killed):
-        Redrive(ctx.dynamodb, DiesAtDelete(), aws.table, aws.delayer_url, aws.dlq_url,
-                visibility_timeout_seconds=1).run()
+    cut_short_before_its_delete(aws)
     target = mend_the_target(aws)
     [message] = aws.receive(aws.delayer_url)
     dispatch(receive(message, 1))
@@ -165,3 +161,12 @@ def test_a_redrive_takes_only_the_selected_ids_and_count_and_leaves_the_rest(aws
 def test_a_selection_refuses_a_count_below_one_naming_it():
     with pytest.raises(ValueError, match="limit must be >= 1, got 0"):
         Selection(limit=0)
+
+
+def test_a_listed_schedule_moves_from_the_failed_listing_to_the_queued_one(aws, monkeypatch):
+    monkeypatch.setenv("LISTING", "true")
+    park(aws, "listed")
+    status, _, shard = stored(aws, "listed")["listPk"]["S"].partition("#")
+    assert status == "FAILED"
+    run(aws)
+    assert stored(aws, "listed")["listPk"]["S"] == f"QUEUED#{shard}"

@@ -8,9 +8,12 @@ short anywhere and run again delivers each schedule at most once more:
    :func:`~..core.redrive.rearm_condition`): ``QUEUED``, a new token, the attempt count kept,
    ``redriveMsg`` = this message's tag. The new token turns every older message for the schedule
    into a stray (the dispatcher delivers one message per token);
-2. ``SendMessage`` to the delayer queue of a reference with the new token and the schedule's own due
-   time (so the same ``dedupeKey``), ``DelaySeconds`` 0: due at once;
-3. ``DeleteMessage`` from the dead-letter queue, only then.
+2. a send to the delayer queue of a reference with the new token and the schedule's own due time (so
+   the same ``dedupeKey``), ``DelaySeconds`` 0: due at once;
+3. the delete from the dead-letter queue, only once the send is confirmed.
+
+A received batch (ten messages at most) is read and re-armed side by side, then sent and deleted with
+one ``SendMessageBatch`` and one ``DeleteMessageBatch``.
 
 Cut short after 1 or 2, the message comes back: its record is QUEUED with this message's tag, so
 the next run re-arms it again with another token (the message of step 2, if sent, is now a stray);
@@ -23,6 +26,8 @@ is left where it is, with the reason in the report.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from botocore.exceptions import ClientError
@@ -33,6 +38,7 @@ from ..core.envelope import TimerRef, message_tag
 from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, decide, read_message, \
     rearm_condition, requeued_listing_key
 from ..core.timeparse import now_ms
+from .delayer import DelayerQueue
 from .items import is_condition_failure
 from .store import _attribute  # noqa: PLC2701 - the store's attribute-value form, one definition
 
@@ -42,6 +48,8 @@ PERIODIC_REASON = ("a periodic timer's occurrence is not redriven: its timer has
                    "and a past occurrence sent again would bypass the definition's token (a DELETE could not "
                    "stop it); read it with GET /periodic/{id}")
 
+_workers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="redrive")
+"""A received batch's schedules are read and re-armed side by side (ten at most)."""
 RecoverStream = Callable[[str], Any]
 """Re-enqueue the stream range an on-failure message (its body) names; raises when it could not."""
 
@@ -55,6 +63,7 @@ class Redrive:
         self._ddb, self._sqs, self._table = dynamodb, sqs, table_name
         self._delayer_url, self._dlq_url = delayer_queue_url, dead_letter_queue_url
         self._recover_stream = recover_stream
+        self._delayer = DelayerQueue(sqs, delayer_queue_url)
         self._visibility = visibility_timeout_seconds
 
     def run(self, selection: Selection = Selection()) -> Report:
@@ -69,60 +78,71 @@ class Redrive:
             fresh = [read_message(m) for m in messages if m["MessageId"] not in seen]
             if not fresh:
                 break
+            batch = []
             for letter in fresh:
                 seen.add(letter.message_id)
                 if (selection.limit is not None and taken >= selection.limit) or not selection.takes(letter, now_ms()):
                     report.left += 1
                     kept.append(letter)
-                    continue
-                taken += 1
-                moved = len(report.moved)
-                self._take(letter, report)
-                if len(report.moved) == moved:
-                    kept.append(letter)
+                else:
+                    taken += 1
+                    batch.append(letter)
+            moved = {entry["messageId"] for entry in self._take(batch, report).moved}
+            kept += [letter for letter in batch if letter.message_id not in moved]
         self._release(kept)
         return report
 
-    def _take(self, letter: DeadLetter, report: Report) -> None:
-        if letter.kind is Kind.STREAM_RANGE:
-            self._recover(letter, report)
-        elif letter.kind is Kind.UNKNOWN:
-            report.skip(letter, "not a message of this scheduler (no envelope, token or DDBStreamBatchInfo)")
-        elif letter.periodic:
-            report.skip(letter, PERIODIC_REASON)
-        else:
-            self._redrive_schedule(letter, report)
+    def _take(self, letters: list[DeadLetter], report: Report) -> Report:
+        """Take one received batch: its schedules side by side, their sends and deletes in batches."""
+        schedules = []
+        for letter in letters:
+            if letter.kind is Kind.STREAM_RANGE:
+                self._recover(letter, report)
+            elif letter.kind is Kind.UNKNOWN:
+                report.skip(letter, "not a message of this scheduler (no envelope, token or DDBStreamBatchInfo)")
+            elif letter.periodic:
+                report.skip(letter, PERIODIC_REASON)
+            else:
+                schedules.append(letter)
+        prepared = list(_workers.map(self._prepare, schedules))
+        for step in prepared:
+            if step.skip is not None:
+                report.skip(step.letter, step.skip)
+        armed = [step for step in prepared if step.ref is not None]
+        unsent = self._delayer.send([(str(n), step.ref, 0) for n, step in enumerate(armed) if step.ref], attempts=2)
+        for n, step in enumerate(armed):
+            if str(n) in unsent:
+                report.skip(step.letter, "re-armed but not sent; run again")
+        ready = [step for n, step in enumerate(armed) if str(n) not in unsent]
+        ready += [step for step in prepared if step.skip is None and step.ref is None]
+        undeleted = self._delete([step.letter for step in ready])
+        for step in ready:
+            if step.letter.message_id in undeleted:
+                report.skip(step.letter, "re-armed and sent, not deleted; run again (it is delivered at most once)")
+            else:
+                report.move(step.letter, step.note)
+        return report
 
-    def _redrive_schedule(self, letter: DeadLetter, report: Report) -> None:
+    def _prepare(self, letter: DeadLetter) -> "_Step":
+        """Read the schedule's record, decide, and re-arm it: the reference to send, if any."""
         assert letter.schedule_id is not None and letter.due_ms is not None
         key = keys.record_key(letter.schedule_id).as_item_key()
         record = self._ddb.get_item(TableName=self._table, Key=key, ConsistentRead=True).get("Item")
         if record is None and letter.kind is Kind.PARKED and self._is_periodic(letter.schedule_id):
-            report.skip(letter, PERIODIC_REASON)
-            return
+            return _Step(letter, skip=PERIODIC_REASON)
         tag = message_tag(letter.message_id)
         decision = decide(letter, record, tag)
         if isinstance(decision, Done):
-            self._delete(letter)
-            report.move(letter, f"re-armed by an earlier run from this message; the record is {decision.status} now")
-            return
+            return _Step(letter, note=f"re-armed by an earlier run from this message; the record is {decision.status} now")
         if not isinstance(decision, Rearm):
-            report.skip(letter, decision.reason)
-            return
+            return _Step(letter, skip=decision.reason)
         token = keys.new_token()
         if not self._rearm(letter, record or {}, token, tag):
-            report.skip(letter, "the record changed while redriving; run again")
-            return
-        now = now_ms()
-        try:
-            self._sqs.send_message(QueueUrl=self._delayer_url, DelaySeconds=0, MessageBody=TimerRef(
-                letter.schedule_id, letter.due_ms, token, now).to_message_body())
-        except ClientError as exc:
-            report.skip(letter, f"re-armed but not sent ({exc}); run again")
-            return
-        self._delete(letter)
-        report.move(letter, f"{'re-armed again' if decision.again else 'QUEUED'}, sent for delivery with "
-                            f"attempts {(record or {}).get('attempts', {}).get('N', '0')} so far")
+            return _Step(letter, skip="the record changed while redriving; run again")
+        attempts = (record or {}).get("attempts", {}).get("N", "0")
+        return _Step(letter, ref=TimerRef(letter.schedule_id, letter.due_ms, token, now_ms()),
+                     note=f"{'re-armed again' if decision.again else 'QUEUED'}, sent for delivery after "
+                          f"{attempts} attempts")
 
     def _rearm(self, letter: DeadLetter, record: dict[str, Any], token: str, tag: bytes) -> bool:
         condition, values = rearm_condition(letter)
@@ -158,11 +178,24 @@ class Redrive:
         except Exception as exc:  # noqa: BLE001 - reported; the message stays for another run
             report.skip(letter, f"stream recovery failed: {exc}")
             return
-        self._delete(letter)
-        report.move(letter, f"stream range recovered: {answer}")
+        if self._delete([letter]):
+            report.skip(letter, f"stream range recovered ({answer}), not deleted; run again (harmless)")
+        else:
+            report.move(letter, f"stream range recovered: {answer}")
 
-    def _delete(self, letter: DeadLetter) -> None:
-        self._sqs.delete_message(QueueUrl=self._dlq_url, ReceiptHandle=letter.receipt_handle)
+    def _delete(self, letters: list[DeadLetter]) -> set[str]:
+        """Delete ``letters`` from the dead-letter queue; the message ids not deleted."""
+        failed = set()
+        for start in range(0, len(letters), 10):
+            chunk = {str(n): letter for n, letter in enumerate(letters[start:start + 10])}
+            try:
+                answer = self._sqs.delete_message_batch(QueueUrl=self._dlq_url, Entries=[
+                    {"Id": n, "ReceiptHandle": letter.receipt_handle} for n, letter in chunk.items()])
+            except ClientError:
+                answer = {"Successful": []}
+            done = {entry["Id"] for entry in answer.get("Successful", [])}
+            failed |= {letter.message_id for n, letter in chunk.items() if n not in done}
+        return failed
 
     def _release(self, letters: list[DeadLetter]) -> None:
         """Make the messages this run received but did not delete visible again at once."""
@@ -171,3 +204,13 @@ class Redrive:
             self._sqs.change_message_visibility_batch(QueueUrl=self._dlq_url, Entries=[
                 {"Id": str(i), "ReceiptHandle": letter.receipt_handle, "VisibilityTimeout": 0}
                 for i, letter in enumerate(chunk)])
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One schedule's message after its read and re-arm: the reference to send, or why it is skipped."""
+
+    letter: DeadLetter
+    ref: TimerRef | None = None
+    note: str = ""
+    skip: str | None = None
