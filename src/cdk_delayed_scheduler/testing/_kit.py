@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..client import SchedulerClient
     from ..local import Engine
     from ..local.deliveries import ResourceTarget
+    from ..operator import RedriveReport
     from ._clock import SimulatedClock
 
 DEFAULT_TARGET = "default"
@@ -112,6 +113,12 @@ class LocalScheduler:
             raise ValueError(f"advance: the time to pass must be a finite number of seconds >= 0, got {total}")
         advance(self.engine, self._clock, self._dynamodb(), math.ceil(total * 1000))
         self._drain_queues()
+
+    def redrive(self, **selection: Any) -> RedriveReport:
+        """Send what the dead-letter queue holds back for delivery, as ``cdk-delayed-scheduler redrive`` does
+        (:meth:`Engine.redrive <cdk_delayed_scheduler.local.Engine.redrive>`; ``selection``: ``ids``, ``limit``,
+        ``older_than_seconds``, ``newer_than_seconds``): what it moved, what it skipped and why."""
+        return self.engine.redrive(**selection)
 
     def _dynamodb(self) -> Any:
         if self._ddb is None:
