@@ -15,6 +15,11 @@ and the measurement is the create path only.
 Two diagnostics are measured beside the rates: the api handler called directly
 (no HTTP), and a ``GET`` of an unknown id over HTTP, to separate the HTTP
 layer's cost from the handler's.
+
+Reschedule latency (single mode, after the creates): ``PATCH /schedules/{id}`` one after another, each
+of :data:`RESCHEDULES` kinds on its own created timers: to another day (a new timer; the old one flagged
+and deleted), into the window 10 minutes out (a message; the old timer removed), and 5 s out (the same,
+with the message announced first: one more write).
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ import time
 from .common import BATCH_SIZE, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
 
 CONCURRENCY = 8
+RESCHEDULES = {"long_to_long": {"delaySeconds": 2 * 86_400}, "long_to_window": {"delaySeconds": 600},
+               "long_to_soon": {"delaySeconds": 5}}
+"""The reschedule kinds measured, by the body each sends."""
 BATCH = BATCH_SIZE  # POST /schedule-batches: as many as the runtime accepts per request
 
 
@@ -91,8 +99,24 @@ def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:
                     client.request("GET", "/schedules/does-not-exist")
                     rt.append((time.perf_counter() - a) * 1000)
                 out["http_get_404_ms"] = distribution(rt)
+                out["reschedule_ms"] = _reschedule_latencies(client, [b["id"] for b in bodies])
     finally:
         tap.uninstall()
+    return out
+
+
+def _reschedule_latencies(client: ApiClient, ids: list[str]) -> dict:
+    """``PATCH /schedules/{id}`` latency by kind (:data:`RESCHEDULES`), each on its own share of ``ids``."""
+    out: dict = {}
+    share = len(ids) // len(RESCHEDULES)
+    for k, (kind, body) in enumerate(RESCHEDULES.items()):
+        lat = []
+        for schedule_id in ids[k * share:(k + 1) * share]:
+            a = time.perf_counter()
+            status, answer = client.request("PATCH", f"/schedules/{schedule_id}", body)
+            lat.append((time.perf_counter() - a) * 1000)
+            assert status == 200, answer
+        out[kind] = distribution(lat)
     return out
 
 
@@ -106,6 +130,7 @@ def _engine_run(n: int, tag: str) -> dict:
             res["single_latency_ms"] = r["request_latency_ms"]
             res["handler_direct_create_ms"] = r["handler_direct_create_ms"]
             res["http_get_404_ms"] = r["http_get_404_ms"]
+            res["reschedule_ms"] = r["reschedule_ms"]
     res["concurrent_5xx"] = res["concurrent_detail"]["retries_after_5xx"]
     res["batch_failed_requests"] = res["batch_detail"]["failed_requests"]
     res["batch_concurrent_failed_requests"] = res["batch_concurrent_detail"]["failed_requests"]

@@ -362,7 +362,12 @@ def _ingest(g: dict | None) -> list[str]:
               f"| batch requests refused or with an item not created | {_mmm([r['batch_failed_requests'] + r['batch_concurrent_failed_requests'] for r in runs])} |"]
              if all('batch_per_s' in r for r in runs) else []),
            f"| api handler called directly (no HTTP), create p50 ms | {_mmm([r['handler_direct_create_ms']['p50'] for r in runs], 1)} |",
-           f"| HTTP round trip of a `GET` answered 404, p50 ms | {_mmm([r['http_get_404_ms']['p50'] for r in runs], 1)} |"]
+           f"| HTTP round trip of a `GET` answered 404, p50 ms | {_mmm([r['http_get_404_ms']['p50'] for r in runs], 1)} |",
+           *[f"| `PATCH /schedules/{{id}}` {what}, p50 / p99 ms | {_mmm([r['reschedule_ms'][kind]['p50'] for r in runs], 1)}"
+             f" / {_mmm([r['reschedule_ms'][kind]['p99'] for r in runs], 1)} |"
+             for kind, what in (("long_to_long", "to another day"), ("long_to_window", "into the window (10 min)"),
+                                ("long_to_soon", "to 5 s out (announced)"))
+             if all("reschedule_ms" in r for r in runs)]]
     wi = g.get("what_if_nodelay")
     if wi:
         out.append(f"| what-if (bench-side patch): TCP_NODELAY on the engine's HTTP servers, single client creates/s | "
