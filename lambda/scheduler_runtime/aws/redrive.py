@@ -44,6 +44,8 @@ from .store import _attribute  # noqa: PLC2701 - the store's attribute-value for
 
 RECEIVE_WAIT_SECONDS = 1
 """A receive's long poll: it asks every SQS server, so an empty answer means an empty queue."""
+STALE_RECEIVES = 3
+"""Receives in a row that bring only messages the run has seen before it stops."""
 PERIODIC_REASON = ("a periodic timer's occurrence is not redriven: its timer has armed the next occurrence, "
                    "and a past occurrence sent again would bypass the definition's token (a DELETE could not "
                    "stop it); read it with GET /periodic/{id}")
@@ -67,29 +69,36 @@ class Redrive:
         self._visibility = visibility_timeout_seconds
 
     def run(self, selection: Selection = Selection()) -> Report:
-        """Take every selected message once; the others are made visible again at the end."""
-        report, seen, kept = Report(), set[str](), list[DeadLetter]()
-        taken = 0
-        while True:
-            messages = self._sqs.receive_message(
+        """Take every selected message once; the others are made visible again at the end.
+
+        A message taken before comes back when the run outlasts its visibility timeout: it is not taken
+        again (its newest receipt is kept for the release), and the run ends after
+        :data:`STALE_RECEIVES` receives in a row that brought nothing new, or one that brought nothing.
+        """
+        report, seen, kept = Report(), set[str](), dict[str, DeadLetter]()
+        taken = stale = 0
+        while stale < STALE_RECEIVES:
+            letters = [read_message(m) for m in self._sqs.receive_message(
                 QueueUrl=self._dlq_url, MaxNumberOfMessages=10, WaitTimeSeconds=RECEIVE_WAIT_SECONDS,
                 VisibilityTimeout=self._visibility, AttributeNames=["SentTimestamp"],
-                MessageAttributeNames=["All"]).get("Messages", [])
-            fresh = [read_message(m) for m in messages if m["MessageId"] not in seen]
-            if not fresh:
+                MessageAttributeNames=["All"]).get("Messages", [])]
+            if not letters:
                 break
+            kept.update((letter.message_id, letter) for letter in letters if letter.message_id in kept)
+            fresh = [letter for letter in letters if letter.message_id not in seen]
+            stale = 0 if fresh else stale + 1
             batch = []
             for letter in fresh:
                 seen.add(letter.message_id)
                 if (selection.limit is not None and taken >= selection.limit) or not selection.takes(letter, now_ms()):
                     report.left += 1
-                    kept.append(letter)
+                    kept[letter.message_id] = letter
                 else:
                     taken += 1
                     batch.append(letter)
             moved = {entry["messageId"] for entry in self._take(batch, report).moved}
-            kept += [letter for letter in batch if letter.message_id not in moved]
-        self._release(kept)
+            kept.update((letter.message_id, letter) for letter in batch if letter.message_id not in moved)
+        self._release(list(kept.values()))
         return report
 
     def _take(self, letters: list[DeadLetter], report: Report) -> Report:
