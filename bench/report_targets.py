@@ -10,6 +10,8 @@ _WHERE = {
     "sqs": "`SentTimestamp` in the target queue",
     "sns": "`SentTimestamp` in a queue subscribed to the topic (raw delivery)",
     "eventbridge": "`SentTimestamp` in the queue a rule on the bus sends to",
+    "stepfunctions": "`startDate` of the execution the delivery started",
+    "https": "arrival at a receiver on 127.0.0.1 that checks the signature (plain HTTP to loopback)",
 }
 
 
