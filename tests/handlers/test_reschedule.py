@@ -4,7 +4,7 @@ never delivered, a repeat changes nothing, and every crash point leaves the sche
 
 import time
 
-from scheduler_runtime.core import window
+from scheduler_runtime.core import keys, window
 from scheduler_runtime.core.timeparse import parse_instant
 from scheduler_runtime.handlers import dispatcher, enqueuer
 
@@ -72,7 +72,7 @@ def test_a_long_schedule_moved_to_another_long_time_has_one_timer_at_the_new_tim
     assert (status, answer["status"]) == (200, "SCHEDULED")
     timers = [i for i in aws.ddb.scan(TableName=aws.table)["Items"] if i["pk"]["S"].startswith("TIMER#")]
     assert len(timers) == 1 and timers[0]["token"]["S"] == token_of(aws, "l2")
-    assert str(parse_instant(answer["dueAt"])).zfill(13) in timers[0]["sk"]["S"]
+    assert timers[0]["sk"]["S"] == keys.timer_sort_key(parse_instant(answer["dueAt"]), "l2")
 
 
 def test_a_repeated_patch_answers_the_same_and_changes_nothing(aws):
@@ -181,3 +181,31 @@ def test_a_long_reschedule_whose_record_update_fails_leaves_the_old_timer_and_no
     # The new timer is a stray left by the crash point (the record holds the old token): swept, it is dropped.
     assert aws.count_items("TIMER#") == before + 1
     assert patch("c3", {"delaySeconds": 7200})[0] == 200  # the client's retry
+
+
+def test_a_listed_schedule_is_listed_under_its_new_status_and_due_time(aws, monkeypatch):
+    monkeypatch.setenv("LISTING", "true")
+    create("ls1", 3600)
+    record = aws.item("SCHEDULE#ls1", "RECORD")
+    status, _, shard = record["listPk"]["S"].partition("#")
+    assert status == "SCHEDULED"
+    new_due = parse_instant(patch("ls1", {"delaySeconds": 30})[1]["dueAt"])
+    record = aws.item("SCHEDULE#ls1", "RECORD")
+    assert record["listPk"]["S"] == f"QUEUED#{shard}" and record["listSk"]["S"] == keys.timer_sort_key(new_due, "ls1")
+
+
+def test_a_reschedule_that_loses_a_race_with_another_tries_again_on_the_record_as_it_is_now(aws):
+    create("race", 3600)
+    started, other = [], []
+
+    def other_lands_first(real, **kwargs):
+        if "rescheduleHash" in kwargs["UpdateExpression"] and not started:
+            started.append(True)
+            other.append(patch("race", {"delaySeconds": 7200}))
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=other_lands_first):
+        status, answer = patch("race", {"delaySeconds": 0})
+    assert other[0][0] == 200 and (status, answer["status"]) == (200, "QUEUED")
+    assert aws.count_items("TIMER#") == 0  # the other's timer went when this one moved the schedule on
+    assert [d["dueAt"] for d in dispatch_until_empty(aws)] == [answer["dueAt"]]
