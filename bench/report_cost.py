@@ -88,7 +88,7 @@ def section(c: dict | None) -> list[str]:
            "billed as the target's own request (its invocation, its queue). Including it would add "
            f"${p['lambda_per_million_requests']:.2f} per million for a Lambda target and "
            f"${p['sqs_per_million_requests']:.2f} per million per 64 KB of envelope for an SQS target. Periodic timers "
-           "are not implemented, so they are not priced.", ""]
+           "are priced per occurrence below, from their own scenario.", ""]
     out += _headline(c)
     out += _listing(c)
     out += _periodic(c)
