@@ -17,7 +17,7 @@ from . import common
 from .common import ROOT, log
 
 SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit", "targets",
-            "scale", "https")
+            "scale", "https", "redrive")
 
 FULL = {
     "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
@@ -35,6 +35,7 @@ FULL = {
               "periodic_n": 1_000_000, "periodic_s": 30.0, "create_rates": [1000, 10_000, 50_000], "create_s": 10.0,
               "waiting_n": 10_000_000},
     "https": {"n": 100, "threads": 10, "repeats": 200},
+    "redrive": {"messages": 500, "repeats": 3},
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -52,6 +53,7 @@ QUICK = {
     "scale": {"bursts": [10_000], "raised_burst": 10_000, "rates": [1, 100], "poisson_s": 10.0, "periodic_n": 60_000,
               "periodic_s": 5.0, "create_rates": [1000], "create_s": 2.0, "waiting_n": 10_000_000},
     "https": {"n": 100, "threads": 10, "repeats": 30},
+    "redrive": {"messages": 50, "repeats": 1},
 }
 
 

@@ -1,6 +1,7 @@
 """Redrive rate on the local engine: schedules parked in the dead-letter queue, sent back for delivery.
 
-    .venv/bin/python -m bench.redrive --messages 500
+    ./dev bench --only redrive                      # the section in docs/benchmarks.md
+    .venv/bin/python -m bench.redrive --messages 500  # one run, its figures as JSON
 
 Each schedule (``retry.maxAttempts`` 1) fails its one attempt against a target that refuses, and is
 parked; the target is mended; ``Engine.redrive()`` is timed (every message re-armed, sent and
@@ -71,6 +72,18 @@ def park_and_redrive(engine: Engine, target: MendableTarget, count: int, prefix:
     assert not twice, f"delivered other than once: {twice[:5]}"
     assert {d.envelope["attempt"] for got in arrived.values() for d in got} == {2}
     return {"messages": count, "seconds": round(seconds, 3), "per_second": round(count / seconds, 1)}
+
+
+def run(messages: int, repeats: int) -> dict[str, Any]:
+    """The section: ``repeats`` runs of ``messages`` each, each on a fresh engine; the median rate."""
+    runs = []
+    for _ in range(repeats):
+        target = MendableTarget()
+        with Engine(EngineOptions(target=target, port=0, sweep_interval=5)) as engine:
+            runs.append(park_and_redrive(engine, target, messages))
+    rates = sorted(r["per_second"] for r in runs)
+    return {"messages": messages, "repeats": repeats, "runs": runs, "per_second": {
+        "median": rates[len(rates) // 2], "min": rates[0], "max": rates[-1]}}
 
 
 def main() -> None:
