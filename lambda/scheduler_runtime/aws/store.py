@@ -280,7 +280,9 @@ class ScheduleStore:
         that started it (``msgId``, :func:`message_tag`); a FIRED one starts a retry only for that
         same message received again. Another message with the same token (an ambiguous send made
         it) is refused as DUPLICATE, so an occurrence is never delivered again once delivered.
-        Anything else is refused, with the reason. ``expires_at`` (epoch seconds,
+        Anything else is refused, with the reason; a message whose token the record holds as its
+        ``pendingToken`` (a reschedule's, sent before the record takes it) is refused as MISSING, so that
+        it waits as a create's message does for its record. ``expires_at`` (epoch seconds,
         :func:`~scheduler_runtime.core.window.record_expiry_seconds`) must outlive every attempt the
         message has left. ``note``, when given, is kept as ``lastError`` in the same write (a retry
         says why the receive before it did not deliver).
@@ -304,7 +306,7 @@ class ScheduleStore:
         if not old:
             return DeliveryStart(None, Refusal.MISSING)
         if old.get("token", {}).get("S") != ref.token:
-            # A reschedule's message sent before the record takes its token (:mod:`.reschedule`) waits as a create's does.
+            # A reschedule's message sent before the record takes its token (:mod:`.reschedule`) waits.
             pending = old.get(PENDING_TOKEN, {}).get("S") == ref.token
             return DeliveryStart(None, Refusal.MISSING if pending else Refusal.STRAY)
         if old["status"]["S"] == states.FIRED:
