@@ -27,6 +27,13 @@ def token_of(aws, schedule_id: str) -> str:
     return aws.item(f"SCHEDULE#{schedule_id}", "RECORD")["token"]["S"]
 
 
+def record_update_fails(real, **kwargs):
+    """The reschedule's update of the record fails (the function died, or DynamoDB refused it)."""
+    if "rescheduleHash" in kwargs["UpdateExpression"]:
+        raise service_error("UpdateItem")
+    return real.update_item(**kwargs)
+
+
 def test_a_queued_schedule_moved_later_within_the_window_is_delivered_once_at_its_new_time(aws):
     create("q1", 0)
     status, answer = patch("q1", {"delaySeconds": 2, "payload": {"v": 2}})
@@ -139,12 +146,7 @@ def test_bad_reschedule_bodies_answer_400_naming_the_field(aws):
 def test_the_record_update_fails_after_the_new_message_the_old_time_is_delivered_and_the_stray_dropped(aws, monkeypatch):
     create("c1", 1)
 
-    def take_fails(real, **kwargs):
-        if "rescheduleHash" in kwargs["UpdateExpression"]:
-            raise service_error("UpdateItem")
-        return real.update_item(**kwargs)
-
-    with faulty("dynamodb", update_item=take_fails):
+    with faulty("dynamodb", update_item=record_update_fails):
         assert patch("c1", {"delaySeconds": 0, "payload": "new"})[0] == 500
     monkeypatch.setattr(window, "STRAY_AFTER_MS", 0)  # the PATCH can no longer write: its message is a stray
     assert [d["payload"] for d in dispatch_until_empty(aws)] == [{"v": 1}]
@@ -170,13 +172,8 @@ def test_an_announced_message_that_surfaces_before_the_record_takes_its_token_wa
 def test_a_long_reschedule_whose_record_update_fails_leaves_the_old_timer_and_no_new_one(aws):
     create("c3", 3600)
 
-    def take_fails(real, **kwargs):
-        if "rescheduleHash" in kwargs["UpdateExpression"]:
-            raise service_error("UpdateItem")
-        return real.update_item(**kwargs)
-
     before = aws.count_items("TIMER#")
-    with faulty("dynamodb", update_item=take_fails):
+    with faulty("dynamodb", update_item=record_update_fails):
         assert patch("c3", {"delaySeconds": 7200})[0] == 500
     # The new timer is a stray left by the crash point (the record holds the old token): swept, it is dropped.
     assert aws.count_items("TIMER#") == before + 1
