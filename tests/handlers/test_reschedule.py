@@ -206,3 +206,20 @@ def test_a_reschedule_that_loses_a_race_with_another_tries_again_on_the_record_a
     assert other[0][0] == 200 and (status, answer["status"]) == (200, "QUEUED")
     assert aws.count_items("TIMER#") == 0  # the other's timer went when this one moved the schedule on
     assert [d["dueAt"] for d in dispatch_until_empty(aws)] == [answer["dueAt"]]
+
+
+def test_only_a_message_that_may_surface_before_the_record_update_is_announced(aws):
+    create("a1", 3600)
+    create("a2", 3600)
+    announced = []
+
+    def recording(real, **kwargs):
+        if kwargs["UpdateExpression"].startswith("SET pendingToken"):
+            announced.append(kwargs["Key"]["pk"]["S"])
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=recording):
+        assert patch("a1", {"delaySeconds": 30})[0] == 200  # surfaces after the PATCH can no longer write
+        assert patch("a2", {"delaySeconds": 5})[0] == 200
+    assert announced == ["SCHEDULE#a2"]
+    assert "pendingToken" not in aws.item("SCHEDULE#a2", "RECORD")  # the update that took the token removed it
