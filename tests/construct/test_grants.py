@@ -15,7 +15,8 @@ def test_rest_grant_schedule_is_execute_api_on_every_route_and_the_invoke(stacks
     assert statement["Action"] == "execute-api:Invoke"
     rendered = [json.dumps(r) for r in statement["Resource"]]
     assert len(rendered) == len(ROUTES)
-    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/POST/schedule-batches"',
+    for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/PATCH/schedules/*"',
+                   '/POST/schedule-batches"',
                    '/GET/schedules"', '/PUT/periodic/*"', '/GET/periodic/*"', '/DELETE/periodic/*"', '/GET/periodic"'):
         assert sum(r.endswith(suffix + "]]}") for r in rendered) == 1, (suffix, rendered)
     stage_id = only(b.json, "AWS::ApiGateway::Stage")[0]
