@@ -54,7 +54,7 @@ class SchedulerGrants:
     def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to schedule: ``execute-api:Invoke`` on each route of this API's stage (HTTP
         or REST): ``POST /schedules``, ``GET``/``PATCH``/``DELETE /schedules/*``, ``POST /schedule-batches``,
-        ``GET /schedules`` (the listing), ``PUT``/``GET``/``DELETE /periodic/*`` and ``GET /periodic``;
+        ``GET /schedules`` (the listing), ``PUT``/``GET``/``PATCH``/``DELETE /periodic/*`` and ``GET /periodic``;
         and ``grant_invoke``; nothing else. With ``SchedulerApi.none()``, ``grant_invoke`` only.
 
         The routes' part is meaningful with IAM authorization (the default). The ``*`` in the

@@ -91,12 +91,19 @@ def put_periodic_schema() -> apigw.JsonSchema:
     })
 
 
+def periodic_state_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``PATCH /periodic/{id}``: ``{"state": ...}``, any text, so
+    that the api handler's 400 names the states it takes."""
+    return _object("PeriodicState", ["state"], {"state": apigw.JsonSchema(type=_STRING)})
+
+
 #: Each route with a body: (the model's construct id, its name, its schema).
 _BODY_MODELS = {
     ("POST", "/schedules"): ("CreateScheduleModel", "CreateSchedule", create_schedule_schema),
     ("POST", "/schedule-batches"): ("CreateScheduleBatchModel", "CreateScheduleBatch", create_schedule_batch_schema),
     ("PATCH", "/schedules/{id}"): ("RescheduleScheduleModel", "RescheduleSchedule", reschedule_schedule_schema),
     ("PUT", "/periodic/{id}"): ("PutPeriodicModel", "PutPeriodic", put_periodic_schema),
+    ("PATCH", "/periodic/{id}"): ("PeriodicStateModel", "PeriodicState", periodic_state_schema),
 }
 
 

@@ -52,7 +52,8 @@ FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "Dispatche
 #: Every route, as the API table of DESIGN.md lists them.
 ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"), ("PATCH", "/schedules/{id}"),
           ("POST", "/schedule-batches"), ("GET", "/schedules"),
-          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}"), ("GET", "/periodic")}
+          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("PATCH", "/periodic/{id}"), ("DELETE", "/periodic/{id}"),
+          ("GET", "/periodic")}
 
 
 def callback(stack: cdk.Stack, id: str = "Callback") -> lambda_.Function:

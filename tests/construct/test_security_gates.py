@@ -88,9 +88,9 @@ WITH_FANOUT = {"DispatcherFunctionRole": on("<Alerts>", "sns:Publish")
                # add_alarms(alarm_action=alerts): CloudWatch publishes to the topic this key encrypts
                "cloudwatch.amazonaws.com": on("* of <AlertsKey>", "kms:GenerateDataKey", "kms:Decrypt")}
 #: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
-ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("POST", "/schedule-batches"),
-          ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"), ("DELETE", "/periodic/*"),
-          ("GET", "/periodic")]
+ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("PATCH", "/schedules/*"),
+          ("POST", "/schedule-batches"), ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"),
+          ("PATCH", "/periodic/*"), ("DELETE", "/periodic/*"), ("GET", "/periodic")]
 READ_ROUTES = [("GET", "/schedules/*"), ("GET", "/schedules"), ("GET", "/periodic/*"), ("GET", "/periodic")]
 HTTP_PERMITTED_PATHS = ["/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}"]
 LOGGING_ROLE = f"arn:{P}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
@@ -151,13 +151,13 @@ ACKNOWLEDGED = [
      "X-Ray's write actions take no resource: Lambda's tracing grants them on * (the tracing prop)"),
     (r"logs:(CreateLogStream|PutLogEvents)", r"log-group:<((Api|Sweeper|Enqueuer|Dispatcher)Function|PeriodicTimersProvider)Logs>:\*",
      "a log group's ARN ends in :* (its streams): each function writes to its own group only"),
-    (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT)/(schedules|periodic)/\*",
+    (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT|PATCH)/(schedules|periodic)/\*",
      "grant_schedule and grant_read: the * is the {id} path parameter of one route of this API and stage"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN + r"<HttpApi>/\*/\*/[a-z/{}-]+",
      "CDK's HttpLambdaIntegration lets this API invoke the api function on one route path, from any stage "
      "and method (the API has one stage, $default, and only the declared routes)"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN
-     + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT)/(schedules|periodic)/\*",
+     + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT|PATCH)/(schedules|periodic)/\*",
      "the REST API's permission for a /{id} route: the * is the path parameter"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn>:\*",
      "CDK's provider framework, which hands the stack's periodic timers to the api function, may invoke its versions"),
@@ -355,12 +355,13 @@ def test_a_grantee_in_another_stack_has_each_route_wildcard_acknowledged_as_its_
     invoke = [json.dumps(r) for s in policy["Properties"]["PolicyDocument"]["Statement"]
               if s["Action"] == "execute-api:Invoke" for r in s["Resource"]]
     wildcards = {r for r in invoke if r.endswith('/*"]]}')}
-    assert len(wildcards) == 5 and all("Fn::ImportValue" in w for w in wildcards)
+    assert len(wildcards) == 7 and all("Fn::ImportValue" in w for w in wildcards)
     suppressed = {s["applies_to"][0]: s["reason"] for s in policy["Metadata"]["cdk_nag"]["rules_to_suppress"]}
     assert sorted(r.rsplit("/", 3)[-3:-1] for r in suppressed) == [
-        ["DELETE", "periodic"], ["DELETE", "schedules"], ["GET", "periodic"], ["GET", "schedules"], ["PUT", "periodic"]]
+        ["DELETE", "periodic"], ["DELETE", "schedules"], ["GET", "periodic"], ["GET", "schedules"],
+        ["PATCH", "periodic"], ["PATCH", "schedules"], ["PUT", "periodic"]]
     assert all(re.fullmatch(r"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
-                            r"Http:ExportsOutputRefTimersHttpApi\w+/\$default/(GET|PUT|DELETE)/\w+/\*", r)
+                            r"Http:ExportsOutputRefTimersHttpApi\w+/\$default/(GET|PUT|PATCH|DELETE)/\w+/\*", r)
                for r in suppressed), suppressed
     assert all(reason.startswith(("grant_schedule: the * is the {id}", "grant_read: the * is the {id}"))
                for reason in suppressed.values())

@@ -4,7 +4,9 @@ A definition item holds the definition (``every`` or ``cron``/``timeZone``, boun
 target, the request hash and a ``version`` that each replacement raises) and the state of its one
 pending occurrence: the ``token`` the occurrence's message or timer carries, ``nextDueMs`` and,
 when that occurrence waits as a timer, its ``shard``. The dispatcher advances it with one
-conditional write per occurrence (:meth:`DefinitionStore.advance`).
+conditional write per occurrence (:meth:`DefinitionStore.advance`). A paused definition has no
+pending occurrence: it keeps ``pausedMs`` and ``pausedDueMs``, the first occurrence the pause passed
+over, from which :meth:`DefinitionStore.resume` counts ``pausedCount``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from botocore.exceptions import ClientError
 
 from ..core import keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
-from ..core.periodic import ACTIVE, DELETED, ENDED, Spec
+from ..core.periodic import ACTIVE, DELETED, ENDED, PAUSED, Spec
 from ..core.retry import RetryPolicy
 from .items import is_condition_failure, n_attr, retry_attributes, retry_of, s_attr
 from .store import query_pages
@@ -55,6 +57,12 @@ class Definition:
     """The tag (:func:`~scheduler_runtime.core.envelope.message_tag`) of the SQS message that started the latest occurrence."""
     retry: RetryPolicy | None = None
     """The PUT's ``retry``, kept only when it gave one: each occurrence's delivery is held to it."""
+    paused_ms: int | None = None
+    """While PAUSED: when it was paused."""
+    paused_due_ms: int | None = None
+    """While PAUSED: the first occurrence the pause passed over (None when none was left)."""
+    paused_count: int = 0
+    """The occurrences passed over while paused, over every pause so far."""
 
     @property
     def pending_timer(self) -> keys.Key | None:
@@ -71,7 +79,9 @@ class Definition:
         optional = {"every": self.spec.every_ms and self.spec.every_ms // 1000, "cron": self.spec.cron,
                     "timeZone": self.spec.time_zone, "startMs": self.spec.start_ms, "endMs": self.spec.end_ms,
                     "nextDueMs": self.next_due_ms, "shard": self.shard, "lastDueMs": self.last_due_ms,
-                    "lastFiredMs": self.last_fired_ms, "beganMs": self.began_ms, "lastError": self.last_error}
+                    "lastFiredMs": self.last_fired_ms, "beganMs": self.began_ms, "lastError": self.last_error,
+                    "pausedMs": self.paused_ms, "pausedDueMs": self.paused_due_ms,
+                    "pausedCount": self.paused_count or None}
         if self.target != DEFAULT_TARGET_NAME:
             optional["target"] = self.target
         for name, value in optional.items():
@@ -97,7 +107,8 @@ class Definition:
             began_ms=n_attr(item, "beganMs", None), last_fired_ms=n_attr(item, "lastFiredMs", None),
             fired_count=n_attr(item, "firedCount", 0), skipped_count=n_attr(item, "skippedCount", 0),
             last_error=s_attr(item, "lastError", None), last_message=item.get("lastMsg", {}).get("B"),
-            retry=retry_of(item),
+            retry=retry_of(item), paused_ms=n_attr(item, "pausedMs", None),
+            paused_due_ms=n_attr(item, "pausedDueMs", None), paused_count=n_attr(item, "pausedCount", 0),
         )
 
 
@@ -165,6 +176,52 @@ class DefinitionStore:
                 return None
             raise
         return Definition.from_item(old)
+
+    def pause(self, current: Definition, now_ms: int) -> Definition | None:
+        """Pause ``current`` (ACTIVE) if it is still the stored one: PAUSED, a new ``version`` (so no retry
+        of an earlier occurrence can start any more, see :meth:`begin_attempt`) and no pending occurrence.
+
+        Returns the definition as it was at this write (its ``beganMs`` is the last start it allowed),
+        None when another write came first."""
+        sets = "#st = :paused, version = :next, pausedMs = :now, updatedMs = :now"
+        values = {":paused": {"S": PAUSED}, ":active": {"S": ACTIVE}, ":now": _n(now_ms), ":v": _n(current.version),
+                  ":next": _n(current.version + 1), ":tok": {"S": current.token}}
+        if current.next_due_ms is not None:
+            sets += ", pausedDueMs = :due"
+            values[":due"] = _n(current.next_due_ms)
+        try:
+            old = self._ddb.update_item(
+                TableName=self._table, Key=keys.definition_key(current.periodic_id).as_item_key(),
+                UpdateExpression=f"SET {sets} REMOVE nextDueMs, #sh",
+                ConditionExpression="#st = :active AND version = :v AND #tok = :tok",
+                ExpressionAttributeNames={"#st": "status", "#sh": "shard", "#tok": "token"},
+                ExpressionAttributeValues=values, ReturnValues="ALL_OLD")["Attributes"]
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return None
+            raise
+        return Definition.from_item(old)
+
+    def resume(self, paused: Definition, token: str, next_due_ms: int | None, shard: int | None, passed_over: int,
+               now_ms: int, ended_expires_at: int) -> Definition | None:
+        """Resume ``paused`` if it is still the stored one: ACTIVE with the occurrence ``next_due_ms`` armed
+        with ``token`` (ENDED, expiring at ``ended_expires_at``, when None), ``passed_over`` added to
+        ``pausedCount``. Returns the new image, None when another write came first."""
+        sets = ["#tok = :tok", "updatedMs = :now", "pausedCount = if_not_exists(pausedCount, :zero) + :passed"]
+        values = {":tok": {"S": token}, ":now": _n(now_ms), ":zero": _n(0), ":passed": _n(passed_over),
+                  ":paused": {"S": PAUSED}, ":v": _n(paused.version)}
+        removes = ["pausedMs", "pausedDueMs"]
+        if next_due_ms is None:
+            sets += ["#st = :ended", "expiresAt = :exp"]
+            values.update({":ended": {"S": ENDED}, ":exp": _n(ended_expires_at)})
+        else:
+            sets += ["#st = :active", "nextDueMs = :due"]
+            values.update({":active": {"S": ACTIVE}, ":due": _n(next_due_ms)})
+            if shard is not None:
+                sets.append("#sh = :shard")
+                values[":shard"] = _n(shard)
+        update = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(removes)
+        return self._update(paused.periodic_id, update, "#st = :paused AND version = :v", values)
 
     def advance(self, periodic_id: str, step: Advance, ended_expires_at: int) -> Definition | None:
         """The one write of a delivered occurrence: the next occurrence's token and due time, the
@@ -262,4 +319,4 @@ def _n(value: int) -> dict[str, Any]:
     return {"N": str(value)}
 
 
-__all__ = ["ACTIVE", "DELETED", "ENDED", "Advance", "Definition", "DefinitionStore"]
+__all__ = ["ACTIVE", "DELETED", "ENDED", "PAUSED", "Advance", "Definition", "DefinitionStore"]

@@ -14,6 +14,11 @@
   delivery start is allowed only within ``START_DEADLINE_MS`` of the write that allowed it, and
   DELETE answers no sooner than ``SETTLE_MS`` after the latest such write: so nothing is
   delivered after DELETE has answered (with up to half a second of clock skew between hosts).
+- **PATCH** ``PAUSED`` marks the definition PAUSED under a new version and removes its pending
+  occurrence, so neither that occurrence nor a retry of an earlier one can start after it, and answers
+  on the same fence as DELETE. ``ACTIVE`` resumes it: the first occurrence after now is armed with a
+  new token (an occurrence message of before the pause is a stray), and the occurrences passed over
+  are added to ``pausedCount``. A PUT of a paused definition replaces it and keeps it PAUSED.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from ..core.states import Refusal
 from ..core.timeparse import now_ms as clock_ms
 from ..core.window import SLOW_WRITE_PAUSES, enqueue_delay_seconds, is_within_window, record_expiry_seconds
 from .config import Config
-from .definitions import ACTIVE, DELETED, ENDED, Advance, Definition, DefinitionStore
+from .definitions import ACTIVE, DELETED, ENDED, PAUSED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
 from .items import TimerItem
 from .store import ScheduleStore
@@ -51,6 +56,14 @@ class Put:
     created: bool
     changed: bool
     """False for the same body again: nothing was written."""
+
+
+@dataclass(frozen=True)
+class StateChange:
+    definition: Definition
+    """As it is after the PATCH: PAUSED or ACTIVE, or the status that made it refuse one (ENDED)."""
+    changed: bool
+    """False when it already had the state asked for (or had ended): nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +95,22 @@ class Periodic:
             anchor = request.anchor_ms(now_ms)
             first = request.spec.first_due(anchor, now_ms)
             token, version = keys.new_token(), (stored.version + 1 if stored is not None else 1)
-            shard = self.arm(TimerRef(request.periodic_id, first, token, now_ms, version), now_ms) if first is not None else None
+            paused = live is not None and live.status == PAUSED and first is not None  # stays paused: nothing armed
+            shard = (self.arm(TimerRef(request.periodic_id, first, token, now_ms, version), now_ms)
+                     if first is not None and not paused else None)
             # A replacement keeps the history (counts, last firing); a new id, or one deleted before, starts afresh.
             history = ({"created_ms": live.created_ms, "last_due_ms": live.last_due_ms, "last_fired_ms": live.last_fired_ms,
-                        "fired_count": live.fired_count, "skipped_count": live.skipped_count, "began_ms": live.began_ms}
+                        "fired_count": live.fired_count, "skipped_count": live.skipped_count, "began_ms": live.began_ms,
+                        "paused_count": live.paused_count}
                        if live is not None else {"created_ms": now_ms})
             definition = Definition(
                 periodic_id=request.periodic_id, spec=request.spec, anchor_ms=anchor, payload_json=request.payload_json,
                 target=request.target, request_hash=request.request_hash, version=version, updated_ms=now_ms,
-                retry=request.retry,
-                status=ACTIVE if first is not None else ENDED, token=token, next_due_ms=first, shard=shard, **history,
+                retry=request.retry, status=PAUSED if paused else ACTIVE if first is not None else ENDED, token=token,
+                next_due_ms=None if paused else first, shard=shard, **history,
             )
+            if paused and live is not None:  # a resume counts from the new definition's first occurrence
+                definition = replace(definition, paused_ms=live.paused_ms, paused_due_ms=first)
             if self._definitions.put(definition, live) is None:
                 if live is not None:
                     self._remove_timer(live)
@@ -106,11 +124,51 @@ class Periodic:
         if old is None:
             return None
         self._remove_timer(old)
-        if old.began_ms is not None:
-            settle = old.began_ms + SETTLE_MS - clock_ms()
-            if settle > 0:  # a delivery allowed just before may still be starting: let it start first
-                time.sleep(settle / 1000)
+        _settle(old)
         return old
+
+    def pause(self, periodic_id: str, now_ms: int) -> StateChange | None:
+        """PATCH PAUSED: nothing is delivered once this returns, as after a DELETE. None when the id is
+        unknown; the definition unchanged when it is not ACTIVE (already PAUSED, or ENDED)."""
+        for _ in range(3):  # a concurrent advance, PUT or PATCH: decide again on what it wrote
+            current = self._definitions.get(periodic_id)
+            if current is None or current.status == DELETED:
+                return None
+            if current.status != ACTIVE:
+                if current.status == PAUSED:
+                    _settle(current)  # the pause that came first may not have answered yet
+                return StateChange(current, changed=False)
+            old = self._definitions.pause(current, now_ms)
+            if old is not None:
+                self._remove_timer(old)
+                _settle(old)
+                return StateChange(replace(old, status=PAUSED, version=old.version + 1, updated_ms=now_ms,
+                                           paused_ms=now_ms, paused_due_ms=old.next_due_ms, next_due_ms=None,
+                                           shard=None), changed=True)
+        raise RuntimeError(f"periodic timer '{periodic_id}' kept changing under this PATCH; retry it")
+
+    def resume(self, periodic_id: str, now_ms: int) -> StateChange | None:
+        """PATCH ACTIVE: arm the first occurrence after ``now_ms`` and count the ones passed over while
+        paused in ``pausedCount``. None when the id is unknown; the definition unchanged when it is not
+        PAUSED (already ACTIVE, or ENDED)."""
+        for _ in range(3):  # a concurrent PUT or PATCH: decide again on what it wrote
+            current = self._definitions.get(periodic_id)
+            if current is None or current.status == DELETED:
+                return None
+            if current.status != PAUSED:
+                return StateChange(current, changed=False)
+            first = current.spec.first_due(current.anchor_ms, now_ms)
+            passed = (current.spec.count_between(current.paused_due_ms, now_ms if first is None else first)
+                      if current.paused_due_ms is not None else 0)
+            token = keys.new_token()
+            shard = (self.arm(TimerRef(periodic_id, first, token, now_ms, current.version), now_ms)
+                     if first is not None else None)
+            resumed = self._definitions.resume(current, token, first, shard, passed, now_ms, self._ended_expiry(now_ms))
+            if resumed is not None:
+                return StateChange(resumed, changed=True)
+            # Lost the race: the occurrence this attempt armed is a stray (its timer removed, its message refused).
+            self._remove_timer(replace(current, token=token, next_due_ms=first, shard=shard))
+        raise RuntimeError(f"periodic timer '{periodic_id}' kept changing under this PATCH; retry it")
 
     # --- dispatcher ------------------------------------------------------------------
     def start(self, ref: TimerRef, receive_count: int, message_id: str,
@@ -260,6 +318,15 @@ class Periodic:
                                                    definition.token, 0, version=definition.version))
 
 
+def _settle(old: Definition) -> None:
+    """Wait until ``SETTLE_MS`` after the last delivery start ``old`` allowed: one allowed just before a
+    DELETE or pause may still be starting (within ``START_DEADLINE_MS``), so let it start first."""
+    if old.began_ms is not None:
+        settle = old.began_ms + SETTLE_MS - clock_ms()
+        if settle > 0:
+            time.sleep(settle / 1000)
+
+
 def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition, receive_count: int) -> bool:
     """An occurrence message received again (its dispatcher died before it confirmed), after the
     definition advanced past it and then past the next one too, so neither ``token`` nor
@@ -273,5 +340,5 @@ def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition,
             and definition.last_due_ms is not None and ref.due_ms <= definition.last_due_ms)
 
 
-__all__ = ["ACTIVE", "DELETED", "ENDED", "DefinitionStore", "Occurrence", "Periodic", "Put",
-           "SETTLE_MS", "START_DEADLINE_MS"]
+__all__ = ["ACTIVE", "DELETED", "ENDED", "PAUSED", "DefinitionStore", "Occurrence", "Periodic", "Put",
+           "SETTLE_MS", "START_DEADLINE_MS", "StateChange"]

@@ -168,18 +168,21 @@ def _schedule_view(with_payload: bool, statuses: tuple[str, ...]) -> Schema:
 def _definition_view(with_payload: bool) -> Schema:
     """``describe_definition``'s body: ``GET /periodic/{id}``; a PUT's answer and a list item leave out the payload."""
     properties: dict[str, Schema] = {
-        "id": _id("The periodic timer's id"), "status": {"enum": [periodic.ACTIVE, periodic.ENDED]},
+        "id": _id("The periodic timer's id"), "status": {"enum": [periodic.ACTIVE, periodic.PAUSED, periodic.ENDED]},
         "every": {"type": "integer"}, "cron": {"type": "string"}, "timeZone": {"type": "string"},
         "startAt": _instant_out("The first occurrence's earliest time"),
         "endAt": _instant_out("The time no occurrence reaches"), "target": {"type": "string"},
         "nextDueAt": {"anyOf": [_instant_out("The pending occurrence's due time"), {"type": "null"}]},
         "firedCount": _COUNT, "skippedCount": {**_COUNT, "description": "Occurrences passed over after an outage."},
+        "pausedCount": {**_COUNT, "description": "Occurrences passed over while paused (counted at each resume)."},
+        "pausedAt": _instant_out("When it was paused (while PAUSED)"),
         "createdAt": _instant_out("When it was created"), "updatedAt": _instant_out("When it last changed"),
         "lastDueAt": _instant_out("The latest occurrence's due time"),
         "lastFiredAt": _instant_out("When the latest occurrence was delivered"), "lastError": _LAST_ERROR,
         "retry": _retry("The PUT's retry policy, as given (absent when none was)"),
     }
-    required = ["id", "status", "target", "nextDueAt", "firedCount", "skippedCount", "createdAt", "updatedAt"]
+    required = ["id", "status", "target", "nextDueAt", "firedCount", "skippedCount", "pausedCount", "createdAt",
+                "updatedAt"]
     if with_payload:
         properties["payload"], required = _PAYLOAD, [*required, "payload"]
     return _object(properties, required, oneOf=[{"required": ["every"]}, {"required": ["cron", "timeZone"]}])
@@ -257,6 +260,7 @@ def _schemas() -> dict[str, Schema]:
         "Periodic": _definition_view(True),
         "PeriodicSummary": _definition_view(False),
         "PeriodicPage": _page("PeriodicSummary"),
+        "PeriodicState": _object({periodic.STATE_FIELD: {"enum": list(periodic.STATES)}}, [periodic.STATE_FIELD]),
         "PeriodicDeleted": _object({"id": _id("The periodic timer's id"), "status": {"const": periodic.DELETED}},
                                    ["id", "status"]),
     }
@@ -381,6 +385,14 @@ def operations() -> dict[str, Schema]:
         "getPeriodic": _operation(
             "Read a periodic timer.", {200: ("The definition.", "Periodic")},
             {404: "No such periodic timer (or it was deleted)."}, parameters=periodic_id),
+        "setPeriodicState": _operation(
+            "Pause or resume a periodic timer: nothing is delivered after a pause's answer; a resume arms the "
+            "first occurrence after now and counts the ones passed over in pausedCount.",
+            {200: ("Paused or resumed; the state it already had again changes nothing.", "PeriodicSummary")},
+            {404: "No such periodic timer.", 409: "It has ENDED: nothing is left to pause or resume."},
+            parameters=periodic_id,
+            body=_body("PeriodicState", {"pause": {periodic.STATE_FIELD: periodic.PAUSED},
+                                         "resume": {periodic.STATE_FIELD: periodic.ACTIVE}})),
         "deletePeriodic": _operation(
             "Delete a periodic timer: nothing is delivered after this answer.",
             {200: ("Deleted.", "PeriodicDeleted")}, {404: "No such periodic timer."}, parameters=periodic_id),

@@ -15,6 +15,11 @@ the pending occurrence is delivered once, late, as the *latest* occurrence alrea
 earlier one that was passed over is counted in ``skippedCount``. The next occurrence armed is the
 first one after that, always in the future. So an outage of any length costs one late delivery,
 never a burst.
+
+**Paused** (``PATCH`` with ``{"state": "PAUSED"}``): no occurrence is due until ``{"state":
+"ACTIVE"}`` resumes it with the first occurrence after the resume. The occurrences passed over
+meanwhile, from the one pending at the pause, are counted in ``pausedCount`` (:meth:`Spec.count_between`)
+and delivered never: neither as a late one nor in ``skippedCount``.
 """
 
 from __future__ import annotations
@@ -36,6 +41,11 @@ from .validation import (ApiError, canonical_json, retry_hashed, validate_new_id
 
 ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY)
 ACTIVE, ENDED, DELETED = DefinitionStatus.ACTIVE, DefinitionStatus.ENDED, DefinitionStatus.DELETED
+PAUSED = DefinitionStatus.PAUSED
+STATE_FIELD = "state"
+"""The one field of a ``PATCH /periodic/{id}`` body."""
+STATES = (ACTIVE, PAUSED)
+"""The states a ``PATCH /periodic/{id}`` may ask for."""
 MAX_EVERY_SECONDS = 100 * 366 * 86_400
 # An outage of a minute-by-minute cron is walked occurrence by occurrence to count what it skipped;
 # past this many, the count stops there and the walk jumps to the present.
@@ -83,6 +93,21 @@ class Spec:
             if skipped >= MAX_CATCH_UP_STEPS:
                 return latest, skipped, self._bounded(expression.next_after(now_ms, zone))
         return latest, skipped, None
+
+    def count_between(self, first_ms: int, until_ms: int) -> int:
+        """How many occurrences fall in ``[first_ms, until_ms)`` (and before ``endAt``), ``first_ms`` being
+        one; a cron timer's count stops at ``MAX_CATCH_UP_STEPS``, as :meth:`catch_up`'s does."""
+        until_ms = min(until_ms, self.end_ms) if self.end_ms is not None else until_ms
+        if first_ms >= until_ms:
+            return 0
+        if self.every_ms is not None:
+            return math.ceil((until_ms - first_ms) / self.every_ms)
+        count = 1
+        for candidate in self._cron().occurrences(first_ms, self._zone()):
+            if candidate >= until_ms or count >= MAX_CATCH_UP_STEPS:
+                break
+            count += 1
+        return count
 
     def _bounded(self, due_ms: int | None) -> int | None:
         if due_ms is None or (self.end_ms is not None and due_ms >= self.end_ms):
@@ -169,3 +194,15 @@ def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[
     normalized.update(payload=payload_json, target=target, **retry_hashed(retry))
     request_hash = hashlib.sha256(canonical_json(normalized).encode("utf-8")).digest()[:16]
     return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry)
+
+
+def validate_state(body: dict[str, Any]) -> DefinitionStatus:
+    """Validate a ``PATCH /periodic/{id}`` body, ``{"state": "PAUSED"}`` or ``{"state": "ACTIVE"}``; raise
+    :class:`ApiError` naming the field and the rule."""
+    unknown = sorted(set(body) - {STATE_FIELD})
+    if unknown:
+        raise ApiError(400, f"unknown field '{unknown[0]}'; the only field is {STATE_FIELD}", unknown[0])
+    state = body.get(STATE_FIELD)
+    if state not in STATES:
+        raise ApiError(400, f"{STATE_FIELD} is required and must be one of {', '.join(STATES)}", STATE_FIELD)
+    return DefinitionStatus(state)

@@ -53,10 +53,12 @@ CANCELLABLE_STORED = frozenset({SCHEDULED, QUEUED})
 
 
 class DefinitionStatus(_Text):
-    """A periodic definition's status: it makes occurrences, it has made its last one (``endAt``), it
-    was deleted (a tombstone until its history expires)."""
+    """A periodic definition's status: it makes occurrences, it is paused (``PATCH``: it makes none
+    until resumed), it has made its last one (``endAt``), it was deleted (a tombstone until its history
+    expires)."""
 
     ACTIVE = "ACTIVE"
+    PAUSED = "PAUSED"
     ENDED = "ENDED"
     DELETED = "DELETED"
 
@@ -88,8 +90,9 @@ class Refusal(_Text):
     # The record's status: the schedule was cancelled, or its delivery has failed for good.
     CANCELLED = Status.CANCELLED.value
     FAILED = Status.FAILED.value
-    # The definition's status: deleted, or ended (only its last occurrence's retries are left).
+    # The definition's status: deleted, paused, or ended (only its last occurrence's retries are left).
     DELETED = DefinitionStatus.DELETED.value
+    PAUSED = DefinitionStatus.PAUSED.value
     ENDED = DefinitionStatus.ENDED.value
 
 

@@ -1,4 +1,4 @@
-"""``PUT``/``GET``/``DELETE /periodic/{id}`` and ``GET /periodic``: periodic timers through the api function.
+"""``PUT``/``GET``/``PATCH``/``DELETE /periodic/{id}`` and ``GET /periodic``: periodic timers through the api function.
 
 The router (:mod:`.api`) imports this module on the first call to a route under ``/periodic``.
 """
@@ -13,7 +13,7 @@ from ..aws.delayer import DelayerQueue
 from ..aws.periodic import Periodic
 from ..aws.store import ScheduleStore
 from ..core.listing import PAGE_PARAMETERS, make_token, page_position, refuse_unknown
-from ..core.periodic import validate_periodic
+from ..core.periodic import ACTIVE, PAUSED, STATE_FIELD, validate_periodic, validate_state
 from ..core.timeparse import now_ms
 from ..core.validation import ApiError
 from ..observability import log_event
@@ -53,6 +53,24 @@ def get_periodic(call: Call) -> Answer:
     if definition is None or definition.status == DELETED:
         raise ApiError(404, f"periodic timer '{call.id}' not found", "id")
     return 200, describe_definition(definition)
+
+
+@OPERATIONS.answers("setPeriodicState")
+def set_periodic_state(call: Call) -> Answer:
+    """Pause or resume; the state it already has again changes nothing (200)."""
+    state = validate_state(call.request.json_body())
+    service = _service(call.ctx)
+    change = (service.pause if state == PAUSED else service.resume)(call.id, now_ms())
+    if change is None:
+        raise ApiError(404, f"periodic timer '{call.id}' not found", "id")
+    status = change.definition.status
+    if not change.changed and status not in (ACTIVE, PAUSED):  # a resume past endAt ends it (changed): 200
+        raise ApiError(409, f"periodic timer '{call.id}' is {status}: only an ACTIVE or PAUSED one can be "
+                            f"paused or resumed", STATE_FIELD)
+    if change.changed:
+        log_event("periodic_paused" if state == PAUSED else "periodic_resumed", id=call.id,
+                  nextDueMs=change.definition.next_due_ms, pausedCount=change.definition.paused_count)
+    return 200, describe_definition(change.definition, with_payload=False)
 
 
 @OPERATIONS.answers("deletePeriodic")

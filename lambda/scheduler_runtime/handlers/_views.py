@@ -38,8 +38,9 @@ def describe_definition(definition: Definition, *, with_payload: bool = True) ->
     body.update(target=definition.target,
                 nextDueAt=format_rfc3339_ms(definition.next_due_ms) if definition.next_due_ms is not None else None,
                 firedCount=definition.fired_count, skippedCount=definition.skipped_count,
+                pausedCount=definition.paused_count,
                 createdAt=format_rfc3339_ms(definition.created_ms), updatedAt=format_rfc3339_ms(definition.updated_ms))
-    _times(body, lastDueAt=definition.last_due_ms, lastFiredAt=definition.last_fired_ms)
+    _times(body, lastDueAt=definition.last_due_ms, lastFiredAt=definition.last_fired_ms, pausedAt=definition.paused_ms)
     if definition.last_error:
         body["lastError"] = definition.last_error
     if definition.retry is not None:

@@ -14,7 +14,7 @@ from ._auth import AsyncTokenProvider, header_auth
 from ._core import BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
 from ._models import KEEP_PAYLOAD, Periodic, Removed, RetryPolicy, Schedule, When
-from ._statuses import ScheduleStatus
+from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff, InvokeTransport
 
 T = TypeVar("T")
@@ -153,6 +153,14 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     async def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.get_periodic`: ``GET /periodic/{id}``."""
         return await self._run(self._calls.get_periodic(id))
+
+    async def pause_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
+        """:meth:`SchedulerClient.pause_periodic`: ``PATCH /periodic/{id}`` with ``{"state": "PAUSED"}``."""
+        return await self._run(self._calls.set_periodic_state(id, PeriodicStatus.PAUSED))
+
+    async def resume_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
+        """:meth:`SchedulerClient.resume_periodic`: ``PATCH /periodic/{id}`` with ``{"state": "ACTIVE"}``."""
+        return await self._run(self._calls.set_periodic_state(id, PeriodicStatus.ACTIVE))
 
     async def delete_periodic(self, id: str) -> Removed:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.delete_periodic`: ``DELETE /periodic/{id}``."""

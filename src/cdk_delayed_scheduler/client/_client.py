@@ -13,7 +13,7 @@ from ._auth import TokenProvider, header_auth
 from ._core import MAX_BATCH_SIZE, BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
 from ._models import KEEP_PAYLOAD, Periodic, Removed, RetryPolicy, Schedule, When
-from ._statuses import ScheduleStatus
+from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport
 
 T = TypeVar("T")
@@ -145,6 +145,18 @@ class SchedulerClient(ClientCore[Transport]):
     def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """The periodic timer's definition and progress: ``GET /periodic/{id}``; :class:`NotFoundError` if unknown."""
         return self._run(self._calls.get_periodic(id))
+
+    def pause_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
+        """Pause a periodic timer: ``PATCH /periodic/{id}`` with ``{"state": "PAUSED"}``. Once it returns, nothing
+        of it is delivered until :meth:`resume_periodic`; pausing a paused one changes nothing.
+        :class:`NotFoundError` if unknown, :class:`ConflictError` once it has ENDED."""
+        return self._run(self._calls.set_periodic_state(id, PeriodicStatus.PAUSED))
+
+    def resume_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
+        """Resume a paused periodic timer: ``PATCH /periodic/{id}`` with ``{"state": "ACTIVE"}``. Its next
+        occurrence is the first one after now; those passed over while paused are added to ``paused_count``
+        (never delivered). Resuming an active one changes nothing."""
+        return self._run(self._calls.set_periodic_state(id, PeriodicStatus.ACTIVE))
 
     def delete_periodic(self, id: str) -> Removed:  # noqa: A002 - the API's name
         """Delete a periodic timer, so that no further occurrence is delivered: ``DELETE /periodic/{id}``.

@@ -21,7 +21,7 @@ from .._contract import contract
 from ._errors import SchedulerError, error_for
 from ._models import (Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body, format_time,
                       reschedule_body, whole_seconds)
-from ._statuses import ScheduleStatus
+from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff
 
 T = TypeVar("T")
@@ -160,6 +160,10 @@ class Calls:
 
     def get_periodic(self, periodic_id: str) -> Plan[Periodic]:
         return Periodic.from_json((yield from self.call("GET", f"/periodic/{_path_id(periodic_id)}")))
+
+    def set_periodic_state(self, periodic_id: str, state: PeriodicStatus) -> Plan[Periodic]:
+        body = {"state": str(state)}
+        return Periodic.from_json((yield from self.call("PATCH", f"/periodic/{_path_id(periodic_id)}", body)))
 
     def delete_periodic(self, periodic_id: str) -> Plan[Removed]:
         return Removed.from_json((yield from self.call("DELETE", f"/periodic/{_path_id(periodic_id)}")))

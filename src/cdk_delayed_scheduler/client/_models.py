@@ -107,6 +107,10 @@ class Periodic:
     last_fired_at: datetime | None = None
     fired_count: int = 0
     skipped_count: int = 0
+    paused_count: int = 0
+    """Occurrences passed over while paused, never delivered (counted at each resume)."""
+    paused_at: datetime | None = None
+    """While PAUSED: when it was paused."""
     created_at: datetime | None = None
     updated_at: datetime | None = None
     payload: Any = field(default=None, hash=False)
@@ -120,11 +124,13 @@ class Periodic:
         """Build from the wire's JSON object, ignoring unknown fields."""
         times = {name: parse_time(body.get(wire)) for name, wire in (
             ("next_due_at", "nextDueAt"), ("start_at", "startAt"), ("end_at", "endAt"), ("last_due_at", "lastDueAt"),
-            ("last_fired_at", "lastFiredAt"), ("created_at", "createdAt"), ("updated_at", "updatedAt"))}
+            ("last_fired_at", "lastFiredAt"), ("created_at", "createdAt"), ("updated_at", "updatedAt"),
+            ("paused_at", "pausedAt"))}
         return cls(
             id=str(body["id"]), status=known(PeriodicStatus, body["status"]), target=body.get("target"),
             every=body.get("every"), cron=body.get("cron"), time_zone=body.get("timeZone"),
             fired_count=int(body.get("firedCount") or 0), skipped_count=int(body.get("skippedCount") or 0),
+            paused_count=int(body.get("pausedCount") or 0),
             payload=body.get("payload"), retry=RetryPolicy.from_json(body.get("retry")), raw=dict(body), **times,
         )
 

@@ -41,6 +41,8 @@ class PeriodicStatus(_Text):
 
     ACTIVE = "ACTIVE"
     """Makes occurrences."""
+    PAUSED = "PAUSED"
+    """Paused (``pause_periodic``): makes none until ``resume_periodic``."""
     ENDED = "ENDED"
     """Past ``end_at``: it made its last occurrence."""
     DELETED = "DELETED"

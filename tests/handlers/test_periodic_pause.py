@@ -1,0 +1,145 @@
+"""Pausing and resuming a periodic timer (``PATCH /periodic/{id}``) through the api and dispatcher
+handlers, on in-process moto: nothing starts after a pause has answered, a resume arms the first
+occurrence after now and counts the ones passed over, and a PUT keeps a paused timer paused."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from scheduler_runtime.aws.definitions import DefinitionStore
+
+from .conftest import call_api
+from .test_periodic_handlers import delivered, dispatch, occurrence, put
+
+
+def set_state(periodic_id: str, state: str) -> dict:
+    status, answer = call_api("PATCH", f"/periodic/{periodic_id}", {"state": state})
+    assert status == 200, answer
+    return answer
+
+
+def due_ms(message: dict) -> int:
+    return int(json.loads(message["body"])["dueMs"])
+
+
+def epoch_ms(instant: str) -> int:
+    seconds, millis = instant.rstrip("Z").split(".")
+    return int(time.mktime(time.strptime(seconds, "%Y-%m-%dT%H:%M:%S")) - time.timezone) * 1000 + int(millis)
+
+
+def test_nothing_starts_after_a_pause_and_a_pause_waits_out_a_start_just_allowed(aws):
+    put("held", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    paused = set_state("held", "PAUSED")
+    assert (paused["status"], paused["nextDueAt"], paused["pausedCount"]) == ("PAUSED", None, 0)
+    assert paused["pausedAt"] == call_api("GET", "/periodic/held")[1]["pausedAt"]
+    time.sleep(1.05)
+    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+
+    put("settle", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    time.sleep(1.05)
+    assert dispatch(message) == {"batchItemFailures": []}
+    began = time.time()
+    assert set_state("settle", "PAUSED")["status"] == "PAUSED"
+    assert time.time() - began >= 0.5  # answered only once the start allowed just before had settled
+    assert len(delivered(aws)) == 1
+    # Neither the next occurrence it armed nor a retry of the one delivered starts while paused.
+    [following] = aws.receive(aws.delayer_url, wait=2)
+    retry = {**message, "body": json.dumps(dict(json.loads(message["body"]), attempt=2))}
+    time.sleep(1.05)
+    assert dispatch(following) == {"batchItemFailures": []} and dispatch(retry) == {"batchItemFailures": []}
+    assert delivered(aws) == []
+
+
+def test_a_resume_arms_the_first_occurrence_after_now_and_counts_the_ones_passed_over(aws, unhurried_start):
+    put("nap", {"every": 1, "payload": "tick"})
+    before_pause = occurrence(aws)
+    set_state("nap", "PAUSED")
+    time.sleep(3.3)  # at least three occurrences come due while paused
+    resumed_at = time.time() * 1000
+    resumed = set_state("nap", "ACTIVE")
+    next_due = epoch_ms(resumed["nextDueAt"])
+    passed_over = (next_due - due_ms(before_pause)) // 1000
+    assert resumed["status"] == "ACTIVE" and "pausedAt" not in resumed
+    assert (next_due - due_ms(before_pause)) % 1000 == 0 and resumed_at <= next_due < resumed_at + 1000
+    assert resumed["pausedCount"] == passed_over >= 3 and resumed["skippedCount"] == 0
+    messages = aws.wait_for_messages(aws.delayer_url)
+    [armed] = [m for m in messages if due_ms(m) == next_due]
+    time.sleep(max(0.0, next_due / 1000 - time.time()) + 0.05)
+    # The occurrence of before the pause is a stray now; the one the resume armed is delivered, on time.
+    for message in [before_pause, *messages]:
+        assert dispatch(message) == {"batchItemFailures": []}
+    [envelope] = delivered(aws)
+    assert envelope["dedupeKey"] == f"nap@{next_due}" and armed
+    read = call_api("GET", "/periodic/nap")[1]
+    assert (read["firedCount"], read["skippedCount"], read["pausedCount"]) == (1, 0, passed_over)
+
+
+def test_the_state_it_already_has_changes_nothing_and_bad_input_is_refused(aws):
+    put("twice", {"every": 60, "payload": 1})
+    first = set_state("twice", "PAUSED")
+    assert call_api("PATCH", "/periodic/twice", {"state": "PAUSED"}) == (200, first)
+    resumed = set_state("twice", "ACTIVE")
+    assert call_api("PATCH", "/periodic/twice", {"state": "ACTIVE"}) == (200, resumed)
+    for body, field in (({"state": "STOPPED"}, "state"), ({}, "state"), ({"state": "paused"}, "state"),
+                        ({"state": "PAUSED", "every": 5}, "every"), ([], "body")):
+        status, answer = call_api("PATCH", "/periodic/twice", body)
+        assert (status, answer["field"]) == (400, field), answer
+    assert call_api("PATCH", "/periodic/nobody", {"state": "PAUSED"})[0] == 404
+    assert call_api("DELETE", "/periodic/twice")[0] == 200
+    assert call_api("PATCH", "/periodic/twice", {"state": "ACTIVE"})[0] == 404
+    # An ENDED timer has nothing left to pause: 409 naming its status.
+    ended = put("over", {"every": 60, "payload": 1, "startAt": int(time.time()) - 120, "endAt": int(time.time()) - 60})
+    assert ended["status"] == "ENDED"
+    status, answer = call_api("PATCH", "/periodic/over", {"state": "PAUSED"})
+    assert status == 409 and "ENDED" in answer["message"] and answer["field"] == "state"
+
+
+def test_a_put_of_a_paused_timer_replaces_it_and_keeps_it_paused(aws):
+    put("kept", {"every": 3600, "payload": "old"})
+    assert aws.count_items("TIMER#") == 1  # due past the window: a timer item
+    set_state("kept", "PAUSED")
+    assert aws.count_items("TIMER#") == 0  # the pause removed the pending occurrence
+    status, replaced = call_api("PUT", "/periodic/kept", {"every": 7200, "payload": "new"})
+    assert status == 200 and (replaced["status"], replaced["every"], replaced["nextDueAt"]) == ("PAUSED", 7200, None)
+    assert aws.count_items("TIMER#") == 0 and aws.receive(aws.delayer_url) == []  # nothing armed
+    assert call_api("PUT", "/periodic/kept", {"every": 7200, "payload": "new"}) == (200, replaced)
+    resumed = set_state("kept", "ACTIVE")
+    assert resumed["status"] == "ACTIVE" and resumed["pausedCount"] == 0 and aws.count_items("TIMER#") == 1
+    assert call_api("GET", "/periodic/kept")[1]["payload"] == "new"
+
+
+def test_a_timer_whose_end_passed_while_paused_ends_at_its_resume(aws):
+    start = int(time.time()) + 2  # so the first occurrence is still ahead when the PUT lands
+    put("short", {"every": 1, "payload": 1, "startAt": start, "endAt": start + 2})
+    set_state("short", "PAUSED")
+    time.sleep(max(0.0, start + 2 - time.time()) + 0.1)
+    resumed = set_state("short", "ACTIVE")
+    assert (resumed["status"], resumed["nextDueAt"], resumed["pausedCount"]) == ("ENDED", None, 2)
+
+
+def test_a_pause_answered_between_an_occurrences_read_and_its_advance_stops_it(aws, monkeypatch):
+    """As for a DELETE: the occurrence read its definition (ACTIVE); a pause answered before its advance
+    makes the advance fail, so the target is never called, and the timer it armed is removed."""
+    start = int(time.time()) + 2
+    put("caught", {"every": 3600, "payload": 1, "startAt": start})
+    message = occurrence(aws, timeout=15)
+    read = DefinitionStore.get
+    pauses: list = []
+
+    def read_then_pause(store, periodic_id):
+        definition = read(store, periodic_id)
+        if not pauses:  # the occurrence's read: the pause (whose own read comes here too) is answered right after it
+            pauses.append(None)
+            pauses[0] = call_api("PATCH", f"/periodic/{periodic_id}", {"state": "PAUSED"})[0]
+        return definition
+
+    time.sleep(max(0.0, start - time.time() - 0.5))
+    with monkeypatch.context() as patched:
+        patched.setattr(DefinitionStore, "get", read_then_pause)
+        assert dispatch(message) == {"batchItemFailures": []}
+    assert pauses == [200] and delivered(aws) == []
+    assert aws.count_items("TIMER#") == 0 and aws.receive(aws.delayer_url) == []
+    assert call_api("GET", "/periodic/caught")[1]["status"] == "PAUSED"
