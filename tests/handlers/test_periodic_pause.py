@@ -51,6 +51,9 @@ def test_nothing_starts_after_a_pause_and_a_pause_waits_out_a_start_just_allowed
     time.sleep(1.05)
     assert dispatch(following) == {"batchItemFailures": []} and dispatch(retry) == {"batchItemFailures": []}
     assert delivered(aws) == []
+    # Nor once resumed: the pause ended the versions of before it.
+    assert set_state("settle", "ACTIVE")["status"] == "ACTIVE"
+    assert dispatch(retry) == {"batchItemFailures": []} and delivered(aws) == []
 
 
 def test_a_resume_arms_the_first_occurrence_after_now_and_counts_the_ones_passed_over(aws, unhurried_start):
@@ -60,10 +63,11 @@ def test_a_resume_arms_the_first_occurrence_after_now_and_counts_the_ones_passed
     time.sleep(3.3)  # at least three occurrences come due while paused
     resumed_at = time.time() * 1000
     resumed = set_state("nap", "ACTIVE")
+    answered_at = time.time() * 1000
     next_due = epoch_ms(resumed["nextDueAt"])
     passed_over = (next_due - due_ms(before_pause)) // 1000
     assert resumed["status"] == "ACTIVE" and "pausedAt" not in resumed
-    assert (next_due - due_ms(before_pause)) % 1000 == 0 and resumed_at <= next_due < resumed_at + 1000
+    assert (next_due - due_ms(before_pause)) % 1000 == 0 and resumed_at <= next_due < answered_at + 1000
     assert resumed["pausedCount"] == passed_over >= 3 and resumed["skippedCount"] == 0
     messages = aws.wait_for_messages(aws.delayer_url)
     [armed] = [m for m in messages if due_ms(m) == next_due]
