@@ -8,9 +8,11 @@ import json
 import time
 
 from scheduler_runtime.aws.definitions import DefinitionStore
+from scheduler_runtime.handlers import api
 
 from .conftest import call_api
 from .test_periodic_handlers import delivered, dispatch, occurrence, put
+from .test_periodic_resource_events import NIGHTLY, event
 
 
 def set_state(periodic_id: str, state: str) -> dict:
@@ -147,3 +149,19 @@ def test_a_pause_answered_between_an_occurrences_read_and_its_advance_stops_it(a
     assert pauses == [200] and delivered(aws) == []
     assert aws.count_items("TIMER#") == 0 and aws.receive(aws.delayer_url) == []
     assert call_api("GET", "/periodic/caught")[1]["status"] == "PAUSED"
+
+
+def test_a_redeploy_of_a_declared_timer_keeps_it_paused_and_removing_it_deletes_it(aws):
+    """A timer declared in the stack, paused through the API: CloudFormation's Update (changed props) is a
+    PUT, which keeps it PAUSED; its Delete deletes it all the same."""
+    api.handler(event("Create", "nightly", NIGHTLY))
+    set_state("nightly", "PAUSED")
+    hourly = {"every": 3600, "payload": {"report": "hourly"}}
+    answer = api.handler(event("Update", "nightly", hourly, physical="nightly",
+                               old={"Id": "nightly", "Definition": json.dumps(NIGHTLY)}))
+    assert (answer["Data"]["Status"], answer["Data"]["NextDueAt"]) == ("PAUSED", "")
+    stored = call_api("GET", "/periodic/nightly")[1]
+    assert (stored["status"], stored["every"], stored["payload"]) == ("PAUSED", 3600, {"report": "hourly"})
+    assert aws.count_items("TIMER#") == 0  # nothing armed while paused
+    api.handler(event("Delete", "nightly", hourly, physical="nightly"))
+    assert call_api("GET", "/periodic/nightly")[0] == 404
