@@ -223,3 +223,17 @@ def test_only_a_message_that_may_surface_before_the_record_update_is_announced(a
         assert patch("a2", {"delaySeconds": 5})[0] == 200
     assert announced == ["SCHEDULE#a2"]
     assert "pendingToken" not in aws.item("SCHEDULE#a2", "RECORD")  # the update that took the token removed it
+
+
+def test_a_redrive_run_again_after_a_reschedule_does_not_re_arm_the_old_due_time(aws):
+    from .test_redrive import cut_short_before_its_delete, park, run
+
+    park(aws, "rd1")
+    cut_short_before_its_delete(aws)  # re-armed (QUEUED, this message's tag) and sent, the message left parked
+    due = parse_instant(patch("rd1", {"delaySeconds": 30})[1]["dueAt"])  # QUEUED, as the re-arm left it
+    token = token_of(aws, "rd1")
+    time.sleep(1.1)  # the parked message is visible again
+    report = run(aws)
+    assert report.moved == [] and [entry["id"] for entry in report.skipped] == ["rd1"]
+    record = aws.item("SCHEDULE#rd1", "RECORD")
+    assert (int(record["dueMs"]["N"]), record["token"]["S"]) == (due, token)

@@ -41,6 +41,8 @@ from .store import PENDING_TOKEN, ScheduleStore
 logger = logging.getLogger("scheduler_runtime")
 RESCHEDULE_HASH = "rescheduleHash"
 """The request hash of the last reschedule that changed the record: a repeat of it changes nothing."""
+REDRIVE_TAG = "redriveMsg"
+"""The tag of the dead-letter message a redrive re-armed the record from; a reschedule that re-arms removes it."""
 ATTEMPTS = 3
 """Reads and conditional writes tried while other reschedules of the same id keep changing its token."""
 _WAITING = (states.SCHEDULED, states.QUEUED)
@@ -100,6 +102,9 @@ class RescheduleStore(ScheduleStore):
                                   ":hash": request.request_hash, **_condition_values(record)}
         sets = ["dueMs = :due", "#tok = :new", "#st = :status", f"{RESCHEDULE_HASH} = :hash"]
         removes = [PENDING_TOKEN]
+        if token != record.token:
+            # A redrive's tag (:mod:`.redrive`): its run, cut short and run again, would re-arm the old due time.
+            removes.append(REDRIVE_TAG)
         if request.payload_json is not None:
             _, values[":payload"] = payload.encode(request.payload_json)
             sets.append("payload = :payload")
