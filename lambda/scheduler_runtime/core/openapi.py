@@ -361,7 +361,8 @@ def operations() -> dict[str, Schema]:
             "time is never delivered.",
             {200: ("Rescheduled (QUEUED when due within the delay window, SCHEDULED otherwise); the same body again "
                    "answers the same, with the status now, and changes nothing.", "CreateAnswer")},
-            {404: "No such schedule.", 409: "Its delivery has started, or it ended (the message names its status).",
+            {404: "No such schedule.", 409: "Its delivery has started, or it ended (the message names its status); "
+                                            "or other reschedules of it kept changing it (retry).",
              413: _ERRORS[413]},
             parameters=schedule_id,
             body=_body("RescheduleSchedule", {"later": {"delaySeconds": 3600},
