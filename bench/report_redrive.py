@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from .report_engine import fmt
+from .report_kit import median_range
 
 
 def _rate(r: dict) -> str:
-    rate = r["per_second"]
-    return f"{fmt(rate['median'], 1)} ({fmt(rate['min'], 1)} – {fmt(rate['max'], 1)})"
+    return median_range(r["per_second"], 1)
 
 
 def summary_rows(r: dict | None) -> list[str]:
