@@ -154,14 +154,3 @@ def test_a_throttled_event_invoke_is_tried_again_at_once(aws, lambda_target):
     [message] = aws.receive(aws.delayer_url)
     assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
     assert fake.invocation_types == ["Event", "Event"]
-
-
-def test_an_unknown_invocation_type_is_parked_at_once_without_an_invoke(aws, lambda_target):
-    fake = lambda_target("answer", invocationType="DryRun")  # would answer 204 without running the function
-    schedule("dry-run", 0, target="slow")
-    [message] = aws.receive(aws.delayer_url)
-    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
-    [parked] = aws.receive(aws.dlq_url)
-    assert "invocationType must be one of RequestResponse, Event, got 'DryRun'" in (
-        parked["messageAttributes"]["reason"]["stringValue"])
-    assert fake.calls == 0

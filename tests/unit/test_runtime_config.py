@@ -56,6 +56,8 @@ def test_no_runtime_module_spells_an_environment_name_or_the_namespace_default()
     ('{"type": "http", "url": "https://example.com"}', "type 'http' is not supported"),
     (f'{{"type": "sqs", "queueUrl": "{QUEUE}"}}', "the sqs target needs fifo"),
     (f'{{"type": "lambda", "functionArn": "{FUNCTION}", "qualifier": "live"}}', "the lambda target takes no qualifier"),
+    (f'{{"type": "lambda", "functionArn": "{FUNCTION}", "invocationType": "DryRun"}}',
+     "the lambda target's invocationType must be one of RequestResponse, Event, got 'DryRun'"),
 ])
 def test_a_target_description_the_contract_does_not_allow_is_refused_at_start(description, problem):
     with pytest.raises(ConfigError) as refused:

@@ -127,10 +127,7 @@ def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]
     or lost its answer may have run the function, and is retried only as the next delivery attempt.
     An invoke that never reached the function (throttled, or no connection) is tried again at once.
     """
-    invocation_type = target.get("invocationType", LAMBDA_INVOCATION_TYPES[0])
-    if invocation_type not in LAMBDA_INVOCATION_TYPES:
-        raise Undeliverable(f"lambda {target['functionArn']}: invocationType must be one of "
-                            f"{', '.join(LAMBDA_INVOCATION_TYPES)}, got {invocation_type!r}")
+    invocation_type = target.get("invocationType", LAMBDA_INVOCATION_TYPES[0])  # one of them: checked at start
     payload = json.dumps(envelope, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     for pause in (*_UNREACHED_PAUSES, None):
         try:
