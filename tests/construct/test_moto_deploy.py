@@ -188,7 +188,7 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     routes = http_api["routes"]
     assert set(routes) == {"POST /schedules", "GET /schedules/{id}", "DELETE /schedules/{id}",
                            "POST /schedule-batches", "GET /schedules", "PUT /periodic/{id}", "GET /periodic/{id}",
-                           "DELETE /periodic/{id}", "GET /periodic"}
+                           "DELETE /periodic/{id}", "GET /periodic", "PATCH /schedules/{id}", "PATCH /periodic/{id}"}
     (integration,) = http_api["integrations"].values()
     assert (integration["IntegrationType"], integration["PayloadFormatVersion"]) == ("AWS_PROXY", "2.0")
     assert integration["IntegrationUri"] == functions["ApiFunction"].arn

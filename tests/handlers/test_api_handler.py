@@ -69,7 +69,7 @@ def test_routes_and_methods(aws):
     assert status == 404 and "listing=True" in body["message"] and "--listing" in body["message"]
     assert call_api("PUT", "/schedules/x")[0] == 405
     assert call_api("POST", "/periodic/x") == (405, {"message": "method POST is not allowed on /periodic/{id}; use PUT "
-                                                                "or GET or DELETE", "field": None})
+                                                                "or GET or PATCH or DELETE", "field": None})
     assert call_api("DELETE", "/periodic") == (405, {"message": "method DELETE is not allowed on /periodic; use GET",
                                                      "field": None})
     assert call_api("GET", "/periodic/a/b") == (404, {"message": "no route for GET /periodic/a/b", "field": None})
