@@ -165,3 +165,32 @@ def test_a_redeploy_of_a_declared_timer_keeps_it_paused_and_removing_it_deletes_
     assert aws.count_items("TIMER#") == 0  # nothing armed while paused
     api.handler(event("Delete", "nightly", hourly, physical="nightly"))
     assert call_api("GET", "/periodic/nightly")[0] == 404
+
+
+def test_an_occurrence_read_before_its_resume_has_landed_waits_for_it_and_is_delivered(aws, monkeypatch):
+    """A resume arms its first occurrence, then writes ACTIVE. An occurrence due at once is read while the
+    definition still says PAUSED: it waits for that write, as a one-shot's message waits for its record,
+    rather than being dropped (which ended the timer for good)."""
+    import threading
+
+    put("racing", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    set_state("racing", "PAUSED")
+    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    real_resume = DefinitionStore.resume
+
+    def slow_resume(self, paused, token, next_due_ms, *args, **kwargs):
+        # lands 100 ms before the occurrence is due: after the dispatcher read the definition, 250 ms before
+        time.sleep(max(0.0, (next_due_ms - 100) / 1000 - time.time()))
+        return real_resume(self, paused, token, next_due_ms, *args, **kwargs)
+
+    monkeypatch.setattr(DefinitionStore, "resume", slow_resume)
+    answered: list = []
+    resuming = threading.Thread(target=lambda: answered.append(set_state("racing", "ACTIVE")))
+    resuming.start()
+    first = occurrence(aws)
+    assert dispatch(first) == {"batchItemFailures": []}
+    resuming.join()
+    assert answered[0]["status"] == "ACTIVE"
+    [envelope] = delivered(aws)
+    assert envelope["id"] == "racing" and epoch_ms(envelope["dueAt"]) == due_ms(first)

@@ -34,7 +34,8 @@ from ..core.periodic import PeriodicRequest
 from ..core.retry import Limits
 from ..core.states import Refusal
 from ..core.timeparse import now_ms as clock_ms
-from ..core.window import SLOW_WRITE_PAUSES, enqueue_delay_seconds, is_within_window, record_expiry_seconds
+from ..core.window import (SLOW_WRITE_PAUSES, enqueue_delay_seconds, is_stray_age, is_within_window,
+                           record_expiry_seconds)
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, PAUSED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
@@ -191,8 +192,9 @@ class Periodic:
             return self._start_attempt(ref, ref.attempt)
         wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
-        for pause in SLOW_WRITE_PAUSES:  # armed ahead of its predecessor's advance, which is slow
-            if definition is None or not self._predecessor_pending(ref, definition):
+        for pause in SLOW_WRITE_PAUSES:  # armed ahead of the write that makes it current, which is slow
+            if not (_armer_pending(ref, definition) or
+                    (definition is not None and self._predecessor_pending(ref, definition))):
                 break
             time.sleep(pause)
             definition = self._definitions.get(ref.schedule_id)
@@ -338,6 +340,23 @@ def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition,
     """
     return (receive_count > 1 and not ref.attempt and ref.version == definition.version
             and definition.last_due_ms is not None and ref.due_ms <= definition.last_due_ms)
+
+
+def _armer_pending(ref: TimerRef, definition: Definition | None) -> bool:
+    """This occurrence was armed by a PUT or a resume whose conditional write has not landed (yet): they
+    arm first and write after, and an occurrence due within ``ARM_LEAD_MS`` of the call is read at once.
+    Its definition is then still missing (a new id), an older version (a replacing PUT), or PAUSED at
+    this version under another token (a resume). A young message waits for that write, as a one-shot's
+    message waits for its record; a write that lost its race leaves it a stray after the waits."""
+    if ref.attempt or is_stray_age(ref.created_ms, clock_ms()):
+        return False
+    if definition is None:
+        return True
+    if definition.token == ref.token:
+        return False
+    if ref.version is None:
+        return False
+    return definition.version < ref.version or (definition.status == PAUSED and definition.version == ref.version)
 
 
 __all__ = ["ACTIVE", "DELETED", "ENDED", "PAUSED", "DefinitionStore", "Occurrence", "Periodic", "Put",
