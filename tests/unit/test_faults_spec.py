@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 import pytest
 
 from cdk_delayed_scheduler.local.chaos_checks import (
-    ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_periodic)
+    ChaosReport, ClientCalls, Moved, Paused, Planned, PlannedPeriodic, Redriven, check_one_shots, check_pauses,
+    check_periodic, check_redrive, check_reschedules)
 from cdk_delayed_scheduler.local.cli import main
 from cdk_delayed_scheduler.local.deliveries import Delivery, Recorder
 from cdk_delayed_scheduler.local.faults import FAULT_KINDS, FaultSpecError, parse_spec
@@ -103,3 +104,61 @@ def test_periodic_checks_flag_off_grid_early_after_delete_and_missing():
     assert "off its grid" in words and "early" in words and "after its DELETE" in words
     # 1_001_000, 1_002_000 and 1_003_000 never delivered: one passed over (skippedCount 1), two lost
     assert report.periodic_skipped == 1 and report.lost == 2
+
+
+def _report() -> ChaosReport:
+    return ChaosReport(timers=0, periodic=0, seconds=0, faults={}, fault_stages={})
+
+
+@pytest.mark.parametrize(("status", "delivered_due", "words"), [
+    (200, 1_000_000, "at its old due time although its reschedule was answered 200"),
+    (409, 1_010_000, "at the due time of a reschedule answered 409"),
+    (200, 1_005_000, "at neither its old nor its new due time"),
+    (200, None, "never delivered"),
+])
+def test_the_reschedule_check_flags_a_delivery_at_the_wrong_due_time_or_none(status, delivered_due, words):
+    deliveries = [] if delivered_due is None else [Delivery(_envelope("m", delivered_due), delivered_due + 5)]
+    report = _report()
+    check_reschedules(report, [Moved("m", 1_000_000, 1_010_000, status, 999_000)], Recorder(deliveries))
+    assert not report.ok and any(words in v for v in report.violations), report.violations
+
+
+@pytest.mark.parametrize(("status", "delivered_due"), [(200, 1_010_000), (409, 1_000_000)])
+def test_the_reschedule_check_passes_a_delivery_at_the_due_time_its_answer_promised(status, delivered_due):
+    report = _report()
+    check_reschedules(report, [Moved("m", 1_000_000, 1_010_000, status, 999_000)],
+                      Recorder([Delivery(_envelope("m", delivered_due), delivered_due + 5)]))
+    assert report.ok and report.rescheduled + report.reschedule_refused == 1
+
+
+def test_the_pause_check_flags_a_delivery_while_paused_and_after_the_delete_and_none_after_a_resume():
+    paused = Paused("p", paused_ms=1_002_000, resumed_ms=1_004_000, deleted_ms=1_010_000)
+    recorder = Recorder([Delivery(_envelope("p", 1_001_000), 1_001_010),  # before the pause: fine
+                         Delivery(_envelope("p", 1_002_000), 1_002_010),  # while paused
+                         Delivery(_envelope("p", 1_011_000), 1_011_010)])  # after the DELETE
+    report = _report()
+    check_pauses(report, [paused], recorder)
+    words = " ".join(report.violations)
+    assert "delivered while paused" in words and "after its DELETE" in words
+    report = _report()
+    check_pauses(report, [paused], Recorder([Delivery(_envelope("p", 1_001_000), 1_001_010)]))
+    assert report.violations == ["p: nothing delivered after its resume"]
+    report = _report()
+    check_pauses(report, [paused], Recorder([Delivery(_envelope("p", 1_005_000, "k5"), 1_005_010),
+                                             Delivery(_envelope("p", 1_006_000, "k6"), 1_006_010)]))
+    assert report.ok and report.paused == report.resumed == 1 and report.delivered_after_resume == 2
+
+
+def test_the_redrive_check_flags_a_lost_a_twice_keyed_and_a_not_parked_schedule():
+    redriven = Redriven(["lost", "keys", "gone", "again", "kept", "ok"], mended_ms=1_000_000,
+                        moved={"lost", "keys", "again", "ok"}, skipped={"gone": "cancelled", "kept": "a later failure"})
+    recorder = Recorder([Delivery(_envelope("keys", 1_000_000, "k1", 2), 1_000_100),
+                         Delivery(_envelope("keys", 1_000_000, "k2", 2), 1_000_200),
+                         Delivery(_envelope("ok", 1_000_000, "k", 2), 1_000_100)])
+    report = _report()
+    check_redrive(report, redriven, recorder, parked={"again": [{}], "kept": [{}]})
+    assert sorted(report.violations) == [
+        "gone: not redriven (cancelled) and not left in the dead-letter queue",
+        "keys: 1970-01-01T00:16:40.000Z delivered under several dedupeKeys",
+        "lost: redriven, then neither delivered nor parked again"]
+    assert (report.redriven, report.redrive_parked_again, report.redrive_skipped, report.lost) == (2, 1, 1, 2)

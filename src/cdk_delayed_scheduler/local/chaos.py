@@ -15,6 +15,9 @@ Then it checks, and reports (exit 1 on any violation):
 - none early; no timer delivered after its cancel was answered 200; no periodic occurrence
   delivered after its DELETE was answered, or off its grid;
 - duplicates only under one ``dedupeKey``;
+- through the operations (:mod:`.chaos_ops`: reschedules, pauses and resumes, a redrive): nothing
+  delivered at an old due time once a reschedule was answered 200, nor while paused, and every
+  redriven timer delivered once more (more only under its one ``dedupeKey``) or parked again;
 - every create answered 2xx was honoured, and every create whose last answer was a 429, a 5xx or
   none (one single create in ten comes from a client that does not retry) left no trace or was
   honoured as its retry.
@@ -22,6 +25,7 @@ Then it checks, and reports (exit 1 on any violation):
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import threading
@@ -33,8 +37,9 @@ from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
 from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, TargetReader, chaos_targets
-from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_periodic,
-                           dead_lettered)
+from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_pauses,
+                           check_periodic, check_redrive, check_reschedules, dead_lettered)
+from .chaos_ops import MendableTarget, Operations, start_operations, wait_for_deliveries
 from .api_calls import ApiClient, parse_due_ms
 from .deliveries import Recorder
 from .engine import Engine, EngineOptions
@@ -173,7 +178,8 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     timers, periodic = plan(count, rng, span_seconds)
     recorder = Recorder()
     receiver = SignedReceiver(SIGNING_SECRET, lambda envelope, _headers, received_ms: recorder.record(envelope, received_ms))
-    options = EngineOptions(target=_refusing_poison(recorder), delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
+    target = MendableTarget(_refusing_poison(recorder))
+    options = EngineOptions(target=target, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
                             dispatcher_timeout=DISPATCHER_TIMEOUT_SECONDS, faults=faults, seed=seed,
                             targets=dict(chaos_targets(receiver.url)))
     calls = ClientCalls()
@@ -182,6 +188,9 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         api = ApiClient(engine.api_url)
         say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
         first_due = {p.periodic_id: _put_periodic(api, p) for p in periodic}
+        answered = functools.partial(_answered, api)
+        ops = Operations()
+        operator = start_operations(ops, answered, engine, target, count, WINDOW_SECONDS, seed)
         to_cancel = [t for t in timers if t.kind == "cancel"]
         _create_all(api, to_cancel, calls)  # first, then cancelled while the others are created
         canceller = threading.Thread(target=_cancel_all, args=(api, to_cancel, calls, rng), daemon=True)
@@ -194,6 +203,8 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         _wait_for_one_shots(api, recorder, timers, calls, engine)
         watched_until = _wait_for_periodic(api, recorder, [p for p in periodic if p.kept], first_due)
         deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if p.kept})
+        operator.join()
+        wait_for_deliveries(answered, recorder, ops)
         time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
         report = ChaosReport(timers=len(timers), periodic=len(periodic), seconds=round(time.time() - started, 1),
                              faults=engine.faults.by_kind() if engine.faults else {},
@@ -205,6 +216,10 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         check_one_shots(report, timers, calls, recorder,
                         lambda i: _answered(api, "GET", f"/schedules/{quote(i, safe='')}"), parked)
         check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
+        check_reschedules(report, ops.moved, recorder)
+        check_pauses(report, ops.paused, recorder)
+        check_redrive(report, ops.redriven, recorder, parked)
+        report.violations += [f"an operation kept failing: {error}" for error in ops.errors]
     return report
 
 

@@ -66,6 +66,15 @@ class ChaosReport:
     delivered_by_target: dict[str, int] = field(default_factory=dict)
     """One-shot timers delivered, by the target they name (``default`` for the default one)."""
     refused_signatures: int = 0
+    rescheduled: int = 0
+    reschedule_refused: int = 0
+    """Reschedules answered 409: delivery had started (the timer is delivered at its old due time)."""
+    paused: int = 0
+    resumed: int = 0
+    delivered_after_resume: int = 0
+    redriven: int = 0
+    redrive_parked_again: int = 0
+    redrive_skipped: int = 0
     """Requests the HTTPS target's receiver refused: a signature that did not verify (a violation too)."""
     lost: int = 0
     violations: list[str] = field(default_factory=list)
@@ -86,6 +95,9 @@ class ChaosReport:
             f"creates retried by the client {self.create_retries}; creates left with a 429, a 5xx or no answer "
             f"{self.gave_up_creates} (no trace {self.gave_up_no_trace}, honoured {self.gave_up_honoured})",
             f"stream ranges recovered {self.stream_recoveries}",
+            f"rescheduled {self.rescheduled} (409, delivery started: {self.reschedule_refused}); paused "
+            f"{self.paused}, resumed {self.resumed} ({self.delivered_after_resume} delivered after); redriven "
+            f"{self.redriven} (parked again {self.redrive_parked_again}, skipped {self.redrive_skipped})",
             "delivered by target: " + ", ".join(f"{name} {n}" for name, n in sorted(self.delivered_by_target.items())),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
@@ -217,6 +229,120 @@ def check_periodic(report: ChaosReport, periodic: list[PlannedPeriodic], first_d
             else:
                 report.lost += 1
                 report.violations.append(f"{pid}: occurrence {due} never delivered")
+
+
+@dataclass
+class Moved:
+    """A one-shot timer rescheduled: its due times, and its ``PATCH``'s last answer (None: none)."""
+
+    schedule_id: str
+    old_due_ms: int
+    new_due_ms: int
+    status: int | None = None
+    answered_ms: int = 0  # when that answer came
+
+
+@dataclass
+class Paused:
+    """A periodic timer paused (and perhaps resumed): when the pause answered 200, when the resume was
+    sent (None: left paused), when its DELETE answered."""
+
+    periodic_id: str
+    paused_ms: int
+    resumed_ms: int | None
+    deleted_ms: int
+
+
+@dataclass
+class Redriven:
+    """Timers parked by a refusing target, then redriven once it was mended: what the redrive moved and
+    skipped (id -> its reason)."""
+
+    ids: list[str]
+    mended_ms: int = 0
+    moved: set[str] = field(default_factory=set)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _keys_and_early(report: ChaosReport, key: str, deliveries: list[Any]) -> None:
+    """Duplicates of one due time (one occurrence) only under one ``dedupeKey``; none early."""
+    keys: dict[str, set[str]] = {}
+    for d in deliveries:
+        keys.setdefault(d.envelope["dueAt"], set()).add(d.envelope["dedupeKey"])
+    report.duplicates += len(deliveries) - len(keys)
+    report.violations += [f"{key}: {due} delivered under several dedupeKeys" for due, k in keys.items() if len(k) > 1]
+    report.violations += [f"{key}: {d.envelope['dueAt']} delivered early" for d in deliveries
+                          if d.received_ms < parse_due_ms(d.envelope["dueAt"])]
+
+
+def check_reschedules(report: ChaosReport, moved: list[Moved], recorder: Recorder) -> None:
+    """Once a ``PATCH`` answered 200, delivered at the new due time only; once it answered 409
+    (delivery started), at the old one only; either way, not lost."""
+    by_id = recorder.by_id()
+    for m in moved:
+        deliveries = by_id.get(m.schedule_id, [])
+        _keys_and_early(report, m.schedule_id, deliveries)
+        dues = {parse_due_ms(d.envelope["dueAt"]) for d in deliveries}
+        if m.status == 200:
+            report.rescheduled += 1
+            if m.old_due_ms in dues:
+                report.violations.append(f"{m.schedule_id}: delivered at its old due time although its reschedule "
+                                         f"was answered 200")
+        elif m.status == 409:
+            report.reschedule_refused += 1
+            if m.new_due_ms in dues:
+                report.violations.append(f"{m.schedule_id}: delivered at the due time of a reschedule answered 409")
+        if dues - {m.old_due_ms, m.new_due_ms}:
+            report.violations.append(f"{m.schedule_id}: delivered at neither its old nor its new due time")
+        if not deliveries:
+            report.lost += 1
+            report.violations.append(f"{m.schedule_id}: rescheduled (answered {m.status}), then never delivered")
+
+
+def check_pauses(report: ChaosReport, paused: list[Paused], recorder: Recorder) -> None:
+    """Nothing of a paused timer delivered from its pause's answer to its resume; nothing after its DELETE;
+    something after a resume watched for 4 s or more."""
+    by_id = recorder.by_id()
+    for p in paused:
+        deliveries = by_id.get(p.periodic_id, [])
+        _keys_and_early(report, p.periodic_id, deliveries)
+        report.paused += 1
+        report.resumed += p.resumed_ms is not None
+        resumed_ms = p.resumed_ms if p.resumed_ms is not None else p.deleted_ms
+        for d in deliveries:
+            if p.paused_ms < d.received_ms < resumed_ms:
+                report.violations.append(f"{p.periodic_id}: occurrence {d.envelope['dueAt']} delivered while paused")
+            elif d.received_ms > p.deleted_ms:
+                report.violations.append(f"{p.periodic_id}: occurrence {d.envelope['dueAt']} delivered after its DELETE")
+        after = [d for d in deliveries if d.received_ms > resumed_ms]
+        report.delivered_after_resume += len(after)
+        if p.resumed_ms is not None and p.deleted_ms - p.resumed_ms > 4000 and not after:
+            report.violations.append(f"{p.periodic_id}: nothing delivered after its resume")
+
+
+def check_redrive(report: ChaosReport, redriven: Redriven, recorder: Recorder, parked: dict[str, Any]) -> None:
+    """Each schedule the redrive moved arrives once more (more only under its one ``dedupeKey``), or is
+    parked again (its redriven attempt failed too); each it skipped stays parked; none is lost."""
+    by_id = recorder.by_id()
+    for schedule_id in redriven.ids:
+        deliveries = by_id.get(schedule_id, [])
+        _keys_and_early(report, schedule_id, deliveries)
+        report.violations += [f"{schedule_id}: delivered before its target was mended" for d in deliveries
+                              if d.received_ms < redriven.mended_ms]
+        if schedule_id in redriven.moved:
+            if deliveries:
+                report.redriven += 1
+            elif schedule_id in parked:
+                report.redrive_parked_again += 1
+            else:
+                report.lost += 1
+                report.violations.append(f"{schedule_id}: redriven, then neither delivered nor parked again")
+        elif schedule_id in parked and not deliveries:
+            report.redrive_skipped += 1
+        else:
+            report.lost += 1
+            report.violations.append(f"{schedule_id}: not redriven ({redriven.skipped.get(schedule_id, 'never found')}) "
+                                     f"and not left in the dead-letter queue")
 
 
 def as_json(report: ChaosReport) -> str:

@@ -1,0 +1,183 @@
+"""The chaos run's operations on timers already made (see :mod:`.chaos`): reschedules, pauses and
+resumes, and a redrive, run beside the rest of the workload under the same faults.
+
+- Reschedules: one-shot timers moved by ``PATCH /schedules/{id}`` both ways across the delayer
+  window (one due within it moved beyond it, one due beyond it moved within it), some just before their
+  old due time (so a few are answered 409: delivery started). The last answer and when it came are kept.
+- Pauses: periodic timers (every second) paused by ``PATCH /periodic/{id}``, half of them resumed two
+  seconds later; when the pause answered and when the resume was sent are kept; each is deleted last.
+- A redrive: timers (``retry.maxAttempts`` 1) that the target refuses until it is mended, parked in
+  the dead-letter queue, then redriven with :meth:`Engine.redrive` once it is.
+
+The checks are :func:`.chaos_checks.check_reschedules`, ``check_pauses`` and ``check_redrive``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import quote
+
+from .chaos_checks import Moved, Paused, Redriven
+from .deliveries import Recorder
+from .engine import Engine
+
+Answered = Callable[..., tuple[int | None, dict[str, Any]]]
+"""A request as a client that retries a 429, a 5xx or no answer sees it: ``(method, path, body)``."""
+
+PARK_WAIT_SECONDS = 60
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class MendableTarget:
+    """The run's target, refusing every ``mend`` timer until :meth:`mend` (so each is parked)."""
+
+    def __init__(self, deliver: Callable[[dict[str, Any]], None]) -> None:
+        self._deliver = deliver
+        self.mended = threading.Event()
+
+    def __call__(self, envelope: dict[str, Any]) -> None:
+        payload = envelope["payload"]
+        if not self.mended.is_set() and isinstance(payload, dict) and payload.get("kind") == "mend":
+            raise RuntimeError("the target refuses mend timers until it is mended")
+        self._deliver(envelope)
+
+    def mend(self) -> None:
+        self.mended.set()
+
+
+@dataclass
+class Operations:
+    """What the operations did, for the checks."""
+
+    moved: list[Moved] = field(default_factory=list)
+    paused: list[Paused] = field(default_factory=list)
+    redriven: Redriven = field(default_factory=lambda: Redriven([]))
+    errors: list[str] = field(default_factory=list)
+    """Operations that kept failing (each a violation)."""
+
+
+def start_operations(ops: Operations, answered: Answered, engine: Engine, target: MendableTarget, count: int,
+                     window_seconds: float, seed: int) -> threading.Thread:
+    """The operations for a run of ``count`` timers, recorded into ``ops``, in a thread started: it ends
+    once each has been done (their deliveries: :func:`wait_for_deliveries`)."""
+    thread = _worker(ops, _run, ops, answered, engine, target, count, window_seconds, seed)
+    thread.start()
+    return thread
+
+
+def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTarget, count: int,
+         window_seconds: float, seed: int) -> None:
+    rng = random.Random(seed + 1)
+    ops.redriven = Redriven([f"chaos-mend-{n}" for n in range(max(3, count // 200))])
+    for schedule_id in ops.redriven.ids:
+        status, answer = answered("POST", "/schedules", {"id": schedule_id, "delaySeconds": rng.uniform(0.2, 1),
+                                                         "payload": {"kind": "mend", "id": schedule_id},
+                                                         "retry": {"maxAttempts": 1}})
+        if status not in (200, 201):
+            raise RuntimeError(f"POST /schedules {schedule_id} kept failing: {status} {answer}")
+    workers = [_worker(ops, _reschedule, answered, ops, rng, n, window_seconds) for n in range(max(6, count // 50))]
+    workers += [_worker(ops, _pause, answered, ops, n) for n in range(max(2, count // 500))]
+    for worker in workers:
+        worker.start()
+    _redrive(answered, engine, target, ops.redriven)
+    for worker in workers:
+        worker.join()
+
+
+def _worker(ops: Operations, work: Callable[..., None], *args: Any) -> threading.Thread:
+    """A thread doing ``work(*args)``; what it raises lands in ``ops.errors``."""
+
+    def run() -> None:
+        try:
+            work(*args)
+        except Exception as exc:  # noqa: BLE001 - reported as a violation
+            ops.errors.append(f"{work.__name__.strip('_')}: {exc}")
+
+    return threading.Thread(target=run, daemon=True)
+
+
+def wait_for_deliveries(answered: Answered, recorder: Recorder, ops: Operations, timeout_seconds: float = 60) -> None:
+    """Until every rescheduled timer is delivered, and every redriven one delivered or FAILED again."""
+    deadline = time.time() + timeout_seconds
+    while time.time() < deadline:
+        delivered = set(recorder.by_id())
+        pending = {m.schedule_id for m in ops.moved} - delivered
+        pending |= {i for i in ops.redriven.moved - delivered
+                    if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
+        if not pending:
+            return
+        time.sleep(0.5)
+
+
+def _reschedule(answered: Answered, ops: Operations, rng: random.Random, n: int, window: float) -> None:
+    """Create a timer, then move it across the window: later if ``n`` is even, earlier if odd."""
+    schedule_id = f"chaos-move-{n}"
+    later = n % 2 == 0
+    created = time.time()
+    old_offset = rng.uniform(2, window - 1) if later else rng.uniform(window + 2, window + 4)
+    status, answer = answered("POST", "/schedules", {"id": schedule_id, "dueAt": round(created + old_offset, 3),
+                                                     "payload": {"kind": "move", "id": schedule_id}})
+    if status not in (200, 201):
+        raise RuntimeError(f"POST /schedules {schedule_id} kept failing: {status} {answer}")
+    old_due_ms = round((created + old_offset) * 1000)
+    # later: a third of them just before (or at) the old due time, where delivery may have started
+    moment = old_due_ms / 1000 - (rng.uniform(-0.1, 0.3) if later and n % 3 == 0 else rng.uniform(0.8, 1.5))
+    time.sleep(max(0.0, moment - time.time()))
+    new_due_ms = round((time.time() + (rng.uniform(window + 1, window + 3) if later else rng.uniform(1, 3))) * 1000)
+    status, _ = answered("PATCH", f"/schedules/{quote(schedule_id, safe='')}", {"dueAt": new_due_ms / 1000})
+    ops.moved.append(Moved(schedule_id, old_due_ms, new_due_ms, status, _now_ms()))
+
+
+def _pause(answered: Answered, ops: Operations, n: int) -> None:
+    """PUT a timer every second, pause it after 2 s, resume it (if ``n`` is even) after 2 s more, and
+    delete it 5 s after that."""
+    periodic_id = f"chaos-pause-{n}"
+    path = f"/periodic/{periodic_id}"
+    status, answer = answered("PUT", path, {"every": 1, "payload": {"periodic": periodic_id}})
+    if status not in (200, 201):
+        raise RuntimeError(f"PUT {path} kept failing: {status} {answer}")
+    time.sleep(2)
+    status, answer = answered("PATCH", path, {"state": "PAUSED"})
+    if status != 200:
+        raise RuntimeError(f"PATCH {path} PAUSED kept failing: {status} {answer}")
+    paused_ms = _now_ms()
+    resumed_ms = None
+    time.sleep(2)
+    if n % 2 == 0:
+        resumed_ms = _now_ms()
+        status, answer = answered("PATCH", path, {"state": "ACTIVE"})
+        if status != 200:
+            raise RuntimeError(f"PATCH {path} ACTIVE kept failing: {status} {answer}")
+    time.sleep(5)
+    status, answer = answered("DELETE", path)
+    if status != 200:
+        raise RuntimeError(f"DELETE {path} kept failing: {status} {answer}")
+    ops.paused.append(Paused(periodic_id, paused_ms, resumed_ms, _now_ms()))
+
+
+def _redrive(answered: Answered, engine: Engine, target: MendableTarget, redriven: Redriven) -> None:
+    """Wait until every ``mend`` timer is FAILED (parked), mend the target, redrive them (again for any
+    the redrive did not find yet, for a while)."""
+    deadline = time.time() + PARK_WAIT_SECONDS
+    waiting = set(redriven.ids)
+    while waiting and time.time() < deadline:
+        waiting = {i for i in waiting if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
+        time.sleep(0.5)
+    target.mend()
+    redriven.mended_ms = _now_ms()
+    left = set(redriven.ids)
+    for _ in range(10):
+        report = engine.redrive(ids=sorted(left))
+        redriven.moved |= {entry["id"] for entry in report.moved}
+        redriven.skipped.update({entry["id"]: entry["reason"] for entry in report.skipped})
+        left -= redriven.moved
+        if not left:
+            return
+        time.sleep(1)
