@@ -194,3 +194,32 @@ def test_an_occurrence_read_before_its_resume_has_landed_waits_for_it_and_is_del
     assert answered[0]["status"] == "ACTIVE"
     [envelope] = delivered(aws)
     assert envelope["id"] == "racing" and epoch_ms(envelope["dueAt"]) == due_ms(first)
+
+
+def test_an_occurrence_whose_resume_lands_later_than_the_waits_is_put_back_and_then_delivered(aws, monkeypatch):
+    """Under load a resume's write can land after the dispatcher's slow-write waits: the occurrence goes back
+    to the queue a second later, as a one-shot's message does for its record, and is delivered then."""
+    import threading
+
+    put("later", {"every": 1, "payload": 1})
+    message = occurrence(aws)
+    set_state("later", "PAUSED")
+    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    real_resume = DefinitionStore.resume
+
+    def late_resume(self, paused, token, next_due_ms, *args, **kwargs):
+        time.sleep(max(0.0, (next_due_ms + 1000) / 1000 - time.time()))  # past the 0.75 s of waits
+        return real_resume(self, paused, token, next_due_ms, *args, **kwargs)
+
+    monkeypatch.setattr(DefinitionStore, "resume", late_resume)
+    resuming = threading.Thread(target=lambda: set_state("later", "ACTIVE"))
+    resuming.start()
+    first = occurrence(aws)
+    assert dispatch(first) == {"batchItemFailures": []} and delivered(aws) == []
+    resuming.join()
+    again = occurrence(aws)  # put back, a second later
+    assert json.loads(again["body"])["token"] == json.loads(first["body"])["token"]
+    assert dispatch(again) == {"batchItemFailures": []}
+    [envelope] = delivered(aws)  # the occurrence due now: one passed over meanwhile counts as skipped
+    assert envelope["id"] == "later" and epoch_ms(envelope["dueAt"]) >= due_ms(first)
+    assert call_api("GET", "/periodic/later")[1]["status"] == "ACTIVE"

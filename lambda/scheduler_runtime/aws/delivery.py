@@ -126,9 +126,11 @@ class Delivery:
         occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id, wait_until)
         definition = occurrence.definition
         if definition is None:
-            if occurrence.refusal is Refusal.PREDECESSOR_PENDING:
-                # Again later, each time about twice as late as before (at most a minute): a few sends in all.
-                delay = min(60, max(1, (now_ms() - ref.due_ms) // 1000))
+            if occurrence.refusal in (Refusal.PREDECESSOR_PENDING, Refusal.RECORD_NOT_WRITTEN_YET):
+                # Again later, each time about twice as late as before (at most a minute): a few sends in all;
+                # a definition write not landed yet: a second later (a stray's age ends it, as for a one-shot).
+                delay = (1 if occurrence.refusal is Refusal.RECORD_NOT_WRITTEN_YET
+                         else min(60, max(1, (now_ms() - ref.due_ms) // 1000)))
                 self._queue.send_one(ref, delay)
                 log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=occurrence.refusal)
                 return None

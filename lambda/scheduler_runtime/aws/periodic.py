@@ -198,6 +198,8 @@ class Periodic:
                 break
             time.sleep(pause)
             definition = self._definitions.get(ref.schedule_id)
+        if _armer_pending(ref, definition):  # still not landed: again a second later, until a stray's age
+            return Occurrence(None, refusal=Refusal.RECORD_NOT_WRITTEN_YET)
         if definition is None:
             return Occurrence(None, refusal=Refusal.MISSING)
         if definition.status not in (ACTIVE, ENDED):
