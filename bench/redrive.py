@@ -58,7 +58,9 @@ def park(engine: Engine, count: int, prefix: str, timeout: float = 120.0) -> lis
 
 
 def park_and_redrive(engine: Engine, target: MendableTarget, count: int, prefix: str = "redrive") -> dict[str, Any]:
-    """Park ``count`` schedules, mend the target, redrive them all; the figures, checked."""
+    """Park ``count`` schedules, mend the target, redrive them all; the figures, checked. The target is
+    broken first: an engine and target shared by several runs (a test module's) may have been mended."""
+    target.broken = True
     ids = park(engine, count, prefix)
     target.broken = False
     began = time.perf_counter()

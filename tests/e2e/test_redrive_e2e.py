@@ -28,8 +28,9 @@ def engine_and_target():
 
 def test_parked_schedules_redriven_by_the_engine_arrive_once_more_each(engine_and_target):
     engine, target = engine_and_target
+    left_before = dead_letter_depth(engine)  # the module's other test leaves its skipped message behind
     figures = park_and_redrive(engine, target, 30, prefix="engine")
-    assert figures["messages"] == 30 and dead_letter_depth(engine) == 0
+    assert figures["messages"] == 30 and dead_letter_depth(engine) == left_before
     assert ApiClient(engine.api_url).get("engine-0")[1]["status"] == "FIRED"
 
 
