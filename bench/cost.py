@@ -42,15 +42,19 @@ import json
 import random
 import time
 
-from . import costmodel, payloads
+from . import cost_spread, costmodel, payloads
 from .common import BATCH_SIZE, ROOT, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, log
 from .meter import CapacityMeter, LogMeter, RequestCounter
-from .pricing import PRICES
+from .pricing import PRICES, SECONDS_PER_MONTH
+
+from scheduler_runtime.aws.periodic import ARM_LEAD_MS  # noqa: E402  (bench.common puts lambda/ on the path)
+from scheduler_runtime.core.contract import DEFAULT_HISTORY_RETENTION_SECONDS  # noqa: E402
 
 LEVELS = {"sparse": 1, "moderate": 3, "heavy": BATCH_SIZE}
 SHORT_DELAY_S = 2  # whole seconds; each timer adds a random fraction
 SHORT_GAP_S = 0.3  # between create requests of the short path: each surfaces on its own
 LONG_WINDOW_S, LONG_SWEEP_S, LONG_LEAD_S = 5, 1.0, 6
+PERIODIC_LONG_EVERY_S = 8  # beyond the shrunk window: each next occurrence waits as a timer item
 DISPATCHER_WORKERS = 10
 HEADLINE_PAYLOAD = "1KB"
 
@@ -154,28 +158,39 @@ def _measured(head: dict, counter: RequestCounter, meter: CapacityMeter, times: 
     }
 
 
-def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, meter: CapacityMeter) -> dict:
-    """Occurrences of periodic timers: ten definitions every second, all on the same grid, so each
-    second's ten occurrences surface and are dispatched together (the heavy level's batch of 10).
+def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, meter: CapacityMeter,
+                      every_s: int = 1, beyond_window: bool = False) -> dict:
+    """Occurrences of periodic timers: ten definitions every ``every_s`` seconds, all on the same grid, so
+    each wave's ten occurrences surface and are dispatched together (the heavy level's batch of 10).
 
-    Counting starts right after one second's occurrences were delivered and stops right after
-    ``waves`` more were, so it holds ``waves`` deliveries of each definition and as many armings
-    of the next occurrence. There is no create: a definition is PUT once, before counting.
+    ``beyond_window``: the window shrunk to ``LONG_WINDOW_S`` and sweeps every ``LONG_SWEEP_S``, with
+    ``every_s`` beyond the window, so each next occurrence waits as a timer item and is swept, claimed
+    and enqueued, as an hourly or daily cron's is under the default window (the same calls; a cron
+    only computes its next due time differently).
+
+    Counting starts right after one wave's occurrences were delivered and stops right after ``waves``
+    more were, so it holds ``waves`` deliveries of each definition and as many armings of the next
+    occurrence (and, beyond the window, as many claims and sends). There is no create: a definition
+    is PUT once, before counting.
     """
     per_wave = LEVELS["heavy"]
     kind, size = payloads.PAYLOADS[payload_label]
     body_payload = payloads.make(kind, size)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     logs = LogMeter(counter)
+    opts = EngineOptions(target=collector, dispatcher_max_concurrency=DISPATCHER_WORKERS)
+    if beyond_window:
+        assert every_s > LONG_WINDOW_S + 1, "each next occurrence must be due beyond the window"
+        opts.delay_window, opts.sweep_interval = LONG_WINDOW_S, LONG_SWEEP_S
     tap.install()
     logs.install()
     meter.forget()
     try:
-        with BenchEngine(EngineOptions(target=collector, dispatcher_max_concurrency=DISPATCHER_WORKERS), times) as eng:
+        with BenchEngine(opts, times) as eng:
             client = ApiClient(eng.api_url)
             start = round(time.time() + 2.5, 3)
             for i in range(per_wave):
-                status, _ = client.request("PUT", f"/periodic/p-{i:02d}", {"every": 1, "startAt": start,
+                status, _ = client.request("PUT", f"/periodic/p-{i:02d}", {"every": every_s, "startAt": start,
                                                                           "payload": body_payload})
                 assert status == 201, status
             collector.wait_for(per_wave, 30)
@@ -185,15 +200,15 @@ def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, m
             logs.reset()
             base = collector.count()
             counter.enabled = True
-            collector.wait_for(base + waves * per_wave, 30 + waves * 2)
-            time.sleep(0.3)  # the last wave's deletes; the next wave is due 0.7 s later
+            collector.wait_for(base + waves * per_wave, 30 + waves * 2 * every_s)
+            time.sleep(0.3)  # the last wave's deletes; the next wave is due at least 0.7 s later
             counter.enabled = False
             counted = collector.lateness()[base:base + waves * per_wave]
             late = sorted(lateness for _, _, lateness in counted)
             return _measured(
-                {"path": "periodic", "level": "heavy", "per_request": per_wave, "payload": payload_label,
-                 "n": len(counted), "cancel": False, "delivered": len(counted), "create_requests": 0,
-                 "request_bytes": [], "statuses": {}, "path_taken": {},
+                {"path": "periodic_long" if beyond_window else "periodic", "level": "heavy", "per_request": per_wave,
+                 "payload": payload_label, "n": len(counted), "cancel": False, "delivered": len(counted),
+                 "create_requests": 0, "request_bytes": [], "statuses": {}, "path_taken": {}, "every_s": every_s,
                  "lateness_ms": {"p50": late[len(late) // 2] if late else None,
                                  "p99": late[min(len(late) - 1, int(len(late) * 0.99))] if late else None,
                                  "max": late[-1] if late else None, "early": sum(1 for x in late if x < 0)}},
@@ -239,9 +254,18 @@ def access_log_bytes() -> dict:
             "rest": render(rest_format, "4f0e6a3c-2b7d-4c1e-9a55-0d3f1b2c8e77"), "direct": 0}
 
 
+def _aws_profile() -> dict:
+    """The scale simulation's AWS profile, with the engine's own figures recorded in docs/benchmarks.json."""
+    from .scale import params
+
+    path = ROOT / "docs" / "benchmarks.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return params.aws(**params.measured(data))
+
+
 def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple = ("short", "long"),
         payload_labels: tuple = ("100B", "4KB", "64KB", "1KB-random"), cancel_n: int | None = None,
-        levels: tuple = tuple(LEVELS), periodic_waves: int = 10) -> dict:
+        levels: tuple = tuple(LEVELS), periodic_waves: int = 10, periodic_long_waves: int = 5) -> dict:
     """``n`` timers per scenario; ``n_long_slow`` create requests at most for the long path's sparse and
     moderate levels (one request a second); ``payload_n`` timers per payload scenario (heavy traffic)."""
     counter, meter = RequestCounter(), CapacityMeter()
@@ -265,16 +289,28 @@ def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple
         log(f"cost: periodic timers, {periodic_waves} seconds of ten occurrences due together, {HEADLINE_PAYLOAD} payload")
         scenarios[f"periodic/heavy/{HEADLINE_PAYLOAD}"] = periodic_scenario(periodic_waves, HEADLINE_PAYLOAD, counter,
                                                                             meter)
+        log(f"cost: periodic timers beyond the window ({LONG_WINDOW_S} s), every {PERIODIC_LONG_EVERY_S} s, "
+            f"{periodic_long_waves} waves of ten, {HEADLINE_PAYLOAD} payload")
+        scenarios[f"periodic_long/heavy/{HEADLINE_PAYLOAD}"] = periodic_scenario(
+            periodic_long_waves, HEADLINE_PAYLOAD, counter, meter, every_s=PERIODIC_LONG_EVERY_S, beyond_window=True)
     finally:
         counter.uninstall()
     for s in scenarios.values():
         s["summary"] = costmodel.summarise(s)
-    out = costmodel.price_all(scenarios, access_log_bytes(), LEVELS, HEADLINE_PAYLOAD)
+    access_log = access_log_bytes()
+    out = costmodel.price_all(scenarios, access_log, LEVELS, HEADLINE_PAYLOAD)
+    log(f"cost: the dispatcher's batches simulated for due times spread at {', '.join(map(str, cost_spread.RATES))}/s "
+        "and at each monthly volume's rate")
+    rates = sorted({*cost_spread.RATES, *(n / SECONDS_PER_MONTH for n in cost_spread.VOLUMES)})
+    forms = cost_spread.formations(_aws_profile(), rates, ARM_LEAD_MS / 1000)
+    out["spread"] = cost_spread.price(scenarios, forms, costmodel.one_shot_pools(scenarios), access_log,
+                                      HEADLINE_PAYLOAD, out["fixed_monthly"]["http"], DEFAULT_HISTORY_RETENTION_SECONDS)
     out.update(prices=PRICES, levels=LEVELS, headline_payload=HEADLINE_PAYLOAD,
                payloads={label: {"kind": k, "size": size, **payloads.describe(payloads.make(k, size))}
                          for label, (k, size) in payloads.PAYLOADS.items()},
                method={"short_delay_s": SHORT_DELAY_S, "short_gap_s": SHORT_GAP_S, "long_window_s": LONG_WINDOW_S,
                        "long_sweep_s": LONG_SWEEP_S, "long_lead_s": LONG_LEAD_S,
+                       "periodic_long_every_s": PERIODIC_LONG_EVERY_S,
                        "dispatcher_workers": DISPATCHER_WORKERS},
                scenarios=scenarios)
     for key in ("short", "long"):

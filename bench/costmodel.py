@@ -15,7 +15,7 @@ quantity is measured in the engine per the unit it scales with, then projected t
   than five did); failing that, a least-squares line in ``b`` through all of them.
 
 Not per timer: the sweeper's invocations, an empty sweep's duration and one Query per shard
-per sweep, the SQS mapping's empty long polls, metrics: fixed monthly (``pricing.fixed_monthly``).
+per sweep, the SQS mapping's empty long polls, metrics: fixed monthly (``monthly.idle_floor``).
 Free: the stream reads of the enqueuer's trigger. **The target's own cost is excluded
 everywhere**: the dispatcher's Lambda Invoke of (or SQS send to) the target is billed as the
 target's request; the time the dispatcher waits for a synchronous target is in its duration.
@@ -27,7 +27,8 @@ import math
 import statistics
 
 from .common import distribution
-from .pricing import PRICES, bill, fixed_monthly
+from .monthly import idle_floor
+from .pricing import PRICES, bill
 
 _WRITE_OPS = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
 _PRICED_CALLERS = ("api", "sweeper", "enqueuer", "dispatcher", "esm:sqs:dispatcher")
@@ -106,6 +107,11 @@ def duration_pools(scenarios: dict) -> dict:
     return pools
 
 
+def one_shot_pools(scenarios: dict) -> dict:
+    """:func:`duration_pools` of the one-shot scenarios that delivered (not the cancel's, not periodic ones)."""
+    return duration_pools({k: s for k, s in scenarios.items() if not s["cancel"] and not s["path"].startswith("periodic")})
+
+
 def billed_ms_at(pool: list, b: int, enough: int = 5) -> tuple[float, str]:
     """Mean billed ms of an invocation carrying ``b`` records, and how it was had.
 
@@ -126,14 +132,18 @@ def billed_ms_at(pool: list, b: int, enough: int = 5) -> tuple[float, str]:
     return (statistics.fmean(exact) if exact else 0.0), f"measured, {len(exact)} invocations"
 
 
-def usage(create: dict, downstream: dict, b: int, pools: dict, access_log: dict, log_level: str = "default") -> dict:
+def usage(create: dict, downstream: dict, b: int, pools: dict, access_log: dict, log_level: str = "default",
+          formation: dict | None = None) -> dict:
     """Usage per timer for ``pricing.bill`` at ``b`` timers per downstream batch.
 
     The create side (per create request, ``create``'s own batch size) comes from ``create``, the
-    rest from ``downstream``; both may be the same scenario.
+    rest from ``downstream``; both may be the same scenario. ``formation`` (a simulated batch
+    formation, ``bench.scale.scenarios.batch_formation``) replaces ``b`` for the dispatcher: its
+    invocations per timer (each one receive and one delete, and its EMF line) and billed ms.
     """
     cs, ds = create["summary"], downstream["summary"]
-    per_unit = {"timer": 1.0, "request": 1.0 / create["per_request"], "enqueuer": 1.0 / b, "dispatcher": 1.0 / b}
+    per_unit = {"timer": 1.0, "request": 1.0 / create["per_request"], "enqueuer": 1.0 / b,
+                "dispatcher": formation["invocations_per_timer"] if formation else 1.0 / b}
     out: dict = {"create_requests": per_unit["request"], "create_request_bytes": cs["request_bytes_mean"],
                  "access_log_bytes": access_log, "lambda": {}, "sqs": {}, "wru": {}, "rru": {}, "log_bytes": {},
                  "durations": {}}
@@ -164,7 +174,9 @@ def usage(create: dict, downstream: dict, b: int, pools: dict, access_log: dict,
     for name in ("enqueuer", "dispatcher"):
         if ds["functions"].get(name):
             ms, how = billed_ms_at(pools[name], b)
-            out["lambda"][name] = {"invocations": 1.0 / b, "billed_ms": ms / b}
+            if name == "dispatcher" and formation:
+                ms, how = formation["billed_ms_per_invocation"], formation_text(formation)
+            out["lambda"][name] = {"invocations": per_unit[name], "billed_ms": ms * per_unit[name]}
             out["durations"][name] = (ms, how)
     sweeper = ds["functions"].get("sweeper")
     if sweeper and sweeper.get("claims"):
@@ -172,9 +184,16 @@ def usage(create: dict, downstream: dict, b: int, pools: dict, access_log: dict,
         out["durations"]["sweeper"] = (sweeper["claim_ms"], f"per claim: busy sweeps minus an empty sweep, "
                                                             f"{sweeper['claims']} claims")
     if ds["metric_lines_per_dispatch"]:
-        out["log_bytes"]["dispatcher EMF metric line"] = ds["metric_lines_per_dispatch"] / b * (
+        out["log_bytes"]["dispatcher EMF metric line"] = ds["metric_lines_per_dispatch"] * per_unit["dispatcher"] * (
             ds["metric_line_bytes"] + PRICES["cw_logs_event_overhead_bytes"])
     return out
+
+
+def formation_text(f: dict) -> str:
+    """How a simulated batch formation was had, in words."""
+    lead = "a random fraction of a second" if f.get("early_s") is None else f"{f['early_s'] * 1000:.0f} ms"
+    return (f"simulated: due times Poisson at {f['rate']:,.3g}/s, messages visible {lead} early, pollers "
+            f"{'scaled to the load' if f['pollers'] == 'scaled' else 'at the maximum'}, {f['mean_batch']:.2f} a batch")
 
 
 def _totals(b: dict) -> dict:
@@ -183,8 +202,8 @@ def _totals(b: dict) -> dict:
 
 def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload: str) -> dict:
     """Every published table, from the measured scenarios."""
-    one_shots = {k: s for k, s in scenarios.items() if s["path"] != "periodic"}
-    pools = duration_pools({k: s for k, s in one_shots.items() if not s["cancel"]})
+    one_shots = {k: s for k, s in scenarios.items() if not s["path"].startswith("periodic")}
+    pools = one_shot_pools(scenarios)
     grid: dict = {}
     for key, s in one_shots.items():
         if s["cancel"]:
@@ -224,7 +243,7 @@ def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload:
     sw = long_heavy["summary"]["functions"].get("sweeper", {}) if long_heavy else {}
     sweep = {"empty_ms": sw.get("empty_ms_median", 0.0),
              "queries": (long_heavy["summary"]["queries_per_sweep"] if long_heavy else None) or 16}
-    fixed = {door: fixed_monthly(sweep, door) for door in ("http", "rest", "direct")}
+    fixed = {door: idle_floor(sweep, door) for door in ("http", "rest", "direct")}
     cancel_bill = None
     if "cancel" in scenarios:
         c = scenarios["cancel"]
@@ -240,6 +259,7 @@ def price_all(scenarios: dict, access_log: dict, levels: dict, headline_payload:
                             "writes": writes[path]["requests"], "writes_target": 2 if path == "short" else 4})
     return {"grid": grid, "headline": headline, "headline_extras": extras, "doors": doors, "writes_per_timer": writes,
             "periodic": periodic_bill(scenarios.get(f"periodic/heavy/{headline_payload}"), access_log),
+            "periodic_long": periodic_bill(scenarios.get(f"periodic_long/heavy/{headline_payload}"), access_log),
             "fixed_monthly": fixed, "cancel": cancel_bill, "targets": targets, "access_log_bytes": access_log,
             "duration_pools": {k: {str(r): sum(1 for x, _ in v if x == r) for r in sorted({x for x, _ in v})}
                                for k, v in pools.items()},

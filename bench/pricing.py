@@ -14,7 +14,8 @@ import math
 # --- the one price table -------------------------------------------------------------------
 # us-east-1, public list prices, as known to the author of this file; read on 2026-11-21
 # from the sources below (no network access was used to re-check them on that day, so
-# re-verify before quoting). Free tiers are ignored: the figures are marginal costs.
+# re-verify before quoting). Free tiers are ignored (the figures are marginal costs), except
+# EventBridge Scheduler's in the monthly bill (``bench.monthly``), which is its own pricing.
 PRICES = {
     "as_of": "2026-11-21 (list prices as published since the 2024-11-01 DynamoDB on-demand cut; re-verify)",
     "region": "us-east-1",
@@ -24,7 +25,8 @@ PRICES = {
         "lambda": "https://aws.amazon.com/lambda/pricing/",
         "apigateway": "https://aws.amazon.com/api-gateway/pricing/",
         "cloudwatch": "https://aws.amazon.com/cloudwatch/pricing/",
-        "eventbridge_scheduler": "https://aws.amazon.com/eventbridge/pricing/",
+        "eventbridge_scheduler": "https://aws.amazon.com/eventbridge/pricing/ (the Scheduler tab)",
+        "kms": "https://aws.amazon.com/kms/pricing/",
         "stepfunctions": "https://aws.amazon.com/step-functions/pricing/",
     },
     # DynamoDB on demand (standard table class): per million request units
@@ -35,6 +37,7 @@ PRICES = {
     "ddb_prov_rcu_hour": 0.00013,
     "ddb_prov_utilisation": 0.70,  # stated: average consumed / provisioned (auto scaling's default target is 70 %)
     "ddb_storage_gb_month": 0.25,
+    "ddb_pitr_gb_month": 0.20,  # continuous backups (point-in-time recovery), per GB-month of table size
     # DynamoDB Streams read by a Lambda trigger: free
     "ddb_streams_lambda_trigger": 0.0,
     # SQS standard: per million requests; each 64 KB chunk of a request's payload is one request
@@ -54,6 +57,11 @@ PRICES = {
     "cw_logs_per_gb": 0.50,
     "cw_logs_event_overhead_bytes": 26,
     "cw_metric_month": 0.30,
+    "cw_alarm_month": 0.10,  # a standard-resolution alarm (one metric)
+    # KMS: a customer managed key per month, and its requests (GenerateDataKey, Decrypt)
+    "kms_key_month": 1.00,
+    "kms_per_10k_requests": 0.03,
+    "sqs_kms_data_key_reuse_s": 300,  # SQS's default KmsDataKeyReusePeriodSeconds (the construct keeps it)
     # anchors
     "eventbridge_scheduler_per_million": 1.00,
     "eventbridge_scheduler_free_per_month": 14_000_000,
@@ -204,40 +212,3 @@ def bill(usage: dict, door: str = "http", platform_lines: bool = False) -> dict:
         g["usd_od"] += r["usd_od"]
         g["usd_prov"] += r["usd_prov"]
     return {"door": door, "rows": rows, "groups": groups, "total_on_demand": total_od, "total_provisioned": total_prov}
-
-
-def fixed_monthly(sweep: dict, door: str = "http", shard_count: int = 16, api_routes: int = 4) -> dict:
-    """What runs or exists whatever the volume, per month (30 days), itemised with its assumption.
-
-    ``sweep``: ``empty_ms`` (billed ms of a sweep that claims nothing, measured) and ``queries``
-    (Query calls per sweep, measured; one per shard when nothing is due).
-    """
-    p = PRICES
-    sweeps = SECONDS_PER_MONTH // 60  # one sweep a minute
-    queries = int(round(sweeps * sweep.get("queries", shard_count)))
-    idle_receives = 5 * 3 * 60 * 24 * 30  # Lambda's SQS mapping idles with ~5 pollers long-polling 20 s
-    u = p["ddb_prov_utilisation"]
-    items = [
-        ("sweeper invocations", f"{sweeps:,} a month (one a minute)", sweeps * p["lambda_per_million_requests"] / 1e6),
-        ("sweeper duration", f"{sweep.get('empty_ms', 0):.0f} ms per empty sweep (measured), "
-         f"{p['lambda_memory_mb']['sweeper']} MB",
-         sweeps * sweep.get("empty_ms", 0) / 1000 * p["lambda_memory_mb"]["sweeper"] / 1024 * p["lambda_arm_per_gb_second"]),
-        ("sweeper Queries, on demand", f"{queries:,} (one per shard per sweep, 0.5 RRU each)",
-         queries * 0.5 * p["ddb_od_per_million_rru"] / 1e6),
-        ("sweeper Queries, provisioned", f"about {queries * 0.5 / SECONDS_PER_MONTH:.2f} RCU at {u * 100:.0f} %",
-         queries * 0.5 * p["ddb_prov_rcu_hour"] / 3600 / u),
-        ("SQS mapping idle long polls", f"about {idle_receives:,} empty receives (5 pollers, 20 s polls)",
-         idle_receives * p["sqs_per_million_requests"] / 1e6),
-        ("custom metric LatenessMs (EMF)", "1 metric (dimension Service)", p["cw_metric_month"]),
-    ]
-    if door == "rest":
-        n = api_routes * 5
-        items.append(("REST API detailed metrics", f"{n} metrics: {api_routes} methods x 5 (Count, 4XXError, "
-                      "5XXError, Latency, IntegrationLatency); the construct sets metricsEnabled",
-                      n * p["cw_metric_month"]))
-    elif door == "http":
-        items.append(("HTTP API detailed metrics", "off by default (the API-level metrics are free)", 0.0))
-    od = sum(v for k, _, v in items if "provisioned" not in k)
-    prov = sum(v for k, _, v in items if "on demand" not in k)
-    return {"door": door, "items": [{"item": k, "assumption": a, "usd": v} for k, a, v in items],
-            "total_on_demand": od, "total_provisioned": prov}

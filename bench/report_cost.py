@@ -6,6 +6,7 @@ import math
 import statistics
 
 from . import costmodel
+from .pricing import PRICES
 
 _LEVEL_TEXT = {"sparse": "sparse", "moderate": "moderate", "heavy": "heavy"}
 _DOOR_TEXT = {"http": "HTTP API", "rest": "REST API", "direct": "direct invoke"}
@@ -55,12 +56,15 @@ def target_rows(c: dict) -> list[str]:
             f"{_met(t['provisioned'] <= t['provisioned_max'])}; ≤ {_usd(t['on_demand_max'])}: "
             f"{_met(t['on_demand'] <= t['on_demand_max'])} | EventBridge Scheduler $1.00 (first 14 M a month free); "
             "Step Functions ~$75 |")
-    return rows
+    from .report_cost_spread import target_rows as spread_rows  # it renders with this module's helpers
+
+    return rows + spread_rows(c)
 
 
 def section(c: dict | None) -> list[str]:
     if not c or not c.get("grid"):
         return []
+    from . import report_cost_spread as spread  # it renders with this module's helpers
     p, levels = c["prices"], c["levels"]
     scen = c["scenarios"]
     ns = sorted({s["n"] for s in scen.values()})
@@ -74,14 +78,15 @@ def section(c: dict | None) -> list[str]:
            f"the default level (WARNING), the dispatcher's EMF line and the access log line are counted in bytes. "
            f"Scenarios of {', '.join(str(n) for n in ns)} timers; prices from `PRICES` in `bench/pricing.py` "
            f"({p['as_of']}). Free tiers are ignored: these are marginal costs.", "",
-           f"**Traffic levels** are timers per batch at every batched step (create request, enqueuer invocation, SQS "
+           f"**Scenarios** are timers per batch at every batched step (create request, enqueuer invocation, SQS "
            f"send, receive and delete, dispatcher invocation): **sparse** {levels['sparse']} (single creates), "
            f"**moderate** {levels['moderate']}, **heavy** {levels['heavy']} (full batches). The counts per timer are "
            "measured per the unit they scale with (per timer, per create request, per enqueuer or dispatcher "
-           "invocation) and priced at the level's batch size; the batch sizes the engine actually produced are shown "
-           "beside. Durations at a batch size are the mean of the measured invocations that carried that many "
-           "messages, from all scenarios (widened to ±1, then ±2 messages when fewer than five did; failing that, a "
-           "least-squares line through all of them). The engine's "
+           "invocation). The heavy case is priced at full batches, with durations the mean of the measured "
+           "invocations that carried that many messages, from all scenarios (widened to ±1, then ±2 messages when "
+           "fewer than five did; failing that, a least-squares line through all of them). Traffic spread out is "
+           "priced with the dispatcher's batches as the deployed pipeline forms them, simulated (below), not "
+           "assumed. The engine's "
            "durations include moto's latency, slower than DynamoDB's; the dispatcher's are dominated by waiting out "
            "the sub-second remainder of each due time (SQS delays are whole seconds).", "",
            "**Targets are excluded everywhere**: the dispatcher's Lambda Invoke of, or SQS send to, the target is "
@@ -93,10 +98,11 @@ def section(c: dict | None) -> list[str]:
     out += _listing(c)
     out += _periodic(c)
     out += _bom(c)
-    out += _levels(c)
+    out += spread.per_million(c)
     out += _payloads(c)
     out += _doors(c)
     out += _fixed(c)
+    out += spread.monthly(c)
     out += _measured(c)
     a = c["anchors"]
     out += [f"Anchors: EventBridge Scheduler ${a['eventbridge_scheduler']:.2f} per million invocations, the first "
@@ -148,23 +154,34 @@ def _listing(c: dict) -> list[str]:
 
 
 def _periodic(c: dict) -> list[str]:
-    """Occurrences of periodic timers, per million, from their own scenario."""
+    """Occurrences of periodic timers, per million, from their own scenarios (within and beyond the window)."""
     r = c.get("periodic")
     if not r:
         return []
-    late = r.get("lateness_ms") or {}
-    ops = ", ".join(f"{k} {v:.2f}" for k, v in {**r["writes"], **r["reads"]}.items())
-    ms, how = r["durations"]["dispatcher"]
-    return [f"**Periodic timers**: {r['occurrences']} occurrences of ten definitions due every second on the same "
-            "grid, priced per million occurrences with no create and no API request (a definition is PUT once). "
-            f"Each occurrence is armed at a different moment, so they reached the dispatcher {r['batch']:.2f} at a "
-            f"time on average, and are priced at that batch size (dispatcher {ms:.0f} ms an invocation: {how}). "
-            "Ten due in the same millisecond also meet moto's serialized writes, which shows in their lateness.", "",
-            "| DynamoDB calls per occurrence | write units | read units | provisioned (70 %) / on demand per million "
-            "| lateness p50 / p99 / max, early |", "|---|---|---|---|---|",
-            f"| {ops} | {r['wru']:.2f} | {r['rru']:.2f} | **{_usd(r['total_provisioned'])}** / "
-            f"**{_usd(r['total_on_demand'])}** | {late.get('p50', 0):.0f} / {late.get('p99', 0):.0f} / "
-            f"{late.get('max', 0):.0f} ms, {late.get('early', 0)} |", ""]
+    m = c.get("method", {})
+    out = [f"**Periodic timers**: occurrences of ten definitions due together, priced per million occurrences with no "
+           "create and no API request (a definition is PUT once), at the batch size each scenario's dispatcher "
+           "measured (occurrences armed at different moments reach it one or two at a time, even when due "
+           "together). **Within the window**: every second, each occurrence's next one sent to the delayer queue "
+           "0.25 s before it is due. **Beyond the window**: every "
+           f"{m.get('periodic_long_every_s', 8)} s with the window shrunk to {m.get('long_window_s', 5)} s and a sweep "
+           "a second, so each next occurrence waits as a timer item, is claimed by the sweeper and sent by the "
+           "enqueuer, the calls an hourly or daily cron makes under the default window. Ten due in the same "
+           "millisecond also meet moto's serialized writes, which shows in their lateness.", "",
+           "| occurrences | DynamoDB calls per occurrence | write units | read units | provisioned (70 %) / on demand "
+           "per million, at the measured batch | lateness p50 / p99 / max, early |", "|---|---|---|---|---|---|"]
+    for key, what in (("periodic", "within the window"), ("periodic_long", "beyond the window")):
+        r = c.get(key)
+        if not r:
+            continue
+        late = r.get("lateness_ms") or {}
+        ops = ", ".join(f"{k} {v:.2f}" for k, v in {**r["writes"], **r["reads"]}.items())
+        ms, how = r["durations"]["dispatcher"]
+        out.append(f"| {what}: {r['occurrences']}, {r['batch']:.2f} a batch (dispatcher {ms:.0f} ms: {how}) | {ops} | "
+                   f"{r['wru']:.2f} | {r['rru']:.2f} | **{_usd(r['total_provisioned'])}** / "
+                   f"**{_usd(r['total_on_demand'])}** | {late.get('p50', 0):.0f} / {late.get('p99', 0):.0f} / "
+                   f"{late.get('max', 0):.0f} ms, {late.get('early', 0)} |")
+    return out + [""]
 
 
 def _bom(c: dict) -> list[str]:
@@ -186,29 +203,6 @@ def _bom(c: dict) -> list[str]:
                    f"events) would add {_usd(x['log_level_info'])}; the target's own request "
                    f"{_usd(x['target_lambda_invoke'])} (Lambda) or {_usd(x['target_sqs_send'])} per 64 KB (SQS).")
         out.append("")
-    return out
-
-
-def _levels(c: dict) -> list[str]:
-    out = [f"### By traffic level (HTTP API, {_label(c['headline_payload'])} JSON payload)", "",
-           "| path | traffic | create | provisioned | on demand | DynamoDB (od / prov) | Lambda | SQS | API Gateway | "
-           "Logs | batch sizes the engine produced (enqueuer / dispatcher) | dispatcher ms per invocation priced |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for key, g in c["grid"].items():
-        if g["payload"] != c["headline_payload"]:
-            continue
-        gr = g["groups"]
-        mb = g["measured_batch"]
-        disp = g["durations"].get("dispatcher")
-        create = "single" if g["b"] == 1 else f"batch of {g['b']}"
-        disp_text = f"{disp[0]:.0f} ({disp[1]})" if disp else "n/a"
-        enq = f"{mb['enqueuer']:.1f}" if "enqueuer" in mb else "–"
-        out.append(f"| {g['path']} | {g['level']} ({g['b']} per batch) | {create} | {_usd(g['total_provisioned'])} | "
-                   f"{_usd(g['total_on_demand'])} | {_usd(gr['DynamoDB']['usd_od'])} / {_usd(gr['DynamoDB']['usd_prov'])} | "
-                   f"{_usd(gr['Lambda']['usd_od'])} | {_usd(gr['SQS']['usd_od'])} | "
-                   f"{_usd(gr.get('API Gateway', {}).get('usd_od', 0))} | {_usd(gr['CloudWatch Logs']['usd_od'])} | "
-                   f"{enq} / {mb.get('dispatcher', 0):.1f} | {disp_text} |")
-    out.append("")
     return out
 
 
@@ -259,7 +253,9 @@ def _fixed(c: dict) -> list[str]:
     out = ["### Fixed monthly costs, whatever the volume", "",
            "Separate from the marginal cost per million: these are paid each month (30 days) by an idle scheduler. "
            "CloudWatch metrics bill per metric-month: the dispatcher's EMF metric is one custom metric; the REST API's "
-           "detailed metrics (the construct turns them on) are five per method; the HTTP API's detailed metrics are off.", "",
+           "detailed metrics (the construct turns them on) are five per method, one method per route of the runtime's "
+           "contract; the HTTP API's detailed metrics are off. Alarms and the dashboard are opt-in "
+           f"(`add_alarms`, `add_dashboard`) and not counted: ${PRICES['cw_alarm_month']:.2f} a standard alarm a month.", "",
            "| item | assumption | per month |", "|---|---|---|"]
     seen = set()
     for door in ("http", "rest", "direct"):

@@ -1,7 +1,8 @@
 """The cost of a scenario: the dispatcher's invocations, billed time and SQS calls from the simulated
 batch formation; everything else per timer from the cost section's measured bill of materials.
 
-The cost section (``bench.costmodel``) prices the dispatcher at full batches of ten. Here its
+The cost section prices the heavy case at full batches of ten, and spread-out traffic with
+:func:`bench.scale.scenarios.batch_formation` (``bench.cost_spread``). Here the dispatcher's
 invocations per timer, billed milliseconds (each invocation waits out its messages' sub-second
 remainders) and the mapping's receives and deletes are counted in the simulation instead, and
 the rest of the measured bill (API Gateway, the api function, DynamoDB, the enqueuer and the
@@ -46,15 +47,20 @@ def waiting_bytes(cost_section: dict) -> float:
     return sum(sizes) + 100 * len(sizes) if sizes else 2 * 1124.0
 
 
+def dispatcher_usd(invocations: float, billed_ms: float, receives: float) -> float:
+    """USD of the dispatcher's ``invocations`` (each followed by the mapping's delete), their ``billed_ms``
+    in all, and the mapping's non-empty ``receives``."""
+    gb_s = billed_ms / 1000 * DISPATCHER_MB / 1024
+    return (invocations * PRICES["lambda_per_million_requests"] / 1e6 + gb_s * PRICES["lambda_arm_per_gb_second"]
+            + (receives + invocations) * PRICES["sqs_per_million_requests"] / 1e6)
+
+
 def scenario(profile: dict, out, n: int, path: str) -> dict:
     """USD of the scenario's ``n`` timers, and per million."""
     if not n:
         return {}
     inv = len(out.batches)
-    gb_s = sum(out.billed_ms) / 1000 * DISPATCHER_MB / 1024
-    receives = out.receives - out.empty_receives
-    dispatcher = (inv * PRICES["lambda_per_million_requests"] / 1e6 + gb_s * PRICES["lambda_arm_per_gb_second"]
-                  + (receives + inv) * PRICES["sqs_per_million_requests"] / 1e6)
+    dispatcher = dispatcher_usd(inv, sum(out.billed_ms), out.receives - out.empty_receives)
     other = profile.get(f"other_usd_per_million_{path}", float("nan")) * n / 1e6
     return {"usd": dispatcher + other, "per_million": (dispatcher + other) / n * 1e6,
             "dispatcher_per_million": dispatcher / n * 1e6, "invocations_per_timer": inv / n,

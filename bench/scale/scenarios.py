@@ -51,8 +51,11 @@ def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None
 
 def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str = "short",
             name: str | None = None, min_timers: int = 2000, pollers: str = "scaled",
-            ebs_rate_per_s: float | None = None, warmup_s: float = 60.0) -> dict:
+            ebs_rate_per_s: float | None = None, warmup_s: float = 60.0, early_s: float | None = None) -> dict:
     """Due times as Poisson arrivals at ``rate`` a second for ``seconds``; short timers already in the queue.
+
+    Each message becomes visible ``early_s`` before its due time, or, when None, a uniformly random
+    fraction of a second before it (a delay of whole seconds counted from a send at a random moment).
 
     ``pollers``: ``"scaled"``, the mapping starts at its start concurrency, adds its step each second
     it leaves messages visible and gives a step back each second its pollers find the queue empty;
@@ -67,13 +70,25 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
         if t >= DUE0 + seconds:
             break
         due.append(t)
-    visible = [d - rng.random() for d in due]
+    visible = [d - (rng.random() if early_s is None else early_s) for d in due]
     out = Delivery(profile, due, visible, profile["ddb_table_wru"], start_pollers=math.inf if pollers == "max" else None,
                    scale_down=pollers == "scaled").run().since(DUE0)
     n = len(out.lateness)
     out.last_delivery_s = out.drain_s  # a steady load has no one due second: the last delivery after the last due time
     return _row(name or f"due times Poisson at {rate:,.0f}/s for {seconds:.0f} s", n, out,
                 cost.scenario(profile, out, n, path), ebs_rate(profile, ebs_rate_per_s or rate, n), pollers=pollers)
+
+
+def batch_formation(profile: dict, rate: float, pollers: str, early_s: float | None = None,
+                    seconds: float = 60.0) -> dict:
+    """What the dispatcher costs per timer for due times spread as Poisson arrivals at ``rate`` a second:
+    its invocations (one receive and one delete each) and billed milliseconds, from the simulated batches."""
+    row = poisson(profile, rate, seconds, pollers=pollers, early_s=early_s,
+                  warmup_s=60.0 if pollers == "scaled" else 5.0)
+    c = row["cost"]
+    return {"rate": rate, "pollers": pollers, "early_s": early_s, "timers": row["timers"],
+            "mean_batch": row["mean_batch"], "invocations_per_timer": c["invocations_per_timer"],
+            "billed_ms_per_invocation": c["billed_ms_per_invocation"], "billed_ms_per_timer": c["billed_ms_per_timer"]}
 
 
 def creates(profile: dict, rate: float, seconds: float, ddb_wru: float, seed: int = 1) -> dict:
