@@ -68,7 +68,8 @@ def _batches(rows: list[dict]) -> list[str]:
     steady = [r for r in rows if not r["scenario"].startswith("burst") and r.get("batch_share")]
     if not steady:
         return []
-    out = ["Dispatcher batch formation (share of invocations carrying k messages; the cost section assumes 10):", "",
+    out = ["Dispatcher batch formation (share of invocations carrying k messages; the cost section's heavy case is 10, "
+           "and it prices spread-out traffic with this formation, `scenarios.batch_formation`):", "",
            "| scenario | " + " | ".join(str(k) for k in range(1, 11)) + " | invocations per timer |", "|---" * 12 + "|"]
     for r in steady:
         shares = " | ".join(fmt(100 * r["batch_share"].get(str(k), 0)) + " %" for k in range(1, 11))
@@ -151,7 +152,9 @@ def section(d: dict | None) -> list[str]:
            "**billed ms/timer** the dispatcher's billed duration per timer; **cost** the scenario's timers, priced as the "
            "cost section does (its per-timer bill, with the dispatcher's invocations, duration, receives and deletes "
            "from the simulated batches; fixed monthly costs excluded; creates ten a request, except the sustained-creates "
-           "rows, one a request). EventBridge Scheduler: at its default "
+           "rows, one a request). The every-minute periodic row's occurrences become visible 0.25 s before they are "
+           "due (each is armed that long ahead); the others' a random fraction of a second before. EventBridge "
+           "Scheduler: at its default "
            "invocations quota, $1.00 per million invocations.", "",
            f"Burst tables: the on-demand table serves at once what a new table does or twice its previous peak, "
            f"here the sweeper's claims of the same timers minutes before: {fmt(d['burst_table_wru'])} WRU/s."
