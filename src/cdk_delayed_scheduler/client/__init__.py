@@ -23,14 +23,14 @@ from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundE
                       RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
 from ..envelope import Envelope
 from ._auth import AsyncTokenProvider, TokenProvider
-from ._models import Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When
+from ._models import GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When
 from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import UnsignedRequestsWarning
 
 __all__ = [
     "SchedulerClient", "AsyncSchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
     "Schedule", "Periodic", "Removed", "RetryPolicy", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When", "TokenProvider",
-    "AsyncTokenProvider",
+    "AsyncTokenProvider", "GroupCancellation",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
     "UnsignedRequestsWarning", "Envelope",

@@ -13,7 +13,7 @@ import botocore.session
 from ._auth import AsyncTokenProvider, header_auth
 from ._core import BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
-from ._models import KEEP_PAYLOAD, Periodic, Removed, RetryPolicy, Schedule, When
+from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff, InvokeTransport
 
@@ -121,9 +121,10 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
 
     # --- one-shot schedules ---------------------------------------------------------------
     async def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
-                       target: str | None = None, retry: RetryPolicy | None = None) -> Schedule:
+                       target: str | None = None, retry: RetryPolicy | None = None,
+                       group: str | None = None) -> Schedule:
         """:meth:`SchedulerClient.schedule`: ``POST /schedules``."""
-        return await self._run(self._calls.schedule(at, payload, id, target, retry))
+        return await self._run(self._calls.schedule(at, payload, id, target, retry, group))
 
     async def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """:meth:`SchedulerClient.schedule_many`: ``POST /schedule-batches``, 10 items a call."""
@@ -145,10 +146,10 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     async def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002
                            cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
                            end_at: datetime | None = None, target: str | None = None,
-                           retry: RetryPolicy | None = None) -> Periodic:
+                           retry: RetryPolicy | None = None, group: str | None = None) -> Periodic:
         """:meth:`SchedulerClient.put_periodic`: ``PUT /periodic/{id}``."""
         return await self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target,
-                                                        retry))
+                                                        retry, group))
 
     async def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.get_periodic`: ``GET /periodic/{id}``."""
@@ -166,15 +167,22 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
         """:meth:`SchedulerClient.delete_periodic`: ``DELETE /periodic/{id}``."""
         return await self._run(self._calls.delete_periodic(id))
 
-    def list_periodic(self, *, page_size: int | None = None) -> AsyncIterator[Periodic]:
+    def list_periodic(self, *, group: str | None = None, page_size: int | None = None) -> AsyncIterator[Periodic]:
         """:meth:`SchedulerClient.list_periodic`, iterated with ``async for``, fetching page after page."""
-        return self._pages("/periodic", listing_query({"limit": page_size}), Periodic.from_json)
+        return self._pages("/periodic", listing_query({"group": group, "limit": page_size}), Periodic.from_json)
+
+    # --- groups ------------------------------------------------------------------------------
+    async def cancel_group(self, group: str) -> GroupCancellation:
+        """:meth:`SchedulerClient.cancel_group`: ``DELETE /groups/{group}``."""
+        return await self._run(self._calls.cancel_group(group))
 
     # --- listing (last: the method's name shadows the builtin in this class's body) ---------
     def list(self, *, status: ScheduleStatus | str | None = None, due_after: datetime | None = None,
-             due_before: datetime | None = None, page_size: int | None = None) -> AsyncIterator[Schedule]:
+             due_before: datetime | None = None, group: str | None = None,
+             page_size: int | None = None) -> AsyncIterator[Schedule]:
         """:meth:`SchedulerClient.list`, iterated with ``async for``; a bad argument raises here, at the call."""
-        return self._pages("/schedules", schedules_query(status, due_after, due_before, page_size), Schedule.from_json)
+        query = schedules_query(status, due_after, due_before, page_size, group)
+        return self._pages("/schedules", query, Schedule.from_json)
 
     async def _pages(self, path: str, query: dict[str, Any] | None,
                      build: Callable[[Mapping[str, Any]], T]) -> AsyncIterator[T]:

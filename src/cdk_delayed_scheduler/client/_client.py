@@ -12,7 +12,7 @@ import botocore.session
 from ._auth import TokenProvider, header_auth
 from ._core import MAX_BATCH_SIZE, BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
 from ._errors import SchedulerError
-from ._models import KEEP_PAYLOAD, Periodic, Removed, RetryPolicy, Schedule, When
+from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport
 
@@ -79,7 +79,7 @@ class SchedulerClient(ClientCore[Transport]):
 
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
-                 target: str | None = None, retry: RetryPolicy | None = None) -> Schedule:
+                 target: str | None = None, retry: RetryPolicy | None = None, group: str | None = None) -> Schedule:
         """Schedule ``payload`` for delivery at ``at``: ``POST /schedules``.
 
         ``at`` is a timezone-aware ``datetime`` (sent as ``dueAt``, RFC 3339 UTC with milliseconds)
@@ -87,16 +87,17 @@ class SchedulerClient(ClientCore[Transport]):
         fractions of a second are kept). ``id`` defaults to a new uuid4, generated here so that a
         retried call is idempotent. ``retry`` (a :class:`RetryPolicy`) caps the delivery's attempts
         and age before it is parked in the dead-letter queue; without it the deployment's defaults
-        apply. Answers the schedule's ``id``, ``due_at``, ``status`` (``QUEUED`` or ``SCHEDULED``)
-        and ``target``; the same id and body again answers the same.
+        apply. ``group`` (1-64 of ``A-Za-z0-9._:-``) puts it in a group, for :meth:`cancel_group` and
+        ``list(group=...)``. Answers the schedule's ``id``, ``due_at``, ``status`` (``QUEUED`` or
+        ``SCHEDULED``) and ``target``; the same id and body (group included) again answers the same.
         """
-        return self._run(self._calls.schedule(at, payload, id, target, retry))
+        return self._run(self._calls.schedule(at, payload, id, target, retry, group))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """Schedule many at once: ``POST /schedule-batches``, ``MAX_BATCH_SIZE`` (10) items a call.
 
         Each item is a :class:`ScheduleRequest` or a mapping with its keys (``at``, ``payload``,
-        ``id``, ``target``, ``retry``). The answer has one entry per item, in order: the :class:`Schedule`, or
+        ``id``, ``target``, ``retry``, ``group``). The answer has one entry per item, in order: the :class:`Schedule`, or
         the typed error for that item (returned, not raised; its ``field`` names the item's place in
         ``items``: ``schedules[12].dueAt``). Items answered with throttling or a server error are
         sent again, alone, within ``max_attempts``. Raises only when a whole call fails.
@@ -130,17 +131,17 @@ class SchedulerClient(ClientCore[Transport]):
     def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002 - the API's name
                      cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
                      end_at: datetime | None = None, target: str | None = None,
-                     retry: RetryPolicy | None = None) -> Periodic:
+                     retry: RetryPolicy | None = None, group: str | None = None) -> Periodic:
         """Create or replace a periodic timer: ``PUT /periodic/{id}``.
 
         Give exactly one of ``every`` (whole seconds, an int or a timedelta) or ``cron``
         (EventBridge's six fields, e.g. ``"0 9 ? * MON-FRI *"``, in ``time_zone``, IANA, default
         UTC). ``start_at``/``end_at`` are aware datetimes. ``retry`` (a :class:`RetryPolicy`) holds
-        each occurrence's delivery to its limits. The same body again changes nothing; a
-        different one replaces the definition from its next occurrence.
+        each occurrence's delivery to its limits. ``group`` puts it in a group (:meth:`cancel_group`). The
+        same body again changes nothing; a different one replaces the definition from its next occurrence.
         """
         return self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target,
-                                                    retry))
+                                                    retry, group))
 
     def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """The periodic timer's definition and progress: ``GET /periodic/{id}``; :class:`NotFoundError` if unknown."""
@@ -165,21 +166,43 @@ class SchedulerClient(ClientCore[Transport]):
         """
         return self._run(self._calls.delete_periodic(id))
 
-    def list_periodic(self, *, page_size: int | None = None) -> Iterator[Periodic]:
-        """Every periodic timer: ``GET /periodic?limit=&nextToken=``, page after page as the iterator is consumed."""
-        return self._pages("/periodic", listing_query({"limit": page_size}), Periodic.from_json)
+    def list_periodic(self, *, group: str | None = None, page_size: int | None = None) -> Iterator[Periodic]:
+        """Every periodic timer: ``GET /periodic?limit=&nextToken=``, page after page as the iterator is consumed.
+
+        With ``group``, the group's ``ACTIVE`` and ``PAUSED`` timers, in the order they joined (``GET
+        /periodic?group=``).
+        """
+        return self._pages("/periodic", listing_query({"group": group, "limit": page_size}), Periodic.from_json)
+
+    # --- groups ------------------------------------------------------------------------------
+    def cancel_group(self, group: str) -> GroupCancellation:
+        """Stop every schedule and periodic timer of ``group`` created before this call: ``DELETE /groups/{group}``.
+
+        Once it returns, none of them starts a delivery: a stopped schedule's status is ``CANCELLED``, a
+        stopped periodic timer is gone (:class:`NotFoundError`). Members created later are not affected.
+        The answer comes about a second after the call. A repeat answers the same way, counting what joined
+        since (usually nothing). :class:`ValidationError` (``field`` ``group``) for a malformed name.
+        """
+        return self._run(self._calls.cancel_group(group))
 
     # --- listing (last: the method's name shadows the builtin in this class's body) ---------
     def list(self, *, status: ScheduleStatus | str | None = None, due_after: datetime | None = None,
-             due_before: datetime | None = None, page_size: int | None = None) -> Iterator[Schedule]:
+             due_before: datetime | None = None, group: str | None = None,
+             page_size: int | None = None) -> Iterator[Schedule]:
         """Schedules by status and due time: ``GET /schedules?status=&dueAfter=&dueBefore=&limit=&nextToken=``.
 
         Follows ``nextToken`` page after page (``page_size`` items each, the server's ``limit``) as
         the iterator is consumed; errors raise when the page that meets them is fetched. The
         items carry no payload (:meth:`get` has it). The scheduler must be deployed with ``listing``.
         ``status`` is a :class:`ScheduleStatus` or its text (``"FAILED"``).
+
+        With ``group`` (``GET /schedules?group=``, with or without ``listing``): the group's waiting
+        schedules in the order they joined (one its cancel stopped shows ``CANCELLED`` until cleaned up).
+        It takes no ``status``, ``due_after`` or ``due_before``: the server's :class:`ValidationError`
+        names the one given.
         """
-        return self._pages("/schedules", schedules_query(status, due_after, due_before, page_size), Schedule.from_json)
+        query = schedules_query(status, due_after, due_before, page_size, group)
+        return self._pages("/schedules", query, Schedule.from_json)
 
     def _pages(self, path: str, query: dict[str, Any] | None,
                build: Callable[[Mapping[str, Any]], T]) -> Iterator[T]:

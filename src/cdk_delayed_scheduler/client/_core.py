@@ -19,8 +19,8 @@ from urllib.parse import quote, urlencode
 
 from .._contract import contract
 from ._errors import SchedulerError, error_for
-from ._models import (Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body, format_time,
-                      reschedule_body, whole_seconds)
+from ._models import (GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body,
+                      format_time, reschedule_body, whole_seconds)
 from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff
 
@@ -107,9 +107,9 @@ class Calls:
 
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, schedule_id: str | None, target: str | None,
-                 retry: RetryPolicy | None = None) -> Plan[Schedule]:
+                 retry: RetryPolicy | None = None, group: str | None = None) -> Plan[Schedule]:
         body = create_body(at, payload, schedule_id if schedule_id is not None else str(uuid.uuid4()), target,
-                           retry=retry)
+                           retry=retry, group=group)
         return Schedule.from_json((yield from self.call("POST", "/schedules", body)))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> Plan[list[Schedule | SchedulerError]]:
@@ -150,11 +150,12 @@ class Calls:
     # --- periodic timers -------------------------------------------------------------------
     def put_periodic(self, periodic_id: str, payload: Any, every: int | timedelta | None, cron: str | None,
                      time_zone: str | None, start_at: datetime | None, end_at: datetime | None,
-                     target: str | None, retry: RetryPolicy | None = None) -> Plan[Periodic]:
+                     target: str | None, retry: RetryPolicy | None = None,
+                     group: str | None = None) -> Plan[Periodic]:
         fields = {"payload": payload, "every": None if every is None else whole_seconds(every), "cron": cron,
                   "timeZone": time_zone, "startAt": _time_or_none(start_at, "start_at"),
                   "endAt": _time_or_none(end_at, "end_at"), "target": target,
-                  "retry": None if retry is None else retry.to_json()}
+                  "retry": None if retry is None else retry.to_json(), "group": group}
         body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
         return Periodic.from_json((yield from self.call("PUT", f"/periodic/{_path_id(periodic_id)}", body)))
 
@@ -168,6 +169,10 @@ class Calls:
     def delete_periodic(self, periodic_id: str) -> Plan[Removed]:
         return Removed.from_json((yield from self.call("DELETE", f"/periodic/{_path_id(periodic_id)}")))
 
+    # --- groups ------------------------------------------------------------------------------
+    def cancel_group(self, group: str) -> Plan[GroupCancellation]:
+        return GroupCancellation.from_json((yield from self.call("DELETE", f"/groups/{_path_id(group)}")))
+
     # --- listings ----------------------------------------------------------------------------
     def page(self, path: str, query: dict[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Plan[Page[T]]:
         """One page of a listing at ``query``; the next page's query follows its ``nextToken``."""
@@ -177,11 +182,11 @@ class Calls:
 
 
 def schedules_query(status: ScheduleStatus | str | None, due_after: datetime | None, due_before: datetime | None,
-                    page_size: int | None) -> dict[str, Any]:
+                    page_size: int | None, group: str | None = None) -> dict[str, Any]:
     """``GET /schedules``'s first query; ``ValueError`` naming the argument for a naive datetime."""
     return listing_query({"status": None if status is None else str(status),
                            "dueAfter": _time_or_none(due_after, "due_after"),
-                           "dueBefore": _time_or_none(due_before, "due_before"), "limit": page_size})
+                           "dueBefore": _time_or_none(due_before, "due_before"), "group": group, "limit": page_size})
 
 
 def listing_query(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,7 +205,8 @@ def _time_or_none(value: datetime | None, argument: str) -> str | None:
 def _item_body(index: int, item: BatchItem) -> dict[str, Any]:
     request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
     schedule_id = request.id if request.id is not None else str(uuid.uuid4())
-    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at", request.retry)
+    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at", request.retry,
+                       request.group)
 
 
 def _renumbered(body: Any, position: int, index: int) -> Any:

@@ -72,6 +72,8 @@ class Schedule:
     last_error: str | None = None
     retry: RetryPolicy | None = None
     """The create's retry policy as given (``GET`` only); ``None`` when it gave none."""
+    group: str | None = None
+    """The create's group (``GET`` and listings; a create's answer carries none); ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
@@ -83,7 +85,7 @@ class Schedule:
             target=body.get("target"), payload=body.get("payload"), created_at=parse_time(body.get("createdAt")),
             attempts=body.get("attempts"), fired_at=parse_time(body.get("firedAt")),
             ended_at=parse_time(body.get("endedAt")), last_error=body.get("lastError"),
-            retry=RetryPolicy.from_json(body.get("retry")), raw=dict(body),
+            retry=RetryPolicy.from_json(body.get("retry")), group=body.get("group"), raw=dict(body),
         )
 
 
@@ -116,6 +118,8 @@ class Periodic:
     payload: Any = field(default=None, hash=False)
     retry: RetryPolicy | None = None
     """The PUT's retry policy as given; ``None`` when it gave none."""
+    group: str | None = None
+    """The PUT's group; ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
@@ -131,7 +135,8 @@ class Periodic:
             every=body.get("every"), cron=body.get("cron"), time_zone=body.get("timeZone"),
             fired_count=int(body.get("firedCount") or 0), skipped_count=int(body.get("skippedCount") or 0),
             paused_count=int(body.get("pausedCount") or 0),
-            payload=body.get("payload"), retry=RetryPolicy.from_json(body.get("retry")), raw=dict(body), **times,
+            payload=body.get("payload"), retry=RetryPolicy.from_json(body.get("retry")), group=body.get("group"),
+            raw=dict(body), **times,
         )
 
 
@@ -150,6 +155,30 @@ class Removed:
 
 
 @dataclass(frozen=True)
+class GroupCancellation:
+    """What ``DELETE /groups/{group}`` answers: the members created before ``cancelled_before`` are stopped.
+
+    ``stopped_schedules`` and ``stopped_periodic`` count the waiting members this call stopped (those that
+    joined since the group's previous cancel: a repeat usually counts zeros).
+    """
+
+    group: str
+    cancelled_before: datetime
+    stopped_schedules: int
+    stopped_periodic: int
+    raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+    """The answer's JSON object as received, unknown fields included."""
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "GroupCancellation":
+        """Build from the wire's JSON object, ignoring unknown fields."""
+        stopped = body.get("stopped") or {}
+        return cls(group=str(body["group"]), cancelled_before=_required_time(body, "cancelledBefore"),
+                   stopped_schedules=int(stopped.get("schedules") or 0),
+                   stopped_periodic=int(stopped.get("periodic") or 0), raw=dict(body))
+
+
+@dataclass(frozen=True)
 class ScheduleRequest:
     """One item of :meth:`SchedulerClient.schedule_many`: the arguments of :meth:`SchedulerClient.schedule`."""
 
@@ -158,6 +187,7 @@ class ScheduleRequest:
     id: str | None = None
     target: str | None = None
     retry: RetryPolicy | None = None
+    group: str | None = None
 
 
 def _required_time(body: Mapping[str, Any], name: str) -> datetime:
@@ -177,13 +207,15 @@ def format_time(value: datetime, argument: str) -> str:
 
 
 def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at",
-                retry: RetryPolicy | None = None) -> dict[str, Any]:
+                retry: RetryPolicy | None = None, group: str | None = None) -> dict[str, Any]:
     """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta."""
     body: dict[str, Any] = {"id": schedule_id, **timing_body(at, argument), "payload": payload}
     if target is not None:
         body["target"] = target
     if retry is not None:
         body["retry"] = retry.to_json()
+    if group is not None:
+        body["group"] = group
     return body
 
 
