@@ -281,7 +281,9 @@ def periodic_bill(s: dict | None, access_log: dict) -> dict | None:
     summary = s["summary"]
     reads = {f"{r['operation']} {r['item']} ({r['caller']})": r["calls_per_unit"] for r in summary["billable"]
              if r["service"] == "dynamodb" and r["operation"] in ("GetItem", "Query", "BatchGetItem")}
-    return {**_totals(bill(u, "direct")), "writes": summary["ddb_write_requests_by_op"], "reads": reads,
+    b = bill(u, "direct")
+    return {**_totals(b), "writes": summary["ddb_write_requests_by_op"], "reads": reads,
+            "emf_usd": sum(r["usd_od"] for r in b["rows"] if r["item"] == "dispatcher EMF metric line"),
             "wru": sum(u["wru"].values()), "rru": sum(u["rru"].values()), "sqs": u["sqs"],
             "durations": u["durations"], "occurrences": s["delivered"], "lateness_ms": s.get("lateness_ms"),
             "batch": s["summary"]["functions"]["dispatcher"]["records_mean"]}

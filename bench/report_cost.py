@@ -16,6 +16,11 @@ def _usd(x: float | None) -> str:
     return "n/a" if x is None else f"${x:,.2f}" if x >= 0.995 or x == 0 else f"${x:.3f}"
 
 
+def _exact(x: float) -> str:
+    """A figure judged against a target: to a tenth of a cent, so a near miss shows."""
+    return f"${x:,.3f}"
+
+
 def _met(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
@@ -52,7 +57,8 @@ def target_rows(c: dict) -> list[str]:
     for t in c.get("targets", []):
         rows.append(
             f"| cost per million, {t['path']} timers, heavy traffic, batch create, HTTP API, 1 KB: provisioned "
-            f"(70 %) / on demand | {_usd(t['provisioned'])} / {_usd(t['on_demand'])} | ≤ {_usd(t['provisioned_max'])}: "
+            f"(70 %: auto scaling assumed; the construct provisions a fixed 5/5) / on demand | "
+            f"{_exact(t['provisioned'])} / {_exact(t['on_demand'])} | ≤ {_usd(t['provisioned_max'])}: "
             f"{_met(t['provisioned'] <= t['provisioned_max'])}; ≤ {_usd(t['on_demand_max'])}: "
             f"{_met(t['on_demand'] <= t['on_demand_max'])} | EventBridge Scheduler $1.00 (first 14 M a month free); "
             "Step Functions ~$75 |")
@@ -129,8 +135,8 @@ def _headline(c: dict) -> list[str]:
         w = c["writes_per_timer"][t["path"]]
         out.append(f"| {t['path']} | {t['writes']:.2f} ({', '.join(f'{k} {v:.2f}' for k, v in w['by_op'].items())}); "
                    f"target {t['writes_target']}: {_met(t['writes'] <= t['writes_target'] + 1e-9)} | {w['wru']:.2f} | "
-                   f"**{_usd(t['provisioned'])}**; target ≤ {_usd(t['provisioned_max'])}: "
-                   f"{_met(t['provisioned'] <= t['provisioned_max'])} | **{_usd(t['on_demand'])}**; target ≤ "
+                   f"**{_exact(t['provisioned'])}**; target ≤ {_usd(t['provisioned_max'])}: "
+                   f"{_met(t['provisioned'] <= t['provisioned_max'])} | **{_exact(t['on_demand'])}**; target ≤ "
                    f"{_usd(t['on_demand_max'])}: {_met(t['on_demand'] <= t['on_demand_max'])} |")
     out.append("")
     return out

@@ -3,7 +3,7 @@ rate, the batch formation behind them, the monthly bill beside EventBridge Sched
 
 from __future__ import annotations
 
-from .report_cost import _met, _usd
+from .report_cost import _exact, _met, _usd
 
 _MODE = {"on_demand": "on demand", "provisioned": "provisioned (70 %)"}
 PROVISIONED_NOTE = ("the construct does not set up auto scaling for `BillingMode.PROVISIONED` (it provisions a fixed "
@@ -23,25 +23,27 @@ def _rate(r: float) -> str:
 
 
 def _cause(t: dict) -> str:
-    """The bill's groups, largest first; for a missed target, those that alone reach the limit."""
+    """The bill's groups, largest first; for a missed target, by how much, and those that alone reach the limit."""
     shown = ", ".join(f"{g} {_usd(v)}" for g, v in t["groups"] if v)
+    margin = t["limit"] - t["values"][t["worst"]]
     if t["met"]:
-        return f"within it by {_usd(t['limit'] - t['values'][t['worst']])} ({shown})"
-    if not t["alone"]:
-        return shown
+        return f"within it by {_exact(margin)} ({shown})"
+    over = f"over by {_exact(-margin)} at {_col(t['worst'])}"
+    if not t["alone"] or t["alone"] == len([v for _, v in t["groups"] if v]):
+        return f"{over}, only with every group of the bill ({shown})"
     head = t["groups"][:t["alone"]]
     terms = " + ".join(f"{g} {_usd(v)}" for g, v in head)
     total = f" = {_usd(sum(v for _, v in head))}" if len(head) > 1 else ""
     verb = "are" if len(head) > 1 else "is"
-    return (f"at {_col(t['worst'])}, {terms}{total} {verb} already at or over the {_usd(t['limit'])} before the rest "
-            f"of the bill ({shown})")
+    return (f"{over}: {terms}{total} {verb} already at or over the {_usd(t['limit'])} before the rest of the bill "
+            f"({shown})")
 
 
 def targets(c: dict) -> list[str]:
     sp = c.get("spread") or {}
     out = []
     for t in sp.get("targets", []):
-        values = ", ".join(f"{_col(col)} {_usd(v)}" for col, v in t["values"].items())
+        values = ", ".join(f"{_col(col)} {_exact(v)}" for col, v in t["values"].items())
         note = f"; {PROVISIONED_NOTE}" if t["mode"] == "provisioned" else ""
         out.append(f"- **Target: {t['what']}**: {values}; ≤ {_usd(t['limit'])}: {_met(t['met'])}. Cause: {_cause(t)}"
                    f"{note}.")
@@ -52,7 +54,9 @@ def target_rows(c: dict) -> list[str]:
     sp = c.get("spread") or {}
     rows = []
     for t in sp.get("targets", []):
-        values = " / ".join(_usd(v) for v in t["values"].values())
+        if list(t["values"]) == ["heavy"] and t["kind"] == "short, batch creates of 10":
+            continue  # the headline's own row above
+        values = " / ".join(_exact(v) for v in t["values"].values())
         cols = f" ({' / '.join(_col(col) for col in t['values'])})" if len(t["values"]) > 1 else ""
         note = " (auto scaling assumed; the construct provisions a fixed 5/5)" if t["mode"] == "provisioned" else ""
         rows.append(f"| cost per million, {t['what']}{cols}{note} | {values} | ≤ {_usd(t['limit'])}: "

@@ -29,6 +29,7 @@ def _profiles(data: dict) -> tuple[dict, dict]:
     for path, usd in cost.other_per_million(section).items():
         base[f"other_usd_per_million_{path}"] = usd
     base["waiting_bytes_per_timer"] = cost.waiting_bytes(section)
+    base["emf_bytes_per_invocation"] = cost.emf_bytes_per_invocation(section)
     periodic = section.get("periodic") or {}
     periodic_profile = dict(base, wru_per_delivery=periodic.get("wru", 2.0),
                             extra_per_delivery_s=base["lat_sqs_s"])  # arming the next occurrence first

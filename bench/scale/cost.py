@@ -1,5 +1,6 @@
 """The cost of a scenario: the dispatcher's invocations, billed time and SQS calls from the simulated
-batch formation; everything else per timer from the cost section's measured bill of materials.
+batch formation (and its EMF line, one a batch); everything else per timer from the cost section's
+measured bill of materials.
 
 The cost section prices the heavy case at full batches of ten, and spread-out traffic with
 :func:`bench.scale.scenarios.batch_formation` (``bench.cost_spread``). Here the dispatcher's
@@ -15,7 +16,8 @@ from __future__ import annotations
 from ..pricing import PRICES
 
 DISPATCHER_MB = PRICES["lambda_memory_mb"]["dispatcher"]
-_SIM_PRICED = ("Lambda", "SQS")  # the dispatcher's lines that the simulation replaces
+_SIM_PRICED = ("Lambda", "SQS")  # the dispatcher's lines that the simulation replaces, and its EMF line:
+_EMF_LINE = "dispatcher EMF metric line"  # one a batch
 
 
 def other_per_million(cost_section: dict) -> dict[str, float]:
@@ -25,7 +27,8 @@ def other_per_million(cost_section: dict) -> dict[str, float]:
     out: dict[str, float] = {}
     for path in ("short", "long"):
         rows = ((cost_section.get("headline") or {}).get(path) or {}).get("rows") or []
-        out[path] = sum(r["usd_od"] for r in rows if not (r["group"] in _SIM_PRICED and "dispatcher" in r["item"]))
+        out[path] = sum(r["usd_od"] for r in rows
+                        if not (r["group"] in _SIM_PRICED and "dispatcher" in r["item"]) and r["item"] != _EMF_LINE)
     doors = (cost_section.get("doors") or {}).get("short") or {}
     if "short" in out and doors.get("http/single") and doors.get("http/batch"):
         # one create a request instead of ten: only the create side differs between the two measured bills
@@ -35,8 +38,15 @@ def other_per_million(cost_section: dict) -> dict[str, float]:
         sqs = periodic["sqs"]
         mapping_calls = sum(v for k, v in sqs.items() if "esm:sqs:dispatcher" in k)
         out["periodic"] = (periodic["total_on_demand"] - periodic["groups"]["Lambda"]["usd_od"]
-                           - mapping_calls * PRICES["sqs_per_million_requests"])
+                           - mapping_calls * PRICES["sqs_per_million_requests"] - periodic.get("emf_usd", 0.0))
     return out
+
+
+def emf_bytes_per_invocation(cost_section: dict) -> float:
+    """Ingested bytes of the dispatcher's EMF line, one a batch: the headline's per-timer share times its batch."""
+    rows = ((cost_section.get("headline") or {}).get("short") or {}).get("rows") or []
+    per_timer = sum(r["quantity"] for r in rows if r["item"] == _EMF_LINE)
+    return per_timer * (cost_section.get("levels") or {}).get("heavy", 10)
 
 
 def waiting_bytes(cost_section: dict) -> float:
@@ -60,7 +70,8 @@ def scenario(profile: dict, out, n: int, path: str) -> dict:
     if not n:
         return {}
     inv = len(out.batches)
-    dispatcher = dispatcher_usd(inv, sum(out.billed_ms), out.receives - out.empty_receives)
+    dispatcher = (dispatcher_usd(inv, sum(out.billed_ms), out.receives - out.empty_receives)
+                  + inv * profile.get("emf_bytes_per_invocation", 0.0) * PRICES["cw_logs_per_gb"] / 1e9)
     other = profile.get(f"other_usd_per_million_{path}", float("nan")) * n / 1e6
     return {"usd": dispatcher + other, "per_million": (dispatcher + other) / n * 1e6,
             "dispatcher_per_million": dispatcher / n * 1e6, "invocations_per_timer": inv / n,

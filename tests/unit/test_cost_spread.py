@@ -89,3 +89,19 @@ def test_a_long_timer_is_stored_for_its_lead_and_every_record_for_the_history_re
     assert long - short == pytest.approx(1e6 * 1200 * cost_spread.LONG_LEAD_DAYS * 86_400 / month / 2**30)
     daily = cost_spread.stored_gb("periodic, daily cron (beyond the window)", 30e6, sizes, 86_400)
     assert daily == pytest.approx(1e6 * 1100 / 2**30)  # a million definitions, each with its pending timer item
+
+
+def test_the_scale_section_prices_the_dispatchers_emf_line_once_per_simulated_invocation():
+    from bench.scale import cost
+    from bench.scale.pipeline import Outcome
+
+    # 1,000 timers alone in their invocations: 1,000 EMF lines of 200 bytes, $0.50 per GB: $0.10 per million timers
+    out = Outcome(batches=[1] * 1000, billed_ms=[500] * 1000, receives=1000)
+    without = cost.scenario({"other_usd_per_million_short": 1.0}, out, 1000, "short")
+    with_emf = cost.scenario({"other_usd_per_million_short": 1.0, "emf_bytes_per_invocation": 200.0}, out, 1000, "short")
+    assert with_emf["per_million"] - without["per_million"] == pytest.approx(0.10)
+    headline = {"levels": {"heavy": 10}, "headline": {"short": {"rows": [
+        {"group": "CloudWatch Logs", "item": "dispatcher EMF metric line", "quantity": 20.0, "usd_od": 0.01},
+        {"group": "DynamoDB", "item": "PutItem record (api)", "quantity": 1.0, "usd_od": 0.625}]}}}
+    assert cost.emf_bytes_per_invocation(headline) == 200.0  # 20 bytes a timer at ten a batch
+    assert cost.other_per_million(headline)["short"] == 0.625  # the EMF line is priced per invocation instead
