@@ -26,7 +26,12 @@ The sub-second part of each due time is random: the dispatcher waits out the rem
 a message surfaces (SQS delays are whole seconds), so its duration depends on it.
 
 A **periodic** scenario prices occurrences of periodic timers: ten definitions every second on
-the same grid, counted over ``periodic_waves`` seconds after the first (no create per occurrence).
+the same grid, counted over ``periodic_waves`` seconds after the first (no create per occurrence);
+a second one, beyond the window, runs them every ``PERIODIC_LONG_EVERY_S`` seconds with the long
+path's shrunk window, so each next occurrence goes through a timer item, the sweeper and the enqueuer.
+
+Spread-out traffic is then priced with the dispatcher's batches simulated (``bench.cost_spread``):
+the scale simulation's batch formation for Poisson due times, at each rate and monthly volume.
 
 Payloads: the headline is 1 KB of JSON; heavy traffic also runs with 100 B, 4 KB and 64 KB of
 JSON and 1 KB of high-entropy data (``bench.payloads``). A cancel scenario prices a cancel.
@@ -46,6 +51,7 @@ from . import cost_spread, costmodel, payloads
 from .common import BATCH_SIZE, ROOT, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, log
 from .meter import CapacityMeter, LogMeter, RequestCounter
 from .pricing import PRICES, SECONDS_PER_MONTH
+from .scale import params as scale_params
 
 from scheduler_runtime.aws.periodic import ARM_LEAD_MS  # noqa: E402  (bench.common puts lambda/ on the path)
 from scheduler_runtime.core.contract import DEFAULT_HISTORY_RETENTION_SECONDS  # noqa: E402
@@ -256,11 +262,9 @@ def access_log_bytes() -> dict:
 
 def _aws_profile() -> dict:
     """The scale simulation's AWS profile, with the engine's own figures recorded in docs/benchmarks.json."""
-    from .scale import params
-
     path = ROOT / "docs" / "benchmarks.json"
     data = json.loads(path.read_text()) if path.exists() else {}
-    return params.aws(**params.measured(data))
+    return scale_params.aws(**scale_params.measured(data))
 
 
 def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple = ("short", "long"),
