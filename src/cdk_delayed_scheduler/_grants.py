@@ -38,6 +38,7 @@ class SchedulerGrants:
     dispatcher_function: lambda_.Function
     encryption_key: Optional[kms.IKey]
     listing_index_name: Optional[str]
+    group_index_name: str
     _built_api: Optional["BuiltApi"]
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -54,7 +55,8 @@ class SchedulerGrants:
     def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to schedule: ``execute-api:Invoke`` on each route of this API's stage (HTTP
         or REST): ``POST /schedules``, ``GET``/``PATCH``/``DELETE /schedules/*``, ``POST /schedule-batches``,
-        ``GET /schedules`` (the listing), ``PUT``/``GET``/``PATCH``/``DELETE /periodic/*`` and ``GET /periodic``;
+        ``GET /schedules`` (the listing), ``PUT``/``GET``/``PATCH``/``DELETE /periodic/*``, ``GET /periodic`` and
+        ``DELETE /groups/*``;
         and ``grant_invoke``; nothing else. With ``SchedulerApi.none()``, ``grant_invoke`` only.
 
         The routes' part is meaningful with IAM authorization (the default). The ``*`` in the
@@ -100,18 +102,20 @@ class SchedulerGrants:
         """Least privilege, per function: exactly the table operations and sends its handler makes, on
         the table itself (``Table.grant`` would add ``<table>/index/*`` to each once the table has an
         index) and, with listing, ``Query`` on the listing index alone."""
-        listing = self.listing_index_name is not None
+        indexes = [self.group_index_name] + ([self.listing_index_name] if self.listing_index_name else [])
         self._grant_table(self.api_function, "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem",
                           "dynamodb:DeleteItem", "dynamodb:Query",  # Query: GET /periodic reads shard partitions
-                          *(["dynamodb:BatchGetItem"] if listing else []))  # a listing page's records
-        if listing:
-            iam.Grant.add_to_principal(grantee=self.api_function, actions=["dynamodb:Query"],
-                                       resource_arns=[f"{self.table.table_arn}/index/{self.listing_index_name}"])
+                          "dynamodb:BatchGetItem")  # a listing page's records
+        # Query: a group's members (its cancel counts them, GET ?group= lists them); with listing, the listing page
+        self._grant_index_query(self.api_function, *indexes)
         # UpdateItem: raising the shard high-water mark, so timers of a larger shard_count are still swept
         self._grant_table(self.sweeper_function, "dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem")
         self._grant_table(self.enqueuer_function, "dynamodb:BatchWriteItem")  # write-back of refused timers
-        # UpdateItem: a delivery's start and end; GetItem and PutItem: a periodic definition's next timer
-        self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem")
+        # UpdateItem: a delivery's start and end; GetItem and PutItem: a periodic definition's next timer;
+        # DeleteItem: a cancelled group's sweep removes its members' timers, as DELETE does
+        self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem",
+                          "dynamodb:DeleteItem")
+        self._grant_index_query(self.dispatcher_function, self.group_index_name)  # a cancelled group's sweep
         self._grant_send(self.api_function, self.delayer_queue)  # short timers go straight to the queue
         self._grant_send(self.enqueuer_function, self.delayer_queue)
         self._grant_send(self.dispatcher_function, self.delayer_queue)  # put back an early message
@@ -121,13 +125,17 @@ class SchedulerGrants:
         iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[self.table.table_arn])
         _wiring.grant_key(self.encryption_key, function, *_KEY_USER)
 
+    def _grant_index_query(self, function: lambda_.Function, *index_names: str) -> None:
+        iam.Grant.add_to_principal(grantee=function, actions=["dynamodb:Query"],
+                                   resource_arns=[f"{self.table.table_arn}/index/{name}" for name in index_names])
+
     def _grant_send(self, function: lambda_.Function, queue: sqs.Queue) -> None:
         _wiring.grant_send(queue, function)
 
 
 def _acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arns: Sequence[str], method: str) -> None:
     """The ``/<collection>/*`` resources ``method`` (``grant_schedule``, ``grant_read``) granted: each ``*``
-    is the ``{id}`` path parameter of one route.
+    is the path parameter (``{id}``, ``{group}``) of one route.
 
     The finding names the ARN as it stands in the grantee's policy (concrete region and account in a
     stack with an explicit environment, ``<AWS::Region>``/``<AWS::AccountId>`` otherwise), so the
@@ -167,9 +175,11 @@ def _acknowledge_routes(grantee: Construct, route_arns: Sequence[str], method: s
         resource = _nag.flatten_reference(stack.resolve(arn))
         if resource.endswith("/*"):
             verb, collection = resource.rsplit("/", 3)[-3:-1]
+            parameter = next(r.path.rsplit("/", 1)[1] for r in ROUTES
+                             if r.method == verb and r.path.startswith(f"/{collection}/{{"))
             _nag.acknowledge(
                 grantee,
                 f"AwsSolutions-IAM5[Resource::{resource}]",
-                f"{method}: the * is the {{id}} path parameter of {verb} /{collection}/{{id}} on this "
+                f"{method}: the * is the {parameter} path parameter of {verb} /{collection}/{parameter} on this "
                 "scheduler's own API and stage; no other route or API is granted.",
             )

@@ -1,9 +1,10 @@
 """What the REST API checks before the api function runs: a JSON schema for each body, the path's
-``{id}`` and the listing routes' query strings. The api handler validates everything again, in full
+parameter (``{id}``, ``{group}``) and the listing routes' query strings. The api handler validates everything again, in full
 (RFC 3339 parsing, cron expressions, the 256 KiB payload limit, ...), and answers with the field."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from aws_cdk import aws_apigateway as apigw
@@ -15,8 +16,8 @@ _STRING, _NUMBER, _INTEGER = apigw.JsonSchemaType.STRING, apigw.JsonSchemaType.N
 
 #: The optional query-string parameters of the listing routes (none is required).
 QUERY_PARAMETERS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("GET", "/schedules"): ("status", "dueAfter", "dueBefore", "limit", "nextToken"),
-    ("GET", "/periodic"): ("limit", "nextToken"),
+    ("GET", "/schedules"): ("status", "dueAfter", "dueBefore", "limit", "nextToken", "group"),
+    ("GET", "/periodic"): ("limit", "nextToken", "group"),
 }
 
 
@@ -42,6 +43,12 @@ def _retry() -> apigw.JsonSchema:
     return apigw.JsonSchema()
 
 
+def _group() -> apigw.JsonSchema:
+    """``group``: allowed through, any value, for the api handler to check, so that its 400 names ``group``
+    and the rule (as for ``retry``)."""
+    return apigw.JsonSchema()
+
+
 def create_schedule_schema() -> apigw.JsonSchema:
     """The JSON schema API Gateway applies to ``POST /schedules`` before the function runs."""
     return _object("CreateSchedule", ["payload"], {
@@ -51,6 +58,7 @@ def create_schedule_schema() -> apigw.JsonSchema:
         "payload": apigw.JsonSchema(),
         "target": _target(),
         "retry": _retry(),
+        "group": _group(),
     })
 
 
@@ -88,6 +96,7 @@ def put_periodic_schema() -> apigw.JsonSchema:
         "endAt": _instant(),
         "target": _target(),
         "retry": _retry(),
+        "group": _group(),
     })
 
 
@@ -111,7 +120,7 @@ def method_requests(api: apigw.RestApi) -> dict[tuple[str, str], dict[str, Any]]
     """For each route, ``add_method``'s request options: its validator, its body model, its parameters.
 
     ``BodyValidator`` checks the body and the parameters of the routes with a body;
-    ``ParametersValidator`` the path's ``{id}`` (required) and the query strings (optional) of the others.
+    ``ParametersValidator`` the path's parameter (required) and the query strings (optional) of the others.
     """
     body = api.add_request_validator("BodyValidator", validate_request_body=True, validate_request_parameters=True)
     parameters = api.add_request_validator("ParametersValidator", validate_request_parameters=True)
@@ -124,8 +133,7 @@ def method_requests(api: apigw.RestApi) -> dict[tuple[str, str], dict[str, Any]]
         if key in models:
             options["request_models"] = {"application/json": models[key]}
         wanted = {f"method.request.querystring.{name}": False for name in QUERY_PARAMETERS.get(key, ())}
-        if "{id}" in route.path:
-            wanted["method.request.path.id"] = True
+        wanted.update({f"method.request.path.{name}": True for name in re.findall(r"{(\w+)}", route.path)})
         if wanted:
             options["request_parameters"] = wanted
         requests[key] = options

@@ -4,6 +4,7 @@ acknowledges the cdk-nag findings of the REST API where it is made."""
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Any, Optional, Union
@@ -51,7 +52,7 @@ class BuiltApi:
     stage: Union[apigwv2.HttpStage, apigw.Stage]
     url: str
     route_arns: dict[RouteKey, str]
-    """``(method, path)`` -> the ``execute-api`` ARN of that route on this stage (``{id}`` as ``*``), for
+    """``(method, path)`` -> the ``execute-api`` ARN of that route on this stage (``{id}``, ``{group}`` as ``*``), for
     each of ``ROUTES``, in its order."""
     api_key: Optional[apigw.IApiKey] = None
 
@@ -71,7 +72,7 @@ def build(scope: Construct, function: lambda_.IFunction, scheduler_api: Schedule
 
 
 def _route_arns(api: Union[apigwv2.HttpApi, apigw.RestApi], stage_name: str) -> dict[RouteKey, str]:
-    return {(route.method, route.path): api.arn_for_execute_api(route.method, route.path.replace("{id}", "*"),
+    return {(route.method, route.path): api.arn_for_execute_api(route.method, re.sub(r"{\w+}", "*", route.path),
                                                                 stage_name)
             for route in ROUTES}
 

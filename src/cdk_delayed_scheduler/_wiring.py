@@ -57,6 +57,15 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, rea
         removal_policy=removal_policy,
         deletion_protection=deletion_protection,
     )
+    groups = contract.GROUPS  # sparse: only grouped items, while pending, are in it
+    table.add_global_secondary_index(
+        index_name=groups["indexName"],
+        partition_key=dynamodb.Attribute(name=groups["partitionKey"], type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name=groups["sortKey"], type=dynamodb.AttributeType.STRING),
+        projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        read_capacity=reads,
+        write_capacity=writes,
+    )
     if listing:
         index = contract.LISTING
         table.add_global_secondary_index(

@@ -42,7 +42,7 @@ class RedriveReport:
 
 def redrive(*, table_name: str, delayer_queue: str, dead_letter_queue: str, enqueuer_function: str | None = None,
             ids: Iterable[str] | None = None, limit: int | None = None, older_than_seconds: float | None = None,
-            newer_than_seconds: float | None = None, endpoint_url: str | None = None,
+            newer_than_seconds: float | None = None, group: str | None = None, endpoint_url: str | None = None,
             lambda_endpoint_url: str | None = None, region_name: str | None = None) -> RedriveReport:
     """Send the parked schedules in the dead-letter queue back for delivery (or the selected ones).
 
@@ -60,6 +60,8 @@ def redrive(*, table_name: str, delayer_queue: str, dead_letter_queue: str, enqu
     :param limit: take at most this many messages. Default: all.
     :param older_than_seconds: only messages parked at least this long ago. Default: no bound.
     :param newer_than_seconds: only messages parked at most this long ago. Default: no bound.
+    :param group: only the schedules of this group (read from each one's record; stream ranges are left). Default:
+        every group, and schedules without one.
     :param endpoint_url: the DynamoDB and SQS endpoint. Default: AWS (``AWS_ENDPOINT_URL`` if set).
     :param lambda_endpoint_url: Lambda's endpoint. Default: AWS (``AWS_ENDPOINT_URL_LAMBDA`` if set).
     :param region_name: the region. Default: the usual configuration.
@@ -70,7 +72,7 @@ def redrive(*, table_name: str, delayer_queue: str, dead_letter_queue: str, enqu
     from scheduler_runtime.core.redrive import Selection  # noqa: PLC0415
 
     selection = Selection(ids=None if ids is None else frozenset(ids), limit=limit,
-                          older_than_ms=_ms(older_than_seconds), newer_than_ms=_ms(newer_than_seconds))
+                          older_than_ms=_ms(older_than_seconds), newer_than_ms=_ms(newer_than_seconds), group=group)
     session = botocore.session.get_session()
     sqs = session.create_client("sqs", endpoint_url=endpoint_url, region_name=region_name)
     dynamodb = session.create_client("dynamodb", endpoint_url=endpoint_url, region_name=region_name)

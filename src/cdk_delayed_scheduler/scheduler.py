@@ -257,6 +257,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         """The Schedules table (partition key ``pk``, sort key ``sk``, TTL attribute ``expiresAt``)."""
         self.listing_index_name: Optional[str] = contract.LISTING["indexName"] if props.listing else None
         """The name of the table's listing index (keys only) with ``listing=True``, else ``None``."""
+        self.group_index_name: str = contract.GROUPS["indexName"]
+        """The name of the table's group index (keys only, sparse: only the pending members of a ``group``)."""
         encryption = _wiring.queue_encryption(props.encryption_key)
         self.dead_letter_queue: sqs.Queue = sqs.Queue(self, "DeadLetterQueue", retention_period=Duration.days(14),
                                                       enforce_ssl=True, **encryption)

@@ -53,7 +53,7 @@ FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "Dispatche
 ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"), ("PATCH", "/schedules/{id}"),
           ("POST", "/schedule-batches"), ("GET", "/schedules"),
           ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("PATCH", "/periodic/{id}"), ("DELETE", "/periodic/{id}"),
-          ("GET", "/periodic")}
+          ("GET", "/periodic"), ("DELETE", "/groups/{group}")}
 
 
 def callback(stack: cdk.Stack, id: str = "Callback") -> lambda_.Function:

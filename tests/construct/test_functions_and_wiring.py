@@ -124,15 +124,17 @@ def test_each_role_has_exactly_what_its_handler_calls(stacks):
     stream_read = {"dynamodb:ListStreams", "dynamodb:DescribeStream", "dynamodb:GetRecords",
                    "dynamodb:GetShardIterator"}
     logs_write = {"logs:CreateLogStream", "logs:PutLogEvents"}
+    group_index = {"Fn::Join": ["", [table, f"/index/{b.scheduler.group_index_name}"]]}
     expected = {
         "ApiFunction": {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-                        "dynamodb:Query", "sqs:SendMessage"},
+                        "dynamodb:Query", "dynamodb:BatchGetItem", "sqs:SendMessage"},
         "SweeperFunction": {"dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem", "sqs:SendMessage",
                             "sqs:GetQueueAttributes",
                             "sqs:GetQueueUrl"},
         "EnqueuerFunction": {"dynamodb:BatchWriteItem", "sqs:SendMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl"} | stream_read,
-        "DispatcherFunction": {"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage", "sqs:ReceiveMessage",
+        "DispatcherFunction": {"dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem",
+                               "dynamodb:Query", "sqs:SendMessage", "sqs:ReceiveMessage",
                                "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage",
                                "sqs:GetQueueAttributes", "lambda:InvokeFunction"},
     }
@@ -147,7 +149,10 @@ def test_each_role_has_exactly_what_its_handler_calls(stacks):
             if any(a.startswith("dynamodb:") and a != "dynamodb:ListStreams" and "Stream" not in a
                    and a not in ("dynamodb:GetRecords", "dynamodb:GetShardIterator")
                    for a in actions_of([statement])):
-                assert statement["Resource"] == table, (fid, statement)  # the table alone, no index
+                # the table alone; the group index by name, for Query alone (no index/* wildcard)
+                assert statement["Resource"] in (table, group_index), (fid, statement)
+                if statement["Resource"] == group_index:
+                    assert statement["Action"] == "dynamodb:Query" and fid in ("ApiFunction", "DispatcherFunction")
     # the delayer and DLQ sends are scoped to exactly those queues
     assert [s for s in policy(b, "ApiFunction") if s["Action"] == "sqs:SendMessage"] == [
         {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": delayer}]  # short timers, straight in
@@ -253,17 +258,17 @@ def test_every_resource_the_construct_creates_is_accounted_for(stacks):
     assert _inventory(stacks["no_api"]) == CORE
     assert _inventory(stacks["defaults"]) - CORE == {
         "AWS::Logs::LogGroup": 1,  # the API's access logs
-        "AWS::Lambda::Permission": 11,  # one per route
+        "AWS::Lambda::Permission": 12,  # one per route
         "AWS::ApiGatewayV2::Api": 1, "AWS::ApiGatewayV2::Stage": 1, "AWS::ApiGatewayV2::Integration": 1,
-        "AWS::ApiGatewayV2::Route": 11,
+        "AWS::ApiGatewayV2::Route": 12,
     }
     rest = stacks["rest"]
     assert _inventory(rest) - CORE == {
         "AWS::IAM::Role": 1,  # API Gateway's logging role
         "AWS::Logs::LogGroup": 1,
-        "AWS::Lambda::Permission": 22,  # each method, for its stage and for test-invoke
+        "AWS::Lambda::Permission": 24,  # each method, for its stage and for test-invoke
         "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
-        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 5, "AWS::ApiGateway::Method": 11,
+        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 7, "AWS::ApiGateway::Method": 12,
         "AWS::ApiGateway::Model": 5, "AWS::ApiGateway::RequestValidator": 2,
         "AWS::ApiGateway::GatewayResponse": 4,
     }
@@ -271,6 +276,6 @@ def test_every_resource_the_construct_creates_is_accounted_for(stacks):
     api_fn = only(rest.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
     sweeper = only(rest.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
     assert sum(p["Principal"] == "apigateway.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [api_fn, "Arn"]}
-               for p in permissions) == 22
+               for p in permissions) == 24
     assert sum(p["Principal"] == "events.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}
                for p in permissions) == 1

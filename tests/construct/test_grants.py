@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from construct_helpers import only
 from construct_stacks import ROUTES, client_statements, invoke_statement, logical_id
@@ -17,7 +18,8 @@ def test_rest_grant_schedule_is_execute_api_on_every_route_and_the_invoke(stacks
     assert len(rendered) == len(ROUTES)
     for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/PATCH/schedules/*"',
                    '/POST/schedule-batches"',
-                   '/GET/schedules"', '/PUT/periodic/*"', '/GET/periodic/*"', '/DELETE/periodic/*"', '/GET/periodic"'):
+                   '/GET/schedules"', '/PUT/periodic/*"', '/GET/periodic/*"', '/DELETE/periodic/*"', '/GET/periodic"',
+                   '/DELETE/groups/*"'):
         assert sum(r.endswith(suffix + "]]}") for r in rendered) == 1, (suffix, rendered)
     stage_id = only(b.json, "AWS::ApiGateway::Stage")[0]
     api_id = logical_id(b, b.scheduler.api)
@@ -32,7 +34,7 @@ def test_http_grant_schedule_is_execute_api_on_every_route_and_the_invoke(stacks
     api_id = only(b.json, "AWS::ApiGatewayV2::Api")[0]
     assert sorted(map(json.dumps, statement["Resource"])) == sorted(
         json.dumps({"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":execute-api:eu-west-1:123456789012:",
-                                      {"Ref": api_id}, f"/$default/{verb}{path.replace('{id}', '*')}"]]})
+                                      {"Ref": api_id}, f"/$default/{verb}{re.sub('{[a-z]+}', '*', path)}"]]})
         for verb, path in ROUTES)
 
 

@@ -22,13 +22,9 @@ from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, targets
 from cdk_delayed_scheduler._contract import contract
 
 from construct_helpers import only, resources_of
+from construct_stacks import ROUTES
 
 FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "DispatcherFunction")
-#: Every route, as the API table of DESIGN.md lists them.
-ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"), ("PATCH", "/schedules/{id}"),
-          ("POST", "/schedule-batches"), ("GET", "/schedules"),
-          ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("PATCH", "/periodic/{id}"), ("DELETE", "/periodic/{id}"),
-          ("GET", "/periodic")}
 READS = {route for route in ROUTES if route[0] == "GET"}
 
 
@@ -84,21 +80,33 @@ def _environment(b: dict, fid: str) -> dict:
 
 
 # --- the listing prop ----------------------------------------------------------------------------
-def test_listing_off_adds_no_index_and_says_false(built):
+def _indexes(b: dict) -> dict:
+    return {index["IndexName"]: index for index in _table(b)[1]["Properties"]["GlobalSecondaryIndexes"]}
+
+
+def test_listing_off_adds_no_listing_index_and_says_false(built):
     b = built["off"]
-    assert "GlobalSecondaryIndexes" not in _table(b)[1]["Properties"]
+    assert set(_indexes(b)) == {contract.GROUPS["indexName"]}  # the group index alone
     assert {_environment(b, fid)["LISTING"] for fid in FUNCTION_IDS} == {"false"}
     assert b["scheduler"].listing_index_name is None
-    assert "/index/" not in json.dumps(b["json"])  # no grant names an index
-    assert _grants(b, "dynamodb:BatchGetItem") == []
+    assert f"/index/{contract.LISTING['indexName']}" not in json.dumps(b["json"])  # no grant names it
+
+
+def test_every_scheduler_has_the_sparse_keys_only_group_index(built):
+    names = contract.GROUPS
+    for b in built.values():
+        index = _indexes(b)[names["indexName"]]
+        assert index["KeySchema"] == [{"AttributeName": names["partitionKey"], "KeyType": "HASH"},
+                                      {"AttributeName": names["sortKey"], "KeyType": "RANGE"}]
+        assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+        assert b["scheduler"].group_index_name == names["indexName"]
 
 
 def test_listing_on_adds_the_contracts_keys_only_index(built):
     names = contract.LISTING
     for b in (built["on"], built["rest"], built["no_api"]):
         props = _table(b)[1]["Properties"]
-        assert props["GlobalSecondaryIndexes"][0]["IndexName"] == names["indexName"]
-        (index,) = props["GlobalSecondaryIndexes"]
+        index = _indexes(b)[names["indexName"]]
         assert index["KeySchema"] == [{"AttributeName": names["partitionKey"], "KeyType": "HASH"},
                                       {"AttributeName": names["sortKey"], "KeyType": "RANGE"}]
         assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
@@ -106,25 +114,31 @@ def test_listing_on_adds_the_contracts_keys_only_index(built):
         assert {"AttributeName": names["sortKey"], "AttributeType": "S"} in props["AttributeDefinitions"]
         assert {_environment(b, fid)["LISTING"] for fid in FUNCTION_IDS} == {"true"}
         assert b["scheduler"].listing_index_name == names["indexName"]
-    assert "ProvisionedThroughput" not in _table(built["on"])[1]["Properties"]["GlobalSecondaryIndexes"][0]
+    assert all("ProvisionedThroughput" not in index for index in _indexes(built["on"]).values())
 
 
 def test_the_index_follows_the_tables_provisioned_capacity(built):
     props = _table(built["rest"])[1]["Properties"]
     assert props["ProvisionedThroughput"] == {"ReadCapacityUnits": 7, "WriteCapacityUnits": 9}
-    assert props["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"] == props["ProvisionedThroughput"]
+    assert [index["ProvisionedThroughput"] for index in props["GlobalSecondaryIndexes"]] == [
+        props["ProvisionedThroughput"]] * 2
 
 
-def test_the_index_query_and_batch_get_are_the_api_functions_alone(built):
+def _index_arn(table_arn: dict, key: str) -> dict:
+    return {"Fn::Join": ["", [table_arn, f"/index/{getattr(contract, key)['indexName']}"]]}
+
+
+def test_index_queries_are_the_api_functions_and_the_group_sweeps_alone(built):
     for b in (built["on"], built["rest"]):
         table_id = _table(b)[0]
         table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-        index_arn = {"Fn::Join": ["", [table_arn, f"/index/{contract.LISTING['indexName']}"]]}
+        groups, listing = _index_arn(table_arn, "GROUPS"), _index_arn(table_arn, "LISTING")
         assert _grants(b, "dynamodb:BatchGetItem") == [("ApiFunction", table_arn)]
         assert sorted(_grants(b, "dynamodb:Query"), key=json.dumps) == sorted(
-            [("ApiFunction", table_arn), ("ApiFunction", index_arn), ("SweeperFunction", table_arn)], key=json.dumps)
-        # no other grant reaches the index, and none uses Table.grant's index/* wildcard
-        assert json.dumps(b["json"]).count("/index/") == 1
+            [("ApiFunction", table_arn), ("ApiFunction", [groups, listing]), ("SweeperFunction", table_arn),
+             ("DispatcherFunction", groups)], key=json.dumps)
+        # no other grant reaches an index, and none uses Table.grant's index/* wildcard
+        assert json.dumps(b["json"]).count("/index/") == 3
 
 
 def test_the_dispatcher_reads_and_arms_periodic_definitions(built):
@@ -133,9 +147,11 @@ def test_the_dispatcher_reads_and_arms_periodic_definitions(built):
         for action in ("dynamodb:GetItem", "dynamodb:PutItem"):
             assert {fid for fid, resource in _grants(b, action) if resource == table_arn} == {
                 "ApiFunction", "DispatcherFunction"}, action
-    # without listing, the api function's Query (GET /periodic's shard partitions) is on the table alone
+    # without listing, the api function's Query is on the table (GET /periodic's shard partitions) and the group index
     table_arn = {"Fn::GetAtt": [_table(built["off"])[0], "Arn"]}
-    assert _grants(built["off"], "dynamodb:Query") == [("ApiFunction", table_arn), ("SweeperFunction", table_arn)]
+    groups = _index_arn(table_arn, "GROUPS")
+    assert _grants(built["off"], "dynamodb:Query") == [("ApiFunction", table_arn), ("ApiFunction", groups),
+                                                      ("SweeperFunction", table_arn), ("DispatcherFunction", groups)]
 
 
 def test_listing_must_be_a_bool():
@@ -182,15 +198,16 @@ def test_the_rest_api_validates_the_periodic_body_and_the_list_queries(built):
     schema = model["Schema"]
     assert (schema["type"], schema["required"], schema["additionalProperties"]) == ("object", ["payload"], False)
     assert set(schema["properties"]) == {"payload", "every", "cron", "timeZone", "startAt", "endAt", "target",
-                                         "retry"}
-    for verb, path, names in (("GET", "/schedules", {"status", "dueAfter", "dueBefore", "limit", "nextToken"}),
-                              ("GET", "/periodic", {"limit", "nextToken"})):
+                                         "retry", "group"}
+    for verb, path, names in (("GET", "/schedules", {"status", "dueAfter", "dueBefore", "limit", "nextToken", "group"}),
+                              ("GET", "/periodic", {"limit", "nextToken", "group"})):
         listing = methods[(verb, path)]
         assert listing["RequestParameters"] == {f"method.request.querystring.{n}": False for n in names}
         assert "RequestModels" not in listing
         assert validators[listing["RequestValidatorId"]["Ref"]].get("ValidateRequestBody") is None
     for route in (("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}")):
         assert methods[route]["RequestParameters"] == {"method.request.path.id": True}
+    assert methods[("DELETE", "/groups/{group}")]["RequestParameters"] == {"method.request.path.group": True}
 
 
 def test_the_periodic_model_takes_the_design_bodies(built):
@@ -242,7 +259,7 @@ def _granted_routes(b: dict, role: str) -> tuple[set, set]:
 
 
 def _starred(routes: set) -> set:
-    return {(verb, path.replace("{id}", "*")) for verb, path in routes}
+    return {(verb, re.sub(r"{\w+}", "*", path)) for verb, path in routes}
 
 
 def test_grant_schedule_covers_every_route_on_both_apis(built):
@@ -266,16 +283,21 @@ def test_grant_read_refuses_a_scheduler_without_an_api(built):
         scheduler.grant_read(role)
 
 
-def test_the_id_wildcards_are_acknowledged_for_each_grant(built):
-    """Each ``{id}`` route a grant covers has its own cdk-nag acknowledgement, naming the grant."""
+def test_the_path_parameter_wildcards_are_acknowledged_for_each_grant(built):
+    """Each ``{id}`` or ``{group}`` route a grant covers has its own cdk-nag acknowledgement, naming the grant and
+    the parameter."""
     from construct_helpers import acknowledged
 
     b = built["on"]
-    for role, method, count in (("Writer", "grant_schedule", 7), ("Reader", "grant_read", 2)):
+    for role, method, count in (("Writer", "grant_schedule", 8), ("Reader", "grant_read", 2)):
         (rules,) = [r for path, r in acknowledged(b["roles"][role]).items() if path.endswith(f"/{role}")]
         starred = {r for r in rules if r.endswith("/*]")}
         assert len(starred) == count, rules
-        assert {r.rsplit("/", 2)[-2] for r in starred} <= {"schedules", "periodic"}
+        assert {r.rsplit("/", 2)[-2] for r in starred} <= {"schedules", "periodic", "groups"}
+    writer = [entry.data for entry in b["roles"]["Writer"].node.metadata
+              if entry.type == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY]
+    assert any("the * is the {group} path parameter of DELETE /groups/{group}" in text
+               for data in writer for text in data.values())
     reasons = [entry.data for entry in b["roles"]["Reader"].node.metadata
                if entry.type == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY]
     assert all("grant_read: the * is the {id} path parameter" in text for data in reasons for text in data.values())

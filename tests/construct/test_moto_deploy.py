@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from moto_listing_and_periodic import (test_a_periodic_timer_is_delivered_and_armed_again,  # noqa: F401 - collected
                                        test_the_listing_pages_through_the_index)
+from moto_groups import test_a_group_cancel_stops_its_members_through_the_deployed_index  # noqa: F401 - collected
 from moto_stack import deploy_assembly, moto_server_environment
 from moto_wiring import (ACCOUNT, REGION, DeployedFunction, QueueMapping, StreamMapping, TemplateResolver, Workload,
                          allowed, forget_stream_triggers, http_api_event, iam_requests, replay_http_api,
@@ -188,7 +189,8 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     routes = http_api["routes"]
     assert set(routes) == {"POST /schedules", "GET /schedules/{id}", "DELETE /schedules/{id}",
                            "POST /schedule-batches", "GET /schedules", "PUT /periodic/{id}", "GET /periodic/{id}",
-                           "DELETE /periodic/{id}", "GET /periodic", "PATCH /schedules/{id}", "PATCH /periodic/{id}"}
+                           "DELETE /periodic/{id}", "GET /periodic", "PATCH /schedules/{id}", "PATCH /periodic/{id}",
+                           "DELETE /groups/{group}"}
     (integration,) = http_api["integrations"].values()
     assert (integration["IntegrationType"], integration["PayloadFormatVersion"]) == ("AWS_PROXY", "2.0")
     assert integration["IntegrationUri"] == functions["ApiFunction"].arn
@@ -207,7 +209,7 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     sources = {s["Condition"]["ArnLike"]["AWS:SourceArn"] for s in policy["Statement"]
                if s["Principal"] == {"Service": "apigateway.amazonaws.com"}}
     assert sources == {f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*{path}" for path in (
-        "/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}")}
+        "/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}", "/groups/{group}")}
 
 
 def test_mappings_connect_the_right_sources_to_the_right_functions(deployed, wired):
@@ -448,9 +450,15 @@ def test_every_call_the_handlers_made_is_allowed_by_their_deployed_roles(deploye
     (action, resource), = iam_requests("dynamodb", "BatchWriteItem", write_back)
     assert not allowed(statements["ApiFunction"], action, resource)
     # the listing index is the api function's alone: the sweeper's Query covers the table, not the index
-    listing = next(params for _, op, params in functions["ApiFunction"].calls if params.get("IndexName"))
+    listing = next(params for _, op, params in functions["ApiFunction"].calls if params.get("IndexName") == "ByStatus")
     (action, resource), = iam_requests("dynamodb", "Query", listing)
     assert resource.endswith("/index/ByStatus") and allowed(statements["ApiFunction"], action, resource)
+    assert not allowed(statements["SweeperFunction"], action, resource)
+    # the group index: the api function's count and listing, the dispatcher's sweep; not the sweeper's
+    sweep = next(params for _, op, params in functions["DispatcherFunction"].calls if params.get("IndexName"))
+    (action, resource), = iam_requests("dynamodb", "Query", sweep)
+    assert resource.endswith("/index/ByGroup") and allowed(statements["DispatcherFunction"], action, resource)
+    assert allowed(statements["ApiFunction"], action, resource)
     assert not allowed(statements["SweeperFunction"], action, resource)
 
 

@@ -41,7 +41,9 @@ def writes_logs(function: str) -> set[tuple[str, str]]:
 # --- the literal table -----------------------------------------------------------------------
 FUNCTION_ROLES = {
     "ApiFunctionRole": writes_logs("ApiFunction")
-    | on(TABLE, "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query")
+    | on(TABLE, "dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query",
+         "dynamodb:BatchGetItem")
+    | on(f"{TABLE}/index/ByGroup", "dynamodb:Query")
     | on(DELAYER, "sqs:SendMessage"),
     "SweeperFunctionRole": writes_logs("SweeperFunction")
     | on(TABLE, "dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem")
@@ -53,7 +55,8 @@ FUNCTION_ROLES = {
     | on("*", "dynamodb:ListStreams")
     | on(STREAM, "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
     "DispatcherFunctionRole": writes_logs("DispatcherFunction")
-    | on(TABLE, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem")
+    | on(TABLE, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem")
+    | on(f"{TABLE}/index/ByGroup", "dynamodb:Query")
     | on(DELAYER, "sqs:SendMessage", "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl",
          "sqs:DeleteMessage", "sqs:GetQueueAttributes")
     | on(DLQ, "sqs:SendMessage")
@@ -61,7 +64,7 @@ FUNCTION_ROLES = {
     "events.amazonaws.com": on(f"<SweeperFunction.Arn> if aws:SourceArn = <SweepSchedule.Arn>", "lambda:InvokeFunction")
     | on(f"{DLQ} if aws:SourceArn = <SweepSchedule.Arn>", "sqs:SendMessage"),
 }
-WITH_LISTING = {"ApiFunctionRole": on(TABLE, "dynamodb:BatchGetItem") | on(f"{TABLE}/index/ByStatus", "dynamodb:Query")}
+WITH_LISTING = {"ApiFunctionRole": on(f"{TABLE}/index/ByStatus", "dynamodb:Query")}
 WITH_KEY = {
     "ApiFunctionRole": on(KEY, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"),
     "SweeperFunctionRole": on(KEY, "kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"),
@@ -87,12 +90,13 @@ WITH_FANOUT = {"DispatcherFunctionRole": on("<Alerts>", "sns:Publish")
                | on("<HookKey.Arn> if kms:ViaService = secretsmanager.eu-west-1.amazonaws.com", "kms:Decrypt"),
                # add_alarms(alarm_action=alerts): CloudWatch publishes to the topic this key encrypts
                "cloudwatch.amazonaws.com": on("* of <AlertsKey>", "kms:GenerateDataKey", "kms:Decrypt")}
-#: Every route, as an ``execute-api`` resource names it (``{id}`` as ``*``).
+#: Every route, as an ``execute-api`` resource names it (``{id}`` and ``{group}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("PATCH", "/schedules/*"),
           ("POST", "/schedule-batches"), ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"),
-          ("PATCH", "/periodic/*"), ("DELETE", "/periodic/*"), ("GET", "/periodic")]
+          ("PATCH", "/periodic/*"), ("DELETE", "/periodic/*"), ("GET", "/periodic"), ("DELETE", "/groups/*")]
 READ_ROUTES = [("GET", "/schedules/*"), ("GET", "/schedules"), ("GET", "/periodic/*"), ("GET", "/periodic")]
-HTTP_PERMITTED_PATHS = ["/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}"]
+HTTP_PERMITTED_PATHS = ["/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}",
+                        "/groups/{group}"]
 LOGGING_ROLE = f"arn:{P}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
 
 
@@ -151,14 +155,14 @@ ACKNOWLEDGED = [
      "X-Ray's write actions take no resource: Lambda's tracing grants them on * (the tracing prop)"),
     (r"logs:(CreateLogStream|PutLogEvents)", r"log-group:<((Api|Sweeper|Enqueuer|Dispatcher)Function|PeriodicTimersProvider)Logs>:\*",
      "a log group's ARN ends in :* (its streams): each function writes to its own group only"),
-    (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT|PATCH)/(schedules|periodic)/\*",
-     "grant_schedule and grant_read: the * is the {id} path parameter of one route of this API and stage"),
+    (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT|PATCH)/(schedules|periodic|groups)/\*",
+     "grant_schedule and grant_read: the * is the {id} or {group} path parameter of one route of this API and stage"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN + r"<HttpApi>/\*/\*/[a-z/{}-]+",
      "CDK's HttpLambdaIntegration lets this API invoke the api function on one route path, from any stage "
      "and method (the API has one stage, $default, and only the declared routes)"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN
-     + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT|PATCH)/(schedules|periodic)/\*",
-     "the REST API's permission for a /{id} route: the * is the path parameter"),
+     + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT|PATCH)/(schedules|periodic|groups)/\*",
+     "the REST API's permission for a /{id} or /{group} route: the * is the path parameter"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn>:\*",
      "CDK's provider framework, which hands the stack's periodic timers to the api function, may invoke its versions"),
     (r"kms:(GenerateDataKey|Decrypt)", r"\* of <Key>",
@@ -355,13 +359,14 @@ def test_a_grantee_in_another_stack_has_each_route_wildcard_acknowledged_as_its_
     invoke = [json.dumps(r) for s in policy["Properties"]["PolicyDocument"]["Statement"]
               if s["Action"] == "execute-api:Invoke" for r in s["Resource"]]
     wildcards = {r for r in invoke if r.endswith('/*"]]}')}
-    assert len(wildcards) == 7 and all("Fn::ImportValue" in w for w in wildcards)
+    assert len(wildcards) == 8 and all("Fn::ImportValue" in w for w in wildcards)
     suppressed = {s["applies_to"][0]: s["reason"] for s in policy["Metadata"]["cdk_nag"]["rules_to_suppress"]}
     assert sorted(r.rsplit("/", 3)[-3:-1] for r in suppressed) == [
-        ["DELETE", "periodic"], ["DELETE", "schedules"], ["GET", "periodic"], ["GET", "schedules"],
-        ["PATCH", "periodic"], ["PATCH", "schedules"], ["PUT", "periodic"]]
+        ["DELETE", "groups"], ["DELETE", "periodic"], ["DELETE", "schedules"], ["GET", "periodic"],
+        ["GET", "schedules"], ["PATCH", "periodic"], ["PATCH", "schedules"], ["PUT", "periodic"]]
     assert all(re.fullmatch(r"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
                             r"Http:ExportsOutputRefTimersHttpApi\w+/\$default/(GET|PUT|PATCH|DELETE)/\w+/\*", r)
                for r in suppressed), suppressed
-    assert all(reason.startswith(("grant_schedule: the * is the {id}", "grant_read: the * is the {id}"))
-               for reason in suppressed.values())
+    assert all(re.match(r"grant_(schedule|read): the \* is the \{(id|group)\} path parameter of "
+                        r"(GET|PUT|PATCH|DELETE) /(schedules|periodic|groups)/\{(id|group)\}", reason)
+               for reason in suppressed.values()), suppressed

@@ -17,7 +17,12 @@ def test_table_defaults(stacks):
         "Properties": {
             "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
-                                     {"AttributeName": "sk", "AttributeType": "S"}],
+                                     {"AttributeName": "sk", "AttributeType": "S"},
+                                     {"AttributeName": "group", "AttributeType": "S"},
+                                     {"AttributeName": "groupSk", "AttributeType": "S"}],
+            "GlobalSecondaryIndexes": [{"IndexName": "ByGroup", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                        "KeySchema": [{"AttributeName": "group", "KeyType": "HASH"},
+                                                      {"AttributeName": "groupSk", "KeyType": "RANGE"}]}],
             "BillingMode": "PAY_PER_REQUEST",
             "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
             "TimeToLiveSpecification": {"AttributeName": "expiresAt", "Enabled": True},

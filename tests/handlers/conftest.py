@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from cdk_delayed_scheduler.local.pollers import lambda_sqs_record, lambda_stream_record
+from cdk_delayed_scheduler.local.resources import table_definition
 from scheduler_runtime.aws import context
 from scheduler_runtime.aws.store import ScheduleStore
 
@@ -105,9 +106,7 @@ def aws(monkeypatch) -> Aws:
         session = boto3.session.Session(region_name=REGION)
         ddb, sqs, streams = session.client("dynamodb"), session.client("sqs"), session.client("dynamodbstreams")
         table = ddb.create_table(
-            TableName="schedules",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+            TableName="schedules", **table_definition(listing=False),
             BillingMode="PAY_PER_REQUEST",
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         )["TableDescription"]
@@ -161,6 +160,14 @@ def call_api(method: str, path: str, body: Any = None) -> tuple[int, dict]:
     response = api.handler(api_event(method, path, body))
     assert response["headers"]["Content-Type"] == "application/json"
     return response["statusCode"], json.loads(response["body"])
+
+
+def call_direct(method: str, path: str, body: Any = None) -> tuple[int, dict]:
+    """A direct invoke of the api function (the form that takes a query string in the path)."""
+    from scheduler_runtime.handlers import api
+
+    answer = api.handler({"method": method, "path": path, **({"body": body} if body is not None else {})})
+    return answer["statusCode"], answer["body"]
 
 
 class _Wrapped:

@@ -158,6 +158,21 @@ def test_a_redrive_takes_only_the_selected_ids_and_count_and_leaves_the_rest(aws
     assert len(aws.receive(aws.dlq_url)) == 1
 
 
+def test_a_redrive_by_group_takes_only_that_groups_schedules_and_counts_the_limit_among_them(aws):
+    for schedule_id, group in (("g-a", "team"), ("g-b", None), ("g-c", "team"), ("g-d", "other")):
+        body = {"id": schedule_id, "delaySeconds": 0, "payload": 1, "target": "broken", "retry": {"maxAttempts": 1},
+                **({"group": group} if group else {})}
+        assert call_api("POST", "/schedules", body)[0] == 201
+    for message in aws.receive(aws.delayer_url):
+        assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    report = run(aws, group="team", limit=1)
+    assert [entry["id"] for entry in report.moved] in (["g-a"], ["g-c"]) and report.left == 3
+    report = run(aws, group="team")
+    assert [entry["id"] for entry in report.moved] in (["g-a"], ["g-c"]) and report.left == 2
+    assert {call_api("GET", f"/schedules/{i}")[1]["status"] for i in ("g-a", "g-c")} == {"QUEUED"}
+    assert {call_api("GET", f"/schedules/{i}")[1]["status"] for i in ("g-b", "g-d")} == {"FAILED"}
+
+
 def test_a_selection_refuses_a_count_below_one_naming_it():
     with pytest.raises(ValueError, match="limit must be >= 1, got 0"):
         Selection(limit=0)

@@ -22,7 +22,7 @@ import pytest
 from scheduler_runtime import observability
 from scheduler_runtime.handlers import api, dispatcher, enqueuer, sweeper
 
-from .conftest import call_api, faulty, schedule, status_of
+from .conftest import call_api, call_direct, faulty, schedule, status_of
 
 SENTINEL = "Q7PAYLOADSENTINEL"
 #: Ids within what validation accepts (A-Za-z0-9._:-), shaped like expression syntax.
@@ -70,17 +70,11 @@ def dynamodb_requests(listing, monkeypatch) -> list[tuple[str, dict]]:
     return sent
 
 
-def direct(method: str, path: str, body=None) -> tuple[int, dict]:
-    """A direct invoke of the api function (the form that takes a query string in the path)."""
-    answer = api.handler({"method": method, "path": path, **({"body": body} if body is not None else {})})
-    return answer["statusCode"], answer["body"]
-
-
 def listed(path: str) -> list[str]:
     """The ids of every item of a listing, read a page of one at a time (each next page by its token)."""
     ids, token = [], ""
     while token is not None:
-        status, page = direct("GET", f"{path}{'&' if '?' in path else '?'}limit=1{token}")
+        status, page = call_direct("GET", f"{path}{'&' if '?' in path else '?'}limit=1{token}")
         assert status == 200, page
         ids += [item["id"] for item in page["items"]]
         token = f"&nextToken={page['nextToken']}" if "nextToken" in page else None

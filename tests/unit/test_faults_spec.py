@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 import pytest
 
 from cdk_delayed_scheduler.local.chaos_checks import (
-    ChaosReport, ClientCalls, Moved, Paused, Planned, PlannedPeriodic, Redriven, check_one_shots, check_pauses,
-    check_periodic, check_redrive, check_reschedules)
+    ChaosReport, ClientCalls, Grouped, Moved, Paused, Planned, PlannedPeriodic, Redriven, check_groups, check_one_shots,
+    check_pauses, check_periodic, check_redrive, check_reschedules)
 from cdk_delayed_scheduler.local.cli import main
 from cdk_delayed_scheduler.local.deliveries import Delivery, Recorder
 from cdk_delayed_scheduler.local.faults import FAULT_KINDS, FaultSpecError, parse_spec
@@ -162,3 +162,18 @@ def test_the_redrive_check_flags_a_lost_a_twice_keyed_and_a_not_parked_schedule(
         "keys: 1970-01-01T00:16:40.000Z delivered under several dedupeKeys",
         "lost: redriven, then neither delivered nor parked again"]
     assert (report.redriven, report.redrive_parked_again, report.redrive_skipped, report.lost) == (2, 1, 1, 2)
+
+
+def test_the_group_check_flags_a_member_delivered_after_the_cancel_and_a_later_member_never_delivered():
+    grouped = Grouped("g", ["g-short", "g-tick"], cancelled_ms=1_002_000, stopped=2, joined_after="g-after")
+    recorder = Recorder([Delivery(_envelope("g-short", 1_001_000), 1_001_010),  # before the cancel: fine
+                         Delivery(_envelope("g-tick", 1_002_000), 1_002_050)])  # after its answer
+    report = _report()
+    check_groups(report, [grouped], recorder)
+    assert sorted(report.violations) == ["g-after: created in group g after its cancel, never delivered",
+                                         "g-tick: delivered 50 ms after its group g was cancelled"]
+    assert report.lost == 1 and (report.group_cancels, report.group_members_stopped) == (1, 2)
+    report = _report()
+    check_groups(report, [grouped], Recorder([Delivery(_envelope("g-short", 1_001_000), 1_001_010),
+                                              Delivery(_envelope("g-after", 1_003_000), 1_003_010)]))
+    assert report.ok

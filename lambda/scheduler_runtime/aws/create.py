@@ -127,6 +127,7 @@ class Creator:
             created_ms=now_ms,
             shard=shard,
             retry=request.retry,
+            group=request.group,
         )
         stored, created = self._store.put_record(record)
         return Created(stored, created)

@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, payload
+from ..core import groups, keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.periodic import ACTIVE, DELETED, ENDED, PAUSED, Spec
 from ..core.retry import RetryPolicy
@@ -63,6 +63,11 @@ class Definition:
     """While PAUSED: the first occurrence the pause passed over (None when none was left)."""
     paused_count: int = 0
     """The occurrences passed over while paused, over every pause so far."""
+    group: str | None = None
+    """The PUT's ``group``."""
+    group_stamp_ms: int | None = None
+    """When the PUT that wrote this definition began: its stamp in the group (:mod:`~scheduler_runtime.core.groups`),
+    while it is in the group's index (ACTIVE or PAUSED); None once it left it, or without a group."""
 
     @property
     def pending_timer(self) -> keys.Key | None:
@@ -88,6 +93,11 @@ class Definition:
             if value is not None:
                 item[name] = _n(value) if isinstance(value, int) else {"S": value}
         item.update(retry_attributes(self.retry))
+        if self.group is not None:
+            item[groups.PARTITION_KEY] = {"S": self.group}
+            if self.group_stamp_ms is not None:
+                item.update(groups.member_attributes(self.group, groups.PERIODIC, self.group_stamp_ms,
+                                                     self.periodic_id))
         return item
 
     @classmethod
@@ -109,6 +119,7 @@ class Definition:
             last_error=s_attr(item, "lastError", None), last_message=item.get("lastMsg", {}).get("B"),
             retry=retry_of(item), paused_ms=n_attr(item, "pausedMs", None),
             paused_due_ms=n_attr(item, "pausedDueMs", None), paused_count=n_attr(item, "pausedCount", 0),
+            group=s_attr(item, groups.PARTITION_KEY, None), group_stamp_ms=groups.stamp_of(item),
         )
 
 
@@ -166,11 +177,23 @@ class DefinitionStore:
         try:
             old = self._ddb.update_item(
                 TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
-                UpdateExpression="SET #st = :deleted, updatedMs = :now, expiresAt = :exp REMOVE nextDueMs, #sh",
-                ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames={"#st": "status", "#sh": "shard"},
-                ExpressionAttributeValues={":deleted": {"S": DELETED}, ":now": _n(now_ms),
-                                           ":exp": _n(now_ms // 1000 + retention_seconds)},
-                ReturnValues="ALL_OLD")["Attributes"]
+                UpdateExpression=_DELETE, ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames=_DELETE_NAMES,
+                ExpressionAttributeValues=_deleted_values(now_ms, retention_seconds), ReturnValues="ALL_OLD")["Attributes"]
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return None
+            raise
+        return Definition.from_item(old)
+
+    def stop_member(self, periodic_id: str, group_sort_key: str, now_ms: int, retention_seconds: int) -> Definition | None:
+        """Mark DELETED, as :meth:`delete` does, a definition its group's cancel stopped: only while it is still the
+        group member ``group_sort_key`` (not replaced, ended or deleted since). The definition as it was, else None."""
+        values = {**_deleted_values(now_ms, retention_seconds), ":gsk": {"S": group_sort_key}}
+        try:
+            old = self._ddb.update_item(
+                TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(), UpdateExpression=_DELETE,
+                ConditionExpression=f"{groups.SORT_KEY} = :gsk", ExpressionAttributeNames=_DELETE_NAMES,
+                ExpressionAttributeValues=values, ReturnValues="ALL_OLD")["Attributes"]
         except ClientError as exc:
             if is_condition_failure(exc):
                 return None
@@ -212,6 +235,7 @@ class DefinitionStore:
                   ":paused": {"S": PAUSED}, ":v": _n(paused.version)}
         removes = ["pausedMs", "pausedDueMs"]
         if next_due_ms is None:
+            removes.append(groups.SORT_KEY)  # ended: no longer a pending member of its group
             sets += ["#st = :ended", "expiresAt = :exp"]
             values.update({":ended": {"S": ENDED}, ":exp": _n(ended_expires_at)})
         else:
@@ -241,7 +265,7 @@ class DefinitionStore:
         if step.next_due_ms is None:
             sets += ["#st = :ended", "expiresAt = :exp"]
             values.update({":ended": {"S": ENDED}, ":exp": _n(ended_expires_at)})
-            removes += ["nextDueMs", "#sh"]
+            removes += ["nextDueMs", "#sh", groups.SORT_KEY]
         else:
             sets.append("nextDueMs = :nextDue")
             values[":nextDue"] = _n(step.next_due_ms)
@@ -317,6 +341,15 @@ class DefinitionStore:
 
 def _n(value: int) -> dict[str, Any]:
     return {"N": str(value)}
+
+
+# DELETE, and a group's cancel: a tombstone that expires with the history, out of its group's index.
+_DELETE = f"SET #st = :deleted, updatedMs = :now, expiresAt = :exp REMOVE nextDueMs, #sh, {groups.SORT_KEY}"
+_DELETE_NAMES = {"#st": "status", "#sh": "shard"}
+
+
+def _deleted_values(now_ms: int, retention_seconds: int) -> dict[str, Any]:
+    return {":deleted": {"S": DELETED}, ":now": _n(now_ms), ":exp": _n(now_ms // 1000 + retention_seconds)}
 
 
 __all__ = ["ACTIVE", "DELETED", "ENDED", "PAUSED", "Advance", "Definition", "DefinitionStore"]

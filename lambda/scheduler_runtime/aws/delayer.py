@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from ..core.envelope import TimerRef, sqs_safe_json, sqs_safe_text
+from ..core.groups import GroupSweep
 
 SQS_BATCH_LIMIT = 10
 SEND_ATTEMPTS = 2
@@ -57,8 +58,8 @@ class DelayerQueue:
         # Reported in Failed, or reported neither way: not confirmed, so not sent.
         return {entry_id for entry_id, _, _ in chunk if entry_id not in accepted}
 
-    def send_one(self, ref: TimerRef, delay_seconds: int) -> None:
-        """Send one message (a single create, or a message put back for the rest of its delay)."""
+    def send_one(self, ref: TimerRef | GroupSweep, delay_seconds: int) -> None:
+        """Send one message (a single create, a message put back for the rest of its delay, a group's sweep)."""
         self._sqs.send_message(QueueUrl=self._url, MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
 
     def dead_letter(self, envelope: dict[str, Any], reason: str) -> None:

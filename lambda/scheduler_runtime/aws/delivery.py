@@ -33,6 +33,7 @@ from ..core.window import SLOW_WRITE_PAUSES, dispatch_timing, is_stray_age, reco
 from ..observability import log_event
 from .config import Config
 from .context import Context
+from . import groups as groups_module
 from .delayer import DelayerQueue
 from .store import ScheduleStore
 from .targets import DeliveryError, Undeliverable, deliver, refused_for_good
@@ -89,6 +90,11 @@ class Delivery:
             self._not_delivered(ref, start.refusal)
             return None
         record = start.record
+        if record.group is not None and not groups_module.may_start(self._groups(), record.group, record.created_ms):
+            store.cancel_started(record, groups_module.stopped_reason(record.group), now_ms(),
+                                 config.history_retention_seconds, receipt.message_id)
+            self._not_delivered(ref, Refusal.GROUP_CANCELLED)
+            return None
         envelope = build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json,
                                   record.target)
         limits = retry_limits(config, record.retry)
@@ -136,6 +142,11 @@ class Delivery:
                 return None
             self._not_delivered(ref, occurrence.refusal)
             return None
+        if (definition.group is not None and definition.group_stamp_ms is not None
+                and not groups_module.may_start(self._groups(), definition.group, definition.group_stamp_ms)):
+            periodic.stop_for_group(definition.periodic_id, groups_module.member_sort_key(definition), now_ms())
+            self._not_delivered(ref, Refusal.GROUP_CANCELLED)
+            return None
         envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
                                   definition.payload_json, definition.target)
         limits = retry_limits(ctx.config, definition.retry)
@@ -164,6 +175,9 @@ class Delivery:
             self._fail_then_park(envelope, reason, lambda: periodic.record_failure(definition, reason), route)
             return None
         return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
+
+    def _groups(self) -> groups_module.GroupStore:
+        return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)
 
     def _deliver(self, envelope: dict[str, Any]) -> None:
         target = self._config.targets.get(envelope["target"])

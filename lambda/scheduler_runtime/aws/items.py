@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, payload
+from ..core import groups, keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.envelope import TimerRef
 from ..core.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, RetryPolicy
@@ -34,6 +34,8 @@ class ScheduleRecord:
     last_error: str | None = None
     retry: RetryPolicy | None = None
     """The create's ``retry``, kept only when it gave one (:func:`retry_attributes`)."""
+    group: str | None = None
+    """The create's ``group``; its stamp in the group (:mod:`~scheduler_runtime.core.groups`) is ``created_ms``."""
 
     @property
     def timer_key(self) -> keys.Key | None:
@@ -56,6 +58,7 @@ class ScheduleRecord:
         if self.shard is not None:
             item["shard"] = {"N": str(self.shard)}
         item.update(retry_attributes(self.retry))
+        item.update(groups.member_attributes(self.group, groups.SCHEDULES, self.created_ms, self.schedule_id))
         return item
 
     @classmethod
@@ -77,6 +80,7 @@ class ScheduleRecord:
             ended_ms=n_attr(item, "endedMs", None),
             last_error=s_attr(item, "lastError", None),
             retry=retry_of(item),
+            group=s_attr(item, groups.PARTITION_KEY, None),
         )
 
 

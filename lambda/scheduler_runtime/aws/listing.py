@@ -15,14 +15,16 @@ from typing import Any
 
 from ..core import keys, states
 from ..core.contract import LISTING
+from ..core.groups import is_stopped
 from ..core.listing import ListQuery, make_token, partitions
 from ..core.window import is_within_window
 from .config import Config
+from .groups import GroupStore
 from .items import ScheduleRecord
 
 _queries = ThreadPoolExecutor(max_workers=16, thread_name_prefix="list")
 # Everything a list item shows, and not the payload: a page stays small whatever the payloads.
-_RECORD_FIELDS = "pk, sk, dueMs, #st, target, createdMs, attempts, firedMs, endedMs, lastError, #sh, #tok"
+_RECORD_FIELDS = "pk, sk, dueMs, #st, target, createdMs, attempts, firedMs, endedMs, lastError, #sh, #tok, #g"
 BATCH_GET_LIMIT = 100
 
 
@@ -46,30 +48,43 @@ def list_page(ddb: Any, config: Config, query: ListQuery, now_ms: int) -> tuple[
     candidates = sorted(key for found, _ in results for key in found)
     more = len(candidates) > query.limit or any(truncated for _, truncated in results)
     page_keys = candidates[: query.limit]
-    records = _records(ddb, config.table_name, [keys.parse_timer_sort_key(k)[1] for k in page_keys])
+    records = read_records(ddb, config.table_name, [keys.parse_timer_sort_key(k)[1] for k in page_keys])
+    statuses = shown_statuses(ddb, config, list(records.values()), now_ms)
     shown: list[tuple[ScheduleRecord, str]] = []
-    # A waiting timer due beyond the window cannot have been claimed yet; nearer ones are looked up.
-    waiting = [r for r in records.values() if r.status == states.SCHEDULED
-               and is_within_window(r.due_ms, now_ms, config.delay_window_seconds)]
-    claimed = {r.schedule_id for r in waiting} - _pending_timers(ddb, config.table_name, waiting)
     for sort_key in page_keys:
         record = records.get(keys.parse_timer_sort_key(sort_key)[1])
         if record is None or record.status not in query.stored_statuses:
             continue  # changed since the index was read
-        status = record.status
-        if record.schedule_id in claimed:
-            status = states.QUEUED
+        status = statuses[record.schedule_id]
         if query.status is None or status == query.status:
             shown.append((record, status))
     token = make_token(page_keys[-1], query.filters(), config.table_name) if more and page_keys else None
     return shown, token
 
 
-def _records(ddb: Any, table: str, ids: list[str]) -> dict[str, ScheduleRecord]:
+def shown_statuses(ddb: Any, config: Config, records: list[ScheduleRecord], now_ms: int) -> dict[str, str]:
+    """Each record's status as GET shows it: a waiting timer due within the window whose timer the sweeper
+    claimed is QUEUED (one ``BatchGetItem`` of their timer keys; one due beyond the window cannot have been
+    claimed yet), and a waiting member of a cancelled group CANCELLED (one read per group on the page)."""
+    waiting = [r for r in records if r.status == states.SCHEDULED
+               and is_within_window(r.due_ms, now_ms, config.delay_window_seconds)]
+    claimed = {r.schedule_id for r in waiting} - _pending_timers(ddb, config.table_name, waiting)
+    statuses = {r.schedule_id: states.QUEUED if r.schedule_id in claimed else r.status for r in records}
+    grouped = {r.group for r in records if r.group is not None and r.status in states.CANCELLABLE_STORED}
+    if grouped:
+        cutoffs = GroupStore(ddb, config.table_name)
+        cancelled = {group: cutoffs.cancelled_before(group) for group in grouped}
+        statuses.update({r.schedule_id: states.CANCELLED for r in records if r.group in cancelled
+                         and r.status in states.CANCELLABLE_STORED and is_stopped(r.created_ms, cancelled[r.group])})
+    return statuses
+
+
+def read_records(ddb: Any, table: str, ids: list[str]) -> dict[str, ScheduleRecord]:
+    """The records of ``ids`` that exist, by id, without their payloads."""
     found: dict[str, ScheduleRecord] = {}
-    for item in _batch_get(ddb, table, [keys.record_key(i).as_item_key() for i in ids],
-                           {"ProjectionExpression": _RECORD_FIELDS,
-                            "ExpressionAttributeNames": {"#st": "status", "#tok": "token", "#sh": "shard"}}):
+    for item in batch_get(ddb, table, [keys.record_key(i).as_item_key() for i in ids],
+                          {"ProjectionExpression": _RECORD_FIELDS,
+                           "ExpressionAttributeNames": {"#st": "status", "#tok": "token", "#sh": "shard", "#g": "group"}}):
         record = ScheduleRecord.from_item(item)
         found[record.schedule_id] = record
     return found
@@ -78,11 +93,11 @@ def _records(ddb: Any, table: str, ids: list[str]) -> dict[str, ScheduleRecord]:
 def _pending_timers(ddb: Any, table: str, records: list[ScheduleRecord]) -> set[str]:
     """The ids, among ``records``, whose timer still waits (not claimed, not cancelled)."""
     timer_keys = [r.timer_key.as_item_key() for r in records if r.timer_key is not None]
-    items = _batch_get(ddb, table, timer_keys, {"ProjectionExpression": "pk, sk, cancelled"})
+    items = batch_get(ddb, table, timer_keys, {"ProjectionExpression": "pk, sk, cancelled"})
     return {keys.parse_timer_sort_key(i["sk"]["S"])[1] for i in items if not i.get("cancelled", {}).get("BOOL")}
 
 
-def _batch_get(ddb: Any, table: str, item_keys: list[dict[str, Any]], options: dict[str, Any],
+def batch_get(ddb: Any, table: str, item_keys: list[dict[str, Any]], options: dict[str, Any],
                attempts: int = 5) -> list[dict[str, Any]]:
     """Every item of ``item_keys`` that exists, retrying unprocessed keys with a short backoff."""
     items: list[dict[str, Any]] = []

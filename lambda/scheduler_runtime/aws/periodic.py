@@ -34,16 +34,14 @@ from ..core.periodic import PeriodicRequest
 from ..core.retry import Limits
 from ..core.states import Refusal
 from ..core.timeparse import now_ms as clock_ms
-from ..core.window import (SLOW_WRITE_PAUSES, enqueue_delay_seconds, is_stray_age, is_within_window,
-                           record_expiry_seconds)
+from ..core.window import (SETTLE_MS, SLOW_WRITE_PAUSES, START_DEADLINE_MS, enqueue_delay_seconds, is_stray_age,
+                           is_within_window, record_expiry_seconds)
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, PAUSED, Advance, Definition, DefinitionStore
 from .delayer import DelayerQueue
 from .items import TimerItem
 from .store import ScheduleStore
 
-START_DEADLINE_MS = 500
-SETTLE_MS = 1_000
 ARM_LEAD_MS = 250
 """The next occurrence is armed this long before the current one is due. SQS delays are whole
 seconds and periods are whole seconds (or minutes), so the next message then surfaces about this
@@ -108,7 +106,8 @@ class Periodic:
                 periodic_id=request.periodic_id, spec=request.spec, anchor_ms=anchor, payload_json=request.payload_json,
                 target=request.target, request_hash=request.request_hash, version=version, updated_ms=now_ms,
                 retry=request.retry, status=PAUSED if paused else ACTIVE if first is not None else ENDED, token=token,
-                next_due_ms=None if paused else first, shard=shard, **history,
+                next_due_ms=None if paused else first, shard=shard, group=request.group,
+                group_stamp_ms=None if request.group is None or first is None else now_ms, **history,
             )
             if paused and live is not None:  # a resume counts from the new definition's first occurrence
                 definition = replace(definition, paused_ms=live.paused_ms, paused_due_ms=first)
@@ -127,6 +126,15 @@ class Periodic:
         self._remove_timer(old)
         _settle(old)
         return old
+
+    def stop_for_group(self, periodic_id: str, group_sort_key: str, now_ms: int) -> bool:
+        """DELETE a definition its group's cancel stopped, while it is still that group member (``group_sort_key``),
+        without DELETE's settle: the group's cancel settles once for all its members. Whether it was deleted."""
+        old = self._definitions.stop_member(periodic_id, group_sort_key, now_ms, self._config.history_retention_seconds)
+        if old is None:
+            return False
+        self._remove_timer(old)
+        return True
 
     def pause(self, periodic_id: str, now_ms: int) -> StateChange | None:
         """PATCH PAUSED: nothing is delivered once this returns, as after a DELETE. None when the id is

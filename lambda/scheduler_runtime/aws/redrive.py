@@ -34,6 +34,7 @@ from botocore.exceptions import ClientError
 
 from ..core import keys
 from ..core.contract import LISTING
+from ..core.groups import PARTITION_KEY as GROUP
 from ..core.envelope import TimerRef, message_tag
 from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, decide, read_message, \
     rearm_condition, requeued_listing_key
@@ -67,6 +68,7 @@ class Redrive:
         self._recover_stream = recover_stream
         self._delayer = DelayerQueue(sqs, delayer_queue_url)
         self._visibility = visibility_timeout_seconds
+        self._selection = Selection()
 
     def run(self, selection: Selection = Selection()) -> Report:
         """Take every selected message once; the others are made visible again at the end.
@@ -77,6 +79,7 @@ class Redrive:
         """
         report, seen, kept = Report(), set[str](), dict[str, DeadLetter]()
         taken = stale = 0
+        self._selection = selection
         while stale < STALE_RECEIVES:
             letters = [read_message(m) for m in self._sqs.receive_message(
                 QueueUrl=self._dlq_url, MaxNumberOfMessages=10, WaitTimeSeconds=RECEIVE_WAIT_SECONDS,
@@ -96,7 +99,9 @@ class Redrive:
                 else:
                     taken += 1
                     batch.append(letter)
+            left_before = report.left
             moved = {entry["messageId"] for entry in self._take(batch, report).moved}
+            taken -= report.left - left_before  # outside the group, told by the record: not taken after all
             kept.update((letter.message_id, letter) for letter in batch if letter.message_id not in moved)
         self._release(list(kept.values()))
         return report
@@ -114,6 +119,8 @@ class Redrive:
             else:
                 schedules.append(letter)
         prepared = list(_workers.map(self._prepare, schedules))
+        report.left += sum(1 for step in prepared if step.outside)
+        prepared = [step for step in prepared if not step.outside]
         for step in prepared:
             if step.skip is not None:
                 report.skip(step.letter, step.skip)
@@ -139,6 +146,8 @@ class Redrive:
         record = self._ddb.get_item(TableName=self._table, Key=key, ConsistentRead=True).get("Item")
         if record is None and letter.kind is Kind.PARKED and self._is_periodic(letter.schedule_id):
             return _Step(letter, skip=PERIODIC_REASON)
+        if not self._selection.in_group((record or {}).get(GROUP, {}).get("S")):
+            return _Step(letter, outside=True)
         tag = message_tag(letter.message_id)
         decision = decide(letter, record, tag)
         if isinstance(decision, Done):
@@ -223,3 +232,5 @@ class _Step:
     ref: TimerRef | None = None
     note: str = ""
     skip: str | None = None
+    outside: bool = False
+    """Not in the selected group (its record says): left in the queue, as an unselected message is."""

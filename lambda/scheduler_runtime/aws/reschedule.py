@@ -23,7 +23,7 @@ is kept as ``rescheduleHash``) answers what the first answered and changes nothi
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -31,10 +31,12 @@ from botocore.exceptions import ClientError
 from ..core import keys, payload, states
 from ..core.contract import LISTING
 from ..core.envelope import TimerRef
+from ..core.groups import is_stopped
 from ..core.validation import RescheduleRequest
 from ..core.window import STRAY_AFTER_MS, enqueue_delay_seconds, is_within_window
 from .config import Config
 from .delayer import DelayerQueue
+from .groups import GroupStore
 from .items import ScheduleRecord, TimerItem
 from .store import PENDING_TOKEN, ScheduleStore
 
@@ -151,6 +153,8 @@ class Rescheduler:
                 return Rescheduled(record, False)  # a repeat: answered as the first was
             if record.status not in _WAITING:
                 raise Ended(record)
+            if record.group is not None and self._stopped_by_group(record):
+                raise Ended(replace(record, status=states.CANCELLED))
             if request.due_ms == record.due_ms and request.payload_json in (None, record.payload_json):
                 return Rescheduled(record, False)  # nothing to change
             new = self._attempt(record, request, now_ms)
@@ -158,6 +162,11 @@ class Rescheduler:
                 self._remove_old_timer(record, new)
                 return Rescheduled(new, True)
         raise Contended(schedule_id)
+
+    def _stopped_by_group(self, record: ScheduleRecord) -> bool:
+        """Whether a cancel of the record's group stopped it (one more read, for grouped schedules only)."""
+        cutoff = GroupStore(self._store.dynamodb, self._store.table_name).cancelled_before(str(record.group))
+        return is_stopped(record.created_ms, cutoff)
 
     def _attempt(self, record: ScheduleRecord, request: RescheduleRequest, now_ms: int) -> ScheduleRecord | None:
         """Arm the new due time, then update the record; None when the record changed meanwhile."""

@@ -14,7 +14,7 @@ from typing import Any, Iterator, Self
 
 from botocore.exceptions import ClientError
 
-from ..core import keys, states
+from ..core import groups, keys, states
 from ..core.contract import LISTING
 from ..core.envelope import TimerRef, message_tag
 from ..core.states import Refusal
@@ -60,9 +60,19 @@ class ScheduleStore:
     def for_config(cls, dynamodb: Any, config: Any) -> Self:
         return cls(dynamodb, config.table_name, config.shard_count if config.listing else None)
 
+    @property
+    def dynamodb(self) -> Any:
+        return self._ddb
+
+    @property
+    def table_name(self) -> str:
+        return self._table
+
     def _unlisted(self, update: str) -> str:
-        """``update`` that also takes the record out of the listing index, when listing is on."""
-        return update + (f" REMOVE {LISTING['partitionKey']}, {LISTING['sortKey']}" if self._listing_shards else "")
+        """``update`` that also takes the record out of its group's index (a no-op without a group) and, when
+        listing is on, out of the listing index: a record that stops waiting."""
+        removed = [groups.SORT_KEY] + ([LISTING["partitionKey"], LISTING["sortKey"]] if self._listing_shards else [])
+        return f"{update} REMOVE {', '.join(removed)}"
 
     # --- create (api) ---------------------------------------------------------
     def put_record(self, record: ScheduleRecord) -> tuple[ScheduleRecord, bool]:
@@ -312,6 +322,17 @@ class ScheduleStore:
         if old["status"]["S"] == states.FIRED:
             return DeliveryStart(None, Refusal.DUPLICATE)
         return DeliveryStart(None, Refusal(old["status"]["S"]))
+
+    def cancel_started(self, record: ScheduleRecord, reason: str, now_ms: int, retention_seconds: int,
+                       message_id: str) -> bool:
+        """CANCELLED, with ``reason``, a delivery the message ``message_id`` started and that must not go ahead (its
+        group was cancelled before it): only while it is still FIRED by that message. Whether it was written."""
+        new, _ = self._update_record(
+            record.schedule_id, "SET #st = :cancelled, lastError = :why, endedMs = :now, expiresAt = :exp",
+            "#st = :fired AND msgId = :mid",
+            {":cancelled": states.CANCELLED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
+             ":exp": now_ms // 1000 + retention_seconds, ":mid": message_tag(message_id)})
+        return new is not None
 
     def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, expires_at: int, message_id: str) -> None:
         """FAILED with ``reason``, kept until ``expires_at`` (epoch seconds), if the delivery is still FIRED

@@ -175,6 +175,10 @@ TARGET_TYPES: Mapping[str, TargetType] = {
 WEBHOOK = Webhook.of(_CONTRACT["webhook"])
 """The HTTPS target's headers, signature version, tolerance, secret cache time and timeout bounds."""
 
+GROUPS: Mapping[str, Any] = _CONTRACT["groups"]
+"""The group index (``indexName``, ``partitionKey``, ``sortKey``), a group name's ``pattern``, and the
+background sweep of a cancelled group (``sweepPageSize`` members a message, ``sweepFirstDelaySeconds``)."""
+GROUP_PATTERN = re.compile(GROUPS["pattern"])
 LISTING: Mapping[str, Any] = _CONTRACT["listing"]
 """The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
 PERIODIC_DEFAULT_TIME_ZONE: str = _CONTRACT["periodic"]["defaultTimeZone"]

@@ -53,7 +53,11 @@ class TimerRef:
 
     @classmethod
     def from_message_body(cls, body: str) -> "TimerRef":
-        data = json.loads(body)
+        return cls.from_json(json.loads(body))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "TimerRef":
+        """A reference from its message body's JSON (:meth:`to_message_body`)."""
         version = data.get("v")
         return cls(schedule_id=str(data["id"]), due_ms=int(data["dueMs"]), token=str(data["token"]),
                    created_ms=int(data["createdMs"]), version=None if version is None else int(version),

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from . import listing, periodic, retry, states, validation
-from .contract import (DEFAULT_TARGET_NAME, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT,
+from .contract import (DEFAULT_TARGET_NAME, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT,
                        PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS, RETRY_MAX_AGE_SECONDS, ROUTES,
                        TARGET_NAME_PATTERN, Route)
 from .timeparse import FORMATTED_PATTERN, MAX_EPOCH_MS, RFC3339_PATTERN
@@ -128,6 +128,9 @@ _PAYLOAD = {"description": f"Any JSON value, delivered as given; at most {MAX_PA
 _TARGET_IN = {"type": "string", "pattern": TARGET_NAME_PATTERN, "default": DEFAULT_TARGET_NAME,
               "description": "A target name registered on the construct."}
 _LAST_ERROR = {"type": "string", "description": "Why the latest delivery attempt failed."}
+_GROUP = {"type": "string", "pattern": GROUP_PATTERN.pattern,
+          "description": "A group (1-64 of A-Za-z0-9._:-): DELETE /groups/{group} stops every member created before it, "
+                         "and group= lists the waiting ones. Part of the request: the same id in another group is a 409."}
 _COUNT = {"type": "integer", "minimum": 0}
 
 
@@ -158,6 +161,7 @@ def _schedule_view(with_payload: bool, statuses: tuple[str, ...]) -> Schema:
         "attempts": {**_COUNT, "description": "Delivery attempts started."},
         "firedAt": _instant_out("When it was delivered"), "endedAt": _instant_out("When it was cancelled or failed"),
         "lastError": _LAST_ERROR, "retry": _retry("The create's retry policy, as given (absent when none was)"),
+        "group": _GROUP,
     }
     required = ["id", "dueAt", "status", "target", "createdAt", "attempts"]
     if with_payload:
@@ -179,7 +183,7 @@ def _definition_view(with_payload: bool) -> Schema:
         "createdAt": _instant_out("When it was created"), "updatedAt": _instant_out("When it last changed"),
         "lastDueAt": _instant_out("The latest occurrence's due time"),
         "lastFiredAt": _instant_out("When the latest occurrence was delivered"), "lastError": _LAST_ERROR,
-        "retry": _retry("The PUT's retry policy, as given (absent when none was)"),
+        "retry": _retry("The PUT's retry policy, as given (absent when none was)"), "group": _GROUP,
     }
     required = ["id", "status", "target", "nextDueAt", "firedCount", "skippedCount", "pausedCount", "createdAt",
                 "updatedAt"]
@@ -202,7 +206,7 @@ def _schemas() -> dict[str, Schema]:
                               "body 409; 1-128 of A-Za-z0-9._:-, other than . and .. . Default: a fresh UUID."},
         "dueAt": _instant_in("When to deliver"),
         "delaySeconds": {"type": "number", "minimum": 0, "description": "Deliver this many seconds from now."},
-        "payload": _PAYLOAD, "target": _TARGET_IN, "retry": _retry("The delivery's retry policy"),
+        "payload": _PAYLOAD, "target": _TARGET_IN, "retry": _retry("The delivery's retry policy"), "group": _GROUP,
     }
     periodic_fields = {
         "payload": _PAYLOAD, "target": _TARGET_IN,
@@ -215,7 +219,7 @@ def _schemas() -> dict[str, Schema]:
                                                   "day-of-week year`, e.g. `0 9 ? * MON-FRI *`."},
         "timeZone": {"type": "string", "default": PERIODIC_DEFAULT_TIME_ZONE,
                      "description": "The IANA time zone of cron (cron only)."},
-        "retry": _retry("Each occurrence's retry policy"),
+        "retry": _retry("Each occurrence's retry policy"), "group": _GROUP,
     }
     error_statuses = sorted({400, 409, 413, 500, 503})
     return {
@@ -254,13 +258,19 @@ def _schemas() -> dict[str, Schema]:
         ], "description": "What POST /schedules would have answered for the item (503: the delayer queue refused "
                           "it and nothing was stored)."},
         "Schedule": _schedule_view(True, states.ALL),
-        "ScheduleSummary": _schedule_view(False, listing.STATUSES),
+        "ScheduleSummary": _schedule_view(False, (*listing.STATUSES, states.CANCELLED)),
         "SchedulePage": _page("ScheduleSummary"),
         "Cancelled": _object({"id": _id(), "status": {"const": states.CANCELLED}}, ["id", "status"]),
         "Periodic": _definition_view(True),
         "PeriodicSummary": _definition_view(False),
         "PeriodicPage": _page("PeriodicSummary"),
         "PeriodicState": _object({periodic.STATE_FIELD: {"enum": list(periodic.STATES)}}, [periodic.STATE_FIELD]),
+        "GroupCancelled": _object({
+            "group": _GROUP, "cancelledBefore": _instant_out("Members created before this are stopped"),
+            "stopped": _object({"schedules": _COUNT, "periodic": _COUNT}, ["schedules", "periodic"],
+                               description="The waiting members this call stopped (created since any earlier cancel "
+                                           "of the group), as the group index counted them.")},
+            ["group", "cancelledBefore", "stopped"]),
         "PeriodicDeleted": _object({"id": _id("The periodic timer's id"), "status": {"const": periodic.DELETED}},
                                    ["id", "status"]),
     }
@@ -291,7 +301,14 @@ def _list_parameters() -> list[Schema]:
                "dueAfter": (instant, "Only schedules due at or after this (RFC 3339 or epoch seconds)."),
                "dueBefore": (instant, "Only schedules due before this (RFC 3339 or epoch seconds).")}
     page = {p["name"]: p for p in _page_parameters()}
-    return [page[name] if name in page else _query(name, *filters[name]) for name in listing.PARAMETERS]
+    return [page[name] if name in page else _query(name, *filters[name]) for name in listing.PARAMETERS] + [
+        _group_parameter("schedules")]
+
+
+def _group_parameter(what: str) -> Schema:
+    return _query("group", _GROUP, f"Only the waiting {what} of this group, in the order they joined (a member its "
+                                   "group's cancel stopped shows as cancelled until it is cleaned up); takes limit and "
+                                   "nextToken besides, nothing else.")
 
 
 def _body(schema: str, examples: dict[str, Any]) -> Schema:
@@ -344,9 +361,10 @@ def operations() -> dict[str, Schema]:
             {409: "The id exists with a different body.", 413: _ERRORS[413]},
             body=_body("CreateSchedule", create_examples)),
         "listSchedules": _operation(
-            "A page of pending (SCHEDULED, QUEUED) and FAILED schedules, in due order.",
+            "A page of pending (SCHEDULED, QUEUED) and FAILED schedules, in due order; or of a group's waiting ones.",
             {200: ("A page.", "SchedulePage")},
-            {404: "Listing is off for this scheduler (the construct's listing=True turns it on)."},
+            {404: "Listing is off for this scheduler (the construct's listing=True turns it on); a group= listing "
+                  "needs no listing."},
             parameters=_list_parameters()),
         "getSchedule": _operation(
             "Read a schedule.", {200: ("The schedule.", "Schedule")},
@@ -372,8 +390,8 @@ def operations() -> dict[str, Schema]:
             {200: ("One result per item, in request order.", "BatchAnswer")}, {413: _ERRORS[413]},
             body=_body("CreateScheduleBatch", {"two": {"schedules": list(create_examples.values())}})),
         "listPeriodic": _operation(
-            "A page of periodic timers, in id order.", {200: ("A page.", "PeriodicPage")}, {},
-            parameters=_page_parameters()),
+            "A page of periodic timers, in id order; or of a group's, in the order they joined.",
+            {200: ("A page.", "PeriodicPage")}, {}, parameters=[*_page_parameters(), _group_parameter("periodic timers")]),
         "putPeriodic": _operation(
             "Create or replace a periodic timer.",
             {201: ("Created.", "PeriodicSummary"),
@@ -394,6 +412,12 @@ def operations() -> dict[str, Schema]:
             parameters=periodic_id,
             body=_body("PeriodicState", {"pause": {periodic.STATE_FIELD: periodic.PAUSED},
                                          "resume": {periodic.STATE_FIELD: periodic.ACTIVE}})),
+        "cancelGroup": _operation(
+            "Cancel a group: no schedule or periodic timer of the group created before this call starts a delivery "
+            "after its answer; members created later are not affected. Idempotent.",
+            {200: ("Stopped (the counts of what this call stopped; a repeat counts what joined since).",
+                   "GroupCancelled")}, {},
+            parameters=[{"name": "group", "in": "path", "required": True, "schema": _GROUP, "example": "user-42"}]),
         "deletePeriodic": _operation(
             "Delete a periodic timer: nothing is delivered after this answer.",
             {200: ("Deleted.", "PeriodicDeleted")}, {404: "No such periodic timer."}, parameters=periodic_id),

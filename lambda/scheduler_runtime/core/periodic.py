@@ -36,10 +36,10 @@ from .retry import FIELD as RETRY
 from .retry import RetryPolicy
 from .states import DefinitionStatus
 from .timeparse import InvalidInstant, exact_decimal, parse_instant
-from .validation import (ApiError, canonical_json, retry_hashed, validate_new_id, validate_payload, validate_retry,
-                         validate_target)
+from .validation import (GROUP_FIELD, ApiError, canonical_json, group_hashed, optional_group, retry_hashed,
+                         validate_new_id, validate_payload, validate_retry, validate_target)
 
-ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY)
+ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY, GROUP_FIELD)
 ACTIVE, ENDED, DELETED = DefinitionStatus.ACTIVE, DefinitionStatus.ENDED, DefinitionStatus.DELETED
 PAUSED = DefinitionStatus.PAUSED
 STATE_FIELD = "state"
@@ -134,6 +134,8 @@ class PeriodicRequest:
     """The first 16 bytes of a SHA-256 of the normalized body: the same body again is a replay."""
     retry: RetryPolicy | None = None
     """The body's ``retry`` (every occurrence's delivery is held to it), None when it gave none."""
+    group: str | None = None
+    """The body's ``group``, None when it gave none."""
 
     def anchor_ms(self, now_ms: int) -> int:
         """Where ``every`` counts from: ``startAt``, else one period after the PUT."""
@@ -191,9 +193,10 @@ def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[
     payload_json = validate_payload(body)
     target = validate_target(body, targets, default_target)
     retry = validate_retry(body, max_receive_count)
-    normalized.update(payload=payload_json, target=target, **retry_hashed(retry))
+    group = optional_group(body)
+    normalized.update(payload=payload_json, target=target, **retry_hashed(retry), **group_hashed(group))
     request_hash = hashlib.sha256(canonical_json(normalized).encode("utf-8")).digest()[:16]
-    return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry)
+    return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry, group)
 
 
 def validate_state(body: dict[str, Any]) -> DefinitionStatus:

@@ -91,14 +91,16 @@ class Selection:
     ``ids``: only the messages naming one of these schedules (a stream range names none, so it is left).
     ``limit``: take at most this many messages. ``older_than_ms`` / ``newer_than_ms``: only messages
     sent to the dead-letter queue at least / at most this long ago (SQS's ``SentTimestamp``: for a
-    bare message SQS's redrive parked, when it was first sent to the delayer queue).
-    Groups are not selectable: schedules have no group yet.
+    bare message SQS's redrive parked, when it was first sent to the delayer queue). ``group``: only the
+    schedules of this group (:meth:`in_group`, told once the schedule's record is read: a parked message
+    does not carry its group; a stream range is left).
     """
 
     ids: frozenset[str] | None = None
     limit: int | None = None
     older_than_ms: int | None = None
     newer_than_ms: int | None = None
+    group: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("limit", "older_than_ms", "newer_than_ms"):
@@ -106,8 +108,14 @@ class Selection:
             if value is not None and value < (1 if name == "limit" else 0):
                 raise ValueError(f"{name} must be {'>= 1' if name == 'limit' else '>= 0'}, got {value}")
 
+    def in_group(self, record_group: str | None) -> bool:
+        """Whether a schedule whose record names ``record_group`` is in the selected group (any, without one)."""
+        return self.group is None or record_group == self.group
+
     def takes(self, letter: DeadLetter, now_ms: int) -> bool:
         if self.ids is not None and letter.schedule_id not in self.ids:
+            return False
+        if self.group is not None and letter.kind is Kind.STREAM_RANGE:
             return False
         age = now_ms - letter.sent_ms
         if self.older_than_ms is not None and age < self.older_than_ms:

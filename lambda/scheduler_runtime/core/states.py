@@ -75,6 +75,8 @@ class Refusal(_Text):
     """No record (no definition): not written yet, or never (the create that sent the message failed)."""
     RECORD_NOT_WRITTEN_YET = "record not written yet"
     """MISSING while the create that sent the message may still write its record."""
+    GROUP_CANCELLED = "group cancelled"
+    """The schedule's (periodic timer's) group was cancelled after it was created, before its delivery started."""
     STRAY = "stray"
     """The record (definition) holds another token: a replay's, a conflicting create's, a replacement's."""
     DUPLICATE = "duplicate"

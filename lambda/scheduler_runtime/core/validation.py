@@ -13,12 +13,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .contract import DEFAULT_MAX_RECEIVE_COUNT, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, RETRY_MAX_AGE_SECONDS
+from .contract import DEFAULT_MAX_RECEIVE_COUNT, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, RETRY_MAX_AGE_SECONDS
 from .retry import FIELD as RETRY
 from .retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, POLICY_FIELDS, RetryPolicy
 from .timeparse import MAX_EPOCH_MS, InvalidInstant, JsonNumber, ceil_milliseconds, exact_decimal, parse_instant
 
-ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target", RETRY)
+GROUP_FIELD = "group"
+ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target", RETRY, GROUP_FIELD)
 DOT_SEGMENTS = (".", "..")
 """Ids the id pattern allows but no URL path can carry: HTTP clients remove them as dot segments (RFC 3986),
 so ``GET /schedules/..`` is sent as ``GET /``. A create refuses them; a read or cancel still takes them
@@ -53,6 +54,8 @@ class CreateRequest:
     id_generated: bool
     retry: RetryPolicy | None = None
     """The body's ``retry``, None when it gave none (the deployment's defaults apply)."""
+    group: str | None = None
+    """The body's ``group``, None when it gave none."""
 
 
 def canonical_json(value: Any) -> str:
@@ -111,11 +114,30 @@ def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], d
     payload_json = validate_payload(body)
     target = validate_target(body, targets, default_target)
     retry = validate_retry(body, max_receive_count)
+    group = optional_group(body)
 
-    # A body without retry hashes as it always did, so its replays still match records written before.
-    hashed = {"id": schedule_id, **timing, "payload": payload_json, "target": target, **retry_hashed(retry)}
+    # A body without retry or group hashes as it always did, so its replays still match records written before.
+    hashed = {"id": schedule_id, **timing, "payload": payload_json, "target": target, **retry_hashed(retry),
+              **group_hashed(group)}
     request_hash = hashlib.sha256(canonical_json(hashed).encode("utf-8")).digest()[:16]
-    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated, retry)
+    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated, retry, group)
+
+
+def validate_group(value: Any, field: str = GROUP_FIELD) -> str:
+    """A group name: 1-64 characters from A-Za-z0-9._:- (an id's alphabet); :class:`ApiError` naming ``field``."""
+    if not isinstance(value, str) or not GROUP_PATTERN.fullmatch(value):
+        raise ApiError(400, f"{field} must be a string of 1-64 characters from A-Za-z0-9._:-", field)
+    return value
+
+
+def optional_group(body: dict[str, Any]) -> str | None:
+    """The body's ``group``, None when absent."""
+    return validate_group(body[GROUP_FIELD]) if GROUP_FIELD in body else None
+
+
+def group_hashed(group: str | None) -> dict[str, Any]:
+    """What a body's ``group`` adds to its request hash: nothing when absent."""
+    return {} if group is None else {GROUP_FIELD: group}
 
 
 def validate_timing(body: dict[str, Any], now_ms: int) -> tuple[int, dict[str, int | float]]:

@@ -19,6 +19,13 @@ EARLY_TOLERANCE_MS = 1000
 # margin for clock skew between hosts, it is a stray.
 CLOCK_SKEW_MARGIN_MS = 5_000
 STRAY_AFTER_MS = API_FUNCTION_TIMEOUT_SECONDS * 1000 + CLOCK_SKEW_MARGIN_MS
+START_DEADLINE_MS = 500
+"""A delivery may start (its target be called) only this long after the last read or write that allowed
+it: a periodic occurrence's advance, a grouped schedule's read of its group's cancel."""
+SETTLE_MS = 1_000
+"""A DELETE or pause of a periodic timer, and a group's cancel, answers no sooner than this after the write
+that stops deliveries: any start allowed before it has started by then (``START_DEADLINE_MS``), with up to
+half a second of clock skew between hosts."""
 SLOW_WRITE_PAUSES = (0.05, 0.1, 0.2, 0.4)
 """The dispatcher's pauses between re-reads that wait for a write another call has not made yet (a
 one-shot's record, which a message sent with no delay can overtake; a periodic predecessor's

@@ -8,14 +8,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..aws.context import Context
-from ..aws.definitions import DELETED, DefinitionStore
+from ..aws.definitions import DELETED, Definition, DefinitionStore
+from ..aws.groups import GroupStore
 from ..aws.delayer import DelayerQueue
 from ..aws.periodic import Periodic
 from ..aws.store import ScheduleStore
+from ..core.groups import PERIODIC as PERIODIC_MEMBERS
+from ..core.groups import is_stopped
 from ..core.listing import PAGE_PARAMETERS, make_token, page_position, refuse_unknown
 from ..core.periodic import ACTIVE, PAUSED, STATE_FIELD, validate_periodic, validate_state
 from ..core.timeparse import now_ms
-from ..core.validation import ApiError
+from ..core.validation import GROUP_FIELD, ApiError
 from ..observability import log_event
 from ._router import Answer, Call, Operations
 from ._views import describe_definition
@@ -50,9 +53,21 @@ def put_periodic(call: Call) -> Answer:
 @OPERATIONS.answers("getPeriodic")
 def get_periodic(call: Call) -> Answer:
     definition = _definitions(call.ctx).get(call.id)
-    if definition is None or definition.status == DELETED:
+    if definition is None or definition.status == DELETED or not _live(call.ctx, [definition]):
         raise ApiError(404, f"periodic timer '{call.id}' not found", "id")
     return 200, describe_definition(definition)
+
+
+def _live(ctx: Context, definitions: list[Definition]) -> list[Definition]:
+    """``definitions`` without those a cancel of their group stopped (deleted, as far as the API shows, before
+    the group's sweep reaches them): one read per group among them."""
+    grouped = {d.group for d in definitions if d.group is not None and d.group_stamp_ms is not None}
+    if not grouped:
+        return definitions
+    store = GroupStore(ctx.dynamodb, ctx.config.table_name)
+    cutoffs = {group: store.cancelled_before(group) for group in grouped}
+    return [d for d in definitions if d.group is None or d.group_stamp_ms is None
+            or not is_stopped(d.group_stamp_ms, cutoffs[d.group])]
 
 
 @OPERATIONS.answers("setPeriodicState")
@@ -85,10 +100,23 @@ def delete_periodic(call: Call) -> Answer:
 def list_periodic(call: Call) -> Answer:
     """A page of definitions in id order, merged across the definition partitions."""
     params, token_key = call.request.query, call.ctx.config.table_name
+    if GROUP_FIELD in params:
+        return _list_group(call.ctx, params)
     refuse_unknown(params, PAGE_PARAMETERS)
     limit, after = page_position(params, token_key, PAGE_FILTERS)
     page, more = _definitions(call.ctx).page(after, limit)
-    body: dict[str, Any] = {"items": [describe_definition(d, with_payload=False) for d in page]}
+    body: dict[str, Any] = {"items": [describe_definition(d, with_payload=False) for d in _live(call.ctx, page)]}
     if more:
         body["nextToken"] = make_token(page[-1].periodic_id, PAGE_FILTERS, token_key)
     return 200, body
+
+
+def _list_group(ctx: Context, params: dict[str, Any]) -> Answer:
+    """``GET /periodic?group=``: a page of the group's ACTIVE and PAUSED periodic timers, in the order they joined."""
+    from ._group_routes import list_members, read_items  # noqa: PLC0415 - loaded by the first group listing only
+
+    def describe(entries: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
+        definitions = [Definition.from_item(item) for item in read_items(ctx, entries, {})]
+        return [describe_definition(d, with_payload=False) for d in _live(ctx, definitions) if d.status != DELETED]
+
+    return list_members(ctx, params, PERIODIC_MEMBERS, describe)

@@ -25,13 +25,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..aws.context import Context
 from ..core import contract
-from ..core.validation import ApiError, validate_schedule_id
+from ..core.validation import ApiError, validate_group, validate_schedule_id
 from ._api_events import ApiRequest
 
 Answer = tuple[int, dict[str, Any]]
 """A status and a JSON body."""
 
-PATH_PARAMETERS: Mapping[str, Callable[[Any], str]] = {"id": validate_schedule_id}
+PATH_PARAMETERS: Mapping[str, Callable[[Any], str]] = {"id": validate_schedule_id, "group": validate_group}
 """How each ``{name}`` of a path template is validated (an unknown name is refused at start)."""
 
 

@@ -23,6 +23,8 @@ def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool =
         body["lastError"] = record.last_error
     if record.retry is not None:
         body["retry"] = record.retry.to_json()
+    if record.group is not None:
+        body["group"] = record.group
     return body
 
 
@@ -45,6 +47,8 @@ def describe_definition(definition: Definition, *, with_payload: bool = True) ->
         body["lastError"] = definition.last_error
     if definition.retry is not None:
         body["retry"] = definition.retry.to_json()
+    if definition.group is not None:
+        body["group"] = definition.group
     if with_payload:
         body["payload"] = json.loads(definition.payload_json)
     return body

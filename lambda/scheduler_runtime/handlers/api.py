@@ -21,8 +21,11 @@ from ..aws.delayer import DelayerQueue
 from ..aws.items import ScheduleRecord
 from ..aws.store import ScheduleStore
 from ..core import states
+from ..core.groups import SCHEDULES as SCHEDULE_MEMBERS
+from ..core.groups import is_stopped
+from ..core.keys import schedule_id_of
 from ..core.timeparse import format_rfc3339_ms, now_ms
-from ..core.validation import ApiError, CreateRequest, batch_items, in_batch, validate_create
+from ..core.validation import GROUP_FIELD, ApiError, CreateRequest, batch_items, in_batch, validate_create
 from ..observability import log_event
 from ._api_events import is_direct, is_resource_event, parse_event, respond
 from ._router import Answer, Call, Operations, Router
@@ -109,6 +112,8 @@ def reschedule_schedule(call: Call) -> Answer:
 @OPERATIONS.answers("listSchedules")
 def list_schedules(call: Call) -> Answer:
     config = call.ctx.config
+    if GROUP_FIELD in call.request.query:
+        return _list_group(call)
     if not config.listing:
         raise ApiError(404, "listing is off for this scheduler: deploy it with listing=True (the local engine: "
                             "--listing); each create and status change then also writes the listing index", None)
@@ -196,10 +201,32 @@ def _answer(outcome: Created, store: ScheduleStore) -> Answer:
 
 
 def _current_status(store: ScheduleStore, record: ScheduleRecord) -> str:
-    """The stored status, except that a long timer whose timer the sweeper claimed is ``QUEUED`` (one more read)."""
+    """The stored status, except that a long timer whose timer the sweeper claimed is ``QUEUED`` (one more read),
+    and that a waiting member of a cancelled group is ``CANCELLED`` (one more read, for grouped ones only)."""
+    if record.group is not None and record.status in states.CANCELLABLE_STORED:
+        from ..aws.groups import GroupStore  # noqa: PLC0415 - loaded by the first grouped schedule only
+
+        if is_stopped(record.created_ms, GroupStore(store.dynamodb, store.table_name).cancelled_before(record.group)):
+            return states.CANCELLED
     if record.status == states.SCHEDULED and not store.timer_pending(record):
         return states.QUEUED
     return record.status
+
+
+def _list_group(call: Call) -> Answer:
+    """``GET /schedules?group=``: a page of the group's waiting schedules, in the order they were created."""
+    from ..aws.listing import read_records, shown_statuses  # noqa: PLC0415 - loaded by the first listing only
+    from ._group_routes import list_members  # noqa: PLC0415
+
+    ctx = call.ctx
+
+    def describe(entries: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
+        records = read_records(ctx.dynamodb, ctx.config.table_name, [schedule_id_of(e["pk"]["S"]) for e in entries])
+        page = [records[i] for i in (schedule_id_of(e["pk"]["S"]) for e in entries) if i in records]
+        statuses = shown_statuses(ctx.dynamodb, ctx.config, page, now_ms())
+        return [describe_record(r, statuses[r.schedule_id], with_payload=False) for r in page]
+
+    return list_members(ctx, call.request.query, SCHEDULE_MEMBERS, describe)
 
 
 def _conflict(request: CreateRequest) -> ApiError:
@@ -213,4 +240,5 @@ def _result_of_error(err: ApiError) -> dict[str, Any]:
 ROUTER = Router()
 ROUTER.include(OPERATIONS)
 ROUTER.include_lazily(f"{__package__}._periodic_routes", under="/periodic")  # loaded by the first periodic call
+ROUTER.include_lazily(f"{__package__}._group_routes", under="/groups")  # loaded by the first group cancel
 ROUTER.check()

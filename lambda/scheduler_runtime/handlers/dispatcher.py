@@ -15,14 +15,18 @@ that sent it could no longer write (that create failed after its send).
 
 from __future__ import annotations
 
+import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..aws.context import current
 from ..aws.delivery import Delivery, Receipt
+from ..aws.groups import GroupSweeper
 from ..core.contract import FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef
+from ..core.groups import SWEEP_MARKER, GroupSweep
+from ..core.validation import ApiError
 from ..core.timeparse import now_ms
 from ..observability import emit_metrics
 from ._batch import BatchEvent, SqsRecord, partial_batch_response
@@ -44,14 +48,19 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     def process(message: SqsRecord) -> tuple[int | None, bool]:
         """``(lateness if delivered, failed)`` for one message."""
         try:
-            ref = TimerRef.from_message_body(message["body"])
-        except (ValueError, KeyError, TypeError):
+            data = json.loads(message["body"])
+            work: TimerRef | GroupSweep = (GroupSweep.from_json(data) if SWEEP_MARKER in data
+                                           else TimerRef.from_json(data))
+        except (ValueError, KeyError, TypeError, ApiError):
             # Not ours to interpret: leave it to the redrive policy, which parks it in the DLQ.
             logger.error("malformed delayer message %s", message.get("messageId"))
             return None, True
         try:
+            if isinstance(work, GroupSweep):
+                GroupSweeper(ctx).sweep(work)
+                return None, False
             receipt = Receipt(message["messageId"], int(message["attributes"]["ApproximateReceiveCount"]))
-            return delivery.dispatch(ref, receipt), False
+            return delivery.dispatch(work, receipt), False
         except Exception:  # noqa: BLE001 - retried through SQS, then redriven to the DLQ
             logger.exception("dispatch of message %s failed", message.get("messageId"))
             return None, True

@@ -15,9 +15,10 @@ Then it checks, and reports (exit 1 on any violation):
 - none early; no timer delivered after its cancel was answered 200; no periodic occurrence
   delivered after its DELETE was answered, or off its grid;
 - duplicates only under one ``dedupeKey``;
-- through the operations (:mod:`.chaos_ops`: reschedules, pauses and resumes, a redrive): nothing
-  delivered at an old due time once a reschedule was answered 200, nor while paused, and every
-  redriven timer delivered once more (more only under its one ``dedupeKey``) or parked again;
+- through the operations (:mod:`.chaos_ops`: reschedules, pauses and resumes, a redrive, group cancels):
+  nothing delivered at an old due time once a reschedule was answered 200, nor while paused, nor of a
+  group's member after its group's cancel was answered, and every redriven timer delivered once more
+  (more only under its one ``dedupeKey``) or parked again;
 - every create answered 2xx was honoured, and every create whose last answer was a 429, a 5xx or
   none (one single create in ten comes from a client that does not retry) left no trace or was
   honoured as its retry.
@@ -37,8 +38,8 @@ from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
 from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, TargetReader, chaos_targets
-from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_one_shots, check_pauses,
-                           check_periodic, check_redrive, check_reschedules, dead_lettered)
+from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_groups, check_one_shots,
+                           check_pauses, check_periodic, check_redrive, check_reschedules, dead_lettered)
 from .chaos_ops import MendableTarget, Operations, start_operations, wait_for_deliveries
 from .api_calls import ApiClient, parse_due_ms
 from .deliveries import Recorder
@@ -219,6 +220,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         check_reschedules(report, ops.moved, recorder)
         check_pauses(report, ops.paused, recorder)
         check_redrive(report, ops.redriven, recorder, parked)
+        check_groups(report, ops.grouped, recorder)
         report.violations += [f"an operation kept failing: {error}" for error in ops.errors]
     return report
 

@@ -75,6 +75,9 @@ class ChaosReport:
     redriven: int = 0
     redrive_parked_again: int = 0
     redrive_skipped: int = 0
+    group_cancels: int = 0
+    group_members_stopped: int = 0
+    """What the groups' cancels answered they stopped (their ``stopped`` counts, summed)."""
     """Requests the HTTPS target's receiver refused: a signature that did not verify (a violation too)."""
     lost: int = 0
     violations: list[str] = field(default_factory=list)
@@ -97,7 +100,8 @@ class ChaosReport:
             f"stream ranges recovered {self.stream_recoveries}",
             f"rescheduled {self.rescheduled} (409, delivery started: {self.reschedule_refused}); paused "
             f"{self.paused}, resumed {self.resumed} ({self.delivered_after_resume} delivered after); redriven "
-            f"{self.redriven} (parked again {self.redrive_parked_again}, skipped {self.redrive_skipped})",
+            f"{self.redriven} (parked again {self.redrive_parked_again}, skipped {self.redrive_skipped}); groups "
+            f"cancelled {self.group_cancels} ({self.group_members_stopped} members stopped)",
             "delivered by target: " + ", ".join(f"{name} {n}" for name, n in sorted(self.delivered_by_target.items())),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
@@ -318,6 +322,39 @@ def check_pauses(report: ChaosReport, paused: list[Paused], recorder: Recorder) 
         report.delivered_after_resume += len(after)
         if p.resumed_ms is not None and p.deleted_ms - p.resumed_ms > 4000 and not after:
             report.violations.append(f"{p.periodic_id}: nothing delivered after its resume")
+
+
+@dataclass
+class Grouped:
+    """A group cancelled mid-run: its members created before the cancel, when the cancel answered 200 (None: it
+    kept failing), what it said it stopped, and a member created after it (which must be delivered)."""
+
+    group: str
+    members: list[str]
+    cancelled_ms: int | None = None
+    stopped: int = 0
+    joined_after: str | None = None
+
+
+def check_groups(report: ChaosReport, grouped: list[Grouped], recorder: Recorder) -> None:
+    """Nothing of a member created before its group's cancel delivered after the cancel's answer; the member
+    created after it delivered."""
+    by_id = recorder.by_id()
+    for g in grouped:
+        if g.cancelled_ms is None:
+            continue  # reported as an operation that kept failing
+        report.group_cancels += 1
+        report.group_members_stopped += g.stopped
+        for member in g.members:
+            deliveries = by_id.get(member, [])
+            _keys_and_early(report, member, deliveries)
+            late = [d for d in deliveries if d.received_ms > g.cancelled_ms]
+            if late:
+                report.violations.append(f"{member}: delivered {late[0].received_ms - g.cancelled_ms} ms after its "
+                                         f"group {g.group} was cancelled")
+        if g.joined_after is not None and not by_id.get(g.joined_after):
+            report.lost += 1
+            report.violations.append(f"{g.joined_after}: created in group {g.group} after its cancel, never delivered")
 
 
 def check_redrive(report: ChaosReport, redriven: Redriven, recorder: Recorder, parked: dict[str, Any]) -> None:

@@ -8,8 +8,11 @@ resumes, and a redrive, run beside the rest of the workload under the same fault
   seconds later; when the pause answered and when the resume was sent are kept; each is deleted last.
 - A redrive: timers (``retry.maxAttempts`` 1) that the target refuses until it is mended, parked in
   the dead-letter queue, then redriven with :meth:`Engine.redrive` once it is.
+- Group cancels: groups of short and long timers and a periodic timer (every second), cancelled by
+  ``DELETE /groups/{group}`` while their members wait (some short ones already delivered), then one more
+  member created after the cancel.
 
-The checks are :func:`.chaos_checks.check_reschedules`, ``check_pauses`` and ``check_redrive``.
+The checks are :func:`.chaos_checks.check_reschedules`, ``check_pauses``, ``check_redrive`` and ``check_groups``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import quote
 
-from .chaos_checks import Moved, Paused, Redriven
+from .chaos_checks import Grouped, Moved, Paused, Redriven
 from .deliveries import Recorder
 from .engine import Engine
 
@@ -59,6 +62,7 @@ class Operations:
     moved: list[Moved] = field(default_factory=list)
     paused: list[Paused] = field(default_factory=list)
     redriven: Redriven = field(default_factory=lambda: Redriven([]))
+    grouped: list[Grouped] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """Operations that kept failing (each a violation)."""
 
@@ -77,13 +81,13 @@ def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTa
     rng = random.Random(seed + 1)
     ops.redriven = Redriven([f"chaos-mend-{n}" for n in range(max(3, count // 200))])
     for schedule_id in ops.redriven.ids:
-        status, answer = answered("POST", "/schedules", {"id": schedule_id, "delaySeconds": rng.uniform(0.2, 1),
-                                                         "payload": {"kind": "mend", "id": schedule_id},
-                                                         "retry": {"maxAttempts": 1}})
-        if status not in (200, 201):
-            raise RuntimeError(f"POST /schedules {schedule_id} kept failing: {status} {answer}")
+        _must("POST", "/schedules", answered("POST", "/schedules", {
+            "id": schedule_id, "delaySeconds": rng.uniform(0.2, 1), "payload": {"kind": "mend", "id": schedule_id},
+            "retry": {"maxAttempts": 1}}))
     workers = [_worker(ops, _reschedule, answered, ops, rng, n, window_seconds) for n in range(max(6, count // 50))]
     workers += [_worker(ops, _pause, answered, ops, n) for n in range(max(2, count // 500))]
+    workers += [_worker(ops, _cancel_group, answered, ops, rng, n, window_seconds)
+                for n in range(max(2, count // 250))]
     for worker in workers:
         worker.start()
     _redrive(answered, engine, target, ops.redriven)
@@ -109,6 +113,7 @@ def wait_for_deliveries(answered: Answered, recorder: Recorder, ops: Operations,
     while time.time() < deadline:
         delivered = set(recorder.by_id())
         pending = {m.schedule_id for m in ops.moved} - delivered
+        pending |= {g.joined_after for g in ops.grouped if g.joined_after is not None} - delivered
         pending |= {i for i in ops.redriven.moved - delivered
                     if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
         if not pending:
@@ -122,10 +127,8 @@ def _reschedule(answered: Answered, ops: Operations, rng: random.Random, n: int,
     later = n % 2 == 0
     created = time.time()
     old_offset = rng.uniform(2, window - 1) if later else rng.uniform(window + 2, window + 4)
-    status, answer = answered("POST", "/schedules", {"id": schedule_id, "dueAt": round(created + old_offset, 3),
-                                                     "payload": {"kind": "move", "id": schedule_id}})
-    if status not in (200, 201):
-        raise RuntimeError(f"POST /schedules {schedule_id} kept failing: {status} {answer}")
+    _must("POST", "/schedules", answered("POST", "/schedules", {"id": schedule_id, "dueAt": round(created + old_offset, 3),
+                                                                "payload": {"kind": "move", "id": schedule_id}}))
     old_due_ms = round((created + old_offset) * 1000)
     # later: a third of them just before (or at) the old due time, where delivery may have started
     moment = old_due_ms / 1000 - (rng.uniform(-0.1, 0.3) if later and n % 3 == 0 else rng.uniform(0.8, 1.5))
@@ -140,26 +143,54 @@ def _pause(answered: Answered, ops: Operations, n: int) -> None:
     delete it 5 s after that."""
     periodic_id = f"chaos-pause-{n}"
     path = f"/periodic/{periodic_id}"
-    status, answer = answered("PUT", path, {"every": 1, "payload": {"periodic": periodic_id}})
-    if status not in (200, 201):
-        raise RuntimeError(f"PUT {path} kept failing: {status} {answer}")
+    _must("PUT", path, answered("PUT", path, {"every": 1, "payload": {"periodic": periodic_id}}))
     time.sleep(2)
-    status, answer = answered("PATCH", path, {"state": "PAUSED"})
-    if status != 200:
-        raise RuntimeError(f"PATCH {path} PAUSED kept failing: {status} {answer}")
+    _must("PATCH", path, answered("PATCH", path, {"state": "PAUSED"}))
     paused_ms = _now_ms()
     resumed_ms = None
     time.sleep(2)
     if n % 2 == 0:
         resumed_ms = _now_ms()
-        status, answer = answered("PATCH", path, {"state": "ACTIVE"})
-        if status != 200:
-            raise RuntimeError(f"PATCH {path} ACTIVE kept failing: {status} {answer}")
+        _must("PATCH", path, answered("PATCH", path, {"state": "ACTIVE"}))
     time.sleep(5)
-    status, answer = answered("DELETE", path)
-    if status != 200:
-        raise RuntimeError(f"DELETE {path} kept failing: {status} {answer}")
+    _must("DELETE", path, answered("DELETE", path))
     ops.paused.append(Paused(periodic_id, paused_ms, resumed_ms, _now_ms()))
+
+
+def _cancel_group(answered: Answered, ops: Operations, rng: random.Random, n: int, window: float) -> None:
+    """Two short and two long timers and a periodic one in a group, the group cancelled 1-3 s later, then one more
+    member created after the cancel; the periodic timer is deleted last."""
+    group = f"chaos-group-{n}"
+    created = time.time()
+    plan = [(f"{group}-short-{k}", rng.uniform(1.5, window - 1)) for k in range(2)]
+    plan += [(f"{group}-long-{k}", rng.uniform(window + 1, window + 4)) for k in range(2)]
+    for schedule_id, offset in plan:
+        _must("POST", "/schedules", answered("POST", "/schedules", {
+            "id": schedule_id, "dueAt": round(created + offset, 3), "group": group,
+            "payload": {"kind": "grouped", "id": schedule_id}}))
+    periodic = f"/periodic/{group}-tick"
+    _must("PUT", periodic, answered("PUT", periodic, {"every": 1, "payload": {"periodic": f"{group}-tick"},
+                                                      "group": group}))
+    grouped = Grouped(group, [schedule_id for schedule_id, _ in plan] + [f"{group}-tick"])
+    time.sleep(rng.uniform(1, 3))
+    status, answer = _must("DELETE", f"/groups/{group}", answered("DELETE", f"/groups/{group}"))
+    grouped.cancelled_ms = _now_ms()
+    grouped.stopped = sum(answer.get("stopped", {}).values())
+    grouped.joined_after = f"{group}-after"
+    _must("POST", "/schedules", answered("POST", "/schedules", {
+        "id": grouped.joined_after, "delaySeconds": rng.uniform(0.5, 2), "group": group,
+        "payload": {"kind": "grouped", "id": grouped.joined_after}}))
+    ops.grouped.append(grouped)
+    time.sleep(3)
+    answered("DELETE", periodic)  # stopped already (404 once the sweep deleted it): nothing to check
+
+
+def _must(method: str, path: str, answer: tuple[int | None, dict[str, Any]]) -> tuple[int | None, dict[str, Any]]:
+    """``answer``, unless it is not a 2xx: then the operation kept failing (raised, reported as a violation)."""
+    status, body = answer
+    if status not in (200, 201):
+        raise RuntimeError(f"{method} {path} kept failing: {status} {body}")
+    return answer
 
 
 def _redrive(answered: Answered, engine: Engine, target: MendableTarget, redriven: Redriven) -> None:

@@ -229,8 +229,8 @@ class Engine:
 
     def redrive(self, **selection: Any) -> RedriveReport:
         """Redrive the engine's dead-letter queue: :func:`cdk_delayed_scheduler.operator.redrive` on the
-        engine's table, queues and enqueuer; ``selection`` is its ``ids``, ``limit``, ``older_than_seconds``
-        and ``newer_than_seconds``."""
+        engine's table, queues and enqueuer; ``selection`` is its ``ids``, ``limit``, ``older_than_seconds``,
+        ``newer_than_seconds`` and ``group``."""
         assert self._quiet is not None, "the engine is not started"
         return redrive(table_name=self.table_name, delayer_queue=self.queue_url,
                        dead_letter_queue=self.dead_letter_queue_url, enqueuer_function=ENQUEUER_FUNCTION,

@@ -53,6 +53,7 @@ def add_redrive_parser(commands: Any) -> None:
                          help="only messages parked at least this long ago")
     redrive.add_argument("--newer-than", type=_non_negative, metavar="SECONDS",
                          help="only messages parked at most this long ago")
+    redrive.add_argument("--group", help="only the schedules of this group (default: every schedule)")
     redrive.add_argument("--endpoint-url", help="DynamoDB's and SQS's endpoint (the local engine's moto endpoint); "
                                                 "default: AWS, with the usual credentials and region")
     redrive.add_argument("--lambda-endpoint-url", help="Lambda's endpoint (the local engine's lambda_endpoint_url)")
@@ -66,7 +67,7 @@ def run_redrive(args: argparse.Namespace) -> int:
 
     report = redrive(table_name=args.table, delayer_queue=args.delayer_queue, dead_letter_queue=args.dead_letter_queue,
                      enqueuer_function=args.enqueuer_function or None, ids=args.ids, limit=args.limit,
-                     older_than_seconds=args.older_than, newer_than_seconds=args.newer_than,
+                     older_than_seconds=args.older_than, newer_than_seconds=args.newer_than, group=args.group,
                      endpoint_url=args.endpoint_url, lambda_endpoint_url=args.lambda_endpoint_url,
                      region_name=args.region)
     if args.json:

@@ -40,7 +40,7 @@ def provision(session: Any, name_prefix: str, *, listing: bool, visibility_timeo
         created = True
         table = ddb.create_table(
             TableName=table_name,
-            **_table_definition(listing),
+            **table_definition(listing),
             BillingMode="PAY_PER_REQUEST",
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         )["TableDescription"]
@@ -121,20 +121,21 @@ def provision_target_secret(session: Any, name: str, secret: str) -> str:
         return updated
 
 
-def _table_definition(listing: bool) -> dict[str, Any]:
-    """Keys and attributes as the construct defines them; with ``listing``, the sparse keys-only index too."""
+def table_definition(listing: bool) -> dict[str, Any]:
+    """Keys and attributes as the construct defines them: the sparse keys-only group index, and with ``listing``
+    the listing index too."""
     keys = [("pk", "HASH"), ("sk", "RANGE")]
-    index = contract.LISTING
     attributes = [name for name, _ in keys]
     definition: dict[str, Any] = {"KeySchema": [{"AttributeName": n, "KeyType": k} for n, k in keys]}
-    if listing:
+    indexes = [contract.GROUPS] + ([contract.LISTING] if listing else [])
+    for index in indexes:
         attributes += [index["partitionKey"], index["sortKey"]]
-        definition["GlobalSecondaryIndexes"] = [{
-            "IndexName": index["indexName"],
-            "KeySchema": [{"AttributeName": index["partitionKey"], "KeyType": "HASH"},
-                          {"AttributeName": index["sortKey"], "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }]
+    definition["GlobalSecondaryIndexes"] = [{
+        "IndexName": index["indexName"],
+        "KeySchema": [{"AttributeName": index["partitionKey"], "KeyType": "HASH"},
+                      {"AttributeName": index["sortKey"], "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "KEYS_ONLY"},
+    } for index in indexes]
     definition["AttributeDefinitions"] = [{"AttributeName": n, "AttributeType": "S"} for n in attributes]
     return definition
 

@@ -1,0 +1,177 @@
+"""Groups in the Schedules table: a group's cancel item, its members through the ``ByGroup`` index, the gate a
+grouped delivery passes before its target is called, and the background sweep of a cancelled group.
+
+- **Cancel** (``DELETE /groups/{group}``): one conditional write stamps the cancel item with the call's start
+  (only ever later), the index counts the members it stops, one sweep message per kind starts the clean-up,
+  and the call answers ``SETTLE_MS`` after its write.
+- **The gate**: a grouped schedule or periodic occurrence whose delivery the dispatcher has started reads the
+  cancel item (one strongly consistent read, for grouped members only) and calls its target only within
+  ``START_DEADLINE_MS`` of that read: so a delivery stopped by a cancel never starts after the cancel answered.
+- **The sweep**: a page of members a message, each cancelled as ``DELETE`` would (a schedule CANCELLED and its
+  timer removed; a periodic timer DELETED), the next page in a message of its own. GET answers ``CANCELLED``
+  (a periodic timer: 404) for a stopped member the sweep has not reached yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..core import groups, keys, states, window
+from ..core.groups import GroupSweep
+from ..core.timeparse import now_ms
+from ..observability import log_event
+from .context import Context
+from .delayer import DelayerQueue
+from .items import is_condition_failure
+from .store import ScheduleStore, query_pages
+
+GATE_READS = 3
+"""Reads of the cancel item before a start that keeps reading slower than ``START_DEADLINE_MS`` is retried later."""
+# Reused across invocations of a warm function: a sweep page's members are cancelled ten at a time.
+_stoppers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="group-sweep")
+
+
+class GateTimedOut(Exception):
+    """The cancel item kept answering too slowly for a safe start: SQS hands the message out again."""
+
+
+class GroupStore:
+    def __init__(self, dynamodb: Any, table_name: str) -> None:
+        self._ddb = dynamodb
+        self._table = table_name
+
+    def cancelled_before(self, group: str) -> int | None:
+        """The group's cancel stamp (members stamped before it are stopped); None when it was never cancelled."""
+        item = self._ddb.get_item(TableName=self._table, Key=groups.cancel_key(group).as_item_key(),
+                                  ConsistentRead=True, ProjectionExpression=groups.CANCELLED_BEFORE).get("Item")
+        return int(item[groups.CANCELLED_BEFORE]["N"]) if item else None
+
+    def cancel(self, group: str, now_ms: int) -> int:
+        """Stop every member stamped before ``now_ms``. Returns the stamp of the cancel before it (0 for none), from
+        which this one's members count; ``now_ms`` itself when a later cancel already wrote (it counts none)."""
+        name = groups.CANCELLED_BEFORE
+        try:
+            old = self._ddb.update_item(
+                TableName=self._table, Key=groups.cancel_key(group).as_item_key(), UpdateExpression=f"SET {name} = :now",
+                ConditionExpression=f"attribute_not_exists({name}) OR {name} < :now",
+                ExpressionAttributeValues={":now": {"N": str(now_ms)}}, ReturnValues="UPDATED_OLD",
+            ).get("Attributes", {})
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return now_ms
+            raise
+        return int(old[name]["N"]) if name in old else 0
+
+    def count(self, group: str, kind: str, after_ms: int, before_ms: int) -> int:
+        """The pending members of ``kind`` stamped in ``[after_ms, before_ms)`` (the index is eventually consistent:
+        one created in the last moment may be missing)."""
+        key_range = groups.stamp_range(kind, after_ms, before_ms)
+        if key_range is None:
+            return 0
+        kwargs = {**self._query(group, key_range), "Select": "COUNT"}
+        total = 0
+        while True:
+            page = self._ddb.query(**kwargs)
+            total += page.get("Count", 0)
+            if "LastEvaluatedKey" not in page:
+                return total
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def members(self, group: str, key_range: tuple[str, str], limit: int) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``limit`` index entries (table and index keys) in ``key_range``, in key order; whether more follow."""
+        found: list[dict[str, Any]] = []
+        for items in query_pages(self._ddb, {**self._query(group, key_range), "Limit": limit + 1}):
+            found.extend(items)
+            if len(found) > limit:
+                break
+        return found[:limit], len(found) > limit
+
+    def _query(self, group: str, key_range: tuple[str, str]) -> dict[str, Any]:
+        return {"TableName": self._table, "IndexName": groups.INDEX_NAME,
+                "KeyConditionExpression": "#g = :g AND #gs BETWEEN :low AND :high",
+                "ExpressionAttributeNames": {"#g": groups.PARTITION_KEY, "#gs": groups.SORT_KEY},
+                "ExpressionAttributeValues": {":g": {"S": group}, ":low": {"S": key_range[0]},
+                                              ":high": {"S": key_range[1]}}}
+
+
+def may_start(store: GroupStore, group: str, stamp_ms: int) -> bool:
+    """Read ``group``'s cancel for a member stamped ``stamp_ms`` whose delivery is about to start: False when the
+    cancel stopped it; True when it did not, and the read began within ``START_DEADLINE_MS`` (the target must be
+    called at once). Raises :class:`GateTimedOut` when every read was slower than that."""
+    for _ in range(GATE_READS):
+        read_at = now_ms()
+        if groups.is_stopped(stamp_ms, store.cancelled_before(group)):
+            return False
+        if now_ms() - read_at <= window.START_DEADLINE_MS:
+            return True
+    raise GateTimedOut(f"reading the cancel of group '{group}' took longer than {window.START_DEADLINE_MS} ms "
+                       f"{GATE_READS} times")
+
+
+def stopped_reason(group: str) -> str:
+    """What a member stopped by its group's cancel keeps as ``lastError``."""
+    return f"group '{group}' was cancelled before this delivery started"
+
+
+class GroupSweeper:
+    """The background half of a group's cancel: one page of one kind's members a message."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._groups = GroupStore(ctx.dynamodb, ctx.config.table_name)
+        self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
+        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url)
+
+    def start(self, group: str, after_ms: int, before_ms: int) -> None:
+        """Send the first sweep message of each kind, a few seconds out: the index has caught up with the last
+        members created before the cancel by then."""
+        for kind in groups.KINDS:
+            self._queue.send_one(GroupSweep(group, kind, after_ms, before_ms), groups.SWEEP_FIRST_DELAY_SECONDS)
+
+    def sweep(self, sweep: GroupSweep) -> int:
+        """Stop one page of members and send the sweep of the next. Returns how many this page stopped."""
+        key_range = groups.stamp_range(sweep.kind, sweep.after_ms, sweep.before_ms, sweep.cursor)
+        if key_range is None:
+            return 0
+        page, more = self._groups.members(sweep.group, key_range, groups.SWEEP_PAGE_SIZE)
+        stop = self._stop_schedule if sweep.kind == groups.SCHEDULES else self._stop_periodic
+        stopped = sum(_stoppers.map(stop, page))
+        if more and page:
+            self._queue.send_one(sweep.next(page[-1][groups.SORT_KEY]["S"]), 0)
+        log_event("group_swept", group=sweep.group, kind=sweep.kind, stopped=stopped, more=more)
+        return stopped
+
+    def _stop_schedule(self, entry: dict[str, Any]) -> bool:
+        schedule_id = keys.schedule_id_of(entry["pk"]["S"])
+        config = self._ctx.config
+        _, changed = self._store.cancel(schedule_id, now_ms(), config.history_retention_seconds)
+        return changed
+
+    def _stop_periodic(self, entry: dict[str, Any]) -> bool:
+        from . import periodic  # noqa: PLC0415 - a deployment without periodic timers never loads it
+
+        ctx = self._ctx
+        service = periodic.Periodic(periodic.DefinitionStore(ctx.dynamodb, ctx.config.table_name), self._store,
+                                    self._queue, ctx.config)
+        return service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], now_ms())
+
+
+def member_sort_key(definition: Any) -> str:
+    """A grouped definition's index sort key, from its stamp (it must have one)."""
+    return groups.member_sort_key(groups.PERIODIC, definition.group_stamp_ms, definition.periodic_id)
+
+
+def shown_status(store: GroupStore, group: str | None, stamp_ms: int, status: str) -> str:
+    """A schedule's status as GET shows it: CANCELLED for a waiting member its group's cancel stopped (one more
+    read, for grouped waiting schedules only); ``status`` otherwise."""
+    if group is None or status not in states.CANCELLABLE_STORED:
+        return status
+    return states.CANCELLED if groups.is_stopped(stamp_ms, store.cancelled_before(group)) else status
+
+
+__all__ = ["GateTimedOut", "GroupStore", "GroupSweeper", "may_start", "member_sort_key", "shown_status",
+           "stopped_reason"]
