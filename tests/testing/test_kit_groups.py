@@ -1,7 +1,10 @@
 """Groups in a user's test: the kit's client cancels a group, and ``advance`` then delivers only what the
-cancel did not stop (members that joined after it, other groups); a group lists without ``listing``."""
+cancel did not stop (members that joined after it, other groups); a group lists without ``listing``.
+docs/client.md's group example runs as written on the kit's client."""
 
+import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +28,14 @@ def test_advance_delivers_nothing_of_a_cancelled_group_but_what_joined_after(loc
     with pytest.raises(NotFoundError):
         timers.get_periodic("user-42-digest")
     assert timers.cancel_group("user-42").stopped_schedules == 0  # the later one was delivered already
+
+
+def test_the_client_docs_group_example_prints_what_it_says(local_scheduler, capsys):
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "client.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n((?:(?!```).)*?cancel_group\(.*?)```", docs, re.S)
+    assert block, "docs/client.md lost its group example"
+    code = re.sub(r"^  ", "", block.group(1), flags=re.M)  # the example is indented in its list item
+    exec(compile(code, "docs/client.md", "exec"), {"timers": local_scheduler.client})  # noqa: S102 - verbatim
+    said = [line.split("# ", 1)[1] for line in code.splitlines() if line.startswith("print(")]
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == len(said) and all(comment.startswith(out) for out, comment in zip(printed, said)), printed
