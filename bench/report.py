@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import (report_cost, report_engine, report_https, report_kit, report_load, report_redrive, report_scale,
-               report_targets)
+from . import (report_cost, report_engine, report_groups, report_https, report_kit, report_load, report_redrive,
+               report_scale, report_targets)
 from .plots import BURST_TARGET_S, plots
 from .common import ROOT
 from .report_engine import fmt as _f, mmm as _mmm, target as _target, verdict as _verdict
@@ -80,7 +80,7 @@ def write(data: dict, out: Path) -> None:
                 _synth(data.get("synth")), _suite(data.get("suite")), report_load.section(data.get("load")),
                 report_kit.section(data.get("kit")), report_targets.section(data.get("targets")),
                 report_scale.section(data.get("scale")), report_https.section(data.get("https")),
-                report_redrive.section(data.get("redrive"))]
+                report_redrive.section(data.get("redrive")), report_groups.section(data.get("groups"))]
     number = 0
     for part in sections:
         for line in part:  # number the sections in the order they stand
@@ -155,6 +155,7 @@ def _summary(data: dict) -> list[str]:
     rows.extend(report_https.summary_rows(data.get("https")))
     rows.extend(report_scale.summary_rows(data.get("scale")))
     rows.extend(report_redrive.summary_rows(data.get("redrive")))
+    rows.extend(report_groups.summary_rows(data.get("groups")))
     return rows
 
 

@@ -58,7 +58,8 @@ def test_cancel_group_stops_the_members_created_before_it_and_no_others(client: 
     cancelled = client.cancel_group(group)
     answered_ms = time.time() * 1000
     assert isinstance(cancelled, GroupCancellation)
-    assert (cancelled.group, cancelled.stopped_schedules, cancelled.stopped_periodic) == (group, 2, 1)
+    assert (cancelled.group, cancelled.stopped_schedules, cancelled.stopped_periodic, cancelled.count_complete) == (
+        group, 2, 1, True)
     assert cancelled.cancelled_before <= datetime.now(timezone.utc)
     later = client.schedule(SOON, 5, group=group)  # joins after the cancel: not affected
 

@@ -140,7 +140,7 @@ def test_cancelling_a_group_stops_its_waiting_members_and_nothing_else(aws):
     create("no-group", 0, group=None)
     put_periodic("tick")
     answer = cancel()
-    assert answer["group"] == "g1" and answer["stopped"] == {"schedules": 2, "periodic": 1}
+    assert answer["group"] == "g1" and answer["stopped"] == {"schedules": 2, "periodic": 1} and answer["countComplete"]
     # Before the sweep: every delivery start refuses them, and GET already answers as after it.
     assert call_api("GET", "/schedules/short")[1]["status"] == "CANCELLED"
     assert call_api("GET", "/periodic/tick")[0] == 404
@@ -173,6 +173,26 @@ def test_a_repeated_cancel_answers_200_and_counts_only_what_joined_since(aws):
     create("two", 30)
     assert cancel()["stopped"] == {"schedules": 1, "periodic": 0}
     assert cancel("never-used")["stopped"] == {"schedules": 0, "periodic": 0}
+
+
+def test_a_group_too_large_to_count_in_time_is_stopped_all_the_same_and_says_its_counts_are_partial(aws, monkeypatch):
+    from scheduler_runtime.handlers import _group_routes
+
+    create("big-0", 30)
+    create("big-1", 30)
+    monkeypatch.setattr(_group_routes, "COUNT_BUDGET_MS", 0)
+
+    def endless_pages(real, **kwargs):  # every count page says more follow, as a page of a huge group does
+        answer = real.query(**kwargs)
+        if kwargs.get("Select") == "COUNT":
+            answer["LastEvaluatedKey"] = {"pk": {"S": "more"}}
+        return answer
+
+    with faulty("dynamodb", query=endless_pages):
+        answer = cancel()
+    assert answer["countComplete"] is False and answer["stopped"]["schedules"] == 2  # the first page's
+    assert {call_api("GET", f"/schedules/big-{n}")[1]["status"] for n in range(2)} == {"CANCELLED"}
+    assert cancel()["countComplete"] is True
 
 
 def test_a_delivery_started_after_the_cancel_is_refused_by_the_gate_before_the_sweep_reaches_it(aws):

@@ -66,19 +66,22 @@ class GroupStore:
             raise
         return int(old[name]["N"]) if name in old else 0
 
-    def count(self, group: str, kind: str, after_ms: int, before_ms: int) -> int:
+    def count(self, group: str, kind: str, after_ms: int, before_ms: int, deadline_ms: int) -> tuple[int, bool]:
         """The pending members of ``kind`` stamped in ``[after_ms, before_ms)`` (the index is eventually consistent:
-        one created in the last moment may be missing)."""
+        one created in the last moment may be missing), a page (1 MB of keys, some 10,000 members) at a time until
+        ``deadline_ms``; whether it counted them all."""
         key_range = groups.stamp_range(kind, after_ms, before_ms)
         if key_range is None:
-            return 0
+            return 0, True
         kwargs = {**self._query(group, key_range), "Select": "COUNT"}
         total = 0
         while True:
             page = self._ddb.query(**kwargs)
             total += page.get("Count", 0)
             if "LastEvaluatedKey" not in page:
-                return total
+                return total, True
+            if now_ms() >= deadline_ms:
+                return total, False
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def members(self, group: str, key_range: tuple[str, str], limit: int) -> tuple[list[dict[str, Any]], bool]:

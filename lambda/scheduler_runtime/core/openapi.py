@@ -269,8 +269,11 @@ def _schemas() -> dict[str, Schema]:
             "group": _GROUP, "cancelledBefore": _instant_out("Members created before this are stopped"),
             "stopped": _object({"schedules": _COUNT, "periodic": _COUNT}, ["schedules", "periodic"],
                                description="The waiting members this call stopped (created since any earlier cancel "
-                                           "of the group), as the group index counted them.")},
-            ["group", "cancelledBefore", "stopped"]),
+                                           "of the group), as the group index counted them."),
+            "countComplete": {"type": "boolean", "description": "False when the group was too large to count within "
+                                                                "the call (the counts are then a lower bound); every "
+                                                                "member is stopped all the same."}},
+            ["group", "cancelledBefore", "stopped", "countComplete"]),
         "PeriodicDeleted": _object({"id": _id("The periodic timer's id"), "status": {"const": periodic.DELETED}},
                                    ["id", "status"]),
     }

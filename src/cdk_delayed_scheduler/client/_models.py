@@ -159,13 +159,16 @@ class GroupCancellation:
     """What ``DELETE /groups/{group}`` answers: the members created before ``cancelled_before`` are stopped.
 
     ``stopped_schedules`` and ``stopped_periodic`` count the waiting members this call stopped (those that
-    joined since the group's previous cancel: a repeat usually counts zeros).
+    joined since the group's previous cancel: a repeat usually counts zeros). ``count_complete`` is False when
+    the group was too large to count within the call: the counts are then a lower bound, and every member is
+    stopped all the same.
     """
 
     group: str
     cancelled_before: datetime
     stopped_schedules: int
     stopped_periodic: int
+    count_complete: bool = True
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
@@ -175,7 +178,8 @@ class GroupCancellation:
         stopped = body.get("stopped") or {}
         return cls(group=str(body["group"]), cancelled_before=_required_time(body, "cancelledBefore"),
                    stopped_schedules=int(stopped.get("schedules") or 0),
-                   stopped_periodic=int(stopped.get("periodic") or 0), raw=dict(body))
+                   stopped_periodic=int(stopped.get("periodic") or 0),
+                   count_complete=bool(body.get("countComplete", True)), raw=dict(body))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,116 @@
+"""Group cancels on the local engine: how long ``DELETE /groups/{group}`` takes to answer, and how fast its sweep
+cleans up the members, for groups of a few sizes.
+
+    ./dev bench --only groups                        # the section in docs/benchmarks.md
+    .venv/bin/python -m bench.groups --members 1000  # one run, its figures as JSON
+
+Each run, on a fresh engine: ``members`` timers of one group, due two hours out (timer items waiting for the
+sweeper), created through the HTTP API in batches of ten from eight clients, beside 100 timers of another group and
+100 without one; then the cancel is timed, and the sweep is watched (a count of the group's index entries, read
+from moto every half second) until no member is left in the index. Every member must then read CANCELLED, and every
+other timer SCHEDULED, or the run fails. The figures are the engine's: moto's ``Query`` of an index reads the whole
+table (a page of 100 members costs time in proportion to the table's size), which bounds the sweep and the count
+here; on DynamoDB a page is one partition's keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from cdk_delayed_scheduler.local import Engine, EngineOptions
+from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.deliveries import Recorder
+
+from .pricing import PRICES
+
+GROUP, OTHER = "bench-group", "bench-other"
+CLIENTS = 8
+DUE_IN_SECONDS = 7200
+
+
+def _create(api_url: str, ids: list[str], group: str | None) -> None:
+    api = ApiClient(api_url)
+    for start in range(0, len(ids), 10):
+        status, answer = api.create_batch([{"id": i, "delaySeconds": DUE_IN_SECONDS, "payload": {"n": i},
+                                            **({"group": group} if group else {})} for i in ids[start:start + 10]])
+        assert status == 200 and all(r["status"] == 201 for r in answer["results"]), answer
+
+
+def _create_all(engine: Engine, plan: dict[str | None, list[str]]) -> float:
+    """Every id of ``plan`` (group -> ids) created, from ``CLIENTS`` clients at once; the seconds it took."""
+    chunks = [(ids[n::CLIENTS], group) for group, ids in plan.items() for n in range(CLIENTS)]
+    began = time.perf_counter()
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(lambda chunk: _create(engine.api_url, *chunk), chunks))
+    return time.perf_counter() - began
+
+
+def _index_count(engine: Engine, group: str) -> int:
+    ddb, kwargs = engine.client("dynamodb"), {
+        "TableName": engine.table_name, "IndexName": "ByGroup", "Select": "COUNT",
+        "KeyConditionExpression": "#g = :g", "ExpressionAttributeNames": {"#g": "group"},
+        "ExpressionAttributeValues": {":g": {"S": group}}}
+    total = 0
+    while True:
+        page = ddb.query(**kwargs)
+        total += page["Count"]
+        if "LastEvaluatedKey" not in page:
+            return total
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def cancel_and_sweep(engine: Engine, members: int, timeout: float = 1800.0) -> dict[str, Any]:
+    """Create the group and its neighbours, cancel the group, wait for its sweep; the figures, checked."""
+    plan = {GROUP: [f"m-{n}" for n in range(members)], OTHER: [f"o-{n}" for n in range(100)],
+            None: [f"u-{n}" for n in range(100)]}
+    create_s = _create_all(engine, plan)
+    api = ApiClient(engine.api_url)
+    began = time.perf_counter()
+    status, answer = api.request("DELETE", f"/groups/{GROUP}")
+    answer_s = time.perf_counter() - began
+    assert status == 200 and answer["stopped"] == {"schedules": members, "periodic": 0}, answer
+    deadline = time.monotonic() + timeout
+    while (left := _index_count(engine, GROUP)) > 0:
+        assert time.monotonic() < deadline, f"{left} members still in the index after {timeout} s"
+        time.sleep(0.5)
+    swept_s = time.perf_counter() - began
+    sample = plan[GROUP][:: max(1, members // 50)]
+    assert {api.get(i)[1]["status"] for i in sample} == {"CANCELLED"}
+    assert {api.get(i)[1]["status"] for i in plan[OTHER][:20] + plan[None][:20]} == {"SCHEDULED"}
+    return {"members": members, "create_s": round(create_s, 1), "answer_ms": round(answer_s * 1000),
+            "count_complete": answer["countComplete"], "sweep_s": round(swept_s, 1),
+            "swept_per_second": round(members / swept_s, 1)}
+
+
+def grouped_cost() -> dict[str, float]:
+    """USD per million of what a group adds to a one-shot timer, on demand: an index entry written at its create and
+    removed at its delivery start (keys only, one write unit each), and one strongly consistent read of its group's
+    cancel item (one read unit) at its delivery start. The handler tests count the calls: one read more, and the
+    index writes ride on the record's own writes."""
+    writes, reads = 2 * PRICES["ddb_od_per_million_wru"], PRICES["ddb_od_per_million_rru"]
+    return {"index_writes": writes, "cancel_read": reads, "total": writes + reads}
+
+
+def run(sizes: list[int], repeats: int = 1) -> dict[str, Any]:
+    """The section: for each size, ``repeats`` runs, each on a fresh engine."""
+    runs = []
+    for members in sizes:
+        for _ in range(repeats):
+            with Engine(EngineOptions(target=Recorder(), port=0, sweep_interval=5)) as engine:
+                runs.append(cancel_and_sweep(engine, members))
+    return {"sizes": sizes, "repeats": repeats, "runs": runs, "grouped_cost": grouped_cost()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.groups", description=__doc__.split("\n")[0])
+    parser.add_argument("--members", type=int, default=1000)
+    args = parser.parse_args()
+    print(json.dumps(run([args.members])))
+
+
+if __name__ == "__main__":
+    main()
