@@ -13,6 +13,7 @@ import http.client
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -304,6 +305,37 @@ def main(patched: bool) -> dict:
         return None if [m["Body"] for m in got] == ["b"] else f"received {[m['Body'] for m in got]}"
 
     check(results, "fifo_receive_reads_busy_groups_from_a_snapshot", fifo_receive_reads_busy_groups_from_a_snapshot)
+
+    def index_query_is_not_torn_by_a_write() -> Any:
+        ddb.create_table(
+            TableName="g", BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "grp", "gsk")],
+            GlobalSecondaryIndexes=[{"IndexName": "ByGroup", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                     "KeySchema": [{"AttributeName": "grp", "KeyType": "HASH"},
+                                                   {"AttributeName": "gsk", "KeyType": "RANGE"}]}])
+        for n in range(3):
+            ddb.put_item(TableName="g", Item={"pk": {"S": f"m{n}"}, "sk": {"S": "r"}, "grp": {"S": "x"},
+                                              "gsk": {"S": f"S#{n}"}})
+        original = Table.sorted_items
+
+        def leaving_meanwhile(self: Any, *args: Any, **kwargs: Any) -> Any:
+            # another request's thread removes a member's sort key between the query's filter and its sort
+            writer = threading.Thread(target=lambda: ddb.update_item(
+                TableName="g", Key={"pk": {"S": "m1"}, "sk": {"S": "r"}}, UpdateExpression="REMOVE gsk"))
+            writer.start()
+            writer.join(0.5)  # done at once without the lock; held back until this query ends with it
+            return original(self, *args, **kwargs)
+
+        Table.sorted_items = leaving_meanwhile  # type: ignore[method-assign]
+        try:
+            page = ddb.query(TableName="g", IndexName="ByGroup", KeyConditionExpression="grp = :g AND gsk BETWEEN :a AND :b",
+                             ExpressionAttributeValues={":g": {"S": "x"}, ":a": {"S": "S#"}, ":b": {"S": "S$"}})
+        finally:
+            Table.sorted_items = original  # type: ignore[method-assign]
+        return None if page["Count"] == 3 else f"counted {page['Count']}"
+
+    check(results, "index_query_is_not_torn_by_a_write", index_query_is_not_torn_by_a_write)
     stop()
     return results
 

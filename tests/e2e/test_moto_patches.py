@@ -41,6 +41,7 @@ def runs() -> dict:
     "cancelled_transaction_changes_nothing_and_the_stream_flows",
     "connections_are_kept_alive",
     "fifo_receive_reads_busy_groups_from_a_snapshot",
+    "index_query_is_not_torn_by_a_write",
 ])
 def test_each_correction_holds_and_fails_without_it(name, runs):
     assert runs["corrected"][name] == "ok"

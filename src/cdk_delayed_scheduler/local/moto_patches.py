@@ -68,7 +68,12 @@ does. Each has a test in ``tests/e2e/test_moto_patches.py``.
     delete from it: under load a receive failed with ``Set changed size during
     iteration`` (a 500). Here the set is copied first, in one step the interpreter
     does not interrupt.
-"""
+12. **A Query of an index is not torn by a write.** moto filters an index's
+    items by their key attributes, then sorts them by the index's sort key; a
+    write in between (another request's thread) that removes that attribute
+    from an item (a sparse index's member leaving it) makes the sort fail with
+    a ``KeyError`` (a 500). DynamoDB answers an index Query from a consistent
+    view of the index. Here an index Query holds the write lock of 3."""
 
 from __future__ import annotations
 
@@ -135,7 +140,10 @@ def _patch_dynamodb() -> None:
     @functools.wraps(original_query)
     def query(self: Any, hash_key: Any, range_comparison: Any, range_objs: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = args[4] if len(args) > 4 else kwargs.get("index_name")
-        if index_name or hash_key is None or not self.range_key_attr or len(kwargs.get("range_key_conditions") or []) > 1:
+        if index_name:
+            with write_lock:  # 12: no write between the index's filter and its sort
+                return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
+        if hash_key is None or not self.range_key_attr or len(kwargs.get("range_key_conditions") or []) > 1:
             return original_query(self, hash_key, range_comparison, range_objs, *args, **kwargs)
         partition = _Partition(self, hash_key, range_comparison, range_objs)
         return original_query(partition, hash_key, range_comparison, range_objs, *args, **kwargs)  # type: ignore[arg-type]
