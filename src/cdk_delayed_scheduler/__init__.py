@@ -1,6 +1,6 @@
 """cdk-delayed-scheduler: to-the-second timers, one-shot and periodic, for AWS CDK apps.
 
-``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, targets``
+``from cdk_delayed_scheduler import DelayedScheduler, SchedulerApi, ApiAuthorization, LogLevel, TableCapacity, targets``
 
 Type checkers and editors see the real classes (the imports below under ``TYPE_CHECKING``). At
 run time the construct classes load on first use (PEP 562), so the client
@@ -17,12 +17,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["DelayedScheduler", "PeriodicTimer", "SchedulerAlarms", "SchedulerApi", "ApiAuthorization", "LogLevel",
-           "targets"]
+           "TableCapacity", "targets"]
 
 if TYPE_CHECKING:
     from . import targets
     from ._alarms import SchedulerAlarms
     from ._log_level import LogLevel
+    from ._table_capacity import TableCapacity
     from .api import ApiAuthorization, SchedulerApi
     from .periodic import PeriodicTimer
     from .scheduler import DelayedScheduler
@@ -36,6 +37,7 @@ else:
         "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
         "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
         "LogLevel": ("cdk_delayed_scheduler._log_level", "LogLevel"),
+        "TableCapacity": ("cdk_delayed_scheduler._table_capacity", "TableCapacity"),
         "targets": ("cdk_delayed_scheduler.targets", None),
     }
 

@@ -16,13 +16,12 @@ from aws_cdk import aws_logs as logs
 from ._contract import contract
 from ._functions import DEFAULT_RUNTIME
 from ._log_level import LogLevel
+from ._table_capacity import MIN_CAPACITY_UNITS, TableCapacity
 from ._validation import (check_duration, check_log_level, check_non_empty, check_range, check_runtime, check_type,
                           check_whole_seconds, describe, seconds, seconds_or_days)
 from .api import SchedulerApi, SchedulerApiKind
 from .targets import IScheduleTarget, check_target
 
-#: The least provisioned capacity ``read_capacity`` or ``write_capacity`` may be.
-MIN_CAPACITY_UNITS = 1
 #: The longest name API Gateway takes for an API (HTTP or REST): ``api_name``'s limit.
 MAX_API_NAME_LENGTH = 128
 
@@ -50,6 +49,7 @@ class SchedulerProps:
     billing_mode: dynamodb.BillingMode
     read_capacity: Optional[int]
     write_capacity: Optional[int]
+    provisioned_capacity: Optional[TableCapacity]
     encryption_key: Optional[kms.IKey]
     point_in_time_recovery: bool
     deletion_protection: Optional[bool]
@@ -94,6 +94,15 @@ class SchedulerProps:
         if self.deletion_protection is not None:
             return self.deletion_protection
         return None if self.removal_policy == RemovalPolicy.DESTROY else True
+
+    @property
+    def table_capacity(self) -> Optional[TableCapacity]:
+        """The table's and each index's capacity: ``None`` on demand; with ``BillingMode.PROVISIONED``,
+        ``provisioned_capacity``, else ``TableCapacity.fixed()`` with ``read_capacity`` and
+        ``write_capacity`` where given."""
+        if self.billing_mode != dynamodb.BillingMode.PROVISIONED:
+            return None
+        return self.provisioned_capacity or TableCapacity.fixed(read=self.read_capacity, write=self.write_capacity)
 
     def memory_size(self, function: str) -> int:
         """The memory of ``function`` (``"api"``, ``"sweeper"``, ``"enqueuer"``, ``"dispatcher"``), in MiB."""
@@ -170,6 +179,12 @@ def _capacity_only_provisioned(props: SchedulerProps) -> None:
     if props.billing_mode != dynamodb.BillingMode.PROVISIONED and (
             props.read_capacity is not None or props.write_capacity is not None):
         raise ValueError("read_capacity/write_capacity: only allowed with billing_mode=BillingMode.PROVISIONED")
+    if props.billing_mode != dynamodb.BillingMode.PROVISIONED and props.provisioned_capacity is not None:
+        raise ValueError("provisioned_capacity: only allowed with billing_mode=BillingMode.PROVISIONED (an "
+                         "on-demand table has no capacity to fix or scale)")
+    if props.provisioned_capacity is not None and (props.read_capacity is not None or props.write_capacity is not None):
+        raise ValueError("provisioned_capacity: not with read_capacity/write_capacity; give both units in it, e.g. "
+                         "TableCapacity.fixed(read=5, write=5)")
 
 
 def _api_name_fits(props: SchedulerProps) -> None:
@@ -241,6 +256,8 @@ RULES: tuple[Rule, ...] = (
     _of_kind("removal_policy", RemovalPolicy, "a RemovalPolicy, e.g. RemovalPolicy.DESTROY"),
     _of_kind("log_retention", logs.RetentionDays, "a RetentionDays, e.g. RetentionDays.ONE_WEEK"),
     _of_kind("architecture", lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
+    _of_kind("provisioned_capacity", TableCapacity,
+             "TableCapacity.fixed(read=..., write=...) or TableCapacity.autoscaled(max_read=..., max_write=...)"),
     _of_kind("listing", bool, "True or False"),
     _of_kind("deletion_protection", bool, "True or False"),
     _of_kind("tracing", lambda_.Tracing, "a Tracing, e.g. Tracing.ACTIVE"),

@@ -3,7 +3,7 @@ triggers (stream -> enqueuer, every minute -> sweeper, delayer queue -> dispatch
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import jsii
 from aws_cdk import Duration, RemovalPolicy
@@ -22,24 +22,27 @@ from . import _nag
 from ._contract import contract
 from ._runtime_asset import event_filters
 
-#: Provisioned capacity units of the table (and the listing index) when ``read_capacity`` or
-#: ``write_capacity`` is not given.
+if TYPE_CHECKING:
+    from ._table_capacity import TableCapacity
+
+#: Provisioned capacity units of the table and each index with ``BillingMode.PROVISIONED`` when
+#: ``TableCapacity.fixed()`` (or ``read_capacity``/``write_capacity``) leaves a unit out.
 DEFAULT_CAPACITY_UNITS = 5
 #: What a sender to a queue encrypted with a customer managed key needs on the key (the SQS developer
 #: guide, "Key management"), and no more: no ``kms:ReEncrypt*`` or ``kms:GenerateDataKey*``.
 KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
 
 
-def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, read_capacity: Optional[int],
-                    write_capacity: Optional[int], encryption_key: Optional[kms.IKey], point_in_time_recovery: bool,
+def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, capacity: Optional[TableCapacity],
+                    encryption_key: Optional[kms.IKey], point_in_time_recovery: bool,
                     removal_policy: RemovalPolicy, listing: bool,
                     deletion_protection: Optional[bool] = None) -> dynamodb.Table:
     """``Table``: partition key ``pk``, sort key ``sk``, TTL ``expiresAt``, a NEW_AND_OLD_IMAGES stream;
-    with ``listing``, the listing index (names from ``contract.json``), keys only, with the table's
-    capacity when provisioned."""
-    provisioned = billing_mode == dynamodb.BillingMode.PROVISIONED
-    reads = (read_capacity or DEFAULT_CAPACITY_UNITS) if provisioned else None
-    writes = (write_capacity or DEFAULT_CAPACITY_UNITS) if provisioned else None
+    the group index and, with ``listing``, the listing index (names from ``contract.json``), keys only.
+    ``capacity`` (``None`` on demand) is the table's and each index's, and with
+    ``TableCapacity.autoscaled()`` each one's reads and writes are auto scaled (``scale_capacity``)."""
+    reads = (capacity.min_read or DEFAULT_CAPACITY_UNITS) if capacity else None
+    writes = (capacity.min_write or DEFAULT_CAPACITY_UNITS) if capacity else None
     table = dynamodb.Table(
         scope, "Table",
         partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
@@ -76,7 +79,29 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, rea
             read_capacity=reads,
             write_capacity=writes,
         )
+    if capacity is not None:
+        scale_capacity(table, capacity, [groups["indexName"], *([contract.LISTING["indexName"]] if listing else [])])
     return table
+
+
+def scale_capacity(table: dynamodb.Table, capacity: TableCapacity, index_names: list[str]) -> None:
+    """With ``TableCapacity.autoscaled()``, a target tracking policy on the reads and on the writes of
+    ``table`` and of each index in ``index_names`` (CDK's ``Table/ReadScaling``, ``Table/WriteScaling``,
+    ``Table/<index>ReadScaling``, ``Table/<index>WriteScaling``), each through Application Auto Scaling's
+    service-linked role for DynamoDB; nothing with ``TableCapacity.fixed()``."""
+    target, low_read, high_read = capacity.target_utilization_percent, capacity.min_read, capacity.max_read
+    low_write, high_write = capacity.min_write, capacity.max_write
+    if target is None or low_read is None or high_read is None or low_write is None or high_write is None:
+        return
+    attributes = [table.auto_scale_read_capacity(min_capacity=low_read, max_capacity=high_read),
+                  table.auto_scale_write_capacity(min_capacity=low_write, max_capacity=high_write)]
+    for name in index_names:
+        attributes += [
+            table.auto_scale_global_secondary_index_read_capacity(name, min_capacity=low_read, max_capacity=high_read),
+            table.auto_scale_global_secondary_index_write_capacity(name, min_capacity=low_write,
+                                                                   max_capacity=high_write)]
+    for attribute in attributes:
+        attribute.scale_on_utilization(target_utilization_percent=target)
 
 
 def queue_encryption(encryption_key: Optional[kms.IKey]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from ._grants import SchedulerGrants
 from ._log_level import LogLevel
 from ._alarms import SchedulerMonitoring
 from ._props import SchedulerProps, default_of
+from ._table_capacity import TableCapacity
 from .periodic import SchedulerPeriodic
 from ._validation import check_dispatcher_covers, seconds, text
 from .api import SchedulerApi, SchedulerApiKind
@@ -114,10 +115,20 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         how to turn it on: the route is declared either way, so turning listing on changes no
         route and no grant. Default: false.
     :param billing_mode: the table's billing mode. Default: ``BillingMode.PAY_PER_REQUEST``.
-    :param read_capacity: provisioned read capacity, with ``BillingMode.PROVISIONED`` only.
-        Allowed: >= 1. Default: 5.
-    :param write_capacity: provisioned write capacity, with ``BillingMode.PROVISIONED`` only.
-        Allowed: >= 1. Default: 5.
+    :param read_capacity: provisioned read capacity of the table and of each index, fixed, with
+        ``BillingMode.PROVISIONED`` only (the same as ``provisioned_capacity=TableCapacity.fixed(read=...)``,
+        and not with it). Allowed: >= 1. Default: 5.
+    :param write_capacity: provisioned write capacity of the table and of each index, fixed, with
+        ``BillingMode.PROVISIONED`` only (the same as ``provisioned_capacity=TableCapacity.fixed(write=...)``,
+        and not with it). Allowed: >= 1. Default: 5.
+    :param provisioned_capacity: the capacity of the table and of each of its global secondary indexes
+        (the group index, and the listing index with ``listing=True``), with ``BillingMode.PROVISIONED``
+        only: ``TableCapacity.fixed(read=..., write=...)``, or ``TableCapacity.autoscaled(max_read=...,
+        max_write=..., min_read=1, min_write=1, target_utilization_percent=70)``, where Application Auto
+        Scaling holds each one's consumed reads and writes near the target (20-90 %) between the
+        minimum and the maximum. A fixed capacity throttles beyond itself and is paid for when idle.
+        Not with ``read_capacity``/``write_capacity``. Default: ``TableCapacity.fixed()`` from
+        ``read_capacity`` and ``write_capacity`` (5 and 5).
     :param encryption_key: a customer managed KMS key for the table and both queues.
         Default: the table uses an AWS owned key, the queues SQS-managed SSE.
     :param point_in_time_recovery: continuous backups of the table. Default: true.
@@ -204,6 +215,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         billing_mode: dynamodb.BillingMode = dynamodb.BillingMode.PAY_PER_REQUEST,
         read_capacity: Optional[int] = None,
         write_capacity: Optional[int] = None,
+        provisioned_capacity: Optional[TableCapacity] = None,
         encryption_key: Optional[kms.IKey] = None,
         point_in_time_recovery: bool = True,
         deletion_protection: Optional[bool] = None,
@@ -249,8 +261,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
 
         # --- state: the Schedules table, the delayer queue and its dead-letter queue -------------
         self.table: dynamodb.Table = _wiring.schedules_table(
-            self, billing_mode=props.billing_mode, read_capacity=props.read_capacity,
-            write_capacity=props.write_capacity, encryption_key=props.encryption_key,
+            self, billing_mode=props.billing_mode, capacity=props.table_capacity, encryption_key=props.encryption_key,
             point_in_time_recovery=props.point_in_time_recovery, removal_policy=props.removal_policy,
             deletion_protection=props.table_deletion_protection,
             listing=props.listing)
