@@ -49,6 +49,15 @@ def test_the_same_schedule_id_in_another_group_is_a_conflict(client: SchedulerCl
             client.schedule(HOUR, 1, id=schedule_id, group=other)
 
 
+def test_put_periodic_with_another_group_moves_the_timer_to_it(client: SchedulerClient) -> None:
+    periodic_id, first, second = fresh_id("moved"), fresh_id("from"), fresh_id("to")
+    client.put_periodic(periodic_id, 1, every=3600, group=first)
+    assert client.put_periodic(periodic_id, 1, every=3600, group=second).group == second  # another body: replaced
+    assert [p.id for p in client.list_periodic(group=second)] == [periodic_id]
+    assert list(client.list_periodic(group=first)) == []
+    assert client.cancel_group(first).stopped_periodic == 0 and client.get_periodic(periodic_id).group == second
+
+
 def test_cancel_group_stops_the_members_created_before_it_and_no_others(client: SchedulerClient, local: Local) -> None:
     group, neighbour = fresh_id("stop"), fresh_id("keep")
     long_one, short_one = client.schedule(HOUR, 1, group=group), client.schedule(SOON, 2, group=group)
