@@ -27,7 +27,8 @@ HEADER = """# API reference
 Generated from the docstrings by `scripts/api_docs.py` (`./dev api-docs`); do not edit by hand.
 
 ```python
-from cdk_delayed_scheduler import DelayedScheduler, PeriodicTimer, SchedulerApi, ApiAuthorization, LogLevel, targets
+from cdk_delayed_scheduler import (DelayedScheduler, PeriodicTimer, SchedulerApi, ApiAuthorization, LogLevel,
+                                   TableCapacity, targets)
 ```
 
 Types are written as in the source: `lambda_` is `aws_cdk.aws_lambda`, `sqs` is `aws_cdk.aws_sqs`, and
@@ -190,7 +191,7 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
 
 
 def render() -> str:
-    from cdk_delayed_scheduler import _alarms, _log_level, api, periodic, scheduler, targets
+    from cdk_delayed_scheduler import _alarms, _log_level, _table_capacity, api, periodic, scheduler, targets
 
     lines = [HEADER]
     lines += _document_class(scheduler.DelayedScheduler)
@@ -199,6 +200,7 @@ def render() -> str:
     lines += _document_class(api.SchedulerApi)
     lines += _document_class(api.ApiAuthorization)
     lines += _document_class(_log_level.LogLevel)
+    lines += _document_class(_table_capacity.TableCapacity)
     module_prose, _ = _split_doc(targets.__doc__)
     lines += ["## `targets`", "", _examples(module_prose), ""]
     for name in targets.__all__:

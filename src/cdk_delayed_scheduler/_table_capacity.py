@@ -40,17 +40,17 @@ class TableCapacity:
         if key is not _FACTORY:
             raise TypeError("TableCapacity is built with its factories: TableCapacity.fixed(...) or "
                             "TableCapacity.autoscaled(...)")
-        self.min_read = min_read
+        self.min_read: Optional[int] = min_read
         """Read capacity units: the fixed ones (``None``: the default, 5), or the least auto scaling goes
         down to (and the units the table and each index are created with)."""
-        self.min_write = min_write
+        self.min_write: Optional[int] = min_write
         """Write capacity units: the fixed ones (``None``: the default, 5), or the least auto scaling goes
         down to (and the units the table and each index are created with)."""
-        self.max_read = max_read
+        self.max_read: Optional[int] = max_read
         """The most read capacity units auto scaling goes up to; ``None`` when fixed."""
-        self.max_write = max_write
+        self.max_write: Optional[int] = max_write
         """The most write capacity units auto scaling goes up to; ``None`` when fixed."""
-        self.target_utilization_percent = target_utilization_percent
+        self.target_utilization_percent: Optional[float] = target_utilization_percent
         """The consumed share of the provisioned capacity auto scaling holds; ``None`` when fixed."""
 
     @staticmethod

@@ -162,3 +162,12 @@ def test_the_asyncio_client_creates_lists_and_cancels_a_group(use: Use[Any]) -> 
     assert put.group == group and listed == created and periodic == [periodic_id]
     assert (cancelled.group, cancelled.stopped_schedules, cancelled.stopped_periodic) == (group, 3, 1)
     assert statuses == [ScheduleStatus.CANCELLED] * 3
+
+
+def test_a_group_and_an_id_with_a_colon_reach_the_api_decoded(client: SchedulerClient) -> None:
+    """The client quotes a path's group and id (``:`` as ``%3A``); the API decodes them as API Gateway does."""
+    group, schedule_id = fresh_id("tenant:7"), fresh_id("order:42.reminder")
+    client.schedule(HOUR, 1, id=schedule_id, group=group)
+    assert client.get(schedule_id).group == group
+    assert client.cancel_group(group).stopped_schedules == 1
+    assert client.get(schedule_id).status == ScheduleStatus.CANCELLED

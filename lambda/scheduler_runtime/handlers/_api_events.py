@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 from typing import Any, Mapping
 
 from ..core.validation import ApiError, parse_json_body
@@ -91,7 +91,9 @@ def parse_event(event: Any) -> ApiRequest:
         query = dict(parse_qsl(query_string, keep_blank_values=True))
     return ApiRequest(
         method=method.upper(),
-        segments=[s for s in path.split("/") if s],
+        # decoded as API Gateway decodes path parameters (a client quotes an id's ':' as %3A); ids and group
+        # names never hold '%', so decoding is never ambiguous
+        segments=[unquote(s) for s in path.split("/") if s],
         path=path,
         direct=is_direct(event),
         _body=event.get("body"),

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .._contract import contract
 from .._runtime_asset import runtime_asset_path
 from .signature import signature_problem
 
@@ -147,11 +148,7 @@ def _http_api_event(method: str, raw_path: str, headers: dict[str, Any], raw_bod
     """An HTTP API (payload format 2.0) event on the ``$default`` stage, as the deployed API sends it."""
     parts = urlsplit(raw_path)
     segments = [unquote(s) for s in parts.path.split("/") if s]
-    route, path_parameters = "$default", None
-    if len(segments) == 2 and segments[0] in ("schedules", "periodic"):
-        route, path_parameters = f"{method} /{segments[0]}/{{id}}", {"id": segments[1]}
-    elif segments in (["schedules"], ["schedule-batches"], ["periodic"]):
-        route = f"{method} /{segments[0]}"
+    route, path_parameters = _route_of(method, segments)
     try:
         body, is_base64 = raw_body.decode("utf-8"), False
     except UnicodeDecodeError:
@@ -173,6 +170,18 @@ def _http_api_event(method: str, raw_path: str, headers: dict[str, Any], raw_bod
     if raw_body:
         event["body"] = body
     return event
+
+
+def _route_of(method: str, segments: list[str]) -> tuple[str, dict[str, str] | None]:
+    """The route key the deployed HTTP API would match (the contract's routes), and its path parameters, decoded as
+    API Gateway decodes them (``%3A`` is ``:``); ``$default`` when none matches, for the function to answer."""
+    paths = sorted(dict.fromkeys(route.path for route in contract.ROUTES), key=lambda p: p.count("{"))  # literals first
+    for path in paths:
+        template = [s for s in path.split("/") if s]
+        if len(template) == len(segments) and all(t == s or t.startswith("{") for t, s in zip(template, segments)):
+            parameters = {t[1:-1]: s for t, s in zip(template, segments) if t.startswith("{")}
+            return f"{method} {path}", parameters or None
+    return "$default", None
 
 
 _INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<name>[^/]+)/invocations$")
