@@ -305,13 +305,12 @@ def _list_parameters() -> list[Schema]:
                "dueBefore": (instant, "Only schedules due before this (RFC 3339 or epoch seconds).")}
     page = {p["name"]: p for p in _page_parameters()}
     return [page[name] if name in page else _query(name, *filters[name]) for name in listing.PARAMETERS] + [
-        _group_parameter("schedules")]
+        _group_parameter("schedules", "a schedule its group's cancel stopped shows as CANCELLED until it is cleaned up")]
 
 
-def _group_parameter(what: str) -> Schema:
-    return _query("group", _GROUP, f"Only the waiting {what} of this group, in the order they joined (a member its "
-                                   "group's cancel stopped shows as cancelled until it is cleaned up); takes limit and "
-                                   "nextToken besides, nothing else.")
+def _group_parameter(what: str, stopped: str) -> Schema:
+    return _query("group", _GROUP, f"Only the waiting {what} of this group, in the order they joined ({stopped}); takes "
+                                   "limit and nextToken besides, nothing else.")
 
 
 def _body(schema: str, examples: dict[str, Any]) -> Schema:
@@ -394,7 +393,7 @@ def operations() -> dict[str, Schema]:
             body=_body("CreateScheduleBatch", {"two": {"schedules": list(create_examples.values())}})),
         "listPeriodic": _operation(
             "A page of periodic timers, in id order; or of a group's, in the order they joined.",
-            {200: ("A page.", "PeriodicPage")}, {}, parameters=[*_page_parameters(), _group_parameter("periodic timers")]),
+            {200: ("A page.", "PeriodicPage")}, {}, parameters=[*_page_parameters(), _group_parameter("periodic timers", "one its group's cancel stopped is left out, as GET answers 404 for it")]),
         "putPeriodic": _operation(
             "Create or replace a periodic timer.",
             {201: ("Created.", "PeriodicSummary"),
