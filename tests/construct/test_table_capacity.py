@@ -152,14 +152,9 @@ def test_cdk_nag_and_cfn_lint_pass_every_capacity(built):
 
 
 # --- validation ------------------------------------------------------------------------------
-@pytest.fixture()
-def stack():
-    return cdk.Stack(cdk.App(), "S")
-
-
-@pytest.fixture()
-def target(stack):
-    return targets.SqsSendMessage(sqs.Queue(stack, "Q"))
+def _scheduler(stack: cdk.Stack, **props) -> DelayedScheduler:
+    """A scheduler with ``props`` in ``stack``, delivering to a queue (built, not synthesized)."""
+    return DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")), **props)
 
 
 @pytest.mark.parametrize(
@@ -180,9 +175,9 @@ def target(stack):
          r"^provisioned_capacity: must be TableCapacity.fixed.*, got a dict$"),
     ],
 )
-def test_the_prop_is_checked(stack, target, props, message):
+def test_the_prop_is_checked(props, message):
     with pytest.raises(ValueError, match=message):
-        DelayedScheduler(stack, "Timers", target=target, **props)
+        _scheduler(cdk.Stack(cdk.App(), "S"), **props)
 
 
 @pytest.mark.parametrize(
@@ -210,13 +205,14 @@ def test_the_factories_check_their_arguments(factory, kwargs, message):
         getattr(TableCapacity, factory)(**arguments)
 
 
-def test_bounds_are_allowed_and_tokens_left_to_cloudformation(stack, target):
+def test_bounds_are_allowed_and_tokens_left_to_cloudformation():
+    stack = cdk.Stack(cdk.App(), "S")
     assert TableCapacity.autoscaled(min_read=7, max_read=7, max_write=1, target_utilization_percent=20).max_read == 7
     assert TableCapacity.autoscaled(max_read=1, max_write=1, target_utilization_percent=90).min_write == 1
     low = cdk.CfnParameter(stack, "Low", type="Number").value_as_number
     high = cdk.CfnParameter(stack, "High", type="Number").value_as_number
     capacity = TableCapacity.autoscaled(min_read=low, max_read=high, min_write=9, max_write=high)
-    DelayedScheduler(stack, "Timers", target=target, billing_mode=PROVISIONED, provisioned_capacity=capacity)
+    _scheduler(stack, billing_mode=PROVISIONED, provisioned_capacity=capacity)
     with pytest.raises(ValueError, match=r"^target_utilization_percent: must be a number \(20-90\), not a token"):
         TableCapacity.autoscaled(max_read=5, max_write=5, target_utilization_percent=low)
 
