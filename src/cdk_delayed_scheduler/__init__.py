@@ -17,12 +17,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["DelayedScheduler", "PeriodicTimer", "SchedulerAlarms", "SchedulerApi", "ApiAuthorization", "LogLevel",
-           "TableCapacity", "targets"]
+           "DeliveryPrecision", "TableCapacity", "targets"]
 
 if TYPE_CHECKING:
     from . import targets
     from ._alarms import SchedulerAlarms
     from ._log_level import LogLevel
+    from ._precision import DeliveryPrecision
     from ._table_capacity import TableCapacity
     from .api import ApiAuthorization, SchedulerApi
     from .periodic import PeriodicTimer
@@ -37,6 +38,7 @@ else:
         "SchedulerApi": ("cdk_delayed_scheduler.api", "SchedulerApi"),
         "ApiAuthorization": ("cdk_delayed_scheduler.api", "ApiAuthorization"),
         "LogLevel": ("cdk_delayed_scheduler._log_level", "LogLevel"),
+        "DeliveryPrecision": ("cdk_delayed_scheduler._precision", "DeliveryPrecision"),
         "TableCapacity": ("cdk_delayed_scheduler._table_capacity", "TableCapacity"),
         "targets": ("cdk_delayed_scheduler.targets", None),
     }

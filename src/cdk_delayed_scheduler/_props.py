@@ -16,6 +16,7 @@ from aws_cdk import aws_logs as logs
 from ._contract import contract
 from ._functions import DEFAULT_RUNTIME
 from ._log_level import LogLevel
+from ._precision import DeliveryPrecision
 from ._table_capacity import MIN_CAPACITY_UNITS, TableCapacity
 from ._validation import (check_duration, check_log_level, check_non_empty, check_range, check_runtime, check_type,
                           check_whole_seconds, describe, seconds, seconds_or_days)
@@ -68,6 +69,7 @@ class SchedulerProps:
     dispatcher_max_batching_window: Optional[Duration]
     dispatcher_max_concurrency: Optional[int]
     dispatcher_reserved_concurrency: Optional[int]
+    precision: DeliveryPrecision
     max_receive_count: int
     retry_max_age: Duration
     stream_batch_size: int
@@ -120,6 +122,7 @@ _COMPUTED_DEFAULTS: dict[str, Callable[[], Any]] = {
     "log_level": lambda: LogLevel.of(contract.DEFAULT_LOG_LEVEL),
     "runtime": lambda: DEFAULT_RUNTIME,
     "architecture": lambda: lambda_.Architecture.ARM_64,
+    "precision": lambda: DeliveryPrecision.of(contract.DEFAULT_PRECISION),
 }
 
 # --- the rules ----------------------------------------------------------------------------------
@@ -216,6 +219,41 @@ def _reserved_covers_the_pollers(props: SchedulerProps) -> None:
             "counts as a receive of its messages")
 
 
+def _batch_beyond_ten_needs_a_window(props: SchedulerProps) -> None:
+    """SQS's mapping takes a batch of more than ten messages only with a batching window."""
+    size, window = props.dispatcher_batch_size, props.dispatcher_max_batching_window
+    if Token.is_unresolved(size) or size <= contract.DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW:
+        return
+    if window is None or (not Token.is_unresolved(seconds(window)) and seconds(window) < 1):
+        raise ValueError(
+            f"dispatcher_batch_size: more than {contract.DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW} ({size}) needs "
+            "dispatcher_max_batching_window of at least 1 second (SQS's event source mapping takes larger "
+            "batches only with a batching window)")
+
+
+def _timeout_covers_the_lead(props: SchedulerProps) -> None:
+    """A message may reach the dispatcher up to the batching window (the lead) plus a second before it is
+    due, and its invocation waits that out before it delivers: the timeout must leave the least timeout
+    allowed (``dispatcher_timeout``'s minimum) for the deliveries on top of the lead. The visibility
+    timeout, ``VISIBILITY_TIMEOUT_FACTOR`` x the timeout, then also covers the gathering plus the timeout."""
+    window = props.dispatcher_max_batching_window
+    if window is None or Token.is_unresolved(seconds(window)):
+        return
+    least = int(seconds(window)) + contract.DISPATCHER_TIMEOUT_SECONDS.min
+    timeout = int(seconds(props.dispatcher_timeout))
+    if timeout < least:
+        raise ValueError(
+            f"dispatcher_timeout: must be at least dispatcher_max_batching_window + "
+            f"{contract.DISPATCHER_TIMEOUT_SECONDS.min} seconds ({least} seconds), got {timeout} seconds: a message "
+            "surfaces up to the batching window plus a second before it is due, and its invocation waits that out")
+
+
+def _precision_from_the_class(props: SchedulerProps) -> None:
+    if not isinstance(props.precision, DeliveryPrecision):
+        raise ValueError("precision: must be DeliveryPrecision.SUB_SECOND or DeliveryPrecision.SECOND, "
+                         f"got {describe(props.precision)}")
+
+
 def _concrete_dispatcher_timeout(props: SchedulerProps) -> None:
     if Token.is_unresolved(props.dispatcher_timeout.to_seconds()):
         raise ValueError(f"dispatcher_timeout: must be a concrete duration, not a token (the delayer queue's "
@@ -280,6 +318,9 @@ RULES: tuple[Rule, ...] = (
     _receives_fit_retention,
     _in_range("dispatcher_batch_size", contract.DISPATCHER_BATCH_SIZE),
     _in_range("dispatcher_max_batching_window", contract.DISPATCHER_MAX_BATCHING_WINDOW_SECONDS, unit="seconds"),
+    _batch_beyond_ten_needs_a_window,
+    _timeout_covers_the_lead,
+    _precision_from_the_class,
     _in_range("dispatcher_max_concurrency", contract.DISPATCHER_MAX_CONCURRENCY),
     _at_least("dispatcher_reserved_concurrency", contract.DISPATCHER_MAX_CONCURRENCY.min),
     _reserved_covers_the_pollers,

@@ -23,6 +23,7 @@ from ._contract import contract
 from ._functions import function_options, runtime_function
 from ._grants import SchedulerGrants
 from ._log_level import LogLevel
+from ._precision import DeliveryPrecision
 from ._alarms import SchedulerMonitoring
 from ._props import SchedulerProps, default_of
 from ._table_capacity import TableCapacity
@@ -168,10 +169,14 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         warning, ``targets.LAMBDA_TIMEOUT_UNKNOWN_WARNING``). The
         delayer queue's visibility timeout is 6 times this, and a failed delivery is retried after
         it. Allowed: 10-900 seconds. Default: 60 seconds (a retry 6 minutes later).
-    :param dispatcher_batch_size: delayer messages per dispatcher invocation. Allowed: 1-10.
-        Default: 10.
-    :param dispatcher_max_batching_window: how long Lambda gathers a dispatcher batch.
-        Allowed: 0-300 seconds; a longer window makes deliveries later. Default: none.
+    :param dispatcher_batch_size: delayer messages per dispatcher invocation. Allowed: 1-10, or up
+        to 10000 with a ``dispatcher_max_batching_window`` of at least 1 second. Default: 10.
+    :param dispatcher_max_batching_window: how long Lambda gathers a dispatcher batch. With
+        ``precision=DeliveryPrecision.SUB_SECOND`` each message is sent to surface this much earlier
+        (still never delivered early), so timers due in the same second share one invocation and one
+        wait; ``dispatcher_timeout`` must be at least this plus 10 seconds. With
+        ``DeliveryPrecision.SECOND`` it only gathers: deliveries are up to this much later. Allowed:
+        0-300 seconds. Default: none.
     :param dispatcher_max_concurrency: the most concurrent dispatcher invocations the queue
         starts (protects a target from bursts). Allowed: 2-1000. Default: no limit.
     :param dispatcher_reserved_concurrency: concurrency reserved for the dispatcher out of the
@@ -179,6 +184,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         Allowed: >= 2, with ``dispatcher_max_concurrency`` set and at most this (else throttled
         batches would count as receives and park messages in the dead-letter queue). Default: none
         (the account's unreserved pool).
+    :param precision: ``DeliveryPrecision.SUB_SECOND`` waits out the sub-second rest of each delay
+        (tens of milliseconds late, the wait billed as dispatcher time) or ``DeliveryPrecision.SECOND``
+        delays by the whole seconds left rounded up and delivers on arrival (up to about a second late,
+        no billed wait). Never early either way. Default: ``DeliveryPrecision.SUB_SECOND``.
     :param max_receive_count: deliveries of one message before it is parked in the
         dead-letter queue. Allowed: 1-1000. Default: 5. All of them must fall within the delayer queue's
         4-day retention: ``delay_window`` + ``max_receive_count`` x 6 x ``dispatcher_timeout`` at most 4
@@ -234,6 +243,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         dispatcher_max_batching_window: Optional[Duration] = None,
         dispatcher_max_concurrency: Optional[int] = None,
         dispatcher_reserved_concurrency: Optional[int] = None,
+        precision: Optional[DeliveryPrecision] = None,
         max_receive_count: int = default_of(contract.MAX_RECEIVE_COUNT),
         retry_max_age: Optional[Duration] = None,
         stream_batch_size: int = default_of(contract.STREAM_BATCH_SIZE),
@@ -365,6 +375,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
             env.max_receive_count: text(props.max_receive_count),
             env.retry_max_age_seconds: text(seconds(props.retry_max_age)),
             env.dispatcher_timeout_seconds: text(seconds(props.dispatcher_timeout)),
+            env.dispatcher_max_batching_window_seconds: text(seconds(props.dispatcher_max_batching_window)
+                                                             if props.dispatcher_max_batching_window else 0),
+            env.precision: props.precision.name,
             env.listing: "true" if props.listing else "false",
             env.metrics_namespace: props.metrics_namespace,
             env.log_level: props.log_level.name,

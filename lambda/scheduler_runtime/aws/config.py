@@ -14,6 +14,8 @@ Every variable's name comes from ``contract.json`` (``environment``), through :d
 | ``max_receive_count`` | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount``; also every delivery's default (and most) ``retry.maxAttempts`` | ``contract.json`` |
 | ``retry_max_age_seconds`` | ``RETRY_MAX_AGE_SECONDS`` | a delivery's default ``retry.maxAgeSeconds`` | ``contract.json`` |
 | ``dispatcher_timeout_seconds`` | ``DISPATCHER_TIMEOUT_SECONDS`` | the dispatcher's timeout; the delayer queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` times it | ``contract.json`` |
+| ``dispatcher_max_batching_window_seconds`` | ``DISPATCHER_MAX_BATCHING_WINDOW_SECONDS`` | the dispatcher mapping's batching window: with ``SUB_SECOND`` precision, messages are sent to surface this much earlier (the lead) | ``0`` |
+| ``precision`` | ``PRECISION`` | ``SUB_SECOND`` (wait out the sub-second rest) or ``SECOND`` (delay by the seconds left rounded up, deliver on arrival) | ``contract.json`` |
 | ``listing`` | ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
 | ``metrics_namespace`` | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``contract.json`` |
 | ``log_level`` | ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core import contract
+from ..core.window import DelayRule
 
 ENV = contract.ENV
 ENV_KEYS: tuple[str, ...] = ENV.names()
@@ -53,6 +56,8 @@ class Config:
     max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
     retry_max_age_seconds: int = contract.DEFAULT_RETRY_MAX_AGE_SECONDS
     dispatcher_timeout_seconds: int = contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS
+    dispatcher_max_batching_window_seconds: int = 0
+    precision: str = contract.DEFAULT_PRECISION
     metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE
     listing: bool = False
 
@@ -60,6 +65,11 @@ class Config:
     def visibility_timeout_seconds(self) -> int:
         """The delayer queue's visibility timeout: a failed or unfinished receive comes back after it."""
         return contract.VISIBILITY_TIMEOUT_FACTOR * self.dispatcher_timeout_seconds
+
+    @property
+    def delay_rule(self) -> DelayRule:
+        """How delayer messages are delayed, and how early one may arrive and still be waited for."""
+        return DelayRule.of(self.dispatcher_max_batching_window_seconds, self.precision)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
@@ -80,6 +90,9 @@ class Config:
             retry_max_age_seconds=_positive_int(env, ENV.retry_max_age_seconds, contract.DEFAULT_RETRY_MAX_AGE_SECONDS),
             dispatcher_timeout_seconds=_positive_int(
                 env, ENV.dispatcher_timeout_seconds, contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
+            dispatcher_max_batching_window_seconds=_positive_int(
+                env, ENV.dispatcher_max_batching_window_seconds, 0, least=0),
+            precision=_one_of(env, ENV.precision, contract.PRECISIONS, contract.DEFAULT_PRECISION),
             metrics_namespace=env.get(ENV.metrics_namespace) or contract.DEFAULT_METRICS_NAMESPACE,
             listing=_flag(env, ENV.listing),
         )
@@ -101,7 +114,7 @@ def _targets(env: Mapping[str, str]) -> dict[str, Mapping[str, Any]]:
     return targets
 
 
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+def _positive_int(env: Mapping[str, str], name: str, default: int, least: int = 1) -> int:
     raw = env.get(name)
     if raw in (None, ""):
         return default
@@ -109,9 +122,16 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-    if value < 1:
-        raise ConfigError(f"{name} must be >= 1, got {value}")
+    if value < least:
+        raise ConfigError(f"{name} must be >= {least}, got {value}")
     return value
+
+
+def _one_of(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    raw = (env.get(name) or default).strip().upper()
+    if raw not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {raw!r}")
+    return raw
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

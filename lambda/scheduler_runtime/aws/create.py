@@ -24,7 +24,7 @@ from typing import Sequence
 from ..core import keys, states
 from ..core.envelope import TimerRef
 from ..core.validation import CreateRequest
-from ..core.window import enqueue_delay_seconds, is_within_window
+from ..core.window import is_within_window
 from .config import Config
 from .delayer import SEND_ATTEMPTS, DelayerQueue
 from .items import ScheduleRecord, TimerItem
@@ -59,7 +59,7 @@ class Creator:
         if not self.is_short(request, now_ms):
             return self._create_long(request, now_ms)
         ref = TimerRef(request.schedule_id, request.due_ms, keys.new_token(), now_ms)
-        self._queue.send_one(ref, enqueue_delay_seconds(request.due_ms, now_ms))
+        self._queue.send_one(ref, self._config.delay_rule.delay_seconds(request.due_ms, now_ms))
         return self._record(request, ref.token, now_ms, states.QUEUED)
 
     def create_many(self, requests: Sequence[CreateRequest], now_ms: int) -> list[Outcome]:
@@ -71,7 +71,7 @@ class Creator:
         short = {str(i): r for i, r in enumerate(requests) if self.is_short(r, now_ms)}
         refs = {i: TimerRef(r.schedule_id, r.due_ms, keys.new_token(), now_ms) for i, r in short.items()}
         unsent = self._queue.send(
-            [(i, ref, enqueue_delay_seconds(ref.due_ms, now_ms)) for i, ref in refs.items()], attempts=SEND_ATTEMPTS
+            [(i, ref, self._config.delay_rule.delay_seconds(ref.due_ms, now_ms)) for i, ref in refs.items()], attempts=SEND_ATTEMPTS
         ) if refs else set()
 
         def one(index: int) -> Outcome:

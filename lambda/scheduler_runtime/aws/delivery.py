@@ -1,7 +1,8 @@
 """The delivery protocol of one delayer message: deliver its schedule to its target, never early.
 
-1. surfaced more than a second early: put back for the rest of its delay;
-2. otherwise wait out the sub-second remainder;
+1. surfaced more than a second (plus the deployment's lead, its mapping's batching window) early:
+   put back for the rest of its delay (:class:`~scheduler_runtime.core.window.DelayRule`);
+2. otherwise wait out the remainder (under a second, plus the lead);
 3. start the delivery with a conditional write that requires the record to hold the
    message's token (refused once cancelled, and for a stray of a replay, a conflict or a
    crashed create); a record not written yet is waited for, then the message is put back,
@@ -29,7 +30,7 @@ from ..core.envelope import TimerRef, build_envelope
 from ..core.retry import Limits, RetryPolicy, limits_of
 from ..core.states import Refusal
 from ..core.timeparse import now_ms
-from ..core.window import SLOW_WRITE_PAUSES, dispatch_timing, is_stray_age, record_expiry_seconds
+from ..core.window import SLOW_WRITE_PAUSES, is_stray_age, record_expiry_seconds
 from ..observability import log_event
 from .config import Config
 from .context import Context
@@ -65,7 +66,7 @@ class Delivery:
     def dispatch(self, ref: TimerRef, receipt: Receipt) -> int | None:
         """Deliver one schedule. Returns its lateness in ms when delivered, else None. Raises to have
         SQS hand the message out again (a failed delivery with receives left)."""
-        timing = dispatch_timing(ref.due_ms, now_ms())
+        timing = self._config.delay_rule.timing(ref.due_ms, now_ms())
         if timing.put_back:
             self._queue.send_one(ref, timing.put_back_seconds)
             log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)

@@ -34,7 +34,7 @@ from ..core.periodic import PeriodicRequest
 from ..core.retry import Limits
 from ..core.states import Refusal
 from ..core.timeparse import now_ms as clock_ms
-from ..core.window import (SETTLE_MS, SLOW_WRITE_PAUSES, START_DEADLINE_MS, enqueue_delay_seconds, is_stray_age,
+from ..core.window import (SETTLE_MS, SLOW_WRITE_PAUSES, START_DEADLINE_MS, is_stray_age,
                            is_within_window, record_expiry_seconds)
 from .config import Config
 from .definitions import ACTIVE, DELETED, ENDED, PAUSED, Advance, Definition, DefinitionStore
@@ -304,7 +304,7 @@ class Periodic:
     def arm(self, ref: TimerRef, now_ms: int) -> int | None:
         """Send or store an occurrence: its shard when it waits as a timer, None when it is in the queue."""
         if is_within_window(ref.due_ms, now_ms, self._config.delay_window_seconds):
-            self._queue.send_one(ref, enqueue_delay_seconds(ref.due_ms, now_ms))
+            self._queue.send_one(ref, self._config.delay_rule.delay_seconds(ref.due_ms, now_ms))
             return None
         shard = keys.shard_for(ref.schedule_id, self._config.shard_count)
         self._store.put_periodic_timer(TimerItem(shard, ref.due_ms, ref.schedule_id, ref.token, now_ms,

@@ -46,6 +46,8 @@ class Environment:
     max_receive_count: str
     retry_max_age_seconds: str
     dispatcher_timeout_seconds: str
+    dispatcher_max_batching_window_seconds: str
+    precision: str
     listing: str
     metrics_namespace: str
     log_level: str
@@ -129,6 +131,12 @@ DISPATCHER_TIMEOUT_SECONDS = Bounds.of(_CONTRACT["dispatcherTimeoutSeconds"])
 DISPATCHER_BATCH_SIZE = Bounds.of(_CONTRACT["dispatcherBatchSize"])
 DISPATCHER_MAX_BATCHING_WINDOW_SECONDS = Bounds.of(_CONTRACT["dispatcherMaxBatchingWindowSeconds"])
 DISPATCHER_MAX_CONCURRENCY = Bounds.of(_CONTRACT["dispatcherMaxConcurrency"])
+DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW: int = _CONTRACT["dispatcherBatchSizeWithoutWindow"]
+"""The largest dispatcher batch without a batching window: SQS's mapping takes more only with a window."""
+PRECISIONS: tuple[str, ...] = tuple(_CONTRACT["precision"]["values"])
+"""The delivery precisions (``PRECISION``): ``SUB_SECOND`` waits out the sub-second rest of a delay,
+``SECOND`` delays by the whole seconds left rounded up and delivers on arrival."""
+DEFAULT_PRECISION: str = _CONTRACT["precision"]["default"]
 STREAM_BATCH_SIZE = Bounds.of(_CONTRACT["streamBatchSize"])
 """Stream records per enqueuer invocation; its ``max`` is also the most one ``GetRecords`` returns."""
 STREAM_RETRY_ATTEMPTS = Bounds.of(_CONTRACT["streamRetryAttempts"])

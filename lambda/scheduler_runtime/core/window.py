@@ -1,17 +1,22 @@
 """Window and never-early arithmetic.
 
 SQS delays have whole-second resolution and a 900 s ceiling. A timer is
-claimed once it is due within the claim window; its message is delayed by the
-whole seconds left (rounded down, so it surfaces at most a second early) and
-the dispatcher waits out the sub-second rest, or puts the message back when it
-surfaced more than ``EARLY_TOLERANCE_MS`` early.
+claimed once it is due within the claim window. How its message is delayed is
+the deployment's :class:`DelayRule`: with ``SUB_SECOND`` precision, by the whole
+seconds left less the dispatcher mapping's batching window (the *lead*), rounded
+down, so it surfaces at most the lead plus a second early, while the mapping
+gathers it into a batch, and the dispatcher waits out the rest; with ``SECOND``
+precision, by the whole seconds left rounded up, so it surfaces at its due time
+or up to a second after, and is delivered on arrival. Either way a message that
+reaches the dispatcher early waits (never early), and one more than
+``EARLY_TOLERANCE_MS`` plus the lead early is put back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .contract import API_FUNCTION_TIMEOUT_SECONDS, SQS_MAX_DELAY_SECONDS
+from .contract import API_FUNCTION_TIMEOUT_SECONDS, DEFAULT_PRECISION, SQS_MAX_DELAY_SECONDS
 
 EARLY_TOLERANCE_MS = 1000
 # A message or timer whose record is missing may still be waiting for the api call that wrote
@@ -47,11 +52,8 @@ def is_within_window(due_ms: int, now_ms: int, window_seconds: int) -> bool:
 
 
 def enqueue_delay_seconds(due_ms: int, now_ms: int) -> int:
-    """The SQS ``DelaySeconds`` for a timer: whole seconds left, floored, capped at 900."""
-    remaining_ms = due_ms - now_ms
-    if remaining_ms <= 0:
-        return 0
-    return min(remaining_ms // 1000, SQS_MAX_DELAY_SECONDS)
+    """The SQS ``DelaySeconds`` for a timer: whole seconds left, floored, capped at 900 (no lead)."""
+    return DelayRule().delay_seconds(due_ms, now_ms)
 
 
 @dataclass(frozen=True)
@@ -67,13 +69,53 @@ class DispatchTiming:
 
 
 def dispatch_timing(due_ms: int, now_ms: int) -> DispatchTiming:
-    """Never early: wait a small remainder, put back a message that is early by more."""
-    remaining_ms = due_ms - now_ms
-    if remaining_ms <= 0:
-        return DispatchTiming(wait_ms=0, put_back_seconds=0)
-    if remaining_ms <= EARLY_TOLERANCE_MS:
-        return DispatchTiming(wait_ms=remaining_ms, put_back_seconds=0)
-    return DispatchTiming(wait_ms=0, put_back_seconds=enqueue_delay_seconds(due_ms, now_ms))
+    """Never early: wait a small remainder, put back a message that is early by more (no lead)."""
+    return DelayRule().timing(due_ms, now_ms)
+
+
+@dataclass(frozen=True)
+class DelayRule:
+    """How a deployment delays its delayer messages, and what the dispatcher does with one that arrives.
+
+    ``lead_ms``: the dispatcher mapping's batching window. With ``SUB_SECOND`` precision a message is
+    sent to surface that much earlier, so that the mapping's gathering ends about when it is due and
+    messages due in the same second share one invocation and one wait. ``round_up`` (``SECOND``
+    precision): the whole seconds left rounded up, no lead; the message surfaces at or after its due
+    time (at most a second, plus the batching window, late) and is delivered on arrival, with no wait.
+    """
+
+    lead_ms: int = 0
+    round_up: bool = False
+
+    @classmethod
+    def of(cls, batching_window_seconds: int, precision: str = DEFAULT_PRECISION) -> "DelayRule":
+        """The rule of a deployment: its mapping's batching window and its precision (``PRECISION``)."""
+        if precision == "SECOND":
+            return cls(lead_ms=0, round_up=True)
+        return cls(lead_ms=max(0, batching_window_seconds) * 1000, round_up=False)
+
+    @property
+    def tolerance_ms(self) -> int:
+        """How early a message may reach the dispatcher and still be waited for, not put back."""
+        return EARLY_TOLERANCE_MS + self.lead_ms
+
+    def delay_seconds(self, due_ms: int, now_ms: int) -> int:
+        """The SQS ``DelaySeconds`` of a message due at ``due_ms`` sent at ``now_ms``, in 0-900."""
+        remaining_ms = due_ms - now_ms - self.lead_ms
+        if remaining_ms <= 0:
+            return 0
+        whole = -(-remaining_ms // 1000) if self.round_up else remaining_ms // 1000
+        return min(whole, SQS_MAX_DELAY_SECONDS)
+
+    def timing(self, due_ms: int, now_ms: int) -> DispatchTiming:
+        """Never early: wait out what is left when it is within the tolerance, else put the message back
+        (delayed by this rule again)."""
+        remaining_ms = due_ms - now_ms
+        if remaining_ms <= 0:
+            return DispatchTiming(wait_ms=0, put_back_seconds=0)
+        if remaining_ms <= self.tolerance_ms:
+            return DispatchTiming(wait_ms=remaining_ms, put_back_seconds=0)
+        return DispatchTiming(wait_ms=0, put_back_seconds=max(1, self.delay_seconds(due_ms, now_ms)))
 
 
 def record_expiry_seconds(now_ms: int, attempts_left: int, attempt_interval_seconds: int,

@@ -1,7 +1,10 @@
 """SQS batch from the delayer queue: deliver each due schedule to its target, never early.
 
 Each message goes through :class:`~scheduler_runtime.aws.delivery.Delivery` (the protocol: never
-early, the token check, retries and the dead-letter queue), in parallel with the rest of its batch.
+early, the token check, retries and the dead-letter queue), in parallel with the rest of its batch,
+the earliest due first. With a batching window on the mapping, messages surface that much early
+(the deployment's lead) and a batch holds every message that surfaced during its gathering: those
+due in the same second share this one invocation and wait out their remainders together.
 The batch answers which messages SQS must hand out again; the lateness of what was delivered
 (one value per delivery, so its sample count is the number delivered) and the number of failed
 attempts, when there are any, go out as metrics, in one EMF record per invocation.
@@ -32,13 +35,14 @@ from ..observability import emit_metrics
 from ._batch import BatchEvent, SqsRecord, partial_batch_response
 
 logger = logging.getLogger("scheduler_runtime")
-MAX_PARALLEL_DELIVERIES = 10  # the SQS batch size the construct configures
-# Lambda runs one invocation per sandbox at a time, so a batch starts at most ten threads (a pool
-# starts threads only on demand). Where one process runs many invocations at once (the local
-# engine), a pool of only ten would make one batch's messages wait behind another's sleep.
-_POOL_THREADS = 16 * MAX_PARALLEL_DELIVERIES
+MAX_PARALLEL_DELIVERIES = 160
+"""The most messages one sandbox waits out and delivers at once. A batch may be larger (up to 10,000
+with a batching window): its messages then take turns, the earliest due first, so a thread never
+waits for a later message while an earlier one queues. Lambda runs one invocation per sandbox at a
+time and a pool starts threads only on demand; where one process runs many invocations at once (the
+local engine), they share the pool."""
 # Reused across invocations of a warm function; threads start on first use.
-_deliveries = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="delivery")
+_deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_name_prefix="delivery")
 
 
 def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
@@ -68,9 +72,21 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     # Each message waits for its own due time in parallel, so one slow target
     # or a burst due in the same second does not make the rest of the batch late.
     records = event.get("Records", [])
-    outcomes = list(_deliveries.map(process, records))
+    order = sorted(range(len(records)), key=lambda i: _due_ms(records[i]))
+    by_due = list(_deliveries.map(process, [records[i] for i in order]))
+    outcomes: list[tuple[int | None, bool]] = [(None, False)] * len(records)
+    for i, outcome in zip(order, by_due):
+        outcomes[i] = outcome
     _emit_outcomes(ctx.config.metrics_namespace, outcomes)
     return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
+
+
+def _due_ms(message: SqsRecord) -> int:
+    """A message's due time, to order its batch; 0 (first) for one that does not say (a sweep, a malformed one)."""
+    try:
+        return int(json.loads(message["body"]).get("dueMs", 0))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return 0
 
 
 def _emit_outcomes(namespace: str, outcomes: list[tuple[int | None, bool]]) -> None:

@@ -30,7 +30,6 @@ from ..aws.items import TimerItem
 from ..aws.recovery import claims_in_range
 from ..aws.store import ScheduleStore
 from ..core.timeparse import now_ms
-from ..core.window import enqueue_delay_seconds
 from ..observability import log_event
 from ._batch import BatchEvent, StreamRecord, partial_batch_response
 
@@ -81,7 +80,8 @@ def enqueue_claims(records: list[StreamRecord]) -> list[StreamRecord]:
     pending = {str(index): claim for index, claim in enumerate(newest.values())}
 
     now = now_ms()
-    messages = [(entry_id, timer.ref, enqueue_delay_seconds(timer.due_ms, now)) for entry_id, (_, timer) in pending.items()]
+    delay = ctx.config.delay_rule.delay_seconds
+    messages = [(entry_id, timer.ref, delay(timer.due_ms, now)) for entry_id, (_, timer) in pending.items()]
     unsent = queue.send(messages, attempts=SEND_ATTEMPTS) if messages else set()
 
     for entry_id, (_, timer) in pending.items():

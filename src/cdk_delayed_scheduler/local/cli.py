@@ -86,6 +86,21 @@ def build_parser() -> argparse.ArgumentParser:
                             f"visibility timeout is {contract.VISIBILITY_TIMEOUT_FACTOR} times it: a delivery under way "
                             "when the engine dies is received again after that "
                             f"(default {EngineOptions.dispatcher_timeout:g})")
+    size, window = contract.DISPATCHER_BATCH_SIZE, contract.DISPATCHER_MAX_BATCHING_WINDOW_SECONDS
+    local.add_argument("--dispatcher-batch-size", type=_positive_int, metavar="N",
+                       default=EngineOptions.dispatcher_batch_size,
+                       help="delayer messages per dispatcher invocation (the construct's dispatcher_batch_size, "
+                            f"{size.min}-{size.max}; "
+                            f"above {contract.DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW} needs a batching window; "
+                            f"default {EngineOptions.dispatcher_batch_size})")
+    local.add_argument("--dispatcher-max-batching-window", type=_seconds_in(window.min, window.max), metavar="SECONDS",
+                       default=EngineOptions.dispatcher_max_batching_window,
+                       help="how long the delayer queue's poller gathers a batch (the construct's "
+                            "dispatcher_max_batching_window); with SUB_SECOND precision messages surface this "
+                            "much earlier, never delivered early (default 0)")
+    local.add_argument("--precision", type=str.upper, choices=contract.PRECISIONS, default=contract.DEFAULT_PRECISION,
+                       help="SUB_SECOND waits out the sub-second rest of a delay; SECOND delivers on arrival, up "
+                            f"to about a second late (the construct's precision; default {contract.DEFAULT_PRECISION})")
     age = contract.RETRY_MAX_AGE_SECONDS
     local.add_argument("--retry-max-age", type=_seconds_in(age.min, age.max), default=EngineOptions.retry_max_age,
                        metavar="SECONDS",
@@ -218,7 +233,8 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
         listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
         dispatcher_timeout=args.dispatcher_timeout, log_level=log_level, metrics_namespace=args.metrics_namespace,
-        retry_max_age=args.retry_max_age,
+        retry_max_age=args.retry_max_age, dispatcher_batch_size=args.dispatcher_batch_size,
+        dispatcher_max_batching_window=args.dispatcher_max_batching_window, precision=args.precision,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -186,6 +186,7 @@ class Engine:
         self._sweeper = sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
         self._dispatcher_poller = QueuePoller(
             dispatcher, sqs, self.queue_url, resources.queue_arn, self._stop, concurrency=opts.dispatcher_max_concurrency,
+            batch_size=opts.dispatcher_batch_size, max_batching_window=opts.dispatcher_max_batching_window,
             visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto else 0, region=REGION)
         self._threads += [self._stream, self._dispatcher_poller, ScheduleRule(sweeper, opts.sweep_interval, self._stop)]
         self._quiet = QuietCheck(session, self.queue_url, self.table_name, opts.delay_window, opts.shard_count,
@@ -335,6 +336,8 @@ class Engine:
             env.max_receive_count: str(opts.max_receive_count),
             env.retry_max_age_seconds: str(opts.retry_max_age),
             env.dispatcher_timeout_seconds: str(opts.dispatcher_timeout_seconds),
+            env.dispatcher_max_batching_window_seconds: str(opts.dispatcher_max_batching_window),
+            env.precision: opts.precision,
             env.listing: "true" if opts.listing else "false",
             env.metrics_namespace: opts.metrics_namespace,
             env.log_level: opts.log_level.upper(),

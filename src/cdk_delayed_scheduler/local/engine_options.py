@@ -43,6 +43,15 @@ class EngineOptions:
     """Concurrent dispatcher invocations (the construct's ``dispatcher_max_concurrency``, the SQS
     mapping's). Each one holds its batch until the latest message in it is due (up to a second), so
     this caps deliveries per second; AWS scales the mapping far beyond it unless the prop is set."""
+    dispatcher_batch_size: int = contract.DISPATCHER_BATCH_SIZE.default or 10
+    """Delayer messages per dispatcher invocation (the construct's ``dispatcher_batch_size``): 1-10, or
+    up to 10,000 with a ``dispatcher_max_batching_window`` of at least a second."""
+    dispatcher_max_batching_window: int = 0
+    """Seconds (the construct's ``dispatcher_max_batching_window``): how long the delayer queue's poller
+    gathers a batch after its first message; with ``SUB_SECOND`` precision messages are sent to surface
+    this much earlier (the functions' ``DISPATCHER_MAX_BATCHING_WINDOW_SECONDS``)."""
+    precision: str = contract.DEFAULT_PRECISION
+    """``SUB_SECOND`` or ``SECOND`` (the construct's ``precision``, the functions' ``PRECISION``)."""
     dispatcher_timeout: float = 5.0
     """Seconds (the construct's ``dispatcher_timeout``): the dispatcher's timeout, and the delayer
     queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` (6) times it, as deployed: a delivery
@@ -90,8 +99,23 @@ class EngineOptions:
         age = contract.RETRY_MAX_AGE_SECONDS
         if not age.min <= self.retry_max_age <= age.max:
             raise ValueError(f"retry_max_age must be {age.min}-{age.max} seconds, got {self.retry_max_age}")
+        self._check_dispatcher_batching()
         if self.log_level.upper() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
+
+    def _check_dispatcher_batching(self) -> None:
+        size, window = contract.DISPATCHER_BATCH_SIZE, contract.DISPATCHER_MAX_BATCHING_WINDOW_SECONDS
+        if not size.min <= self.dispatcher_batch_size <= size.max:
+            raise ValueError(f"dispatcher_batch_size must be {size.min}-{size.max}, got {self.dispatcher_batch_size}")
+        if not window.min <= self.dispatcher_max_batching_window <= window.max:
+            raise ValueError(f"dispatcher_max_batching_window must be {window.min}-{window.max} seconds, "
+                             f"got {self.dispatcher_max_batching_window}")
+        if self.dispatcher_batch_size > contract.DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW and self.dispatcher_max_batching_window < 1:
+            raise ValueError(f"dispatcher_batch_size above {contract.DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW} needs a "
+                             "dispatcher_max_batching_window of at least 1 second")
+        self.precision = str(self.precision).upper()
+        if self.precision not in contract.PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(contract.PRECISIONS)}, got {self.precision!r}")
 
     @property
     def dispatcher_timeout_seconds(self) -> int:

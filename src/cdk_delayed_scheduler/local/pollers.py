@@ -16,6 +16,8 @@ from .event_filter import matches
 
 Handler = Callable[[dict[str, Any], Any], Any]
 GET_RECORDS_LIMIT = 1000  # DynamoDB Streams' maximum per GetRecords call
+SQS_RECEIVE_LIMIT = 10  # SQS's maximum per ReceiveMessage call
+GATHER_PAUSE_SECONDS = 0.05  # between receives that found nothing, while a batching window gathers
 logger = logging.getLogger("cdk_delayed_scheduler.local")
 
 
@@ -244,7 +246,10 @@ class QueuePoller(_PollerThread):
     """An SQS event source mapping: batches, concurrency, visibility timeout, partial batch failures.
 
     One thread long-polls the queue and hands each batch to a pool of
-    ``concurrency`` invocations, as Lambda's pollers do. Failed messages are
+    ``concurrency`` invocations, as Lambda's pollers do. With a ``max_batching_window`` (seconds, the
+    construct's ``dispatcher_max_batching_window``), a receive that returns messages starts a
+    gathering: the poller receives again until it holds ``batch_size`` messages (which may be more than
+    SQS's ten a receive) or the window has passed since the first. Failed messages are
     left alone, so they reappear after the visibility timeout, and the queue's
     redrive policy moves them to the DLQ after ``maxReceiveCount`` receives.
     """
@@ -259,6 +264,7 @@ class QueuePoller(_PollerThread):
         *,
         concurrency: int = 4,
         batch_size: int = 10,
+        max_batching_window: float = 0.0,
         visibility_timeout: int = 30,
         wait_seconds: int = 1,
         region: str = "us-east-1",
@@ -269,6 +275,7 @@ class QueuePoller(_PollerThread):
         self._url = queue_url
         self._arn = queue_arn
         self._batch_size = batch_size
+        self._window = max_batching_window
         self._visibility = visibility_timeout
         self._wait_seconds = wait_seconds
         self._region = region
@@ -288,14 +295,9 @@ class QueuePoller(_PollerThread):
             return True
         self._count_in_flight(1)  # before the receive: its messages are in flight from then on
         try:
-            messages = self._sqs.receive_message(
-                QueueUrl=self._url,
-                MaxNumberOfMessages=self._batch_size,
-                WaitTimeSeconds=self._wait_seconds,
-                VisibilityTimeout=self._visibility,
-                AttributeNames=["All"],
-                MessageAttributeNames=["All"],
-            ).get("Messages", [])
+            messages = self._receive(self._wait_seconds)
+            if messages and self._window > 0:
+                messages += self._gather(len(messages))
         except BaseException:
             self._count_in_flight(-1)
             self._slots.release()
@@ -306,6 +308,27 @@ class QueuePoller(_PollerThread):
             return False
         self._pool.submit(self._invoke, messages)
         return True
+
+    def _receive(self, wait_seconds: int, most: int = SQS_RECEIVE_LIMIT) -> list[Any]:
+        return self._sqs.receive_message(
+            QueueUrl=self._url,
+            MaxNumberOfMessages=max(1, min(SQS_RECEIVE_LIMIT, most, self._batch_size)),
+            WaitTimeSeconds=wait_seconds,
+            VisibilityTimeout=self._visibility,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
+
+    def _gather(self, held: int) -> list[Any]:
+        """More messages for a batch that holds ``held``: until it is full or the window has passed."""
+        deadline = time.monotonic() + self._window
+        more: list[Any] = []
+        while held + len(more) < self._batch_size and time.monotonic() < deadline and not self._stop_event.is_set():
+            got = self._receive(0, self._batch_size - held - len(more))
+            more += got
+            if not got:
+                time.sleep(min(GATHER_PAUSE_SECONDS, max(0.0, deadline - time.monotonic())))
+        return more
 
     def _count_in_flight(self, change: int) -> None:
         with self._in_flight_lock:

@@ -1,0 +1,139 @@
+"""The cost levers of delivery, never early: a message sent to surface early by the dispatcher mapping's
+batching window (the lead) is waited for, not put back, and delivered at its due time; ``SECOND``
+precision sends for the seconds left rounded up and delivers on arrival; a batch of messages due in the
+same second is delivered by one invocation, each message at its own due time."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import pytest
+
+from scheduler_runtime.aws import delivery as delivery_module
+from scheduler_runtime.handlers import dispatcher
+
+from .conftest import call_api, faulty, schedule, status_of, store
+
+LEAD_SECONDS = 1
+
+
+def _sends(sent: list):
+    """A ``send_message`` override that records when each send starts (ms) and its parameters."""
+
+    def send(real, **kwargs):
+        sent.append((time.time() * 1000, kwargs))
+        return real.send_message(**kwargs)
+
+    return send
+
+
+@pytest.fixture
+def lead(aws, monkeypatch):
+    """A deployment whose dispatcher mapping gathers batches for a second."""
+    monkeypatch.setenv("DISPATCHER_MAX_BATCHING_WINDOW_SECONDS", str(LEAD_SECONDS))
+    return aws
+
+
+def test_a_message_sent_with_the_lead_surfaces_early_by_it_and_is_delivered_at_its_due_time(lead):
+    aws = lead
+    for attempt in range(3):  # a loaded machine may eat the lead before the dispatch: a new id each try
+        created = time.time() * 1000
+        sent: list = []
+        with faulty("sqs", send_message=_sends(sent)):
+            schedule(f"lead{attempt}", 3.5)
+        [(_, message)] = sent
+        due_ms = json.loads(message["MessageBody"])["dueMs"]
+        # the whole seconds left less the lead, rounded down: it surfaces between the lead and a second more early
+        assert (due_ms - created) / 1000 - LEAD_SECONDS - 1 <= message["DelaySeconds"] <= (
+            due_ms - created) / 1000 - LEAD_SECONDS
+        messages = lead.wait_for_messages(aws.delayer_url)
+        early_ms = due_ms - time.time() * 1000
+        deliveries: list = []
+        with faulty("sqs", send_message=_sends(deliveries)):
+            assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+        [(delivered_at, _)] = deliveries  # delivered by this invocation, not put back
+        assert delivered_at >= due_ms
+        assert status_of(f"lead{attempt}") == "FIRED"
+        if early_ms > 1000:
+            break
+    assert early_ms > 1000, f"the message reached the dispatcher only {early_ms:.0f} ms early, three times: too slow"
+
+
+def test_a_message_earlier_than_the_lead_and_a_second_is_put_back_by_the_same_rule(lead):
+    schedule("far", 30)
+    record = store().get("far")
+    body = json.dumps({"id": "far", "dueMs": record.due_ms, "token": record.token, "createdMs": record.created_ms})
+    sent: list = []
+    with faulty("sqs", send_message=_sends(sent)):
+        assert dispatcher.handler({"Records": [{"messageId": "m1", "body": body,
+                                                "attributes": {"ApproximateReceiveCount": "1"}}]}) == {
+            "batchItemFailures": []}
+    [(at_ms, put_back)] = sent
+    assert put_back["QueueUrl"] == lead.delayer_url
+    floor_at_send = (record.due_ms - at_ms - LEAD_SECONDS * 1000) // 1000  # the runtime's clock read a bit before
+    assert put_back["DelaySeconds"] in (floor_at_send, floor_at_send + 1)
+    assert status_of("far") == "QUEUED"
+
+
+def test_second_precision_sends_for_the_seconds_left_rounded_up_and_delivers_on_arrival(aws, monkeypatch):
+    monkeypatch.setenv("PRECISION", "SECOND")
+    sent: list = []
+    with faulty("sqs", send_message=_sends(sent)):
+        schedule("sec", 1.3)
+    [(sent_at, message)] = sent
+    due_ms = json.loads(message["MessageBody"])["dueMs"]
+    assert message["DelaySeconds"] * 1000 >= due_ms - sent_at  # surfaces at its due time or later
+    messages = aws.wait_for_messages(aws.delayer_url, timeout=6)
+    arrived_ms = time.time() * 1000
+    assert arrived_ms >= due_ms  # moto's clock is this one
+    waits: list = []
+    real_wait = delivery_module.wait_until
+    monkeypatch.setattr(delivery_module, "wait_until",
+                        lambda at: (waits.append(at - time.time() * 1000), real_wait(at))[-1])
+    deliveries: list = []
+    with faulty("sqs", send_message=_sends(deliveries)):
+        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+    [(delivered_at, _)] = deliveries
+    assert delivered_at >= due_ms
+    assert waits and max(waits) <= 0  # nothing left to wait out: delivered on arrival
+    assert status_of("sec") == "FIRED"
+
+
+def test_second_precision_still_waits_for_a_message_that_arrives_early(aws, monkeypatch):
+    monkeypatch.setenv("PRECISION", "SECOND")
+    schedule("early", 0.8)  # its own message is delayed a whole second: this copy arrives before it
+    record = store().get("early")
+    body = json.dumps({"id": "early", "dueMs": record.due_ms, "token": record.token, "createdMs": record.created_ms})
+    deliveries: list = []
+    with faulty("sqs", send_message=_sends(deliveries)):
+        assert dispatcher.handler({"Records": [{"messageId": "m1", "body": body,
+                                                "attributes": {"ApproximateReceiveCount": "1"}}]}) == {
+            "batchItemFailures": []}
+    [(delivered_at, kwargs)] = deliveries
+    assert kwargs["QueueUrl"] == aws.target_url and delivered_at >= record.due_ms
+
+
+def test_a_batch_of_many_messages_due_in_the_same_second_shares_one_invocation(lead):
+    aws = lead
+    base_ms = (math.floor(time.time()) + 4) * 1000  # a whole second, far enough for 40 creates
+    ids = [f"same{i}" for i in range(40)]
+    for start in range(0, len(ids), 10):
+        status, answer = call_api("POST", "/schedule-batches", {"schedules": [
+            {"id": i, "dueAt": (base_ms + 20 * k) / 1000, "payload": {"k": k}}
+            for k, i in enumerate(ids) if start <= k < start + 10]})
+        assert status == 200 and {r["status"] for r in answer["results"]} == {201}
+    records: list = []
+    deadline = time.monotonic() + 8
+    while len(records) < len(ids) and time.monotonic() < deadline:
+        records += aws.receive(aws.delayer_url)
+        time.sleep(0.02)
+    assert len(records) == len(ids) and time.time() * 1000 < base_ms  # all surfaced before the first was due
+    deliveries: list = []
+    with faulty("sqs", send_message=_sends(deliveries)):
+        assert dispatcher.handler({"Records": records}) == {"batchItemFailures": []}
+    envelopes = [json.loads(kwargs["MessageBody"]) for _, kwargs in deliveries]
+    assert sorted(e["id"] for e in envelopes) == sorted(ids)  # one invocation delivered all forty
+    assert all(e["firedAt"] >= e["dueAt"] for e in envelopes)  # each at its own due time, never before
+    assert {status_of(i) for i in ids} == {"FIRED"}
