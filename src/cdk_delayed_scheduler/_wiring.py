@@ -60,17 +60,9 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, cap
         removal_policy=removal_policy,
         deletion_protection=deletion_protection,
     )
-    groups = contract.GROUPS  # sparse: only grouped items, while pending, are in it
-    table.add_global_secondary_index(
-        index_name=groups["indexName"],
-        partition_key=dynamodb.Attribute(name=groups["partitionKey"], type=dynamodb.AttributeType.STRING),
-        sort_key=dynamodb.Attribute(name=groups["sortKey"], type=dynamodb.AttributeType.STRING),
-        projection_type=dynamodb.ProjectionType.KEYS_ONLY,
-        read_capacity=reads,
-        write_capacity=writes,
-    )
-    if listing:
-        index = contract.LISTING
+    # both sparse and keys only: the group index holds grouped items while they wait, the listing index listed ones
+    indexes = [contract.GROUPS, *([contract.LISTING] if listing else [])]
+    for index in indexes:
         table.add_global_secondary_index(
             index_name=index["indexName"],
             partition_key=dynamodb.Attribute(name=index["partitionKey"], type=dynamodb.AttributeType.STRING),
@@ -80,7 +72,7 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, cap
             write_capacity=writes,
         )
     if capacity is not None:
-        scale_capacity(table, capacity, [groups["indexName"], *([contract.LISTING["indexName"]] if listing else [])])
+        scale_capacity(table, capacity, [index["indexName"] for index in indexes])
     return table
 
 
