@@ -89,6 +89,56 @@ def cancel_and_sweep(engine: Engine, members: int, timeout: float = 1800.0) -> d
             "swept_per_second": round(members / swept_s, 1)}
 
 
+def _seed(engine: Engine, ids: list[str], group: str) -> float:
+    """``ids`` written straight into the engine's table as waiting members of ``group`` (a record and a timer item
+    each, built by the runtime's own item classes, as a create due two hours out writes them), ``CLIENTS`` writers at
+    once; the seconds it took. For a group too large to create through the API in a benchmark's time."""
+    from scheduler_runtime.aws.items import ScheduleRecord, TimerItem  # noqa: PLC0415 - the engine put it on the path
+    from scheduler_runtime.core import keys  # noqa: PLC0415
+
+    now = time.time_ns() // 1_000_000
+    due, shards = now + DUE_IN_SECONDS * 1000, engine.options.shard_count
+
+    def items(schedule_id: str) -> list[dict[str, Any]]:
+        token, shard = keys.new_token(), keys.shard_for(schedule_id, shards)
+        record = ScheduleRecord(schedule_id=schedule_id, due_ms=due, payload_json="{}", target="default",
+                                status="SCHEDULED", token=token, request_hash=b"seeded", created_ms=now, shard=shard,
+                                group=group)
+        return [record.to_item(), TimerItem(shard, due, schedule_id, token, now).to_item()]
+
+    def write(chunk: list[str]) -> None:
+        ddb = engine.client("dynamodb")
+        puts = [{"PutRequest": {"Item": item}} for i in chunk for item in items(i)]
+        for start in range(0, len(puts), 25):
+            request = {engine.table_name: puts[start:start + 25]}
+            while request:
+                request = ddb.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(write, [ids[n::CLIENTS] for n in range(CLIENTS)]))
+    return time.perf_counter() - began
+
+
+def seeded_cancel(engine: Engine, members: int) -> dict[str, Any]:
+    """A group of ``members`` seeded into the table: the cancel's answer, and every sampled member read CANCELLED
+    right after it (its sweep is not waited for: moto's whole-table index pages would take hours)."""
+    ids = [f"s-{n}" for n in range(members)]
+    seed_s = _seed(engine, ids, GROUP)
+    api = ApiClient(engine.api_url)
+    began = time.perf_counter()
+    status, answer = api.request("DELETE", f"/groups/{GROUP}")
+    answer_s = time.perf_counter() - began
+    assert status == 200, answer
+    sample = ids[:: max(1, members // 50)]
+    statuses = {api.get(i)[1]["status"] for i in sample}
+    read_s = time.perf_counter() - began
+    assert statuses == {"CANCELLED"}, statuses
+    return {"members": members, "seeded": True, "create_s": round(seed_s, 1), "answer_ms": round(answer_s * 1000),
+            "count_complete": answer["countComplete"], "counted": answer["stopped"]["schedules"],
+            "sample_read_cancelled_s": round(read_s, 1)}
+
+
 def grouped_cost() -> dict[str, float]:
     """USD per million of what a group adds to a one-shot timer, on demand: an index entry written at its create and
     removed at its delivery start (keys only, one write unit each), and one strongly consistent read of its group's
@@ -98,21 +148,25 @@ def grouped_cost() -> dict[str, float]:
     return {"index_writes": writes, "cancel_read": reads, "total": writes + reads}
 
 
-def run(sizes: list[int], repeats: int = 1) -> dict[str, Any]:
-    """The section: for each size, ``repeats`` runs, each on a fresh engine."""
+def run(sizes: list[int], repeats: int = 1, seeded: list[int] | None = None) -> dict[str, Any]:
+    """The section: for each size, ``repeats`` runs, each on a fresh engine; then one seeded run per ``seeded`` size."""
     runs = []
     for members in sizes:
         for _ in range(repeats):
             with Engine(EngineOptions(target=Recorder(), port=0, sweep_interval=5)) as engine:
                 runs.append(cancel_and_sweep(engine, members))
+    for members in seeded or []:
+        with Engine(EngineOptions(target=Recorder(), port=0, sweep_interval=5)) as engine:
+            runs.append(seeded_cancel(engine, members))
     return {"sizes": sizes, "repeats": repeats, "runs": runs, "grouped_cost": grouped_cost()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.groups", description=__doc__.split("\n")[0])
     parser.add_argument("--members", type=int, default=1000)
+    parser.add_argument("--seeded", type=int, help="also a seeded group of this many members (answer time only)")
     args = parser.parse_args()
-    print(json.dumps(run([args.members])))
+    print(json.dumps(run([args.members], seeded=[args.seeded] if args.seeded else None)))
 
 
 if __name__ == "__main__":
