@@ -86,10 +86,12 @@ def test_every_kind_of_target_got_deliveries_read_back_from_where_they_arrived(r
     assert report["refused_signatures"] == 0  # every HTTPS request verified with the shipped verify_signature
 
 
-def test_reschedules_pauses_resumes_and_a_redrive_ran_through_the_faults(run):
+def test_reschedules_pauses_resumes_a_redrive_and_group_cancels_ran_through_the_faults(run):
     _, report, _ = run
     # their checks (none at an old due time once a PATCH answered 200, none while paused, each redriven
-    # timer once more or parked again) hold above; here, each operation was done
+    # timer once more or parked again, none of a group's members after its cancel answered) hold above;
+    # here, each operation was done
     assert report["rescheduled"] > 0 and report["paused"] > 0 and report["resumed"] > 0, report
     assert report["delivered_after_resume"] > 0
     assert report["redriven"] + report["redrive_parked_again"] > 0 and report["redrive_skipped"] == 0
+    assert report["group_cancels"] >= 2 and report["group_members_stopped"] > 0, report
