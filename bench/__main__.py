@@ -128,13 +128,32 @@ def main(argv: list[str] | None = None) -> int:
         data.setdefault("section_seconds", {})[section] = time.monotonic() - started
         # other work on the shared machine shows up here (2 cores: a load above 2 means queueing)
         data.setdefault("load_average_1min", {})[section] = {"before": load_before[0], "after": os.getloadavg()[0]}
-        json_path.write_text(json.dumps(data, indent=1, default=str))
+        data = _save(json_path, data, section, merge=bool(args.only))
     data["total_seconds"] = time.monotonic() - t0
     data["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     json_path.write_text(json.dumps(data, indent=1, default=str))
     report.write(data, out_dir)
     log(f"wrote {json_path}, {out_dir / 'benchmarks.md'} and plots in {data['total_seconds']:.0f} s")
     return 0
+
+
+#: The per-section entries of the JSON: each run writes only its own sections' keys in them.
+PER_SECTION = ("section_started_utc", "section_git", "section_seconds", "load_average_1min")
+
+
+def _save(json_path: Path, data: dict, section: str, merge: bool) -> dict:
+    """Write ``data`` with ``section`` just run; with ``merge`` (an ``--only`` run), over the figures on disk as
+    they are now, so that a run of other sections that ended meanwhile keeps its own (each run read the file when it
+    started). The merged data, which the run goes on with."""
+    if merge and json_path.exists():
+        on_disk = json.loads(json_path.read_text())
+        on_disk.update({key: value for key, value in data.items() if key not in (*PER_SECTION, *SECTIONS)})
+        on_disk[section] = data[section]
+        for key in PER_SECTION:
+            on_disk.setdefault(key, {})[section] = data[key][section]
+        data = on_disk
+    json_path.write_text(json.dumps(data, indent=1, default=str))
+    return data
 
 
 if __name__ == "__main__":
