@@ -47,7 +47,7 @@ import json
 import random
 import time
 
-from . import cost_spread, costmodel, payloads
+from . import cost_levers, cost_spread, costmodel, payloads
 from .common import BATCH_SIZE, ROOT, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, log
 from .meter import CapacityMeter, LogMeter, RequestCounter
 from .pricing import PRICES, SECONDS_PER_MONTH
@@ -309,6 +309,9 @@ def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple
     forms = cost_spread.formations(_aws_profile(), rates, ARM_LEAD_MS / 1000)
     out["spread"] = cost_spread.price(scenarios, forms, costmodel.one_shot_pools(scenarios), access_log,
                                       HEADLINE_PAYLOAD, out["fixed_monthly"]["http"], DEFAULT_HISTORY_RETENTION_SECONDS)
+    log("cost: the delivery levers (batching window, SECOND precision) at each spread rate, batches simulated")
+    out["levers"] = cost_levers.price(scenarios, _aws_profile(), costmodel.one_shot_pools(scenarios), access_log,
+                                      HEADLINE_PAYLOAD)
     out.update(prices=PRICES, levels=LEVELS, headline_payload=HEADLINE_PAYLOAD,
                payloads={label: {"kind": k, "size": size, **payloads.describe(payloads.make(k, size))}
                          for label, (k, size) in payloads.PAYLOADS.items()},

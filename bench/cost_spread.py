@@ -69,7 +69,7 @@ def costlier(forms: list[dict], rate: float, early: bool) -> dict:
     return max(at, key=dispatcher_usd)
 
 
-def _bill(scenarios: dict, kind: str, payload: str, pools: dict, access_log: dict, formation: dict | None) -> dict:
+def bill_kind(scenarios: dict, kind: str, payload: str, pools: dict, access_log: dict, formation: dict | None) -> dict:
     create, downstream, _ = KINDS[kind]
     u = usage(scenarios[f"{create}/{payload}"], scenarios[f"{downstream}/{payload}"], FULL_BATCH, pools, access_log,
               formation=formation)
@@ -116,10 +116,10 @@ def price(scenarios: dict, forms: list[dict], pools: dict, access_log: dict, pay
     per_million: dict = {}
     for kind in kinds:
         early = KINDS[kind][2]
-        cells = {"heavy": _totals(_bill(scenarios, kind, payload, pools, access_log, None))}
+        cells = {"heavy": _totals(bill_kind(scenarios, kind, payload, pools, access_log, None))}
         for rate in RATES:
             f = costlier(forms, rate, early)
-            b = _bill(scenarios, kind, payload, pools, access_log, f)
+            b = bill_kind(scenarios, kind, payload, pools, access_log, f)
             cells[str(rate)] = {**_totals(b), "formation": f}
         per_million[kind] = cells
     sizes = stored_bytes(scenarios, payload)
@@ -127,7 +127,7 @@ def price(scenarios: dict, forms: list[dict], pools: dict, access_log: dict, pay
     for kind in (k for k in MONTHLY_KINDS if k in kinds):
         for n in VOLUMES:
             f = costlier(forms, n / SECONDS_PER_MONTH, KINDS[kind][2])
-            b = _bill(scenarios, kind, payload, pools, access_log, f)
+            b = bill_kind(scenarios, kind, payload, pools, access_log, f)
             gb = stored_gb(kind, n, sizes, retention_s)
             month[f"{kind}|{n}"] = {"kind": kind, **monthly.bill_for(n, b, floor, gb), "stored_gb": gb,
                                     "per_million_on_demand": b["total_on_demand"], "formation": f}

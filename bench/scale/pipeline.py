@@ -6,7 +6,11 @@ concurrency, a scaling step a minute, a maximum; or provisioned mode) -> a dispa
 parallel, writes the FIRED update (DynamoDB throughput) and calls the target -> the batch's delete.
 
 Messages become visible up to a second before they are due (SQS delays are whole seconds), never
-later than they reach the queue. A profile (``bench.scale.params``) says what limits what; with
+later than they reach the queue (a scenario may shift that: a lead, or ``SECOND`` precision). With a
+batching window (``esm_window_s``), a poller whose receive returns messages gathers more until its
+batch is full or the window has passed: a message that becomes visible meanwhile goes to a gathering
+poller or to an idle one's receive in proportion to their numbers (SQS hands a message to one of the
+receives waiting on the queue, and a gathering poller keeps receiving). A profile (``bench.scale.params``) says what limits what; with
 ``moto`` set, every DynamoDB and SQS call is served in turn by one server, as in the local engine.
 """
 
@@ -84,6 +88,7 @@ class Delivery:
         self.scale_down = scale_down
         self.empty_in_tick = 0
         self.idle: list[int] = []
+        self.gathering: dict[int, list[int]] = {}  # poller -> the batch it is gathering (a batching window)
         self.wake_pending = False
         self.backlogged = False
         self.t0 = min(self.due) if self.due else 0.0
@@ -110,7 +115,7 @@ class Delivery:
                 self.pollers -= 1
         self.backlogged = False
         self.empty_in_tick = 0
-        if self.next < len(self.due) or self.returned or self.in_use or self.pending:
+        if self.next < len(self.due) or self.returned or self.in_use or self.pending or self.gathering:
             self.sim.after(1.0, self._tick)
 
     def _visible_count(self) -> int:
@@ -118,8 +123,14 @@ class Delivery:
         return len(self.returned) + bisect.bisect_right(self.visible, now, lo=self.next) - self.next
 
     def _wake(self) -> None:
-        """Idle pollers long-poll: wake enough of them when messages are visible, or at the next visibility."""
+        """Idle pollers long-poll: wake enough of them when messages are visible, or at the next visibility.
+        Gathering pollers take their share of what is visible first."""
+        if self.gathering:
+            self._feed_gatherers()
         if not self.idle:
+            if self.gathering and self.next < len(self.visible) and not self.wake_pending:
+                self.wake_pending = True
+                self.sim.at(max(self.sim.now, self.visible[self.next]), self._woken)
             return
         n = self._visible_count()
         if n:
@@ -128,6 +139,30 @@ class Delivery:
         elif self.next < len(self.visible) and not self.wake_pending:
             self.wake_pending = True
             self.sim.at(self.visible[self.next], self._woken)
+
+    def _feed_gatherers(self) -> None:
+        """Each visible message goes to a gathering poller with the probability of its share of the
+        receives waiting on the queue (the gathering pollers' and the idle ones'), else is left for an idle
+        poller's receive. A batch that fills is invoked at once."""
+        now, size = self.sim.now, int(self.p["esm_batch"])
+        while self.gathering and self.next < len(self.visible) and self.visible[self.next] <= now:
+            g, i = len(self.gathering), len(self.idle)
+            if i and self.rng.random() >= g / (g + i):
+                return
+            poller = self.rng.choice(list(self.gathering))
+            batch = self.gathering[poller]
+            batch.append(self.next)
+            self.next += 1
+            if len(batch) >= size:
+                del self.gathering[poller]
+                self._invoke(poller, batch)
+
+    def _gathered(self, poller: int, batch: list[int]) -> None:
+        """The batching window of ``poller``'s ``batch`` has passed: invoke with what it gathered (unless it
+        filled and was invoked before)."""
+        if self.gathering.get(poller) is batch:
+            del self.gathering[poller]
+            self._invoke(poller, batch)
 
     def _woken(self) -> None:
         self.wake_pending = False
@@ -161,6 +196,12 @@ class Delivery:
             return
         if self._visible_count():
             self.backlogged = True
+        window = self.p.get("esm_window_s", 0.0)
+        if window > 0 and len(batch) < size:
+            self.gathering[poller] = batch
+            self.sim.after(window, lambda: self._gathered(poller, batch))
+            self._wake()  # it takes its share of what becomes visible, and may fill
+            return
         self._wake()  # the next message to become visible needs an idle poller woken
         self._invoke(poller, batch)
 
@@ -177,24 +218,36 @@ class Delivery:
         self.in_use += 1
         self.out.peak_concurrency = max(self.out.peak_concurrency, self.in_use)
         start = now + p["lat_invoke_s"] + (p["lat_cold_start_s"] if cold else 0.0)
-        end = start
-        failed: list[int] = []
+        self.out.batches.append(len(batch))
+        self.out.started.append(now)
+        run = {"end": start, "left": len(batch), "failed": [], "index": len(self.out.billed_ms)}
+        self.out.billed_ms.append(0)  # set when its last message is done
+        # Each message's FIRED write is asked for at its own moment (an event then), so that the table's
+        # bucket and moto's queue see requests in time order, however far ahead a batch waits.
         for i in sorted(batch, key=self.due.__getitem__):
-            t = self._write(max(start + p["cpu_per_delivery_s"], self.due[i]))
-            if t is None:  # throttled on every attempt: the delivery fails, SQS hands the message out again later
-                failed.append(i)
-                end = max(end, start + p["cpu_per_delivery_s"])
-                continue
+            self.sim.at(max(start + p["cpu_per_delivery_s"], self.due[i]), lambda i=i: self._deliver(poller, i, start, run))
+
+    def _deliver(self, poller: int, i: int, start: float, run: dict) -> None:
+        """One message of an invocation started at ``start``: its write, its target call; the invocation
+        ends with its last message (``run``: its end so far, the messages left, the failed ones)."""
+        p = self.p
+        t = self._write(self.sim.now)
+        if t is None:  # throttled on every attempt: the delivery fails, SQS hands the message out again later
+            run["failed"].append(i)
+            run["end"] = max(run["end"], start + p["cpu_per_delivery_s"])
+        else:
             t += p.get("extra_per_delivery_s", 0.0)
             written = self.moto.call(t, p["moto_update_s"]) if self.moto is not None else t + p["lat_ddb_write_s"]
             delivered = written + p["lat_target_s"]
             self.out.lateness.append(delivered - self.due[i])
             self.out.due_of.append(self.due[i])
             self.last = max(self.last, delivered)
-            end = max(end, delivered)
-        self.out.batches.append(len(batch))
-        self.out.started.append(now)
-        self.out.billed_ms.append(math.ceil((end - start) * 1000))
+            run["end"] = max(run["end"], delivered)
+        run["left"] -= 1
+        if run["left"]:
+            return
+        end, failed = run["end"], run["failed"]
+        self.out.billed_ms[run["index"]] = math.ceil((end - start) * 1000)
         self.out.failed += len(failed)
         if failed:
             self.pending += len(failed)

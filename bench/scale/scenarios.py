@@ -51,11 +51,14 @@ def burst(profile: dict, n: int, ddb_wru: float, seed: int = 1, name: str | None
 
 def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str = "short",
             name: str | None = None, min_timers: int = 2000, pollers: str = "scaled",
-            ebs_rate_per_s: float | None = None, warmup_s: float = 60.0, early_s: float | None = None) -> dict:
+            ebs_rate_per_s: float | None = None, warmup_s: float = 60.0, early_s: float | None = None,
+            lead_s: float = 0.0, second: bool = False) -> dict:
     """Due times as Poisson arrivals at ``rate`` a second for ``seconds``; short timers already in the queue.
 
-    Each message becomes visible ``early_s`` before its due time, or, when None, a uniformly random
-    fraction of a second before it (a delay of whole seconds counted from a send at a random moment).
+    Each message becomes visible ``early_s`` before its due time, or, when None, ``lead_s`` and a
+    uniformly random fraction of a second before it (a delay of whole seconds counted from a send at a
+    random moment, less the lead, rounded down); with ``second`` (``SECOND`` precision, the seconds left
+    rounded up), a random fraction of a second after it.
 
     ``pollers``: ``"scaled"``, the mapping starts at its start concurrency, adds its step each second
     it leaves messages visible and gives a step back each second its pollers find the queue empty;
@@ -70,7 +73,7 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
         if t >= DUE0 + seconds:
             break
         due.append(t)
-    visible = [d - (rng.random() if early_s is None else early_s) for d in due]
+    visible = [d + rng.random() if second else d - (lead_s + rng.random() if early_s is None else early_s) for d in due]
     out = Delivery(profile, due, visible, profile["ddb_table_wru"], start_pollers=math.inf if pollers == "max" else None,
                    scale_down=pollers == "scaled").run().since(DUE0)
     n = len(out.lateness)
@@ -80,13 +83,16 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
 
 
 def batch_formation(profile: dict, rate: float, pollers: str, early_s: float | None = None,
-                    seconds: float = 60.0) -> dict:
+                    seconds: float = 60.0, lead_s: float = 0.0, second: bool = False) -> dict:
     """What the dispatcher costs per timer for due times spread as Poisson arrivals at ``rate`` a second:
-    its invocations (one receive and one delete each) and billed milliseconds, from the simulated batches."""
+    its invocations (one receive and one delete each) and billed milliseconds, from the simulated batches;
+    and the deliveries' lateness. ``lead_s`` and ``second`` as :func:`poisson` reads them; the mapping's
+    batch and window are the profile's (``esm_batch``, ``esm_window_s``)."""
     row = poisson(profile, rate, seconds, pollers=pollers, early_s=early_s,
-                  warmup_s=60.0 if pollers == "scaled" else 5.0)
+                  warmup_s=60.0 if pollers == "scaled" else 5.0, lead_s=lead_s, second=second)
     c = row["cost"]
     return {"rate": rate, "pollers": pollers, "early_s": early_s, "timers": row["timers"],
+            "lateness_ms": row["lateness_ms"], "early": row["early"],
             "mean_batch": row["mean_batch"], "invocations_per_timer": c["invocations_per_timer"],
             "billed_ms_per_invocation": c["billed_ms_per_invocation"], "billed_ms_per_timer": c["billed_ms_per_timer"]}
 

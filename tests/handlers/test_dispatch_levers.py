@@ -61,15 +61,22 @@ def test_a_message_sent_with_the_lead_surfaces_early_by_it_and_is_delivered_at_i
     assert early_ms > 1000, f"the message reached the dispatcher only {early_ms:.0f} ms early, three times: too slow"
 
 
-def test_a_message_earlier_than_the_lead_and_a_second_is_put_back_by_the_same_rule(lead):
-    schedule("far", 30)
-    record = store().get("far")
-    body = json.dumps({"id": "far", "dueMs": record.due_ms, "token": record.token, "createdMs": record.created_ms})
+def _dispatch_a_copy_now(schedule_id: str) -> tuple[object, list]:
+    """Hand the dispatcher, at once, a copy of the message ``schedule_id``'s create sent (its record's due
+    time and token), as if it had surfaced now; the record and the sends it made (ms, parameters)."""
+    record = store().get(schedule_id)
+    body = json.dumps({"id": schedule_id, "dueMs": record.due_ms, "token": record.token, "createdMs": record.created_ms})
     sent: list = []
     with faulty("sqs", send_message=_sends(sent)):
         assert dispatcher.handler({"Records": [{"messageId": "m1", "body": body,
                                                 "attributes": {"ApproximateReceiveCount": "1"}}]}) == {
             "batchItemFailures": []}
+    return record, sent
+
+
+def test_a_message_earlier_than_the_lead_and_a_second_is_put_back_by_the_same_rule(lead):
+    schedule("far", 30)
+    record, sent = _dispatch_a_copy_now("far")
     [(at_ms, put_back)] = sent
     assert put_back["QueueUrl"] == lead.delayer_url
     floor_at_send = (record.due_ms - at_ms - LEAD_SECONDS * 1000) // 1000  # the runtime's clock read a bit before
@@ -104,13 +111,7 @@ def test_second_precision_sends_for_the_seconds_left_rounded_up_and_delivers_on_
 def test_second_precision_still_waits_for_a_message_that_arrives_early(aws, monkeypatch):
     monkeypatch.setenv("PRECISION", "SECOND")
     schedule("early", 0.8)  # its own message is delayed a whole second: this copy arrives before it
-    record = store().get("early")
-    body = json.dumps({"id": "early", "dueMs": record.due_ms, "token": record.token, "createdMs": record.created_ms})
-    deliveries: list = []
-    with faulty("sqs", send_message=_sends(deliveries)):
-        assert dispatcher.handler({"Records": [{"messageId": "m1", "body": body,
-                                                "attributes": {"ApproximateReceiveCount": "1"}}]}) == {
-            "batchItemFailures": []}
+    record, deliveries = _dispatch_a_copy_now("early")
     [(delivered_at, kwargs)] = deliveries
     assert kwargs["QueueUrl"] == aws.target_url and delivered_at >= record.due_ms
 

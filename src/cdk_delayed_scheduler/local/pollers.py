@@ -310,7 +310,7 @@ class QueuePoller(_PollerThread):
         return True
 
     def _receive(self, wait_seconds: int, most: int = SQS_RECEIVE_LIMIT) -> list[Any]:
-        return self._sqs.receive_message(
+        messages: list[Any] = self._sqs.receive_message(
             QueueUrl=self._url,
             MaxNumberOfMessages=max(1, min(SQS_RECEIVE_LIMIT, most, self._batch_size)),
             WaitTimeSeconds=wait_seconds,
@@ -318,6 +318,7 @@ class QueuePoller(_PollerThread):
             AttributeNames=["All"],
             MessageAttributeNames=["All"],
         ).get("Messages", [])
+        return messages
 
     def _gather(self, held: int) -> list[Any]:
         """More messages for a batch that holds ``held``: until it is full or the window has passed."""
