@@ -42,7 +42,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param("esm_step_per_min", 300, "invocations/min", "SQS mapping: added concurrent invocations a minute while messages remain",
           _SQS_SCALING),
     Param("esm_max", 1_250, "invocations", "SQS mapping: most concurrent invocations (standard mode)", _SQS_SCALING),
-    Param("esm_batch", 10, "messages", "SQS mapping batch size (the construct's default and maximum)",
+    Param("esm_batch", 10, "messages", "SQS mapping batch size (the construct's default; up to 10,000 with a batching "
+          "window, which the cost section's Levers table sets)",
           "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html"),
     Param("esm_window_s", 0, "s", "SQS mapping batching window (the construct's default: none; Lambda's default 0)",
           "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html"),
