@@ -280,3 +280,66 @@ def _partition(periodic_id: str) -> str:
     from scheduler_runtime.core import keys
 
     return keys.definition_key(periodic_id).pk.removeprefix("PERIODIC#")
+
+
+def _sweep_messages(aws) -> list[dict]:
+    """The sweep messages waiting in the delayer queue, received (every message visible again at once)."""
+    found = []
+    for message in aws.receive(aws.delayer_url):
+        if groups.SWEEP_MARKER in json.loads(message["body"]):
+            found.append(message)
+        aws.sqs.change_message_visibility(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"],
+                                          VisibilityTimeout=0)
+    return found
+
+
+def test_a_sweep_message_handed_out_twice_goes_on_once(aws, monkeypatch):
+    monkeypatch.setattr(groups, "SWEEP_PAGE_SIZE", 4)
+    with window(1):
+        for n in range(10):
+            create(f"twice-{n}", 30)
+    cancel()
+    first = next(m for m in _sweep_messages(aws) if json.loads(m["body"])["kind"] == "S")
+    assert dispatcher.handler({"Records": [first]}) == {"batchItemFailures": []}
+    assert dispatcher.handler({"Records": [first]}) == {"batchItemFailures": []}  # SQS hands it out again
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=first["receiptHandle"])  # as the poller does
+    following = [json.loads(m["body"]) for m in _sweep_messages(aws) if json.loads(m["body"])["kind"] == "S"]
+    assert len(following) == 1 and following[0]["cursor"].endswith("#twice-3")  # one chain, past the first page
+    sweep(aws)
+    assert {aws.item(f"SCHEDULE#twice-{n}", "RECORD")["status"]["S"] for n in range(10)} == {"CANCELLED"}
+
+
+def test_a_sweep_out_of_time_hands_the_rest_of_its_page_to_the_next_message(aws, monkeypatch):
+    from scheduler_runtime.aws import groups as group_store
+
+    monkeypatch.setattr(group_store, "SWEEP_BUDGET_MS", 0)  # one chunk a message
+    monkeypatch.setattr(group_store, "STOP_CHUNK", 3)
+    with window(1):
+        for n in range(7):
+            create(f"budget-{n}", 30)
+    cancel()
+    assert sweep(aws) == 1 + 3  # the periodic kind's one, and the schedules' three: chunks of 3, 3 and 1
+    assert {aws.item(f"SCHEDULE#budget-{n}", "RECORD")["status"]["S"] for n in range(7)} == {"CANCELLED"}
+
+
+def test_a_redrive_sends_a_parked_group_sweep_back_and_it_goes_on_from_where_it_stopped(aws, monkeypatch):
+    from cdk_delayed_scheduler.operator import redrive
+
+    from .conftest import REGION
+
+    monkeypatch.setattr(groups, "SWEEP_PAGE_SIZE", 3)
+    with window(1):
+        for n in range(5):
+            create(f"parked-sweep-{n}", 30)
+    cancel()
+    parked = next(m for m in _sweep_messages(aws) if json.loads(m["body"])["kind"] == "S")
+    aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody=parked["body"])  # as SQS's redrive parks it
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=parked["receiptHandle"])
+    report = redrive(table_name=aws.table, delayer_queue=aws.delayer_url, dead_letter_queue=aws.dlq_url,
+                     region_name=REGION, group="other-group")
+    assert report.moved == [] and report.left == 1  # another group's redrive leaves it
+    report = redrive(table_name=aws.table, delayer_queue=aws.delayer_url, dead_letter_queue=aws.dlq_url,
+                     region_name=REGION)
+    assert [entry["kind"] for entry in report.moved] == ["group sweep"] and aws.receive(aws.dlq_url) == []
+    sweep(aws)
+    assert {aws.item(f"SCHEDULE#parked-sweep-{n}", "RECORD")["status"]["S"] for n in range(5)} == {"CANCELLED"}

@@ -29,8 +29,15 @@ from .delayer import DelayerQueue
 from .items import is_condition_failure
 from .store import ScheduleStore, query_pages
 
+STOP_CHUNK = 10
+"""Members a sweep stops at once (in threads), between its checks of its time budget."""
 GATE_READS = 3
 """Reads of the cancel item before a start that keeps reading slower than ``START_DEADLINE_MS`` is retried later."""
+SWEEP_BUDGET_MS = 10_000
+"""The most a sweep message spends stopping members before it hands the rest to the next message (and at most a
+quarter of the delayer queue's visibility timeout)."""
+SWEEP_PROGRESS = "sweptTo"
+"""The cancel item's record of each sweep, ``sweptTo<kind><its cancel's stamp>``: the last member key it passed."""
 # Reused across invocations of a warm function: a sweep page's members are cancelled ten at a time.
 _stoppers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="group-sweep")
 
@@ -84,6 +91,26 @@ class GroupStore:
                 return total, False
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def advance_sweep(self, group: str, kind: str, before_ms: int, started_from: str | None, reached: str) -> bool:
+        """Record that the sweep of ``kind`` for the cancel stamped ``before_ms`` moved from ``started_from`` (None:
+        its first page) to ``reached``, only if no other message of it got there first: one chain continues, whatever
+        SQS hands out twice. Whether it was recorded (then, and only then, the next page's message is sent)."""
+        name = f"{SWEEP_PROGRESS}{kind}{before_ms}"  # each cancel's sweep its own, so a repeat never stops another
+        values = {":to": {"S": reached}}
+        if started_from is None:
+            condition = f"attribute_not_exists({name})"
+        else:
+            condition, values[":from"] = f"{name} = :from", {"S": started_from}
+        try:
+            self._ddb.update_item(
+                TableName=self._table, Key=groups.cancel_key(group).as_item_key(), UpdateExpression=f"SET {name} = :to",
+                ConditionExpression=condition, ExpressionAttributeValues=values)
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
     def members(self, group: str, key_range: tuple[str, str], limit: int) -> tuple[list[dict[str, Any]], bool]:
         """Up to ``limit`` index entries (table and index keys) in ``key_range``, in key order; whether more follow."""
         found: list[dict[str, Any]] = []
@@ -136,15 +163,28 @@ class GroupSweeper:
             self._queue.send_one(GroupSweep(group, kind, after_ms, before_ms), groups.SWEEP_FIRST_DELAY_SECONDS)
 
     def sweep(self, sweep: GroupSweep) -> int:
-        """Stop one page of members and send the sweep of the next. Returns how many this page stopped."""
+        """Stop a page of members (fewer when its time budget runs out first) and send the sweep of the rest, once:
+        a message handed out again meanwhile finds its progress recorded and stops. How many it stopped."""
         key_range = groups.stamp_range(sweep.kind, sweep.after_ms, sweep.before_ms, sweep.cursor)
         if key_range is None:
             return 0
+        began = now_ms()
+        # well inside the delayer queue's visibility timeout: SQS does not hand the message out again meanwhile
+        budget_ms = min(SWEEP_BUDGET_MS, self._ctx.config.visibility_timeout_seconds * 1000 // 4)
         page, more = self._groups.members(sweep.group, key_range, groups.SWEEP_PAGE_SIZE)
         stop = self._stop_schedule if sweep.kind == groups.SCHEDULES else self._stop_periodic
-        stopped = sum(_stoppers.map(stop, page))
-        if more and page:
-            self._queue.send_one(sweep.next(page[-1][groups.SORT_KEY]["S"]), 0)
+        stopped = done = 0
+        while done < len(page) and (done == 0 or now_ms() - began < budget_ms):
+            stopped += sum(_stoppers.map(stop, page[done:done + STOP_CHUNK]))
+            done = min(len(page), done + STOP_CHUNK)
+        more = more or done < len(page)
+        if more and done:
+            reached = page[done - 1][groups.SORT_KEY]["S"]
+            if self._groups.advance_sweep(sweep.group, sweep.kind, sweep.before_ms, sweep.cursor, reached):
+                self._queue.send_one(sweep.next(reached), 0)
+            else:
+                log_event("group_sweep_superseded", group=sweep.group, kind=sweep.kind)
+                more = False
         log_event("group_swept", group=sweep.group, kind=sweep.kind, stopped=stopped, more=more)
         return stopped
 

@@ -112,6 +112,8 @@ class Redrive:
         for letter in letters:
             if letter.kind is Kind.STREAM_RANGE:
                 self._recover(letter, report)
+            elif letter.kind is Kind.GROUP_SWEEP:
+                self._sweep_again(letter, report)
             elif letter.kind is Kind.UNKNOWN:
                 report.skip(letter, "not a message of this scheduler (no envelope, token or DDBStreamBatchInfo)")
             elif letter.periodic:
@@ -200,6 +202,15 @@ class Redrive:
             report.skip(letter, f"stream range recovered ({answer}), not deleted; run again (harmless)")
         else:
             report.move(letter, f"stream range recovered: {answer}")
+
+    def _sweep_again(self, letter: DeadLetter, report: Report) -> None:
+        """A cancelled group's clean-up, sent back to the delayer queue as it was: it goes on from where it stopped
+        (its cancel item says where; a copy of a sweep that went on meanwhile stops at once)."""
+        self._sqs.send_message(QueueUrl=self._delayer_url, MessageBody=letter.body)
+        if self._delete([letter]):
+            report.skip(letter, "group sweep sent again, not deleted; run again (harmless)")
+        else:
+            report.move(letter, f"group sweep of '{letter.group}' sent again")
 
     def _delete(self, letters: list[DeadLetter]) -> set[str]:
         """Delete ``letters`` from the dead-letter queue; the message ids not deleted."""

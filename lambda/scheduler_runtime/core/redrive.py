@@ -24,12 +24,14 @@ from enum import Enum
 from typing import Any
 
 from . import states
+from .groups import SWEEP_MARKER
 
 
 class Kind(str, Enum):
     PARKED = "parked delivery"
     BARE = "bare delayer message"
     STREAM_RANGE = "stream range"
+    GROUP_SWEEP = "group sweep"
     UNKNOWN = "unknown message"
 
     def __str__(self) -> str:
@@ -53,6 +55,8 @@ class DeadLetter:
     """A bare message's token."""
     periodic: bool = False
     """A bare message of a periodic occurrence (``"v"``)."""
+    group: str | None = None
+    """A group sweep's group."""
 
 
 def read_message(message: dict[str, Any]) -> DeadLetter:
@@ -67,6 +71,8 @@ def read_message(message: dict[str, Any]) -> DeadLetter:
         data = None
     if not isinstance(data, dict):
         return DeadLetter(kind=Kind.UNKNOWN, **base)
+    if isinstance(data.get(SWEEP_MARKER), str):  # a cancelled group's clean-up, parked after its receives ran out
+        return DeadLetter(kind=Kind.GROUP_SWEEP, group=data[SWEEP_MARKER], **base)
     if isinstance(data.get("DDBStreamBatchInfo"), dict):
         return DeadLetter(kind=Kind.STREAM_RANGE, **base)
     try:
@@ -116,6 +122,8 @@ class Selection:
         if self.ids is not None and letter.schedule_id not in self.ids:
             return False
         if self.group is not None and letter.kind is Kind.STREAM_RANGE:
+            return False
+        if letter.kind is Kind.GROUP_SWEEP and self.group not in (None, letter.group):
             return False
         age = now_ms - letter.sent_ms
         if self.older_than_ms is not None and age < self.older_than_ms:
