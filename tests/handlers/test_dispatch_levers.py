@@ -138,3 +138,15 @@ def test_a_batch_of_many_messages_due_in_the_same_second_shares_one_invocation(l
     assert sorted(e["id"] for e in envelopes) == sorted(ids)  # one invocation delivered all forty
     assert all(e["firedAt"] >= e["dueAt"] for e in envelopes)  # each at its own due time, never before
     assert {status_of(i) for i in ids} == {"FIRED"}
+
+
+def test_a_reschedule_within_the_window_sends_its_message_with_the_lead_as_a_create_does(lead):
+    schedule("moved", 30)
+    sent: list = []
+    with faulty("sqs", send_message=_sends(sent)):
+        status, answer = call_api("PATCH", "/schedules/moved", {"delaySeconds": 8.5})
+    assert status == 200, answer
+    [(sent_ms, message)] = sent
+    due_ms = json.loads(message["MessageBody"])["dueMs"]
+    # the whole seconds left less the lead, rounded down (without the lead it would surface a window late)
+    assert message["DelaySeconds"] == math.floor((due_ms - sent_ms) / 1000) - LEAD_SECONDS

@@ -33,7 +33,7 @@ from ..core.contract import LISTING
 from ..core.envelope import TimerRef
 from ..core.groups import is_stopped
 from ..core.validation import RescheduleRequest
-from ..core.window import STRAY_AFTER_MS, enqueue_delay_seconds, is_within_window
+from ..core.window import STRAY_AFTER_MS, is_within_window
 from .config import Config
 from .delayer import DelayerQueue
 from .groups import GroupStore
@@ -175,7 +175,7 @@ class Rescheduler:
             return store.take(record, request, record.token, record.status, record.shard)
         if is_within_window(due_ms, now_ms, self._config.delay_window_seconds):
             ref = TimerRef(record.schedule_id, due_ms, keys.new_token(), now_ms)
-            delay = enqueue_delay_seconds(due_ms, now_ms)
+            delay = self._config.delay_rule.delay_seconds(due_ms, now_ms)  # the deployment's lead, as a create's
             # A message sent with more delay surfaces only after this call has written or can no longer write.
             if delay * 1000 <= STRAY_AFTER_MS and not store.announce(record, ref.token):
                 return None
