@@ -97,6 +97,10 @@ def storage_per_gb_month(pitr: bool = True) -> float:
     return PRICES["ddb_storage_gb_month"] + (PRICES["ddb_pitr_gb_month"] if pitr else 0.0)
 
 
+INDEXES_ALWAYS_THERE = 1
+"""The table's indexes whatever its props: the sparse group index (``listing=True`` adds another, not priced here)."""
+
+
 def eventbridge_scheduler_monthly(invocations: float) -> float:
     """EventBridge Scheduler's bill for a month of ``invocations``: the first free, the rest at its price."""
     billed = max(0.0, invocations - PRICES["eventbridge_scheduler_free_per_month"])
@@ -106,7 +110,9 @@ def eventbridge_scheduler_monthly(invocations: float) -> float:
 def provisioned_units(per_million: dict, floor: dict, timers: float) -> dict:
     """Provisioned DynamoDB for a month of ``timers``: each capacity (write, read) is what the timers and
     the sweeps consume at the stated utilisation, or the construct's capacity, whichever is higher
-    (``DEFAULT_CAPACITY_UNITS``: auto scaling is taken to keep it as its minimum)."""
+    (``DEFAULT_CAPACITY_UNITS``: auto scaling is taken to keep it as its minimum), plus the same minimum for
+    the group index every table has (``INDEXES_ALWAYS_THERE``): ungrouped timers never use it, but a provisioned
+    index is paid for all the same."""
     p = PRICES
     least = float(construct_constant("_wiring.py", "DEFAULT_CAPACITY_UNITS"))
     hours = SECONDS_PER_MONTH / 3600
@@ -115,7 +121,7 @@ def provisioned_units(per_million: dict, floor: dict, timers: float) -> dict:
         used = sum(r["usd_prov"] for r in per_million["rows"] if r["unit"] == unit) * timers / 1e6
         if unit == "RRU":
             used += next(i["usd"] for i in floor["items"] if i["item"] == "sweeper Queries, provisioned")
-        out[unit] = max(used, least * hour_price * hours)
+        out[unit] = max(used, least * hour_price * hours) + INDEXES_ALWAYS_THERE * least * hour_price * hours
     return out
 
 

@@ -57,7 +57,7 @@ def target_rows(c: dict) -> list[str]:
     for t in c.get("targets", []):
         rows.append(
             f"| cost per million, {t['path']} timers, heavy traffic, batch create, HTTP API, 1 KB: provisioned "
-            f"(70 %: auto scaling assumed; the construct provisions a fixed 5/5) / on demand | "
+            f"(70 %: `TableCapacity.autoscaled`) / on demand | "
             f"{_exact(t['provisioned'])} / {_exact(t['on_demand'])} | ≤ {_usd(t['provisioned_max'])}: "
             f"{_met(t['provisioned'] <= t['provisioned_max'])}; ≤ {_usd(t['on_demand_max'])}: "
             f"{_met(t['on_demand'] <= t['on_demand_max'])} | EventBridge Scheduler $1.00 (first 14 M a month free); "

@@ -6,8 +6,9 @@ from __future__ import annotations
 from .report_cost import _exact, _met, _usd
 
 _MODE = {"on_demand": "on demand", "provisioned": "provisioned (70 %)"}
-PROVISIONED_NOTE = ("the construct does not set up auto scaling for `BillingMode.PROVISIONED` (it provisions a fixed "
-                    "5 RCU / 5 WCU), so the 70 % utilisation is an assumption the deployment does not reach by itself")
+PROVISIONED_NOTE = ("the 70 % utilisation is what `provisioned_capacity=TableCapacity.autoscaled(...)` holds the table "
+                    "and its indexes at (its default target); `BillingMode.PROVISIONED` alone provisions a fixed 5 RCU / "
+                    "5 WCU on the table and on its group index, which reaches it only at one traffic level")
 
 
 def _col(col: str) -> str:
@@ -58,7 +59,7 @@ def target_rows(c: dict) -> list[str]:
             continue  # the headline's own row above
         values = " / ".join(_exact(v) for v in t["values"].values())
         cols = f" ({' / '.join(_col(col) for col in t['values'])})" if len(t["values"]) > 1 else ""
-        note = " (auto scaling assumed; the construct provisions a fixed 5/5)" if t["mode"] == "provisioned" else ""
+        note = " (`TableCapacity.autoscaled` at 70 %)" if t["mode"] == "provisioned" else ""
         rows.append(f"| cost per million, {t['what']}{cols}{note} | {values} | ≤ {_usd(t['limit'])}: "
                     f"{_met(t['met'])} | EventBridge Scheduler $1.00 (first 14 M a month free) |")
     return rows

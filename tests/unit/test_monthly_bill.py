@@ -45,18 +45,21 @@ def test_point_in_time_recovery_adds_its_price_per_gb_month_to_storage():
     assert monthly.storage_per_gb_month(pitr=True) - monthly.storage_per_gb_month(pitr=False) == pytest.approx(0.20)
 
 
-def test_provisioned_capacity_never_falls_below_the_constructs_five_units():
-    # 1,000 timers a month consume almost nothing: each capacity is billed at the construct's 5 units
+def test_provisioned_capacity_never_falls_below_the_constructs_five_units_on_the_table_and_its_group_index():
+    # 1,000 timers a month consume almost nothing: each capacity is billed at the construct's 5 units, on the
+    # table and on the group index every table has
     bill = monthly.bill_for(1_000, _per_million(1.25, 0.52, 0.75), _floor(), stored_gb=0.0)
-    assert bill["provisioned_units"]["WRU"] == pytest.approx(5 * PRICES["ddb_prov_wcu_hour"] * HOURS)  # $2.34
-    assert bill["provisioned_units"]["RRU"] == pytest.approx(5 * PRICES["ddb_prov_rcu_hour"] * HOURS)  # $0.468
+    assert bill["provisioned_units"]["WRU"] == pytest.approx(2 * 5 * PRICES["ddb_prov_wcu_hour"] * HOURS)  # $4.68
+    assert bill["provisioned_units"]["RRU"] == pytest.approx(2 * 5 * PRICES["ddb_prov_rcu_hour"] * HOURS)  # $0.936
 
 
 def test_provisioned_capacity_above_the_floor_is_what_the_month_consumes_at_the_stated_utilisation():
-    # 1 B timers at $0.52 per million provisioned write lines: $520 of write capacity, far above the 5 units
+    # 1 B timers at $0.52 per million provisioned write lines: $520 of write capacity, far above the 5 units,
+    # and the group index's own 5
     bill = monthly.bill_for(1_000_000_000, _per_million(1.25, 0.52, 0.75), _floor(), stored_gb=0.0)
-    assert bill["provisioned_units"]["WRU"] == pytest.approx(520.0)
-    assert bill["provisioned"] == pytest.approx(1000 * 0.75 + 520.0 + bill["provisioned_units"]["RRU"]
+    index_floor = 5 * PRICES["ddb_prov_wcu_hour"] * HOURS  # the group index's 5 units: ungrouped timers leave it idle
+    assert bill["provisioned_units"]["WRU"] == pytest.approx(520.0 + index_floor)
+    assert bill["provisioned"] == pytest.approx(1000 * 0.75 + 520.0 + index_floor + bill["provisioned_units"]["RRU"]
                                                 + (_floor()["total_provisioned"] - 0.02))
 
 
