@@ -36,7 +36,7 @@ FULL = {
               "waiting_n": 10_000_000},
     "https": {"n": 100, "threads": 10, "repeats": 200},
     "redrive": {"messages": 500, "repeats": 3},
-    "groups": {"sizes": [1000, 10_000], "repeats": 1, "seeded": [100_000]},
+    "groups": {"sizes": [1000], "repeats": 1, "watched": [10_000], "watch_s": 60.0, "seeded": [100_000]},
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -55,7 +55,7 @@ QUICK = {
               "periodic_s": 5.0, "create_rates": [1000], "create_s": 2.0, "waiting_n": 10_000_000},
     "https": {"n": 100, "threads": 10, "repeats": 30},
     "redrive": {"messages": 50, "repeats": 1},
-    "groups": {"sizes": [200], "repeats": 1, "seeded": [2000]},
+    "groups": {"sizes": [200], "repeats": 1, "watched": [500], "watch_s": 5.0, "seeded": [2000]},
 }
 
 

@@ -66,8 +66,10 @@ def _index_count(engine: Engine, group: str) -> int:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def cancel_and_sweep(engine: Engine, members: int, timeout: float = 1800.0) -> dict[str, Any]:
-    """Create the group and its neighbours, cancel the group, wait for its sweep; the figures, checked."""
+def cancel_and_sweep(engine: Engine, members: int, timeout: float = 1800.0,
+                     watch_s: float | None = None) -> dict[str, Any]:
+    """Create the group and its neighbours, cancel the group, wait for its sweep (or, with ``watch_s``, watch it
+    that long and take its rate); the figures, checked."""
     plan = {GROUP: [f"m-{n}" for n in range(members)], OTHER: [f"o-{n}" for n in range(100)],
             None: [f"u-{n}" for n in range(100)]}
     create_s = _create_all(engine, plan)
@@ -76,17 +78,19 @@ def cancel_and_sweep(engine: Engine, members: int, timeout: float = 1800.0) -> d
     status, answer = api.request("DELETE", f"/groups/{GROUP}")
     answer_s = time.perf_counter() - began
     assert status == 200 and answer["stopped"] == {"schedules": members, "periodic": 0}, answer
-    deadline = time.monotonic() + timeout
-    while (left := _index_count(engine, GROUP)) > 0:
-        assert time.monotonic() < deadline, f"{left} members still in the index after {timeout} s"
-        time.sleep(0.5)
-    swept_s = time.perf_counter() - began
     sample = plan[GROUP][:: max(1, members // 50)]
-    assert {api.get(i)[1]["status"] for i in sample} == {"CANCELLED"}
+    assert {api.get(i)[1]["status"] for i in sample} == {"CANCELLED"}  # from the answer on, swept or not
+    read_s = time.perf_counter() - began
+    deadline = time.monotonic() + (watch_s if watch_s is not None else timeout)
+    while (left := _index_count(engine, GROUP)) > 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert watch_s is not None or left == 0, f"{left} members still in the index after {timeout} s"
+    swept_s = time.perf_counter() - began
     assert {api.get(i)[1]["status"] for i in plan[OTHER][:20] + plan[None][:20]} == {"SCHEDULED"}
     return {"members": members, "create_s": round(create_s, 1), "answer_ms": round(answer_s * 1000),
-            "count_complete": answer["countComplete"], "sweep_s": round(swept_s, 1),
-            "swept_per_second": round(members / swept_s, 1)}
+            "count_complete": answer["countComplete"], "sample_read_cancelled_s": round(read_s, 1),
+            "sweep_s": round(swept_s, 1) if left == 0 else None, "watched_s": round(swept_s, 1),
+            "swept_per_second": round((members - left) / swept_s, 1)}
 
 
 def _seed(engine: Engine, ids: list[str], group: str) -> float:
@@ -148,13 +152,18 @@ def grouped_cost() -> dict[str, float]:
     return {"index_writes": writes, "cancel_read": reads, "total": writes + reads}
 
 
-def run(sizes: list[int], repeats: int = 1, seeded: list[int] | None = None) -> dict[str, Any]:
-    """The section: for each size, ``repeats`` runs, each on a fresh engine; then one seeded run per ``seeded`` size."""
+def run(sizes: list[int], repeats: int = 1, watched: list[int] | None = None, watch_s: float = 60.0,
+        seeded: list[int] | None = None) -> dict[str, Any]:
+    """The section, each run on a fresh engine: for each of ``sizes``, ``repeats`` runs waited out to the sweep's end;
+    for each of ``watched``, one whose sweep is watched ``watch_s`` (its rate); one seeded run per ``seeded`` size."""
     runs = []
     for members in sizes:
         for _ in range(repeats):
             with Engine(EngineOptions(target=Recorder(), port=0, sweep_interval=5)) as engine:
                 runs.append(cancel_and_sweep(engine, members))
+    for members in watched or []:
+        with Engine(EngineOptions(target=Recorder(), port=0, sweep_interval=5)) as engine:
+            runs.append(cancel_and_sweep(engine, members, watch_s=watch_s))
     for members in seeded or []:
         with Engine(EngineOptions(target=Recorder(), port=0, sweep_interval=5)) as engine:
             runs.append(seeded_cancel(engine, members))
