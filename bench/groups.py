@@ -129,7 +129,7 @@ def seeded_cancel(engine: Engine, members: int) -> dict[str, Any]:
     right after it (its sweep is not waited for: moto's whole-table index pages would take hours)."""
     ids = [f"s-{n}" for n in range(members)]
     seed_s = _seed(engine, ids, GROUP)
-    api = ApiClient(engine.api_url)
+    api = ApiClient(engine.api_url, timeout_seconds=120)  # moto counts a page in time with the whole table's size
     began = time.perf_counter()
     status, answer = api.request("DELETE", f"/groups/{GROUP}")
     answer_s = time.perf_counter() - began

@@ -343,3 +343,13 @@ def test_a_redrive_sends_a_parked_group_sweep_back_and_it_goes_on_from_where_it_
     assert [entry["kind"] for entry in report.moved] == ["group sweep"] and aws.receive(aws.dlq_url) == []
     sweep(aws)
     assert {aws.item(f"SCHEDULE#parked-sweep-{n}", "RECORD")["status"]["S"] for n in range(5)} == {"CANCELLED"}
+
+
+def test_a_cancel_counts_a_group_page_by_page(aws, monkeypatch):
+    from scheduler_runtime.aws import groups as group_store
+
+    monkeypatch.setattr(group_store, "COUNT_PAGE", 2)
+    for n in range(5):
+        create(f"paged-{n}", 30)
+    answer = cancel()
+    assert answer["stopped"]["schedules"] == 5 and answer["countComplete"] is True  # three pages of 2, 2 and 1

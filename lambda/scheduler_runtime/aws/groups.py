@@ -31,6 +31,8 @@ from .store import ScheduleStore, query_pages
 
 STOP_CHUNK = 10
 """Members a sweep stops at once (in threads), between its checks of its time budget."""
+COUNT_PAGE = 10_000
+"""Members a cancel counts a page."""
 GATE_READS = 3
 """Reads of the cancel item before a start that keeps reading slower than ``START_DEADLINE_MS`` is retried later."""
 SWEEP_BUDGET_MS = 10_000
@@ -80,7 +82,9 @@ class GroupStore:
         key_range = groups.stamp_range(kind, after_ms, before_ms)
         if key_range is None:
             return 0, True
-        kwargs = {**self._query(group, key_range), "Select": "COUNT"}
+        # a page is at most COUNT_PAGE members (1 MB of keys on DynamoDB is about as many): the budget is checked
+        # between pages, and a page never runs long
+        kwargs = {**self._query(group, key_range), "Select": "COUNT", "Limit": COUNT_PAGE}
         total = 0
         while True:
             page = self._ddb.query(**kwargs)
