@@ -293,13 +293,18 @@ def _sweep_messages(aws) -> list[dict]:
     return found
 
 
+def _cancelled_with_long_members(aws, prefix: str, count: int) -> dict:
+    """``count`` long members of g1 (``<prefix>-<n>``), the group cancelled: its first schedules sweep message."""
+    with window(1):
+        for n in range(count):
+            create(f"{prefix}-{n}", 30)
+    cancel()
+    return next(m for m in _sweep_messages(aws) if json.loads(m["body"])["kind"] == "S")
+
+
 def test_a_sweep_message_handed_out_twice_goes_on_once(aws, monkeypatch):
     monkeypatch.setattr(groups, "SWEEP_PAGE_SIZE", 4)
-    with window(1):
-        for n in range(10):
-            create(f"twice-{n}", 30)
-    cancel()
-    first = next(m for m in _sweep_messages(aws) if json.loads(m["body"])["kind"] == "S")
+    first = _cancelled_with_long_members(aws, "twice", 10)
     assert dispatcher.handler({"Records": [first]}) == {"batchItemFailures": []}
     assert dispatcher.handler({"Records": [first]}) == {"batchItemFailures": []}  # SQS hands it out again
     aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=first["receiptHandle"])  # as the poller does
@@ -314,10 +319,7 @@ def test_a_sweep_out_of_time_hands_the_rest_of_its_page_to_the_next_message(aws,
 
     monkeypatch.setattr(group_store, "SWEEP_BUDGET_MS", 0)  # one chunk a message
     monkeypatch.setattr(group_store, "STOP_CHUNK", 3)
-    with window(1):
-        for n in range(7):
-            create(f"budget-{n}", 30)
-    cancel()
+    _cancelled_with_long_members(aws, "budget", 7)
     assert sweep(aws) == 1 + 3  # the periodic kind's one, and the schedules' three: chunks of 3, 3 and 1
     assert {aws.item(f"SCHEDULE#budget-{n}", "RECORD")["status"]["S"] for n in range(7)} == {"CANCELLED"}
 
@@ -328,11 +330,7 @@ def test_a_redrive_sends_a_parked_group_sweep_back_and_it_goes_on_from_where_it_
     from .conftest import REGION
 
     monkeypatch.setattr(groups, "SWEEP_PAGE_SIZE", 3)
-    with window(1):
-        for n in range(5):
-            create(f"parked-sweep-{n}", 30)
-    cancel()
-    parked = next(m for m in _sweep_messages(aws) if json.loads(m["body"])["kind"] == "S")
+    parked = _cancelled_with_long_members(aws, "parked-sweep", 5)
     aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody=parked["body"])  # as SQS's redrive parks it
     aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=parked["receiptHandle"])
     report = redrive(table_name=aws.table, delayer_queue=aws.delayer_url, dead_letter_queue=aws.dlq_url,
