@@ -5,7 +5,9 @@ resumes, and a redrive, run beside the rest of the workload under the same fault
   window (one due within it moved beyond it, one due beyond it moved within it), some just before their
   old due time (so a few are answered 409: delivery started). The last answer and when it came are kept.
 - Pauses: periodic timers (every second) paused by ``PATCH /periodic/{id}``, half of them resumed two
-  seconds later; when the pause answered and when the resume was sent are kept; each is deleted last.
+  seconds later; when the pause answered and when the resume was sent are kept; each is deleted last (a
+  resumed one a visibility timeout and 3 s after its resume, so that a fault on its first occurrence has
+  passed).
 - A redrive: timers (``retry.maxAttempts`` 1) that the target refuses until it is mended, parked in
   the dead-letter queue, then redriven with :meth:`Engine.redrive` once it is.
 - Group cancels: groups of short and long timers and a periodic timer (every second), cancelled by
@@ -85,7 +87,8 @@ def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTa
             "id": schedule_id, "delaySeconds": rng.uniform(0.2, 1), "payload": {"kind": "mend", "id": schedule_id},
             "retry": {"maxAttempts": 1}}))
     workers = [_worker(ops, _reschedule, answered, ops, rng, n, window_seconds) for n in range(max(6, count // 50))]
-    workers += [_worker(ops, _pause, answered, ops, n) for n in range(max(2, count // 500))]
+    workers += [_worker(ops, _pause, answered, ops, n, engine.options.visibility_timeout)
+                for n in range(max(2, count // 500))]
     workers += [_worker(ops, _cancel_group, answered, ops, rng, n, window_seconds)
                 for n in range(max(2, count // 250))]
     for worker in workers:
@@ -138,9 +141,10 @@ def _reschedule(answered: Answered, ops: Operations, rng: random.Random, n: int,
     ops.moved.append(Moved(schedule_id, old_due_ms, new_due_ms, status, _now_ms()))
 
 
-def _pause(answered: Answered, ops: Operations, n: int) -> None:
-    """PUT a timer every second, pause it after 2 s, resume it (if ``n`` is even) after 2 s more, and
-    delete it 5 s after that."""
+def _pause(answered: Answered, ops: Operations, n: int, visibility_timeout: float) -> None:
+    """PUT a timer every second, pause it after 2 s, resume it (if ``n`` is even) after 2 s more, and delete it
+    5 s after that; a resumed one a visibility timeout and 3 s after its resume: a fault that stops its first
+    occurrence's dispatcher (a throttle, a crash) holds the chain back until SQS hands that message out again."""
     periodic_id = f"chaos-pause-{n}"
     path = f"/periodic/{periodic_id}"
     _must("PUT", path, answered("PUT", path, {"every": 1, "payload": {"periodic": periodic_id}}))
@@ -152,7 +156,7 @@ def _pause(answered: Answered, ops: Operations, n: int) -> None:
     if n % 2 == 0:
         resumed_ms = _now_ms()
         _must("PATCH", path, answered("PATCH", path, {"state": "ACTIVE"}))
-    time.sleep(5)
+    time.sleep(visibility_timeout + 3 if resumed_ms is not None else 5)
     _must("DELETE", path, answered("DELETE", path))
     ops.paused.append(Paused(periodic_id, paused_ms, resumed_ms, _now_ms()))
 
