@@ -49,7 +49,10 @@ def section(g: dict | None) -> list[str]:
             "engine's ~150 creates a second, and its sweep is not waited for (below).", "",
             "Both the count and the sweep are bounded here by moto, whose index `Query` reads the whole table: a page "
             "of 100 members costs time in proportion to everything the table holds, so the engine's sweep slows as "
-            "the group grows. On DynamoDB a page is one partition's keys (1 MB, some 10,000 members a count page), so "
+            "the group grows, and one count page of 10,000 members reads the whole table under moto's write lock (the "
+            "count's 8 s budget is checked between pages, so one slow page passes it: the largest group's answer here "
+            "is that page's time, and the API function's 15 s timeout would cut it on moto). On DynamoDB a page is one "
+            "partition's keys (1 MB, some 10,000 members a count page), so "
             "the answer stays about the fence's second up to millions of members, and a count that would outlast its "
             "8 s budget answers `countComplete: false` with what it counted; the stop itself is one write.", "",
             f"**Cost of a group**, on demand: a grouped one-shot timer's index entry is written at its create and "
