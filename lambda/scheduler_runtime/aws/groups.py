@@ -2,8 +2,9 @@
 grouped delivery passes before its target is called, and the background sweep of a cancelled group.
 
 - **Cancel** (``DELETE /groups/{group}``): one conditional write stamps the cancel item with the call's start
-  (only ever later), the index counts the members it stops, one sweep message per kind starts the clean-up,
-  and the call answers ``SETTLE_MS`` after its write.
+  (only ever later), the index counts the members it stops, one sweep message per kind starts the clean-up from
+  where the sweeps already started end, a second write records that start, and the call answers ``SETTLE_MS``
+  after its first write.
 - **The gate**: a grouped schedule or periodic occurrence whose delivery the dispatcher has started reads the
   cancel item (one strongly consistent read, for grouped members only) and calls its target only within
   ``START_DEADLINE_MS`` of that read: so a delivery stopped by a cancel never starts after the cancel answered.
@@ -59,21 +60,32 @@ class GroupStore:
                                   ConsistentRead=True, ProjectionExpression=groups.CANCELLED_BEFORE).get("Item")
         return int(item[groups.CANCELLED_BEFORE]["N"]) if item else None
 
-    def cancel(self, group: str, now_ms: int) -> int:
-        """Stop every member stamped before ``now_ms``. Returns the stamp of the cancel before it (0 for none), from
-        which this one's members count; ``now_ms`` itself when a later cancel already wrote (it counts none)."""
-        name = groups.CANCELLED_BEFORE
+    def cancel(self, group: str, now_ms: int) -> groups.CancelRanges:
+        """Stop every member stamped before ``now_ms`` (one conditional write, only ever later). Returns what the
+        cancel counts (from the cancel before it) and what it sweeps (from where the sweeps already started end),
+        both read from the item as the write found it."""
+        item, moved = self._only_later(group, groups.CANCELLED_BEFORE, now_ms)
+        return groups.cancel_ranges(item, now_ms, moved)
+
+    def sweep_started(self, group: str, before_ms: int) -> None:
+        """Record that every member stamped before ``before_ms`` has a sweep started (only ever later)."""
+        self._only_later(group, groups.SWEEP_STARTED_BEFORE, before_ms)
+
+    def _only_later(self, group: str, name: str, stamp_ms: int) -> tuple[dict[str, Any], bool]:
+        """Set the cancel item's ``name`` to ``stamp_ms`` unless it holds a later one: the item as the write found it
+        (attribute-value form, empty for none), and whether it was set."""
         try:
             old = self._ddb.update_item(
-                TableName=self._table, Key=groups.cancel_key(group).as_item_key(), UpdateExpression=f"SET {name} = :now",
-                ConditionExpression=f"attribute_not_exists({name}) OR {name} < :now",
-                ExpressionAttributeValues={":now": {"N": str(now_ms)}}, ReturnValues="UPDATED_OLD",
+                TableName=self._table, Key=groups.cancel_key(group).as_item_key(), UpdateExpression=f"SET {name} = :at",
+                ConditionExpression=f"attribute_not_exists({name}) OR {name} < :at",
+                ExpressionAttributeValues={":at": {"N": str(stamp_ms)}}, ReturnValues="ALL_OLD",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ).get("Attributes", {})
         except ClientError as exc:
             if is_condition_failure(exc):
-                return now_ms
+                return exc.response.get("Item") or {}, False
             raise
-        return int(old[name]["N"]) if name in old else 0
+        return old, True
 
     def count(self, group: str, kind: str, after_ms: int, before_ms: int, deadline_ms: int) -> tuple[int, bool]:
         """The pending members of ``kind`` stamped in ``[after_ms, before_ms)`` (the index is eventually consistent:
@@ -161,10 +173,12 @@ class GroupSweeper:
         self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url)
 
     def start(self, group: str, after_ms: int, before_ms: int) -> None:
-        """Send the first sweep message of each kind, a few seconds out: the index has caught up with the last
-        members created before the cancel by then."""
+        """Send the first sweep message of each kind, a few seconds out (the index has caught up with the last
+        members created before the cancel by then), then record the start on the cancel item: a cancel that dies
+        before the record leaves its range to the next cancel's sweep."""
         for kind in groups.KINDS:
             self._queue.send_one(GroupSweep(group, kind, after_ms, before_ms), groups.SWEEP_FIRST_DELAY_SECONDS)
+        self._groups.sweep_started(group, before_ms)
 
     def sweep(self, sweep: GroupSweep) -> int:
         """Stop a page of members (fewer when its time budget runs out first) and send the sweep of the rest, once:

@@ -11,7 +11,9 @@ one out. An item without a group has neither attribute and pays nothing.
 ``DELETE /groups/{group}`` stamps the group's *cancel* item with the call's start: every member whose
 stamp is earlier is stopped, at once for every delivery start (which reads the cancel item, for grouped
 members only), and in the background for the records themselves (a sweep through the index, a page a
-message). Members created later are not affected.
+message). Members created later are not affected. A cancel sweeps from where the sweeps already started end
+(``sweepStartedBeforeMs``), not from the cancel before it: what a cancel that died before its sweep started has
+stopped is swept by the next one.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ KINDS = (SCHEDULES, PERIODIC)
 CANCEL_PREFIX = "GROUP#"
 CANCEL_SK = "CANCEL"
 CANCELLED_BEFORE = "cancelledBeforeMs"
-"""The cancel item's one attribute: members stamped before it are stopped."""
+"""The cancel item's stop: members stamped before it are stopped."""
+SWEEP_STARTED_BEFORE = "sweepStartedBeforeMs"
+"""The cancel item's record of the sweeps started: every member stamped before it has one (its first messages were
+sent). Written after those sends, so a cancel that dies between its stop and its sweep leaves it behind, and the next
+cancel sweeps from there. Absent: none recorded, so from the first stamp."""
 SWEEP_MARKER = "groupSweep"
 """The field that tells a group's sweep message from a delivery's on the delayer queue."""
 INDEX_NAME: str = GROUPS["indexName"]
@@ -72,6 +78,30 @@ def stamp_of(item: dict[str, Any]) -> int | None:
 def is_stopped(stamp_ms: int, cancelled_before_ms: int | None) -> bool:
     """Whether a member stamped ``stamp_ms`` is stopped by its group's cancel (None: never cancelled)."""
     return cancelled_before_ms is not None and stamp_ms < cancelled_before_ms
+
+
+@dataclass(frozen=True)
+class CancelRanges:
+    """What a group's cancel counts (the members it stops, stamped in ``[counted_from_ms, its own stamp)``) and
+    sweeps (the members stamped in ``[swept_from_ms, before_ms)``: every one stopped that no sweep was started for)."""
+
+    counted_from_ms: int
+    swept_from_ms: int
+    before_ms: int
+
+
+def cancel_ranges(item: dict[str, Any], now_ms: int, moved: bool) -> CancelRanges:
+    """The ranges of a cancel stamped ``now_ms``, from the cancel item as it was before its write (attribute-value
+    form; empty for none). ``moved``: whether the write moved the stop to ``now_ms``; when a later stamp stood, the
+    cancel counts none, and sweeps up to that stamp."""
+
+    def number(name: str) -> int:
+        return int(item[name]["N"]) if name in item else 0
+
+    standing = number(CANCELLED_BEFORE)
+    if moved:
+        return CancelRanges(standing, number(SWEEP_STARTED_BEFORE), now_ms)
+    return CancelRanges(now_ms, number(SWEEP_STARTED_BEFORE), max(standing, now_ms))
 
 
 def cancel_key(group: str) -> Key:

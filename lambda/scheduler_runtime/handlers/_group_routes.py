@@ -42,13 +42,14 @@ def cancel_group(call: Call) -> Answer:
     """
     group, ctx = call.params[groups.FIELD], call.ctx
     store, began = _store(ctx), now_ms()
-    after = store.cancel(group, began)
+    ranges = store.cancel(group, began)
     deadline = began + COUNT_BUDGET_MS
-    counted = {name: store.count(group, kind, after, began, deadline)
+    counted = {name: store.count(group, kind, ranges.counted_from_ms, began, deadline)
                for name, kind in (("schedules", groups.SCHEDULES), ("periodic", groups.PERIODIC))}
     stopped = {name: count for name, (count, _) in counted.items()}
     complete = all(whole for _, whole in counted.values())
-    group_store.GroupSweeper(ctx).start(group, after, began)
+    # from where the sweeps already started end: a cancel that died after its write left its members to this one
+    group_store.GroupSweeper(ctx).start(group, ranges.swept_from_ms, ranges.before_ms)
     log_event("group_cancelled", group=group, complete=complete, **stopped)
     settle = began + SETTLE_MS - now_ms()
     if settle > 0:
