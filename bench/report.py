@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from . import (report_cost, report_cost_levers, report_engine, report_groups, report_https, report_kit, report_load,
-               report_redrive, report_scale, report_targets)
+               report_operation_costs, report_redrive, report_scale, report_targets)
 from .plots import BURST_TARGET_S, plots
 from .common import ROOT
 from .report_engine import fmt as _f, mmm as _mmm, target as _target, verdict as _verdict
@@ -77,7 +77,8 @@ def write(data: dict, out: Path) -> None:
         add("")
     sections = [report_engine.section(data.get("engine")), _precision(data.get("precision")), _burst(data.get("burst")),
                 _ingest(data.get("ingest")), report_cost.section(data.get("cost")),
-                report_cost_levers.section(data.get("cost"), data.get("precision")), _coldstart(data.get("coldstart")),
+                report_cost_levers.section(data.get("cost"), data.get("precision")), report_operation_costs.section(),
+                _coldstart(data.get("coldstart")),
                 _synth(data.get("synth")), _suite(data.get("suite")), report_load.section(data.get("load")),
                 report_kit.section(data.get("kit")), report_targets.section(data.get("targets")),
                 report_scale.section(data.get("scale")), report_https.section(data.get("https")),
