@@ -7,10 +7,13 @@ cleans up the members, for groups of a few sizes.
 Each run, on a fresh engine: ``members`` timers of one group, due two hours out (timer items waiting for the
 sweeper), created through the HTTP API in batches of ten from eight clients, beside 100 timers of another group and
 100 without one; then the cancel is timed, and the sweep is watched (a count of the group's index entries, read
-from moto every half second) until no member is left in the index. Every member must then read CANCELLED, and every
-other timer SCHEDULED, or the run fails. The figures are the engine's: moto's ``Query`` of an index reads the whole
-table (a page of 100 members costs time in proportion to the table's size), which bounds the sweep and the count
-here; on DynamoDB a page is one partition's keys.
+from moto every half second) until no member is left in the index, or, for a size in ``watched``, for ``watch_s``
+(its rate). The run fails unless the answer counts every member, 50 members sampled evenly through the group read
+CANCELLED right after the answer, and 20 timers of the other group and 20 without one read SCHEDULED once the sweep
+is done or its watch ends. A seeded run (the group written straight into the table) checks the 50 sampled members
+only. The figures are the engine's: moto's ``Query`` of an index reads the whole table (a page of 100 members costs
+time in proportion to the table's size), which bounds the sweep and the count here; on DynamoDB a page is one
+partition's keys.
 """
 
 from __future__ import annotations
