@@ -3,6 +3,7 @@ least-privilege policy."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import jsii
@@ -86,6 +87,36 @@ class SchedulerGrants:
             raise ValueError("grant_read: this scheduler has no API (SchedulerApi.none()), and a direct invoke "
                              "reaches every route; use grant_invoke, or an API")
         return grant
+
+    def grant_redrive(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allow ``grantee`` to run the operator's redrive (``cdk-delayed-scheduler redrive``,
+        ``cdk_delayed_scheduler.operator.redrive``), and nothing else: ``sqs:ReceiveMessage``,
+        ``sqs:DeleteMessage`` and ``sqs:ChangeMessageVisibility`` on ``dead_letter_queue`` (take a parked
+        message, delete it once sent back, release what the run left); ``sqs:SendMessage`` on ``delayer_queue``
+        (a re-armed schedule, a cancelled group's sweep); ``sqs:GetQueueUrl`` on both (the queues named by their
+        names); ``dynamodb:GetItem`` and ``dynamodb:UpdateItem`` on ``table`` (a schedule's record read and
+        re-armed); ``lambda:InvokeFunction`` on exactly ``enqueuer_function`` (stream recovery); and, with
+        ``encryption_key``, ``kms:Decrypt``, ``kms:Encrypt`` and ``kms:GenerateDataKey`` on that key, which
+        encrypts the table and both queues. Every resource is named exactly: no wildcard, so nothing for
+        cdk-nag to acknowledge.
+
+        :param grantee: e.g. an operator's role.
+        """
+        dead_letters, delayer = self.dead_letter_queue.queue_arn, self.delayer_queue.queue_arn
+        grants = [
+            iam.Grant.add_to_principal(grantee=grantee, actions=[
+                "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl"],
+                resource_arns=[dead_letters]),
+            iam.Grant.add_to_principal(grantee=grantee, actions=["sqs:SendMessage", "sqs:GetQueueUrl"],
+                                       resource_arns=[delayer]),
+            iam.Grant.add_to_principal(grantee=grantee, actions=["dynamodb:GetItem", "dynamodb:UpdateItem"],
+                                       resource_arns=[self.table.table_arn]),
+            iam.Grant.add_to_principal(grantee=grantee, actions=["lambda:InvokeFunction"],
+                                       resource_arns=[self.enqueuer_function.function_arn]),
+        ]
+        if self.encryption_key is not None:
+            grants.append(self.encryption_key.grant(grantee, *_KEY_USER))
+        return functools.reduce(iam.Grant.combine, grants)
 
     # --- internals -------------------------------------------------------------------------
     def _grant_routes(self, grantee: iam.IGrantable, routes: Sequence[contract.Route],
