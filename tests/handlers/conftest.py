@@ -162,6 +162,29 @@ def call_api(method: str, path: str, body: Any = None) -> tuple[int, dict]:
     return response["statusCode"], json.loads(response["body"])
 
 
+FIRST_OCCURRENCE_LEAD_SECONDS = 3
+"""How far ahead :func:`put_starting_soon` puts a periodic timer's first occurrence: time for its PUT to land
+first on a loaded machine (two test workers and the suite's early runs on two cores)."""
+
+
+def put_starting_soon(periodic_id: str, body: dict, end_after: int | None = None) -> tuple[int, dict]:
+    """PUT ``body`` as a periodic timer whose first occurrence is due in a few seconds: ``(startAt, answer)``.
+
+    The first occurrence is the first at or after the PUT, so a PUT that landed after ``startAt`` would
+    arm the one a period later, and a test waiting for the first would time out without saying why. The
+    runtime's clients are made first (a GET), so that the PUT's own time is what the lead must cover, and
+    the answer's ``nextDueAt`` is checked. ``end_after`` sets ``endAt`` that many seconds after ``startAt``.
+    """
+    call_api("GET", f"/periodic/{periodic_id}")
+    start = int(time.time()) + FIRST_OCCURRENCE_LEAD_SECONDS
+    bounds = {"startAt": start} if end_after is None else {"startAt": start, "endAt": start + end_after}
+    status, answer = call_api("PUT", f"/periodic/{periodic_id}", {**body, **bounds})
+    assert status == 201, answer
+    assert answer["nextDueAt"] == answer["startAt"], (
+        f"the PUT landed after startAt (more than {FIRST_OCCURRENCE_LEAD_SECONDS} s): {answer}")
+    return start, answer
+
+
 def call_direct(method: str, path: str, body: Any = None) -> tuple[int, dict]:
     """A direct invoke of the api function (the form that takes a query string in the path)."""
     from scheduler_runtime.handlers import api

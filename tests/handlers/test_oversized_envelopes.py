@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import call_api, faulty, schedule
+from .conftest import call_api, faulty, put_starting_soon, schedule
 from .dispatching import dispatch, receive
 
 SQS_CLASSIC_MAX = 262_144  # a queue's maximum message size before SQS raised its default to 1 MiB
@@ -64,9 +64,7 @@ def test_an_envelope_too_large_for_the_dead_letter_queue_too_is_parked_without_i
 
 def test_a_periodic_occurrence_that_can_never_fit_is_parked_at_once_without_retry_messages(aws, small_queue_target):
     payload = "x" * (SQS_CLASSIC_MAX - 100)
-    start = int(time.time()) + 2
-    status, _ = call_api("PUT", "/periodic/too-big", {"every": 60, "payload": payload, "target": "small", "startAt": start})
-    assert status == 201
+    put_starting_soon("too-big", {"every": 60, "payload": payload, "target": "small"})
     [message] = aws.wait_for_messages(aws.delayer_url, timeout=5)
     sent: list = []
 

@@ -9,7 +9,7 @@ import time
 from scheduler_runtime.aws.definitions import DefinitionStore
 from scheduler_runtime.handlers import dispatcher
 
-from .conftest import call_api, faulty
+from .conftest import call_api, faulty, put_starting_soon
 from .dispatching import expire_as_ttl_would
 
 
@@ -157,9 +157,8 @@ def test_a_delete_answered_between_an_occurrences_read_and_its_advance_stops_it(
     """The occurrence read its definition (ACTIVE) and goes on to arm the next one and advance; a DELETE
     answered in between makes the advance fail, so the target is never called, and the next occurrence
     it armed (a timer: ``every`` is past the window) is removed."""
-    start = int(time.time()) + 2
-    put("stopped", {"every": 3600, "payload": 1, "startAt": start})
-    message = occurrence(aws, timeout=15)  # due in 2 s; a loaded machine (three test workers on two cores) took > 5 s
+    start, _ = put_starting_soon("stopped", {"every": 3600, "payload": 1})
+    message = occurrence(aws, timeout=15)  # due in 3 s; a loaded machine (three test workers on two cores) took > 5 s
     read = DefinitionStore.get
     deletes: list = []
 
@@ -234,8 +233,7 @@ def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked
     """An ENDED definition's TTL outlives its last occurrence's retries, as a one-shot's record outlives
     its message's, and they may start (only DELETED, or a replacement, stops them)."""
     monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
-    start = int(time.time()) + 3
-    put("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken", "startAt": start, "endAt": start + 30})
+    put_starting_soon("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken"}, end_after=30)
     message = occurrence(aws, timeout=6)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):

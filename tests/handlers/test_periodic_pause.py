@@ -10,7 +10,7 @@ import time
 from scheduler_runtime.aws.definitions import DefinitionStore
 from scheduler_runtime.handlers import api
 
-from .conftest import call_api
+from .conftest import call_api, put_starting_soon
 from .test_periodic_handlers import delivered, dispatch, occurrence, put
 from .test_periodic_resource_events import NIGHTLY, event
 
@@ -118,8 +118,7 @@ def test_a_put_of_a_paused_timer_replaces_it_and_keeps_it_paused(aws):
 
 
 def test_a_timer_whose_end_passed_while_paused_ends_at_its_resume(aws):
-    start = int(time.time()) + 2  # so the first occurrence is still ahead when the PUT lands
-    put("short", {"every": 1, "payload": 1, "startAt": start, "endAt": start + 2})
+    start, _ = put_starting_soon("short", {"every": 1, "payload": 1}, end_after=2)
     set_state("short", "PAUSED")
     time.sleep(max(0.0, start + 2 - time.time()) + 0.1)
     resumed = set_state("short", "ACTIVE")
@@ -129,8 +128,7 @@ def test_a_timer_whose_end_passed_while_paused_ends_at_its_resume(aws):
 def test_a_pause_answered_between_an_occurrences_read_and_its_advance_stops_it(aws, monkeypatch):
     """As for a DELETE: the occurrence read its definition (ACTIVE); a pause answered before its advance
     makes the advance fail, so the target is never called, and the timer it armed is removed."""
-    start = int(time.time()) + 2
-    put("caught", {"every": 3600, "payload": 1, "startAt": start})
+    start, _ = put_starting_soon("caught", {"every": 3600, "payload": 1})
     message = occurrence(aws, timeout=15)
     read = DefinitionStore.get
     pauses: list = []
