@@ -74,7 +74,8 @@ def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: flo
     data = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
     aws, periodic = _profiles(data)
     started = time.monotonic()
-    out: dict = {"parameters": [p.__dict__ for p in params.PARAMETERS], "profile": aws, "rows": [], "target_s": TARGET_S}
+    out: dict = {"parameters": [dict(p.__dict__, value=aws.get(p.key, p.value)) for p in params.PARAMETERS],  # as used
+                 "profile": aws, "rows": [], "target_s": TARGET_S}
     log("scale: calibration against the engine's recorded bursts")
     out["calibration"] = calibration(data)
     table = burst_table_wru(aws)
