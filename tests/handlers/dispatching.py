@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 from scheduler_runtime.handlers import dispatcher
 
 
@@ -24,3 +27,34 @@ def expire_as_ttl_would(aws, at_epoch_seconds: float) -> list[str]:
             aws.ddb.delete_item(TableName=aws.table, Key={"pk": item["pk"], "sk": item["sk"]})
             gone.append(item["pk"]["S"])
     return gone
+
+
+def dispatch_all(aws) -> list[dict]:
+    """Dispatch whatever the delayer queue holds now; return what reached the target."""
+    messages = aws.receive(aws.delayer_url)
+    if messages:
+        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+    return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
+
+
+def waiting_in_delayer(aws) -> int:
+    """Messages in the delayer queue that are still delayed or visible (received ones are not counted).
+
+    The delayed ones are counted first, then the visible ones, in two reads: one read computes each count
+    at its own instant, and a message whose delay ended between the two was then in neither, so a queue
+    with one message read as empty. Read in this order, such a message is counted twice, never missed.
+    """
+    counts = [aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=[name])["Attributes"][name]
+              for name in ("ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessages")]
+    return sum(int(count) for count in counts)
+
+
+def dispatch_until_empty(aws, timeout: float = 5.0) -> list[dict]:
+    """Dispatch whatever surfaces until nothing waits in the delayer queue; fail after ``timeout`` seconds."""
+    delivered: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while waiting_in_delayer(aws):
+        assert time.monotonic() < deadline, f"the delayer queue did not empty within {timeout} s"
+        delivered += dispatch_all(aws)
+        time.sleep(0.02)
+    return delivered

@@ -13,6 +13,7 @@ from scheduler_runtime.core import window
 from scheduler_runtime.handlers import api, dispatcher, sweeper
 
 from .conftest import call_api, faulty, service_error
+from .dispatching import dispatch_all, dispatch_until_empty
 
 
 def post(body):
@@ -23,32 +24,6 @@ def record_write_fails(real, **kwargs):
     if kwargs["Item"]["pk"]["S"].startswith("SCHEDULE#"):
         raise service_error("PutItem")
     return real.put_item(**kwargs)
-
-
-def dispatch_all(aws) -> list[dict]:
-    """Dispatch whatever the delayer queue holds now; return what reached the target."""
-    messages = aws.receive(aws.delayer_url)
-    if messages:
-        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-    return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
-
-
-def waiting_in_delayer(aws) -> int:
-    """Messages in the delayer queue that are visible or still delayed (received ones are not counted)."""
-    attributes = aws.sqs.get_queue_attributes(
-        QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"])
-    return sum(int(v) for v in attributes["Attributes"].values())
-
-
-def dispatch_until_empty(aws, timeout: float = 5.0) -> list[dict]:
-    """Dispatch whatever surfaces until nothing waits in the delayer queue; fail after ``timeout`` seconds."""
-    delivered: list[dict] = []
-    deadline = time.monotonic() + timeout
-    while waiting_in_delayer(aws):
-        assert time.monotonic() < deadline, f"the delayer queue did not empty within {timeout} s"
-        delivered += dispatch_all(aws)
-        time.sleep(0.02)
-    return delivered
 
 
 def test_short_record_write_fails_after_the_send_then_the_retry_is_delivered_once(aws, monkeypatch):

@@ -12,7 +12,7 @@ from scheduler_runtime.core import groups
 from scheduler_runtime.handlers import dispatcher
 
 from .conftest import call_api, call_direct, faulty, window
-from .test_create_paths import dispatch_all, dispatch_until_empty
+from .dispatching import dispatch_all, dispatch_until_empty
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from scheduler_runtime.core.timeparse import parse_instant
 from scheduler_runtime.handlers import dispatcher, enqueuer
 
 from .conftest import call_api, faulty, service_error
-from .test_create_paths import dispatch_all, dispatch_until_empty, waiting_in_delayer
+from .dispatching import dispatch_all, dispatch_until_empty, waiting_in_delayer
 
 
 def create(schedule_id: str, in_seconds: float, **extra) -> dict:

@@ -13,7 +13,7 @@ from bench.operation_costs import (REDRIVE_BATCH, REDRIVE_RUN_END, REDRIVE_TEN, 
                                    STRAY_DROP)
 
 from .aws_calls import aws_calls
-from .test_create_paths import dispatch_all
+from .dispatching import dispatch_all
 from .test_redrive import park, run
 from .test_reschedule import create, patch
 
