@@ -17,7 +17,7 @@ import pytest
 from cdk_delayed_scheduler.webhook import verify_signature
 from scheduler_runtime.aws import https_target
 
-from .conftest import call_api, faulty, schedule, service_error
+from .conftest import aws_client, call_api, faulty, schedule, service_error
 from .dispatching import dispatch, receive
 from .https_receiver import Answer, Receiver, self_signed_certificate
 
@@ -45,9 +45,7 @@ def receiver(certificate, monkeypatch):
 def webhooks(aws, receiver, monkeypatch) -> dict[str, str]:
     """Targets on the receiver: ``hook`` (its path /hook, 2 s timeout) and ``headed`` (with headers of its
     own, some trying to replace the runtime's). {"secretArn": ...}."""
-    import boto3
-
-    secrets = boto3.session.Session(region_name="us-east-1").client("secretsmanager")
+    secrets = aws_client("secretsmanager")
     arn = secrets.create_secret(Name="timers/webhook", SecretString=SECRET)["ARN"]
     add_targets(monkeypatch, {
         "hook": https(receiver.url("/hook"), arn),
@@ -209,13 +207,11 @@ def test_a_denied_or_missing_secret_parks_at_once(aws, webhooks, receiver, code)
 
 
 def test_a_rotated_secret_is_used_once_the_cache_time_has_passed(aws, webhooks, receiver, monkeypatch):
-    import boto3
-
     clock = [1000.0]
     monkeypatch.setattr(https_target.SECRETS, "clock", lambda: clock[0])
     assert https_target.SECRETS.ttl_s == 300
     deliver_once(aws, "before-rotation")
-    boto3.session.Session(region_name="us-east-1").client("secretsmanager").put_secret_value(
+    aws_client("secretsmanager").put_secret_value(
         SecretId=webhooks["secretArn"], SecretString="whsec-second")
     clock[0] += 299
     deliver_once(aws, "within-cache")
@@ -272,12 +268,10 @@ def test_a_header_no_request_can_carry_parks_at_once_naming_it_without_its_value
 
 def test_a_refresh_that_fails_for_now_keeps_the_secret_read_before_and_is_tried_again_later(aws, webhooks, receiver,
                                                                                            monkeypatch):
-    import boto3
-
     clock = [1000.0]
     monkeypatch.setattr(https_target.SECRETS, "clock", lambda: clock[0])
     deliver_once(aws, "read")
-    boto3.session.Session(region_name="us-east-1").client("secretsmanager").put_secret_value(
+    aws_client("secretsmanager").put_secret_value(
         SecretId=webhooks["secretArn"], SecretString="whsec-second")
     tries = []
 

@@ -15,7 +15,7 @@ import pytest
 
 from scheduler_runtime.aws.targets import fifo_deduplication_id
 
-from .conftest import call_api, faulty, schedule, service_error
+from .conftest import aws_client, call_api, faulty, schedule, service_error
 from .dispatching import dispatch, receive
 
 ACCOUNT = "123456789012"
@@ -54,12 +54,6 @@ def fanout(aws, monkeypatch) -> dict[str, str]:
     monkeypatch.setenv("TARGETS", json.dumps(targets))
     return {"alerts": queues["alerts-inbox"], "ordered-alerts": queues["ordered-inbox.fifo"],
             "by-id-alerts": queues["ordered-inbox.fifo"], "events": queues["events-inbox"]}
-
-
-def aws_client(service: str):
-    import boto3
-
-    return boto3.session.Session(region_name="us-east-1").client(service)
 
 
 def queue_arn(aws, url: str) -> str:

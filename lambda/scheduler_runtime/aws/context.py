@@ -39,6 +39,10 @@ def client_config(service: str, config: Config) -> BotoConfig:
                                          retries={"mode": "standard", "total_max_attempts": 1}))
 _lock = threading.Lock()
 _contexts: dict[tuple[str | None, ...], Context] = {}
+_models: Any = None
+"""The first session's loader of service models, which parses each model once and keeps it. Every later
+session shares it (the local engine and the tests make a context per environment they serve, and a
+fresh loader would read and parse each model from disk again: about 0.1 s a client)."""
 
 
 @dataclass
@@ -75,5 +79,17 @@ def current() -> Context:
         with _lock:
             ctx = _contexts.get(key)
             if ctx is None:
-                ctx = _contexts[key] = Context(config=Config.from_env(), session=botocore.session.get_session())
+                ctx = _contexts[key] = Context(config=Config.from_env(), session=_session())
     return ctx
+
+
+def _session() -> Any:
+    """A new botocore session (its own credentials and settings) on the process's one loader of models.
+    Called under ``_lock``."""
+    global _models
+    session = botocore.session.get_session()
+    if _models is None:
+        _models = session.get_component("data_loader")
+    else:
+        session.register_component("data_loader", _models)
+    return session
