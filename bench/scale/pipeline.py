@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from .des import Bucket, Server, Sim
@@ -40,6 +40,7 @@ class Outcome:
     receives: int = 0
     empty_receives: int = 0
     failed: int = 0  # deliveries whose FIRED write was throttled on every attempt (retried by SQS later)
+    peak_writes_per_s: float = 0.0  # the most FIRED writes (write units) the table granted in one whole second
     events: int = 0
     due_of: list[float] = field(default_factory=list)  # the due time of each delivery in ``lateness``
     started: list[float] = field(default_factory=list)  # the start of each invocation in ``batches``
@@ -53,8 +54,8 @@ class Outcome:
                        drain_s=self.drain_s, batches=[self.batches[i] for i in runs],
                        billed_ms=[self.billed_ms[i] for i in runs], throttles=dict(self.throttles),
                        peak_concurrency=self.peak_concurrency, receives=len(runs), failed=self.failed,
-                       events=self.events, due_of=[self.due_of[i] for i in keep],
-                       started=[self.started[i] for i in runs])
+                       peak_writes_per_s=self.peak_writes_per_s, events=self.events,
+                       due_of=[self.due_of[i] for i in keep], started=[self.started[i] for i in runs])
 
 
 class Delivery:
@@ -71,6 +72,7 @@ class Delivery:
         self.returned: deque[int] = deque()
         self.out = Outcome(throttles={"lambda": 0, "dynamodb": 0, "sqs": 0})
         self.table = Bucket(ddb_wru)
+        self.writes_in: Counter[int] = Counter()  # write units granted, by whole second
         self.rng = random.Random(17)
         self.pending = 0  # failed deliveries waiting out the visibility timeout
         self.scaling = Bucket(p["lambda_scale_per_10s"] / 10, p["lambda_scale_per_10s"])
@@ -260,6 +262,7 @@ class Delivery:
         wru = self.p.get("wru_per_delivery", 1.0)
         for attempt in range(SDK_ATTEMPTS):
             if self.table.admit(t, wru):
+                self.writes_in[math.floor(t)] += wru
                 return t
             self.out.throttles["dynamodb"] += 1
             t += self.rng.random() * 2 ** attempt
@@ -283,6 +286,7 @@ class Delivery:
         self.sim.after(1.0, self._tick)
         self.sim.run(until)
         self.out.events = self.sim.events
+        self.out.peak_writes_per_s = max(self.writes_in.values(), default=0.0)
         self.out.last_delivery_s = self.last - math.floor(self.t0)
         self.out.drain_s = self.last - max(self.due)
         return self.out

@@ -30,6 +30,7 @@ def _row(name: str, n: int, out: Outcome, usd: dict, ebs: dict, **extra) -> dict
                         "max": late[-1] * 1000} if late else None,
         "early": sum(1 for x in late if x < 0), "failed_deliveries": out.failed,
         "throttles": dict(out.throttles), "peak_concurrency": out.peak_concurrency,
+        "peak_table_writes_per_s": out.peak_writes_per_s,
         "invocations": inv, "mean_batch": (sum(out.batches) / inv) if inv else None,
         "batch_share": {str(k): sizes[k] / inv for k in sorted(sizes)} if inv else {},
         "events": out.events, "cost": usd, "ebs": ebs, **extra,
