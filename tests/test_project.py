@@ -1,5 +1,7 @@
-"""The repository's generated files are current: regenerating them changes nothing."""
+"""The repository's generated files are current: regenerating them changes nothing. Test modules import no
+other test module: what several of them use lives in a helper module beside them."""
 
+import ast
 import filecmp
 import os
 import shutil
@@ -8,6 +10,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FREE_OF_TEST_MODULE_IMPORTS = ["tests/handlers"]
+"""Where no module imports a test module (``test_*.py``); the other test directories still do in places."""
 GENERATED_BY_PROJEN = ["pyproject.toml", ".gitignore", ".gitattributes", ".projen/tasks.json", ".projen/deps.json", ".projen/files.json"]
 
 
@@ -20,3 +24,43 @@ def test_projen_regenerates_the_committed_files_unchanged(tmp_path):
     stale = [name for name in GENERATED_BY_PROJEN if not filecmp.cmp(ROOT / name, tmp_path / name, shallow=False)]
     assert stale == [], f"regenerate with ./dev projen: {stale}"
 
+
+def imported_test_modules(source: str) -> list[tuple[int, str]]:
+    """The test modules (a dotted name with a ``test_*`` part) that ``source`` imports: (line, the name it imports)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            names = [base] if node.module else [base + alias.name for alias in node.names]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names if any(part.startswith("test_") for part in name.split("."))]
+    return sorted(found)
+
+
+def test_the_import_check_finds_each_way_of_importing_a_test_module():
+    source = """
+from .test_periodic_handlers import put
+from . import test_groups, dispatching
+from tests.client.test_imports import run_python
+import test_reminders
+from ..e2e.test_cli import Running
+from .dispatching import dispatch
+from cdk_delayed_scheduler.testing import pytest_plugin
+import pytest
+
+def inside():
+    from .test_redrive import park
+"""
+    assert [name for _, name in imported_test_modules(source)] == [
+        ".test_periodic_handlers", ".test_groups", "tests.client.test_imports", "test_reminders", "..e2e.test_cli",
+        ".test_redrive"]
+
+
+def test_no_module_in_the_checked_test_directories_imports_a_test_module():
+    found = [f"{path.relative_to(ROOT)}:{line}: {name}"
+             for directory in FREE_OF_TEST_MODULE_IMPORTS for path in sorted((ROOT / directory).rglob("*.py"))
+             for line, name in imported_test_modules(path.read_text())]
+    assert found == [], f"move what these share into a helper module beside them and import it from there: {found}"

@@ -1,4 +1,5 @@
-"""Feeding the dispatcher handler the delayer messages SQS would hand it, and ageing the table as TTL would."""
+"""Feeding the dispatcher handler the delayer messages SQS would hand it, keeping the ones it sends the delayer
+queue to hand back, and ageing the table as TTL would."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ def receive(message: dict, receive_count: int, message_id: str | None = None) ->
 
 def dispatch(*messages: dict) -> dict:
     return dispatcher.handler({"Records": list(messages)})
+
+
+def dispatch_as_received(message: dict, receive_count: int = 1) -> dict:
+    """Hand the dispatcher ``message`` alone, its receive count set to ``receive_count`` (on ``message`` itself)."""
+    message["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+    return dispatcher.handler({"Records": [message]})
 
 
 def expire_as_ttl_would(aws, at_epoch_seconds: float) -> list[str]:
@@ -58,3 +65,20 @@ def dispatch_until_empty(aws, timeout: float = 5.0) -> list[dict]:
         delivered += dispatch_all(aws)
         time.sleep(0.02)
     return delivered
+
+
+def capture_delayer_sends(aws, sent: list):
+    """A ``send_message`` override that keeps delayer messages (retries, next occurrences) instead of sending them."""
+
+    def send(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.delayer_url:
+            sent.append(kwargs)
+            return {"MessageId": f"m{len(sent)}"}
+        return real.send_message(**kwargs)
+
+    return send
+
+
+def as_record(sent: dict, receive_count: int = 1) -> dict:
+    return {"messageId": f"r{time.monotonic_ns()}", "body": sent["MessageBody"],
+            "attributes": {"ApproximateReceiveCount": str(receive_count)}}

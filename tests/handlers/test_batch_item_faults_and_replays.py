@@ -18,7 +18,7 @@ from cdk_delayed_scheduler.client._transport import Backoff
 from scheduler_runtime.handlers import sweeper
 
 from .conftest import call_api, faulty, service_error, window
-from .test_periodic_handlers import dispatch
+from .dispatching import dispatch_as_received
 
 
 def _record_of(put_item_kwargs: dict) -> str | None:
@@ -95,8 +95,8 @@ def test_a_replay_answers_the_current_status_with_the_first_id_due_and_target(aw
         assert status == 201
     assert call_api("DELETE", "/schedules/cancelled")[0] == 200
     messages = {json.loads(m["body"])["id"]: m for m in aws.receive(aws.delayer_url)}
-    assert dispatch(messages["fired"]) == {"batchItemFailures": []}
-    assert dispatch(messages["failed"], receive_count=3) == {"batchItemFailures": []}
+    assert dispatch_as_received(messages["fired"]) == {"batchItemFailures": []}
+    assert dispatch_as_received(messages["failed"], receive_count=3) == {"batchItemFailures": []}
     assert created["claimed"]["status"] == "SCHEDULED"
     assert sweeper.handler({})["claimed"] == 1  # the sweeper's window is 60 s: its timer is claimed
 

@@ -8,7 +8,6 @@
   in ``test_sweep_resumes_and_shards``).
 """
 
-import json
 from typing import Callable
 
 import pytest
@@ -20,37 +19,9 @@ from scheduler_runtime.handlers import enqueuer, sweeper
 from scheduler_runtime.handlers.sweeper import SweepIncomplete
 
 from .conftest import call_api, faulty, schedule, service_error, status_of
+from .sweeping import RunsOutAfter, long_timers_claimed, recording_sends, refuse_every_send, removed_id, sent_ids
 
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
-
-
-def removed_id(record: dict) -> str:
-    return record["dynamodb"]["Keys"]["sk"]["S"].split("#", 1)[1]
-
-
-def sent_ids(entries: list[dict]) -> list[str]:
-    return [json.loads(e["MessageBody"])["id"] for e in entries]
-
-
-def recording_sends(calls: list, respond=None):
-    """A ``send_message_batch`` that records each call's entries, then answers with ``respond``
-    (``respond(real, call_number, **kwargs)``), or really sends them."""
-
-    def send(real, **kwargs):
-        calls.append(kwargs["Entries"])
-        if respond is None:
-            return real.send_message_batch(**kwargs)
-        return respond(real, len(calls), **kwargs)
-
-    return send
-
-
-def long_timers_claimed(aws, *ids: str, in_seconds: float = 20) -> list[dict]:
-    """Create long timers, sweep them, and return their REMOVE records (claims, in stream order)."""
-    for schedule_id in ids:
-        schedule(schedule_id, in_seconds, long=True)
-    assert sweeper.handler({})["claimed"] == len(ids)
-    return aws.new_stream_records("REMOVE")
 
 
 def test_the_enqueuer_itself_drops_cancellations_and_ttl_expiries_the_filter_let_through(aws):
@@ -86,11 +57,6 @@ def test_entries_reported_neither_sent_nor_failed_are_resent_then_written_back(a
     assert status_of(silent) == "SCHEDULED"  # written back for the next sweep
     assert {status_of(removed_id(r)) for r in removes if removed_id(r) != silent} == {"QUEUED"}
     assert sweeper.handler({})["claimed"] == 1
-
-
-def refuse_every_send(real, call_number, **kwargs):
-    return {"Successful": [], "Failed": [{"Id": e["Id"], "Code": "InternalError", "SenderFault": False}
-                                         for e in kwargs["Entries"]]}
 
 
 def leave_unprocessed(ids_left: Callable[[int], set]):
@@ -167,17 +133,6 @@ def test_the_sweeper_finishes_a_cancel_whose_timer_delete_was_cut_short(aws):
     [remove] = aws.new_stream_records("REMOVE")
     assert remove["dynamodb"]["OldImage"]["cancelled"] == {"BOOL": True}  # the enqueuer's filter drops it
     assert status_of("half") == "CANCELLED"
-
-
-class RunsOutAfter:
-    """A Lambda context with time to spare for the first ``checks`` checks, then almost none."""
-
-    def __init__(self, checks: int) -> None:
-        self.left = checks
-
-    def get_remaining_time_in_millis(self) -> int:
-        self.left -= 1
-        return 60_000 if self.left >= 0 else 1_000
 
 
 def test_a_sweep_that_stopped_early_is_resumed_by_the_next_and_nothing_is_claimed_twice(aws):

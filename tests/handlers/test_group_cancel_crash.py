@@ -4,7 +4,7 @@ cancel sweeps what the one that died should have swept, as well as what joined s
 import pytest
 
 from .conftest import call_api, faulty, service_error, window
-from .test_groups import cancel, create, prompt_sweep, sweep  # noqa: F401 - prompt_sweep is an autouse fixture
+from .grouping import cancel, create, prompt_sweep, sweep  # noqa: F401 - prompt_sweep is an autouse fixture
 
 
 def _dies(operation: str):

@@ -13,21 +13,7 @@ from scheduler_runtime.handlers import dispatcher
 
 from .conftest import call_api, call_direct, faulty, window
 from .dispatching import dispatch_all, dispatch_until_empty
-
-
-@pytest.fixture(autouse=True)
-def prompt_sweep(monkeypatch):
-    """The sweep's first message surfaces at once (not a few seconds out, which lets the index catch up on AWS)."""
-    monkeypatch.setattr(groups, "SWEEP_FIRST_DELAY_SECONDS", 0)
-
-
-def create(schedule_id: str, in_seconds: float, group: str | None = "g1", **extra) -> dict:
-    body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": {"id": schedule_id}, **extra}
-    if group is not None:
-        body["group"] = group
-    status, answer = call_api("POST", "/schedules", body)
-    assert status == 201, answer
-    return answer
+from .grouping import cancel, create, prompt_sweep, sweep  # noqa: F401 - prompt_sweep is an autouse fixture
 
 
 def put_periodic(periodic_id: str, group: str | None = "g1", every: int = 1) -> None:
@@ -36,33 +22,10 @@ def put_periodic(periodic_id: str, group: str | None = "g1", every: int = 1) -> 
     assert status == 201, answer
 
 
-def cancel(group: str = "g1") -> dict:
-    status, answer = call_api("DELETE", f"/groups/{group}")
-    assert status == 200, answer
-    return answer
-
-
 def listed(path: str) -> tuple[list[str], str | None]:
     status, body = call_direct("GET", path)
     assert status == 200, body
     return [item["id"] for item in body["items"]], body.get("nextToken")
-
-
-def sweep(aws) -> int:
-    """Run the sweep messages waiting in the delayer queue (and the pages they chain) until none is left."""
-    ran = 0
-    while True:
-        messages = []
-        for message in aws.receive(aws.delayer_url):
-            if groups.SWEEP_MARKER in json.loads(message["body"]):
-                messages.append(message)
-            else:  # a delivery's: visible again at once, for the test's own dispatch
-                aws.sqs.change_message_visibility(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"],
-                                                  VisibilityTimeout=0)
-        if not messages:
-            return ran
-        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-        ran += len(messages)
 
 
 def test_a_group_is_kept_shown_and_part_of_the_request_hash(aws):

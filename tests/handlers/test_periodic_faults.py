@@ -12,7 +12,8 @@ import time
 import pytest
 
 from .conftest import call_api, faulty, service_error
-from .test_periodic_handlers import delivered, dispatch, occurrence, put
+from .dispatching import dispatch_as_received
+from .periodic_timers import delivered, occurrence, put
 
 
 class Crash(BaseException):
@@ -28,11 +29,11 @@ def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_
         return real.update_item(**kwargs)  # the retry fails its condition (the token moved on)
 
     with faulty("dynamodb", update_item=applied_then_answer_lost):
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
     [envelope] = delivered(aws)
     assert envelope["attempt"] == 1
     following = occurrence(aws)  # armed before the advance, and still the definition's next occurrence
-    assert dispatch(following) == {"batchItemFailures": []}
+    assert dispatch_as_received(following) == {"batchItemFailures": []}
     assert [e["dedupeKey"] for e in delivered(aws)] != [envelope["dedupeKey"]]
     assert call_api("GET", "/periodic/lost-answer")[1]["firedCount"] == 2
 
@@ -47,13 +48,13 @@ def test_an_occurrence_whose_dispatcher_died_after_the_advance_is_delivered_when
         return real.send_message(**kwargs)
 
     with faulty("sqs", send_message=die_at_the_target), pytest.raises(Crash):
-        dispatch(first)  # advanced (the next occurrence armed), then died before the target call
+        dispatch_as_received(first)  # advanced (the next occurrence armed), then died before the target call
     assert delivered(aws) == []
     second = occurrence(aws)
-    assert dispatch(second) == {"batchItemFailures": []}  # the definition moves past the first one's token
+    assert dispatch_as_received(second) == {"batchItemFailures": []}  # the definition moves past the first one's token
     [delivered_second] = delivered(aws)
     # SQS hands the first message back after its visibility timeout (a receive count of 2): delivered now.
-    assert dispatch({**first}, receive_count=2) == {"batchItemFailures": []}
+    assert dispatch_as_received({**first}, receive_count=2) == {"batchItemFailures": []}
     [late] = delivered(aws)
     assert late["dueAt"] < delivered_second["dueAt"] and late["attempt"] == 2
     assert late["dedupeKey"] == f"crashy@{json.loads(first['body'])['dueMs']}"
@@ -62,14 +63,14 @@ def test_an_occurrence_whose_dispatcher_died_after_the_advance_is_delivered_when
 def test_a_first_receive_of_an_old_token_and_an_old_version_stay_strays(aws):
     put("strays", {"every": 1, "payload": 1})
     first = occurrence(aws)
-    assert dispatch(first) == {"batchItemFailures": []}
+    assert dispatch_as_received(first) == {"batchItemFailures": []}
     second = occurrence(aws)
-    assert dispatch(second) == {"batchItemFailures": []}
+    assert dispatch_as_received(second) == {"batchItemFailures": []}
     assert len(delivered(aws)) == 2
     # The first message again, as a first receive (a duplicate of an ambiguous send): not delivered.
-    assert dispatch({**first, "messageId": "copy"}, receive_count=1) == {"batchItemFailures": []}
+    assert dispatch_as_received({**first, "messageId": "copy"}, receive_count=1) == {"batchItemFailures": []}
     put("strays", {"every": 1, "payload": 2})  # replaced: a new version
-    assert dispatch({**second}, receive_count=2) == {"batchItemFailures": []}
+    assert dispatch_as_received({**second}, receive_count=2) == {"batchItemFailures": []}
     assert delivered(aws) == []
 
 
@@ -90,11 +91,11 @@ def test_an_occurrence_read_before_its_predecessors_slow_advance_landed_waits_fo
 
     with faulty("dynamodb", update_item=slow_first_advance):
         time.sleep(max(0.0, due_ms / 1000 + 0.7 - time.time()))  # a late dispatcher
-        predecessor = threading.Thread(target=dispatch, args=(first,))
+        predecessor = threading.Thread(target=dispatch_as_received, args=(first,))
         predecessor.start()
         second = occurrence(aws)  # armed with no delay, read while the first one's advance is under way
         assert json.loads(second["body"])["dueMs"] == due_ms + 1000
-        assert dispatch(second) == {"batchItemFailures": []}
+        assert dispatch_as_received(second) == {"batchItemFailures": []}
         predecessor.join()
     # The second occurrence is delivered (the first too, or, if its slow advance passed the start
     # deadline on a loaded machine, sent again for a retry), and the chain goes on: the third is armed.
@@ -110,14 +111,15 @@ def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_t
     first = occurrence(aws)
     with faulty("dynamodb", update_item=lambda real, **kwargs: (_ for _ in ()).throw(
             service_error("UpdateItem", "ProvisionedThroughputExceededException"))):
-        failed = dispatch(first)  # armed the next occurrence, then its advance failed: SQS hands it back later
+        # armed the next occurrence, then its advance failed: SQS hands it back later
+        failed = dispatch_as_received(first)
     assert failed == {"batchItemFailures": [{"itemIdentifier": first["messageId"]}]}
     second = occurrence(aws)
-    assert dispatch(second) == {"batchItemFailures": []}
+    assert dispatch_as_received(second) == {"batchItemFailures": []}
     assert delivered(aws) == []
     [put_back] = aws.wait_for_messages(aws.delayer_url, 3)  # the same occurrence, sent again for later
     assert json.loads(put_back["body"]) == json.loads(second["body"])
-    assert dispatch(first, receive_count=2) == {"batchItemFailures": []}  # back: delivered, and re-armed
+    assert dispatch_as_received(first, receive_count=2) == {"batchItemFailures": []}  # back: delivered, and re-armed
     assert len(delivered(aws)) == 1
-    assert dispatch(put_back) == {"batchItemFailures": []}  # now a stray: the next one has a new token
+    assert dispatch_as_received(put_back) == {"batchItemFailures": []}  # now a stray: the next one has a new token
     assert delivered(aws) == []

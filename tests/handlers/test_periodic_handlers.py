@@ -7,47 +7,10 @@ import json
 import time
 
 from scheduler_runtime.aws.definitions import DefinitionStore
-from scheduler_runtime.handlers import dispatcher
 
 from .conftest import call_api, faulty, put_starting_soon
-from .dispatching import expire_as_ttl_would
-
-
-def put(periodic_id: str, body: dict) -> dict:
-    status, answer = call_api("PUT", f"/periodic/{periodic_id}", body)
-    assert status in (200, 201), answer
-    return answer
-
-
-def occurrence(aws, timeout: float = 5.0) -> dict:
-    [message] = aws.wait_for_messages(aws.delayer_url, timeout)
-    return message
-
-
-def dispatch(message: dict, receive_count: int = 1) -> dict:
-    message["attributes"]["ApproximateReceiveCount"] = str(receive_count)
-    return dispatcher.handler({"Records": [message]})
-
-
-def delivered(aws) -> list[dict]:
-    return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
-
-
-def capture_delayer_sends(aws, sent: list):
-    """A ``send_message`` override that keeps delayer messages (retries, next occurrences) instead of sending them."""
-
-    def send(real, **kwargs):
-        if kwargs["QueueUrl"] == aws.delayer_url:
-            sent.append(kwargs)
-            return {"MessageId": f"m{len(sent)}"}
-        return real.send_message(**kwargs)
-
-    return send
-
-
-def as_record(sent: dict, receive_count: int = 1) -> dict:
-    return {"messageId": f"r{time.monotonic_ns()}", "body": sent["MessageBody"],
-            "attributes": {"ApproximateReceiveCount": str(receive_count)}}
+from .dispatching import as_record, capture_delayer_sends, dispatch_as_received, expire_as_ttl_would
+from .periodic_timers import delivered, occurrence, put
 
 
 def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_and_the_rest_counted(aws, unhurried_start):
@@ -56,7 +19,7 @@ def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_and_the_
     first_due = json.loads(message["body"])["dueMs"]
     time.sleep(3.3)  # the dispatcher "was down": three more occurrences came due meanwhile
     before = time.time() * 1000
-    assert dispatch(message) == {"batchItemFailures": []}
+    assert dispatch_as_received(message) == {"batchItemFailures": []}
     after = time.time() * 1000
     [envelope] = delivered(aws)
     # The latest occurrence due when the dispatcher ran, delivered once; those before it, the first one
@@ -79,7 +42,7 @@ def test_a_failed_delivery_is_retried_by_attempt_then_parked_while_the_next_occu
     message = occurrence(aws, timeout=7)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
         # Sent: the next occurrence (armed before the delivery), then the retry of this one.
         bodies = [json.loads(s["MessageBody"]) for s in sent]
         assert [b.get("attempt") for b in bodies] == [None, 2]
@@ -87,7 +50,7 @@ def test_a_failed_delivery_is_retried_by_attempt_then_parked_while_the_next_occu
         for attempt in (2, 3):
             retry = as_record(sent[-1])
             assert json.loads(retry["body"])["attempt"] == attempt
-            assert dispatch(retry) == {"batchItemFailures": []}
+            assert dispatch_as_received(retry) == {"batchItemFailures": []}
     assert len(sent) == 3  # attempts 2 and 3 were sent; MAX_RECEIVE_COUNT (3) ends it
     [parked] = aws.receive(aws.dlq_url)
     assert json.loads(parked["body"])["payload"] == {"keep": "me"} and json.loads(parked["body"])["attempt"] == 3
@@ -102,12 +65,12 @@ def test_a_replaced_definitions_queued_occurrence_and_retries_are_not_delivered(
     assert put("swap", {"every": 1, "payload": "new"})["status"] == "ACTIVE"
     new = occurrence(aws)
     time.sleep(1.1)
-    assert dispatch(old) == {"batchItemFailures": []} and delivered(aws) == []  # the old token: a stray
-    assert dispatch(new) == {"batchItemFailures": []}
+    assert dispatch_as_received(old) == {"batchItemFailures": []} and delivered(aws) == []  # the old token: a stray
+    assert dispatch_as_received(new) == {"batchItemFailures": []}
     assert [e["payload"] for e in delivered(aws)] == ["new"]
     # A retry of the old version is refused as well.
     stale = dict(json.loads(old["body"]), attempt=2)
-    assert dispatch({**old, "body": json.dumps(stale)}) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received({**old, "body": json.dumps(stale)}) == {"batchItemFailures": []} and delivered(aws) == []
 
 
 def test_the_same_body_again_changes_nothing_and_a_replacement_keeps_the_history(aws, unhurried_start):
@@ -123,8 +86,8 @@ def test_a_duplicate_of_a_delivered_occurrence_is_delivered_again_with_the_same_
     put("dup", {"every": 2, "payload": 1})
     message = occurrence(aws)
     time.sleep(2.05)
-    assert dispatch(message) == {"batchItemFailures": []}
-    assert dispatch(message, receive_count=2) == {"batchItemFailures": []}  # SQS delivered it twice
+    assert dispatch_as_received(message) == {"batchItemFailures": []}
+    assert dispatch_as_received(message, receive_count=2) == {"batchItemFailures": []}  # SQS delivered it twice
     envelopes = delivered(aws)
     assert len(envelopes) == 2 and len({e["dedupeKey"] for e in envelopes}) == 1
     assert [e["attempt"] for e in envelopes] == [1, 2]
@@ -136,7 +99,7 @@ def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(a
     message = occurrence(aws)
     assert call_api("DELETE", "/periodic/gone") == (200, {"id": "gone", "status": "DELETED"})
     time.sleep(1.05)
-    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received(message) == {"batchItemFailures": []} and delivered(aws) == []
     assert call_api("GET", "/periodic/gone")[0] == 404
     assert call_api("DELETE", "/periodic/gone")[0] == 200  # idempotent: the tombstone answers again
     assert call_api("DELETE", "/periodic/never")[0] == 404
@@ -144,7 +107,7 @@ def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(a
     put("settle", {"every": 1, "payload": 1})
     message = occurrence(aws)
     time.sleep(1.05)
-    assert dispatch(message) == {"batchItemFailures": []}
+    assert dispatch_as_received(message) == {"batchItemFailures": []}
     began = time.time()
     assert call_api("DELETE", "/periodic/settle")[0] == 200
     assert time.time() - began >= 0.5  # answered only once the start allowed just before had settled
@@ -171,7 +134,7 @@ def test_a_delete_answered_between_an_occurrences_read_and_its_advance_stops_it(
     time.sleep(max(0.0, start - time.time() - 0.5))
     with monkeypatch.context() as patched:
         patched.setattr(DefinitionStore, "get", read_then_delete)
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
     assert deletes == [(200, {"id": "stopped", "status": "DELETED"})]
     assert delivered(aws) == []
     assert aws.count_items("TIMER#") == 0 and aws.receive(aws.delayer_url) == []  # no further occurrence
@@ -191,11 +154,11 @@ def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws):
 
     sent: list = []
     with faulty("dynamodb", update_item=slow_update), faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
     assert delivered(aws) == []
     [again] = [s for s in sent if json.loads(s["MessageBody"]).get("attempt")]
     assert json.loads(again["MessageBody"])["attempt"] == 1 and again["DelaySeconds"] == 0
-    assert dispatch(as_record(again)) == {"batchItemFailures": []}
+    assert dispatch_as_received(as_record(again)) == {"batchItemFailures": []}
     [envelope] = delivered(aws)
     assert envelope["dueAt"] and envelope["attempt"] == 1
 
@@ -209,7 +172,8 @@ def test_a_replacement_racing_an_occurrence_keeps_its_count_and_a_delete_beats_a
     def put_item(real, **kwargs):
         if kwargs["Item"]["pk"]["S"].startswith("PERIODIC#") and not raced:
             raced.append(True)
-            assert dispatch(message) == {"batchItemFailures": []}  # an occurrence starts between the PUT's read and write
+            # an occurrence starts between the PUT's read and write
+            assert dispatch_as_received(message) == {"batchItemFailures": []}
         return real.put_item(**kwargs)
 
     with faulty("dynamodb", put_item=put_item):
@@ -237,13 +201,13 @@ def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked
     message = occurrence(aws, timeout=6)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
         assert call_api("GET", "/periodic/last")[1]["status"] == "ENDED"
         for attempt, delay in ((2, 30), (3, 60)):
             assert expire_as_ttl_would(aws, time.time() + delay + 5) == []
             retry = as_record(sent[-1])
             assert json.loads(retry["body"])["attempt"] == attempt
-            assert dispatch(retry) == {"batchItemFailures": []}
+            assert dispatch_as_received(retry) == {"batchItemFailures": []}
     [parked] = aws.receive(aws.dlq_url)
     assert json.loads(parked["body"])["payload"] == {"keep": "me"} and json.loads(parked["body"])["attempt"] == 3
     assert "after 3 attempts" in call_api("GET", "/periodic/last")[1]["lastError"]
@@ -255,9 +219,9 @@ def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws, unhurr
     put("once", {"every": 2, "payload": 1})
     message = occurrence(aws)
     time.sleep(2.05)
-    assert dispatch(message) == {"batchItemFailures": []}
-    assert dispatch({**message, "messageId": "duplicate"}, receive_count=1) == {"batchItemFailures": []}
-    assert dispatch({**message, "messageId": "duplicate"}, receive_count=2) == {"batchItemFailures": []}
+    assert dispatch_as_received(message) == {"batchItemFailures": []}
+    assert dispatch_as_received({**message, "messageId": "duplicate"}, receive_count=1) == {"batchItemFailures": []}
+    assert dispatch_as_received({**message, "messageId": "duplicate"}, receive_count=2) == {"batchItemFailures": []}
     assert len(delivered(aws)) == 1
 
 
@@ -268,8 +232,8 @@ def test_a_last_attempt_whose_dead_letter_send_fails_still_leaves_its_reason_on_
     message = occurrence(aws, timeout=7)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
-        assert dispatch(message) == {"batchItemFailures": []}
-        assert dispatch(as_record(sent[-1])) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(as_record(sent[-1])) == {"batchItemFailures": []}
         assert "attempt 1 of 3 did not deliver" in call_api("GET", "/periodic/unparked")[1]["lastError"]
         last = as_record(sent[-1])
 
@@ -279,6 +243,6 @@ def test_a_last_attempt_whose_dead_letter_send_fails_still_leaves_its_reason_on_
         return capture_delayer_sends(aws, sent)(real, **kwargs)
 
     with faulty("sqs", send_message=dlq_throttled):
-        assert dispatch(last) == {"batchItemFailures": [{"itemIdentifier": last["messageId"]}]}
+        assert dispatch_as_received(last) == {"batchItemFailures": [{"itemIdentifier": last["messageId"]}]}
     read = call_api("GET", "/periodic/unparked")[1]
     assert "after 3 attempts" in read["lastError"] and read["payload"] == {"keep": "me"}

@@ -11,8 +11,8 @@ from scheduler_runtime.aws.definitions import DefinitionStore
 from scheduler_runtime.handlers import api
 
 from .conftest import call_api, put_starting_soon
-from .test_periodic_handlers import delivered, dispatch, occurrence, put
-from .test_periodic_resource_events import NIGHTLY, event
+from .dispatching import dispatch_as_received
+from .periodic_timers import NIGHTLY, delivered, event, occurrence, put
 
 
 def set_state(periodic_id: str, state: str) -> dict:
@@ -37,12 +37,12 @@ def test_nothing_starts_after_a_pause_and_a_pause_waits_out_a_start_just_allowed
     assert (paused["status"], paused["nextDueAt"], paused["pausedCount"]) == ("PAUSED", None, 0)
     assert paused["pausedAt"] == call_api("GET", "/periodic/held")[1]["pausedAt"]
     time.sleep(1.05)
-    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received(message) == {"batchItemFailures": []} and delivered(aws) == []
 
     put("settle", {"every": 1, "payload": 1})
     message = occurrence(aws)
     time.sleep(1.05)
-    assert dispatch(message) == {"batchItemFailures": []}
+    assert dispatch_as_received(message) == {"batchItemFailures": []}
     began = time.time()
     assert set_state("settle", "PAUSED")["status"] == "PAUSED"
     assert time.time() - began >= 0.5  # answered only once the start allowed just before had settled
@@ -51,11 +51,12 @@ def test_nothing_starts_after_a_pause_and_a_pause_waits_out_a_start_just_allowed
     [following] = aws.receive(aws.delayer_url, wait=2)
     retry = {**message, "body": json.dumps(dict(json.loads(message["body"]), attempt=2))}
     time.sleep(1.05)
-    assert dispatch(following) == {"batchItemFailures": []} and dispatch(retry) == {"batchItemFailures": []}
+    assert (dispatch_as_received(following) == {"batchItemFailures": []}
+            and dispatch_as_received(retry) == {"batchItemFailures": []})
     assert delivered(aws) == []
     # Nor once resumed: the pause ended the versions of before it.
     assert set_state("settle", "ACTIVE")["status"] == "ACTIVE"
-    assert dispatch(retry) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received(retry) == {"batchItemFailures": []} and delivered(aws) == []
 
 
 def test_a_resume_arms_the_first_occurrence_after_now_and_counts_the_ones_passed_over(aws, unhurried_start):
@@ -76,7 +77,7 @@ def test_a_resume_arms_the_first_occurrence_after_now_and_counts_the_ones_passed
     time.sleep(max(0.0, next_due / 1000 - time.time()) + 0.05)
     # The occurrence of before the pause is a stray now; the one the resume armed is delivered, on time.
     for message in [before_pause, *messages]:
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
     [envelope] = delivered(aws)
     assert envelope["dedupeKey"] == f"nap@{next_due}" and armed
     read = call_api("GET", "/periodic/nap")[1]
@@ -143,7 +144,7 @@ def test_a_pause_answered_between_an_occurrences_read_and_its_advance_stops_it(a
     time.sleep(max(0.0, start - time.time() - 0.5))
     with monkeypatch.context() as patched:
         patched.setattr(DefinitionStore, "get", read_then_pause)
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
     assert pauses == [200] and delivered(aws) == []
     assert aws.count_items("TIMER#") == 0 and aws.receive(aws.delayer_url) == []
     assert call_api("GET", "/periodic/caught")[1]["status"] == "PAUSED"
@@ -174,7 +175,7 @@ def test_an_occurrence_read_before_its_resume_has_landed_waits_for_it_and_is_del
     put("racing", {"every": 1, "payload": 1})
     message = occurrence(aws)
     set_state("racing", "PAUSED")
-    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received(message) == {"batchItemFailures": []} and delivered(aws) == []
     real_resume = DefinitionStore.resume
 
     def slow_resume(self, paused, token, next_due_ms, *args, **kwargs):
@@ -187,7 +188,7 @@ def test_an_occurrence_read_before_its_resume_has_landed_waits_for_it_and_is_del
     resuming = threading.Thread(target=lambda: answered.append(set_state("racing", "ACTIVE")))
     resuming.start()
     first = occurrence(aws)
-    assert dispatch(first) == {"batchItemFailures": []}
+    assert dispatch_as_received(first) == {"batchItemFailures": []}
     resuming.join()
     assert answered[0]["status"] == "ACTIVE"
     [envelope] = delivered(aws)
@@ -202,7 +203,7 @@ def test_an_occurrence_whose_resume_lands_later_than_the_waits_is_put_back_and_t
     put("later", {"every": 1, "payload": 1})
     message = occurrence(aws)
     set_state("later", "PAUSED")
-    assert dispatch(message) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received(message) == {"batchItemFailures": []} and delivered(aws) == []
     real_resume = DefinitionStore.resume
 
     def late_resume(self, paused, token, next_due_ms, *args, **kwargs):
@@ -213,11 +214,11 @@ def test_an_occurrence_whose_resume_lands_later_than_the_waits_is_put_back_and_t
     resuming = threading.Thread(target=lambda: set_state("later", "ACTIVE"))
     resuming.start()
     first = occurrence(aws)
-    assert dispatch(first) == {"batchItemFailures": []} and delivered(aws) == []
+    assert dispatch_as_received(first) == {"batchItemFailures": []} and delivered(aws) == []
     resuming.join()
     again = occurrence(aws)  # put back, a second later
     assert json.loads(again["body"])["token"] == json.loads(first["body"])["token"]
-    assert dispatch(again) == {"batchItemFailures": []}
+    assert dispatch_as_received(again) == {"batchItemFailures": []}
     [envelope] = delivered(aws)  # the occurrence due now: one passed over meanwhile counts as skipped
     assert envelope["id"] == "later" and epoch_ms(envelope["dueAt"]) >= due_ms(first)
     assert call_api("GET", "/periodic/later")[1]["status"] == "ACTIVE"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
 
 import pytest
 
@@ -15,32 +14,13 @@ from scheduler_runtime.handlers import api
 from scheduler_runtime.handlers._periodic_resource import DefinitionRefused
 
 from .conftest import call_api
+from .periodic_timers import NIGHTLY, event
 
 ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
-def event(request_type: str, periodic_id: str = "nightly", definition: Any = None, *,
-          physical: Optional[str] = None, old: Optional[dict] = None) -> dict:
-    """An event as CloudFormation sends it (the provider framework passes it on unchanged)."""
-    token = "arn:aws:lambda:eu-west-1:123456789012:function:framework-onEvent"
-    properties = {"ServiceToken": token, "Id": periodic_id,
-                  "Definition": definition if isinstance(definition, str) else json.dumps(definition)}
-    body = {"RequestType": request_type, "ServiceToken": token, "ResponseURL": "https://example.invalid/response",
-            "StackId": "arn:aws:cloudformation:eu-west-1:123456789012:stack/App/1", "RequestId": "req-1",
-            "LogicalResourceId": "TimersPeriodicnightly", "ResourceType": "Custom::DelayedSchedulerPeriodic",
-            "ResourceProperties": properties}
-    if physical is not None:
-        body["PhysicalResourceId"] = physical
-    if old is not None:
-        body["OldResourceProperties"] = old
-    return body
-
-
 def definition(periodic_id: str) -> tuple[int, dict]:
     return call_api("GET", f"/periodic/{periodic_id}")
-
-
-NIGHTLY = {"cron": "0 2 * * ? *", "timeZone": "Europe/Paris", "payload": {"report": "daily"}}
 
 
 def test_create_puts_the_definition_and_answers_its_id_and_data(aws):

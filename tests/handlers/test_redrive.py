@@ -10,26 +10,14 @@ import time
 
 import pytest
 
-from cdk_delayed_scheduler.operator import redrive
 from scheduler_runtime.aws import context
 from scheduler_runtime.aws.redrive import PERIODIC_REASON, Redrive
 from scheduler_runtime.core.redrive import Selection
 
-from .conftest import REGION, call_api
+from .conftest import call_api
 from .dispatching import dispatch, receive
-from .test_retry_policy import create, stored
-
-
-class Killed(BaseException):
-    """The operator's process ending: nothing after this point of the run happens."""
-
-
-def park(aws, schedule_id: str) -> None:
-    """A schedule whose only attempt failed: FAILED, its envelope parked in the dead-letter queue."""
-    create(schedule_id, {"maxAttempts": 1})
-    [message] = aws.receive(aws.delayer_url)
-    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
-    assert call_api("GET", f"/schedules/{schedule_id}")[1]["status"] == "FAILED"
+from .redriving import cut_short_before_its_delete, park, run
+from .retrying import create, stored
 
 
 def mend_the_target(aws) -> str:
@@ -38,28 +26,8 @@ def mend_the_target(aws) -> str:
     return url
 
 
-def run(aws, **selection):
-    return redrive(table_name=aws.table, delayer_queue=aws.delayer_url, dead_letter_queue=aws.dlq_url,
-                   region_name=REGION, **selection)
-
-
 def deliveries(aws, url: str) -> list[dict]:
     return [json.loads(m["body"]) for m in aws.receive(url)]
-
-
-def cut_short_before_its_delete(aws) -> None:
-    """A run that re-arms and sends, then ends before its delete; its message is visible again a second later."""
-    ctx = context.current()
-
-    class DiesAtDelete:
-        def __getattr__(self, name):
-            if name == "delete_message_batch":
-                raise Killed
-            return getattr(ctx.sqs, name)
-
-    with pytest.raises(Killed):
-        Redrive(ctx.dynamodb, DiesAtDelete(), aws.table, aws.delayer_url, aws.dlq_url,
-                visibility_timeout_seconds=1).run()
 
 
 def test_a_parked_delivery_is_queued_again_and_delivered_with_its_dedupe_key_and_the_next_attempt(aws):

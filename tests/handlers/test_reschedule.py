@@ -10,17 +10,8 @@ from scheduler_runtime.handlers import dispatcher, enqueuer
 
 from .conftest import call_api, faulty, service_error
 from .dispatching import dispatch_all, dispatch_until_empty, waiting_in_delayer
-
-
-def create(schedule_id: str, in_seconds: float, **extra) -> dict:
-    status, answer = call_api("POST", "/schedules", {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3),
-                                                     "payload": {"v": 1}, **extra})
-    assert status == 201
-    return answer
-
-
-def patch(schedule_id: str, body) -> tuple[int, dict]:
-    return call_api("PATCH", f"/schedules/{schedule_id}", body)
+from .redriving import cut_short_before_its_delete, park, run
+from .rescheduling import create, patch
 
 
 def token_of(aws, schedule_id: str) -> str:
@@ -226,8 +217,6 @@ def test_only_a_message_that_may_surface_before_the_record_update_is_announced(a
 
 
 def test_a_redrive_run_again_after_a_reschedule_does_not_re_arm_the_old_due_time(aws):
-    from .test_redrive import cut_short_before_its_delete, park, run
-
     park(aws, "rd1")
     cut_short_before_its_delete(aws)  # re-armed (QUEUED, this message's tag) and sent, the message left parked
     due = parse_instant(patch("rd1", {"delaySeconds": 30})[1]["dueAt"])  # QUEUED, as the re-arm left it

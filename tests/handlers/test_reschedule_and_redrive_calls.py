@@ -14,8 +14,8 @@ from bench.operation_costs import (REDRIVE_BATCH, REDRIVE_RUN_END, REDRIVE_TEN, 
 
 from .aws_calls import aws_calls
 from .dispatching import dispatch_all
-from .test_redrive import park, run
-from .test_reschedule import create, patch
+from .redriving import park, run
+from .rescheduling import create, patch
 
 WITHIN, BEYOND = 40, 7200
 """A new due time's delay: within the window (and past the announce's bound), beyond it."""

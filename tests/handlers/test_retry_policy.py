@@ -8,26 +8,13 @@ one-shot's next attempt comes a visibility timeout (360 s) after a failed one.""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from scheduler_runtime.core import keys
-
 from .conftest import call_api, faulty
-from .dispatching import dispatch, receive
-from .test_periodic_handlers import as_record, capture_delayer_sends, occurrence, put
-from .test_periodic_handlers import dispatch as dispatch_occurrence
-
-
-def create(schedule_id: str, retry: dict | None, target: str = "broken", due_in: float = 0) -> dict:
-    body = {"id": schedule_id, "dueAt": round(time.time() + due_in, 3), "payload": {"keep": schedule_id},
-            "target": target}
-    if retry is not None:
-        body["retry"] = retry
-    status, answer = call_api("POST", "/schedules", body)
-    assert status == 201, answer
-    return answer
+from .dispatching import as_record, capture_delayer_sends, dispatch, dispatch_as_received, receive
+from .periodic_timers import occurrence, put
+from .retrying import create, stored
 
 
 def parked_reason(aws, schedule_id: str) -> str:
@@ -35,14 +22,6 @@ def parked_reason(aws, schedule_id: str) -> str:
     assert json.loads(parked["body"])["payload"] == {"keep": schedule_id}
     reason: str = parked["messageAttributes"]["reason"]["stringValue"]
     return reason
-
-
-def stored(aws, schedule_id: str) -> dict:
-    """The schedule's record item, as the table holds it."""
-    key = keys.record_key(schedule_id)
-    item = aws.item(key.pk, key.sk)
-    assert item is not None
-    return dict(item)
 
 
 def failed(message: dict) -> dict:
@@ -115,9 +94,9 @@ def fail_twice(aws, periodic_id: str, retry: dict) -> tuple[list, dict]:
     message = occurrence(aws, timeout=7)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
-        assert dispatch_occurrence(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
         assert [json.loads(s["MessageBody"]).get("attempt") for s in sent] == [None, 2]
-        assert dispatch_occurrence(as_record(sent[-1])) == {"batchItemFailures": []}
+        assert dispatch_as_received(as_record(sent[-1])) == {"batchItemFailures": []}
     [parked] = aws.receive(aws.dlq_url)
     return sent, parked
 
@@ -153,8 +132,8 @@ def test_a_periodic_occurrence_received_again_past_max_attempts_is_parked_withou
         return real.send_message(**kwargs)
 
     with faulty("sqs", send_message=killed_at_the_target), pytest.raises(Killed):
-        dispatch_occurrence(message)  # advanced, then ended during its only attempt
-    assert dispatch_occurrence(message, receive_count=2) == {"batchItemFailures": []}
+        dispatch_as_received(message)  # advanced, then ended during its only attempt
+    assert dispatch_as_received(message, receive_count=2) == {"batchItemFailures": []}
     assert aws.receive(aws.target_url) == []
     [parked] = aws.receive(aws.dlq_url)
     assert parked["messageAttributes"]["reason"]["stringValue"].startswith("maxAttempts 1 reached: ")

@@ -15,10 +15,10 @@ import pytest
 
 from scheduler_runtime.aws.targets import fifo_deduplication_id
 
-from .conftest import aws_client, call_api, faulty, schedule, service_error
+from .conftest import aws_client, call_api, faulty, schedule
 from .dispatching import dispatch, receive
+from .target_delivery import ACCOUNT, deliver_once, parked_reason, raises
 
-ACCOUNT = "123456789012"
 SOURCE, DETAIL_TYPE = "com.example.timers", "Timer due"
 
 
@@ -58,29 +58,6 @@ def fanout(aws, monkeypatch) -> dict[str, str]:
 
 def queue_arn(aws, url: str) -> str:
     return aws.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-
-
-def deliver_once(aws, schedule_id: str, target: str, payload=None) -> dict:
-    """Schedule ``schedule_id`` due now for ``target`` and hand its delayer message to the dispatcher once."""
-    schedule(schedule_id, 0, target=target, payload=payload)
-    [message] = aws.receive(aws.delayer_url)
-    return dispatch(receive(message, 1))
-
-
-def parked_reason(aws, schedule_id: str) -> str:
-    """The reason the dead-letter queue holds for ``schedule_id``, which GET reads as FAILED with it too."""
-    [parked] = aws.receive(aws.dlq_url)
-    assert json.loads(parked["body"])["id"] == schedule_id
-    reason = parked["messageAttributes"]["reason"]["stringValue"]
-    read = call_api("GET", f"/schedules/{schedule_id}")[1]
-    assert (read["status"], read["attempts"], read["lastError"]) == ("FAILED", 1, reason)
-    return reason
-
-
-def raises(code: str, operation: str):
-    def fail(real, **kwargs):
-        raise service_error(operation, code)
-    return fail
 
 
 # --- deliveries arrive ---------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from botocore.exceptions import ClientError
 from scheduler_runtime.aws.context import current
 
 from .conftest import call_api, faulty, service_error
-from .test_periodic_handlers import as_record, capture_delayer_sends, dispatch, occurrence
+from .dispatching import as_record, capture_delayer_sends, dispatch_as_received
+from .periodic_timers import occurrence
 
 # What SQS accepts in a message body or a string attribute: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
 _REFUSED_BY_SQS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -62,7 +63,7 @@ def test_a_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact_with_a_sendable_r
         return _strict_send()(real, **kwargs)
 
     with faulty("sqs", send_message=target_fails_with_odd_text):
-        assert dispatch(message, receive_count=3) == {"batchItemFailures": []}
+        assert dispatch_as_received(message, receive_count=3) == {"batchItemFailures": []}
     [parked] = aws.receive(aws.dlq_url)
     assert json.loads(parked["body"])["payload"] == NONCHARACTERS
     assert "Odd\ufffd\ufffdError" in parked["messageAttributes"]["reason"]["stringValue"]
@@ -76,7 +77,7 @@ def test_a_periodic_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact(aws):
     sent: list = []
     with faulty("sqs", send_message=_strict_send(capture_delayer_sends(aws, sent))):
         for attempt in (1, 2, 3):
-            assert dispatch(message if attempt == 1 else as_record(sent[-1])) == {"batchItemFailures": []}
+            assert dispatch_as_received(message if attempt == 1 else as_record(sent[-1])) == {"batchItemFailures": []}
     [parked] = aws.receive(aws.dlq_url)
     assert json.loads(parked["body"])["payload"] == NONCHARACTERS and json.loads(parked["body"])["attempt"] == 3
 
@@ -89,6 +90,6 @@ def test_a_payload_sqs_refuses_raw_reaches_an_sqs_target_intact(aws, create):
     assert create()[0] == 201
     message = occurrence(aws)
     with faulty("sqs", send_message=_strict_send(capture_delayer_sends(aws, []))):
-        assert dispatch(message) == {"batchItemFailures": []}
+        assert dispatch_as_received(message) == {"batchItemFailures": []}
     [delivered] = aws.receive(aws.target_url)
     assert json.loads(delivered["body"])["payload"] == NONCHARACTERS

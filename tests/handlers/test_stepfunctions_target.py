@@ -17,7 +17,7 @@ from scheduler_runtime.aws.targets import execution_name
 
 from .conftest import aws_client, call_api, faulty, schedule
 from .dispatching import dispatch, receive
-from .test_sns_and_eventbridge_targets import ACCOUNT, deliver_once, parked_reason, raises
+from .target_delivery import ACCOUNT, deliver_once, parked_reason, raises
 
 DEFINITION = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/workflow"

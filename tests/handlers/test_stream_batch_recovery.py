@@ -14,9 +14,8 @@ from scheduler_runtime.aws.recovery import RecoveryError
 from scheduler_runtime.handlers import enqueuer, sweeper
 
 from .conftest import call_api, faulty, schedule, status_of, window
-from .test_enqueue_and_sweep_paths import (long_timers_claimed, recording_sends, refuse_every_send, removed_id,
-                                           sent_ids)
-from .test_sweep_resumes_and_shards import fresh_sandbox  # noqa: F401 - autouse: each test a cold sandbox
+from .sweeping import fresh_sandbox  # noqa: F401 - autouse: each test a cold sandbox
+from .sweeping import long_timers_claimed, recording_sends, refuse_every_send, removed_id, sent_ids
 
 
 def recording_writes(calls: list):

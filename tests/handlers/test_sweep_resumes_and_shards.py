@@ -14,17 +14,7 @@ from scheduler_runtime.handlers import sweeper
 from scheduler_runtime.handlers.sweeper import SweepIncomplete
 
 from .conftest import call_api, faulty, schedule, service_error, window
-from .test_enqueue_and_sweep_paths import RunsOutAfter, removed_id
-
-
-@pytest.fixture(autouse=True)
-def fresh_sandbox():
-    """Each test is a cold sandbox: no sweep to resume, no shard count settled (moto is new too)."""
-    sweeper._resume_at.clear()
-    shards._settled.clear()
-    yield
-    sweeper._resume_at.clear()
-    shards._settled.clear()
+from .sweeping import RunsOutAfter, fresh_sandbox, removed_id  # noqa: F401 - fresh_sandbox is an autouse fixture
 
 
 # --- an early-stopped sweep is resumed where it stopped ------------------------------------------
