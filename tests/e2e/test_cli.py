@@ -10,8 +10,10 @@ import signal
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Callable, Iterator
 
 import boto3
 import pytest
@@ -26,7 +28,7 @@ SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
 
 
 class Running:
-    """A started ``local`` process with its stdout lines and API URL."""
+    """A ``local`` process, started at once; :meth:`started` waits for its start line (the API URL)."""
 
     def __init__(self, *args: str, env: dict | None = None, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen(
@@ -36,17 +38,22 @@ class Running:
         )
         self.lines: queue.Queue = queue.Queue()
         self.stderr: list[str] = []
-        started: queue.Queue = queue.Queue()
+        self._started: queue.Queue = queue.Queue()
         self._pumps = [
             threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True),
-            threading.Thread(target=self._pump, args=(self.process.stderr, lambda l: (self.stderr.append(l), started.put(l))), daemon=True),
+            threading.Thread(target=self._pump, args=(self.process.stderr, lambda l: (self.stderr.append(l), self._started.put(l))), daemon=True),
         ]
         for pump in self._pumps:
             pump.start()
-        match = None
-        while not match:
-            match = re.search(r"API on (http://127\.0\.0\.1:\d+)", started.get(timeout=60))
-        self.api = ApiClient(match.group(1))
+        self.api: ApiClient | None = None
+
+    def started(self) -> Running:
+        """Itself, once it has printed its API URL (``api`` then calls it)."""
+        while self.api is None:
+            match = re.search(r"API on (http://127\.0\.0\.1:\d+)", self._started.get(timeout=60))
+            if match:
+                self.api = ApiClient(match.group(1))
+        return self
 
     @staticmethod
     def _pump(stream, sink) -> None:
@@ -65,13 +72,119 @@ class Running:
         return code
 
 
+class Receiver(ThreadingHTTPServer):
+    """A ``--target-url`` on 127.0.0.1: each envelope POSTed to it goes into ``received``."""
+
+    def __init__(self) -> None:
+        received: queue.Queue = queue.Queue()
+
+        class Collect(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                received.put(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        super().__init__(("127.0.0.1", 0), Collect)
+        self.received = received
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/hook"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def _with_a_handler(folder: Path, receiver: Receiver) -> Running:
+    """``local --verbose --target-handler``, started in the handler's folder with no ``PYTHONPATH`` (the
+    module is found in the working directory, as ``python -m`` finds it); the handler appends each event
+    to ``events.jsonl`` there."""
+    (folder / "my_callback.py").write_text(
+        "import json\n"
+        "def handler(event, context):\n"
+        f"    with open({str(folder / 'events.jsonl')!r}, 'a') as out:\n"
+        "        out.write(json.dumps(event) + '\\n')\n"
+        "    return {'ok': True}\n"
+    )
+    return Running("--verbose", "--target-handler", "my_callback:handler", env={"PYTHONPATH": ""}, cwd=folder)
+
+
+def _with_a_targets_file(folder: Path, receiver: Receiver) -> Running:
+    """``local --targets FILE``: the topic target ``alerts`` and the bus target ``events``."""
+    targets = folder / "targets.json"
+    targets.write_text(json.dumps({"alerts": {"type": "sns"},
+                                   "events": {"type": "eventbridge", "detailType": "Due", "source": "cli.test"}}))
+    return Running("--targets", str(targets))
+
+
+LAUNCHES: dict[str, Callable[[Path, Receiver], Running]] = {
+    "quiet_local": lambda folder, receiver: Running(),
+    "ctrl_c_local": lambda folder, receiver: Running(),
+    "target_url_local": lambda folder, receiver: Running("--target-url", receiver.url),
+    "targets_file_local": _with_a_targets_file,
+    "verbose_with_a_handler": _with_a_handler,
+}
+"""How each ``local`` process the tests use is started, by the name of the fixture that hands it over."""
+
+
+@dataclass
+class Launched:
+    processes: dict[str, Running]
+    folders: dict[str, Path]
+    receiver: Receiver
+
+    def __call__(self, name: str) -> Running:
+        return self.processes[name].started()
+
+
+@pytest.fixture(scope="module")
+def launched(request, tmp_path_factory) -> Iterator[Launched]:
+    """The ``local`` processes that the module's selected tests use, all started as the module begins, so
+    that their start-ups overlap (``launched(name)`` waits for one's start); any still running at the end
+    are killed."""
+    wanted = sorted({name for item in request.session.items if item.module is request.module
+                     for name in item.fixturenames if name in LAUNCHES})
+    receiver = Receiver()
+    folders = {name: tmp_path_factory.mktemp(name) for name in wanted}
+    processes = {name: LAUNCHES[name](folders[name], receiver) for name in wanted}
+    yield Launched(processes, folders, receiver)
+    for running in processes.values():
+        if running.process.poll() is None:
+            running.process.kill()
+            running.process.wait(timeout=10)
+    receiver.shutdown()
+    receiver.server_close()
+
+
+@pytest.fixture
+def quiet_local(launched) -> Running:
+    """``local`` as started with no options beyond the module's."""
+    return launched("quiet_local")
+
+
+@pytest.fixture
+def ctrl_c_local(launched) -> Running:
+    """Another such ``local``, to stop with Ctrl-C."""
+    return launched("ctrl_c_local")
+
+
+@pytest.fixture
+def target_url_local(launched) -> Running:
+    """``local --target-url`` to the module's receiver (``launched.receiver``)."""
+    return launched("target_url_local")
+
+
+@pytest.fixture
+def targets_file_local(launched) -> Running:
+    """``local --targets FILE`` naming a topic target and a bus target."""
+    return launched("targets_file_local")
+
+
 def schedule_soon(api: ApiClient, schedule_id: str) -> None:
     status, _ = api.create({"id": schedule_id, "delaySeconds": 1, "payload": {"from": "cli"}})
     assert status == 201
 
 
-def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm():
-    running = Running()
+def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm(quiet_local):
+    running = quiet_local
     try:
         schedule_soon(running.api, "cli-1")
         envelope = json.loads(running.lines.get(timeout=20))
@@ -83,8 +196,8 @@ def test_local_prints_one_json_line_per_delivery_and_stops_cleanly_on_sigterm():
     assert not any("Traceback" in line or " INFO " in line for line in running.stderr)  # quiet unless --verbose
 
 
-def test_ctrl_c_stops_quietly_like_sigterm():
-    running = Running()
+def test_ctrl_c_stops_quietly_like_sigterm(ctrl_c_local):
+    running = ctrl_c_local
     try:
         schedule_soon(running.api, "cli-ctrl-c")
         assert json.loads(running.lines.get(timeout=20))["id"] == "cli-ctrl-c"  # the pollers are at work
@@ -97,21 +210,11 @@ def test_ctrl_c_stops_quietly_like_sigterm():
 
 
 @pytest.fixture(scope="module")
-def verbose_with_a_handler(tmp_path_factory):
-    """One ``local --verbose --target-handler`` process, started in the handler's folder with no
-    ``PYTHONPATH`` (the module is found in the working directory, as ``python -m`` finds it), shared by
-    the tests that only need it running."""
-    folder = tmp_path_factory.mktemp("callback")
-    events = folder / "events.jsonl"
-    (folder / "my_callback.py").write_text(
-        "import json\n"
-        "def handler(event, context):\n"
-        f"    with open({str(events)!r}, 'a') as out:\n"
-        "        out.write(json.dumps(event) + '\\n')\n"
-        "    return {'ok': True}\n"
-    )
-    running = Running("--verbose", "--target-handler", "my_callback:handler", env={"PYTHONPATH": ""}, cwd=folder)
-    yield running, events
+def verbose_with_a_handler(launched):
+    """One ``local --verbose --target-handler`` process, shared by the tests that only need it running,
+    and the file its handler appends each event to."""
+    running = launched("verbose_with_a_handler")
+    yield running, launched.folders["verbose_with_a_handler"] / "events.jsonl"
     running.stop()
 
 
@@ -165,26 +268,13 @@ def test_verbose_logs_the_runtime_events(verbose_with_a_handler):
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
-def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed():
+def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed(target_url_local, launched):
     """Delivery to ``--target-url``; then the engine is killed (no chance to clean up), and the moto
     it runs in a child process of its own goes with it."""
-    received: queue.Queue = queue.Queue()
-
-    class Collect(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            received.put(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Collect)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    running = Running("--target-url", f"http://127.0.0.1:{server.server_address[1]}/hook")
+    running = target_url_local
     try:
         schedule_soon(running.api, "cli-url")  # the engine works through it
-        envelope = received.get(timeout=20)
+        envelope = launched.receiver.received.get(timeout=20)
         moto = _descendants(running.process.pid)  # moto's zygote and the server it forked for this engine
         assert len(moto) == 2 and all(process_alive(pid) for pid in moto)
         running.process.kill()
@@ -194,17 +284,13 @@ def test_local_posts_to_a_target_url_and_its_moto_dies_with_it_when_killed():
     finally:
         if running.process.poll() is None:
             running.process.kill()
-        server.shutdown()
     assert envelope["id"] == "cli-url" and set(envelope) >= {"dueAt", "firedAt", "dedupeKey"}
 
 
-def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(tmp_path):
+def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(targets_file_local):
     """``--targets FILE`` in the construct's description: the engine makes the topic and the bus in its moto,
     and prints the queue each one's deliveries arrive in."""
-    targets = tmp_path / "targets.json"
-    targets.write_text(json.dumps({"alerts": {"type": "sns"},
-                                   "events": {"type": "eventbridge", "detailType": "Due", "source": "cli.test"}}))
-    running = Running("--targets", str(targets))
+    running = targets_file_local
     try:
         def queue_lines() -> list[str] | None:
             found = [line for line in running.stderr if "its deliveries arrive in" in line]
