@@ -51,6 +51,7 @@ class SchedulerProps:
     read_capacity: Optional[int]
     write_capacity: Optional[int]
     provisioned_capacity: Optional[TableCapacity]
+    warm_throughput: Optional[dynamodb.WarmThroughput]
     encryption_key: Optional[kms.IKey]
     point_in_time_recovery: bool
     deletion_protection: Optional[bool]
@@ -190,6 +191,24 @@ def _capacity_only_provisioned(props: SchedulerProps) -> None:
                          "TableCapacity.fixed(read=5, write=5)")
 
 
+def _warm_throughput_units(props: SchedulerProps) -> None:
+    """Each given rate of ``warm_throughput`` a positive whole number (DynamoDB's ``WarmThroughput`` takes
+    whole units a second, at least 1), and at least one given (CloudFormation refuses an empty one)."""
+    warm = props.warm_throughput
+    if warm is None:
+        return
+    rates = {"read": warm.read_units_per_second, "write": warm.write_units_per_second}
+    if all(rate is None for rate in rates.values()):
+        raise ValueError("warm_throughput: give read_units_per_second, write_units_per_second or both, e.g. "
+                         "WarmThroughput(write_units_per_second=40000)")
+    for kind, rate in rates.items():
+        if rate is None or (isinstance(rate, (int, float)) and Token.is_unresolved(rate)):
+            continue
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 1 or not float(rate).is_integer():
+            raise ValueError(f"warm_throughput.{kind}_units_per_second: must be a positive whole number of "
+                             f"{kind} units a second, got {describe(rate)}")
+
+
 def _api_name_fits(props: SchedulerProps) -> None:
     name = props.api_name
     if name is None or Token.is_unresolved(name):
@@ -296,6 +315,8 @@ RULES: tuple[Rule, ...] = (
     _of_kind("architecture", lambda_.Architecture, "an Architecture, e.g. Architecture.X86_64"),
     _of_kind("provisioned_capacity", TableCapacity,
              "TableCapacity.fixed(read=..., write=...) or TableCapacity.autoscaled(max_read=..., max_write=...)"),
+    _of_kind("warm_throughput", dynamodb.WarmThroughput, "a WarmThroughput, e.g. "
+             "WarmThroughput(write_units_per_second=40000)"),
     _of_kind("listing", bool, "True or False"),
     _of_kind("deletion_protection", bool, "True or False"),
     _of_kind("tracing", lambda_.Tracing, "a Tracing, e.g. Tracing.ACTIVE"),
@@ -312,6 +333,7 @@ RULES: tuple[Rule, ...] = (
     _capacity_only_provisioned,
     _at_least("read_capacity", MIN_CAPACITY_UNITS),
     _at_least("write_capacity", MIN_CAPACITY_UNITS),
+    _warm_throughput_units,
     *(_in_range(f"{function}_memory_size", contract.MEMORY_SIZE_MIB) for function in contract.DEFAULT_MEMORY_SIZES_MIB),
     _concrete_dispatcher_timeout,
     _in_range("dispatcher_timeout", contract.DISPATCHER_TIMEOUT_SECONDS, unit="seconds"),

@@ -36,11 +36,14 @@ KEY_PRODUCER = ("kms:GenerateDataKey", "kms:Decrypt")
 def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, capacity: Optional[TableCapacity],
                     encryption_key: Optional[kms.IKey], point_in_time_recovery: bool,
                     removal_policy: RemovalPolicy, listing: bool,
-                    deletion_protection: Optional[bool] = None) -> dynamodb.Table:
+                    deletion_protection: Optional[bool] = None,
+                    warm_throughput: Optional[dynamodb.WarmThroughput] = None) -> dynamodb.Table:
     """``Table``: partition key ``pk``, sort key ``sk``, TTL ``expiresAt``, a NEW_AND_OLD_IMAGES stream;
     the group index and, with ``listing``, the listing index (names from ``contract.json``), keys only.
     ``capacity`` (``None`` on demand) is the table's and each index's, and with
-    ``TableCapacity.autoscaled()`` each one's reads and writes are auto scaled (``scale_capacity``)."""
+    ``TableCapacity.autoscaled()`` each one's reads and writes are auto scaled (``scale_capacity``).
+    ``warm_throughput`` (``None``: DynamoDB's own) is the table's and each index's too: a delivery writes
+    an index its timer is in, and an index short of write throughput throttles the table's writes."""
     reads = (capacity.min_read or DEFAULT_CAPACITY_UNITS) if capacity else None
     writes = (capacity.min_write or DEFAULT_CAPACITY_UNITS) if capacity else None
     table = dynamodb.Table(
@@ -59,6 +62,7 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, cap
         encryption_key=encryption_key,
         removal_policy=removal_policy,
         deletion_protection=deletion_protection,
+        warm_throughput=warm_throughput,
     )
     # both sparse and keys only: the group index holds grouped items while they wait, the listing index listed ones
     indexes = [contract.GROUPS, *([contract.LISTING] if listing else [])]
@@ -70,6 +74,7 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, cap
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
             read_capacity=reads,
             write_capacity=writes,
+            warm_throughput=warm_throughput,
         )
     if capacity is not None:
         scale_capacity(table, capacity, [index["indexName"] for index in indexes])

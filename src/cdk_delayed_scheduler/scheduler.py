@@ -130,6 +130,19 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         minimum and the maximum. A fixed capacity throttles beyond itself and is paid for when idle.
         Not with ``read_capacity``/``write_capacity``. Default: ``TableCapacity.fixed()`` from
         ``read_capacity`` and ``write_capacity`` (5 and 5).
+    :param warm_throughput: pre-warms the table: the reads and writes a second it serves at once
+        (``WarmThroughput(read_units_per_second=..., write_units_per_second=...)``, CloudFormation's
+        ``WarmThroughput``), where a new on-demand table serves 4,000 writes and throttles the rest until its
+        traffic has grown. Set it for a known burst: each delivery's FIRED write is one write unit, so
+        1,000,000 timers due in the same second take about 40,000 write units a second (simulated: 39,000 in
+        the busiest second; the sweeper's claims of the same timers, one write each, come minutes earlier at
+        2,667 a second); docs/construct.md, "Bursts". The same values pre-warm each global secondary index: a
+        delivery also writes the group index (a timer with a group) and, with ``listing=True``, the listing
+        index, and an index short of write throughput throttles the table's writes. Pre-warming is a
+        one-time charge for the table and each index (DynamoDB's pricing page); once raised, warm throughput
+        cannot be lowered. The table's on-demand throughput quota (40,000 write units a second by default)
+        still caps it. Allowed: each given rate a positive whole number, at least one given. Default: none
+        (DynamoDB's own warm throughput: 12,000 reads and 4,000 writes a second for a new on-demand table).
     :param encryption_key: a customer managed KMS key for the table and both queues.
         Default: the table uses an AWS owned key, the queues SQS-managed SSE.
     :param point_in_time_recovery: continuous backups of the table. Default: true.
@@ -225,6 +238,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         read_capacity: Optional[int] = None,
         write_capacity: Optional[int] = None,
         provisioned_capacity: Optional[TableCapacity] = None,
+        warm_throughput: Optional[dynamodb.WarmThroughput] = None,
         encryption_key: Optional[kms.IKey] = None,
         point_in_time_recovery: bool = True,
         deletion_protection: Optional[bool] = None,
@@ -274,7 +288,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
             self, billing_mode=props.billing_mode, capacity=props.table_capacity, encryption_key=props.encryption_key,
             point_in_time_recovery=props.point_in_time_recovery, removal_policy=props.removal_policy,
             deletion_protection=props.table_deletion_protection,
-            listing=props.listing)
+            listing=props.listing, warm_throughput=props.warm_throughput)
         """The Schedules table (partition key ``pk``, sort key ``sk``, TTL attribute ``expiresAt``)."""
         self.listing_index_name: Optional[str] = contract.LISTING["indexName"] if props.listing else None
         """The name of the table's listing index (keys only) with ``listing=True``, else ``None``."""
