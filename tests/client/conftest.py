@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
+import botocore.session
 import pytest
 
 from cdk_delayed_scheduler.client import SchedulerClient
@@ -25,6 +26,8 @@ WINDOW = 4  # seconds: the engine's delay window, so the sweeper path runs in se
 class Local:
     engine: Engine
     recorder: Recorder
+    session: botocore.session.Session = field(default_factory=botocore.session.get_session)
+    """The module's clients' botocore session: a session loads a service's model once, not once per client."""
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,7 @@ def client_for(transport: str, engine: Engine, monkeypatch: pytest.MonkeyPatch, 
 @pytest.fixture(params=TRANSPORTS)
 def client(request: pytest.FixtureRequest, local: Local, monkeypatch: pytest.MonkeyPatch) -> SchedulerClient:
     """The client, once over each transport."""
-    return client_for(request.param, local.engine, monkeypatch)
+    return client_for(request.param, local.engine, monkeypatch, session=local.session)
 
 
 def fresh_id(prefix: str) -> str:

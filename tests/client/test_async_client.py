@@ -33,8 +33,8 @@ def use(request: pytest.FixtureRequest, local: Local, monkeypatch: pytest.Monkey
 
     def run(calls: Callable[[AsyncSchedulerClient], Awaitable[Any]]) -> Any:
         async def main() -> Any:
-            client = (AsyncSchedulerClient(local.engine.api_url) if request.param == "http"
-                      else AsyncSchedulerClient.for_function(API_FUNCTION))
+            client = (AsyncSchedulerClient(local.engine.api_url, local.session) if request.param == "http"
+                      else AsyncSchedulerClient.for_function(API_FUNCTION, local.session))
             async with client as timers:
                 return await calls(timers)
         return asyncio.run(main())
