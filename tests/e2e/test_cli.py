@@ -28,9 +28,10 @@ SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
 
 
 class Running:
-    """A ``local`` process, started at once; :meth:`started` waits for its start line (the API URL)."""
+    """A started ``local`` process with its stdout lines and API URL; with ``wait=False`` the URL once
+    :meth:`started` returns."""
 
-    def __init__(self, *args: str, env: dict | None = None, cwd: Path | None = None) -> None:
+    def __init__(self, *args: str, env: dict | None = None, cwd: Path | None = None, wait: bool = True) -> None:
         self.process = subprocess.Popen(
             [SCRIPT, "local", "--port", "0", "--delay-window", "3", "--sweep-interval", "1", "--shard-count", "2", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}, cwd=cwd,
@@ -46,6 +47,8 @@ class Running:
         for pump in self._pumps:
             pump.start()
         self.api: ApiClient | None = None
+        if wait:
+            self.started()
 
     def started(self) -> Running:
         """Itself, once it has printed its API URL (``api`` then calls it)."""
@@ -104,7 +107,8 @@ def _with_a_handler(folder: Path, receiver: Receiver) -> Running:
         "        out.write(json.dumps(event) + '\\n')\n"
         "    return {'ok': True}\n"
     )
-    return Running("--verbose", "--target-handler", "my_callback:handler", env={"PYTHONPATH": ""}, cwd=folder)
+    return Running("--verbose", "--target-handler", "my_callback:handler", env={"PYTHONPATH": ""}, cwd=folder,
+                   wait=False)
 
 
 def _with_a_targets_file(folder: Path, receiver: Receiver) -> Running:
@@ -112,13 +116,13 @@ def _with_a_targets_file(folder: Path, receiver: Receiver) -> Running:
     targets = folder / "targets.json"
     targets.write_text(json.dumps({"alerts": {"type": "sns"},
                                    "events": {"type": "eventbridge", "detailType": "Due", "source": "cli.test"}}))
-    return Running("--targets", str(targets))
+    return Running("--targets", str(targets), wait=False)
 
 
 LAUNCHES: dict[str, Callable[[Path, Receiver], Running]] = {
-    "quiet_local": lambda folder, receiver: Running(),
-    "ctrl_c_local": lambda folder, receiver: Running(),
-    "target_url_local": lambda folder, receiver: Running("--target-url", receiver.url),
+    "quiet_local": lambda folder, receiver: Running(wait=False),
+    "ctrl_c_local": lambda folder, receiver: Running(wait=False),
+    "target_url_local": lambda folder, receiver: Running("--target-url", receiver.url, wait=False),
     "targets_file_local": _with_a_targets_file,
     "verbose_with_a_handler": _with_a_handler,
 }
