@@ -88,10 +88,28 @@ def test_a_stack_without_periodic_timers_has_no_provider(stacks):
 
 
 # --- synth-time checks -------------------------------------------------------------------------
-@pytest.fixture()
-def scheduler():
-    stack = cdk.Stack(cdk.App(), "S")
+@pytest.fixture(scope="module")
+def app() -> cdk.App:
+    """One app for the module's own schedulers, never synthesized: a scheduler in a new app stages the
+    functions' asset again, one in a new stack of an app where it is staged costs a fraction of that."""
+    return cdk.App()
+
+
+def _scheduler(app: cdk.App, name: str) -> DelayedScheduler:
+    stack = cdk.Stack(app, name)
     return DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")))
+
+
+@pytest.fixture(scope="module")
+def refusing(app) -> DelayedScheduler:
+    """The scheduler the refused definitions are given to: a refusal adds nothing to it (checked each time)."""
+    return _scheduler(app, "Refusing")
+
+
+@pytest.fixture()
+def scheduler(app, request) -> DelayedScheduler:
+    """A scheduler of the test's own, in a stack named after the test."""
+    return _scheduler(app, "".join(c for c in request.node.name if c.isalnum()))
 
 
 @pytest.mark.parametrize(
@@ -121,10 +139,12 @@ def scheduler():
         ({"every": cdk.Duration.minutes(1), "target": 3}, r"^target: must be a target name, got 3$"),
     ],
 )
-def test_a_definition_that_cannot_be_deployed_is_refused_at_synth_naming_the_prop(scheduler, props, message):
+def test_a_definition_that_cannot_be_deployed_is_refused_at_synth_naming_the_prop(refusing, props, message):
     arguments = {"timer_id": "nightly", "payload": {}, **props}
+    children = [child.node.id for child in refusing.node.children]
     with pytest.raises(ValueError, match=message):
-        scheduler.add_periodic(arguments.pop("timer_id"), **arguments)
+        refusing.add_periodic(arguments.pop("timer_id"), **arguments)
+    assert [child.node.id for child in refusing.node.children] == children
 
 
 def test_a_target_is_judged_at_synth_so_one_added_later_counts(scheduler):
