@@ -56,15 +56,16 @@ def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on
 def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
     """Against an already running endpoint, a second engine resumes where the first stopped: no record twice."""
     first, second = Recorder(), Recorder()
-    # A 5 s window: "across" (due in 7 s) is claimed and enqueued by the first engine about 2 s
-    # in, which then stops at once, seconds before "across" is due (the margin is checked).
+    # A 5 s window: "across" (due in 9 s: its create may take up to 4 s on a loaded machine and still
+    # make a timer) is claimed and enqueued by the first engine about 4 s in, which then stops at once,
+    # seconds before "across" is due (the margin is checked).
     with external_moto() as endpoint:
         base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=1, shard_count=2)
         with Engine(EngineOptions(target=first, **base)) as engine:
             api = ApiClient(engine.api_url)
             now = time.time()
             assert api.create({"id": "before-1", "dueAt": round(now + 1, 3), "payload": 1})[0] == 201
-            status, across = api.create({"id": "across", "dueAt": round(now + 7, 3), "payload": 2})
+            status, across = api.create({"id": "across", "dueAt": round(now + 9, 3), "payload": 2})
             assert (status, across["status"]) == (201, "SCHEDULED")
             assert first.wait_for({"before-1"}, timeout_seconds=15)
             wait_until(lambda: engine.stats.events["enqueued"] == 1, 15, "the first engine did not enqueue across")
@@ -75,7 +76,7 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
 
         with Engine(EngineOptions(target=second, **base)) as engine:
             api = ApiClient(engine.api_url)
-            status, after = api.create({"id": "after", "dueAt": round(time.time() + 6.5, 3), "payload": 3})
+            status, after = api.create({"id": "after", "dueAt": round(time.time() + 8.5, 3), "payload": 3})
             assert (status, after["status"]) == (201, "SCHEDULED")  # a timer: claimed here
             assert second.wait_for({"across", "after"}, timeout_seconds=20)
             engine.wait_until_quiet()
