@@ -14,9 +14,33 @@ from cdk_delayed_scheduler import ApiAuthorization, DelayedScheduler, LogLevel, 
 from cdk_delayed_scheduler._contract import contract
 
 
+@pytest.fixture(scope="module")
+def app() -> cdk.App:
+    """One app for the module's stacks that are never synthesized: a scheduler in a new app stages the
+    functions' asset again, one in a new stack of an app where it is staged costs a fraction of that."""
+    return cdk.App()
+
+
 @pytest.fixture()
-def stack():
-    return cdk.Stack(cdk.App(), "S")
+def stack(app):
+    """A stack of the test's own (named after it) in the module's app."""
+    return cdk.Stack(app, f"S{len(app.node.children)}")
+
+
+@pytest.fixture(scope="module")
+def synthesized():
+    """One stack, synthesized once, with a scheduler of unresolved tokens (``Tokens``) and one of every
+    default (``Defaults``), each delivering to a queue."""
+    stack = cdk.Stack(cdk.App(), "S")
+    target = targets.SqsSendMessage(sqs.Queue(stack, "Q"))
+    shards = cdk.CfnParameter(stack, "Shards", type="Number").value_as_number
+    memory = cdk.CfnParameter(stack, "Memory", type="Number").value_as_number
+    level = LogLevel.of(cdk.CfnParameter(stack, "Level").value_as_string)
+    window = cdk.Duration.seconds(cdk.CfnParameter(stack, "Window", type="Number").value_as_number)
+    tokens = DelayedScheduler(stack, "Tokens", target=target, shard_count=shards, api_memory_size=memory,
+                              log_level=level, delay_window=window)
+    defaults = DelayedScheduler(stack, "Defaults", target=target)
+    return stack, tokens, defaults, Template.from_stack(stack).to_json()["Resources"]
 
 
 @pytest.fixture()
@@ -71,14 +95,8 @@ def test_invalid_props_raise_value_error_naming_the_prop(stack, target, props, m
         DelayedScheduler(stack, "Timers", target=target, **props)
 
 
-def test_unresolved_tokens_are_not_validated(stack, target):
-    shards = cdk.CfnParameter(stack, "Shards", type="Number").value_as_number
-    memory = cdk.CfnParameter(stack, "Memory", type="Number").value_as_number
-    level = LogLevel.of(cdk.CfnParameter(stack, "Level").value_as_string)
-    window = cdk.Duration.seconds(cdk.CfnParameter(stack, "Window", type="Number").value_as_number)
-    scheduler = DelayedScheduler(stack, "Timers", target=target, shard_count=shards, api_memory_size=memory,
-                                 log_level=level, delay_window=window)
-    resources = Template.from_stack(stack).to_json()["Resources"]
+def test_unresolved_tokens_are_not_validated(synthesized):
+    stack, scheduler, _, resources = synthesized
     api_function = resources[stack.get_logical_id(scheduler.api_function.node.default_child)]
     env = api_function["Properties"]["Environment"]["Variables"]
     assert api_function["Properties"]["MemorySize"] == {"Ref": "Memory"}
@@ -224,10 +242,9 @@ def test_each_range_is_the_contracts(prop, bounds, to_value):
             build(bad)
 
 
-def test_defaults_are_the_contracts(stack, target):
+def test_defaults_are_the_contracts(synthesized):
     """Every default the runtime shares with the construct comes from contract.json."""
-    scheduler = DelayedScheduler(stack, "Timers", target=target)
-    resources = Template.from_stack(stack).to_json()["Resources"]
+    stack, _, scheduler, resources = synthesized
     env = resources[stack.get_logical_id(scheduler.api_function.node.default_child)]["Properties"]["Environment"][
         "Variables"]
     names = contract.ENV
