@@ -48,7 +48,7 @@ def run() -> Run:
              **{f"overdue-{n}": "overdue" for n in range(3)}, **{f"cancel-waiting-{n}": "cancel-waiting" for n in range(3)},
              **{f"cancel-queued-{n}": "cancel-queued" for n in range(3)},
              **{f"{kind}-{n}": kind for kind in SHORT_CANCEL_LEADS_MS for n in range(2)}}
-    offsets = {"short": (1, 3.9), "long": (6.5, 11), "overdue": (-20, -2), "cancel-waiting": (20, 22), "cancel-queued": (7, 9),
+    offsets = {"short": (1, 3.9), "long": (8, 15), "overdue": (-20, -2), "cancel-waiting": (20, 22), "cancel-queued": (7, 9),
                **{kind: (3.8, 3.9) for kind in SHORT_CANCEL_LEADS_MS}}
     operations: collections.Counter = collections.Counter()
 
@@ -91,10 +91,8 @@ def run() -> Run:
         short_cancels = ThreadPoolExecutor(max_workers=6)
         for schedule_id in (i for i, k in kinds.items() if k in SHORT_CANCEL_LEADS_MS):
             short_cancels.submit(cancel_before_due, schedule_id)
-        low, high = offsets["long"]  # 2.5 s beyond the window at least, for the batch call's own time
         batch_bodies = [
-            {"id": i, "dueAt": round(time.time() + low + (high - low) * ((n * 37) % 100) / 100, 3),
-             "payload": {"kind": k, "n": n}}
+            {"id": i, "dueAt": round(time.time() + 8 + 7 * ((n * 37) % 100) / 100, 3), "payload": {"kind": k, "n": n}}
             for n, (i, k) in batch
         ]
         for start in range(0, len(batch_bodies), 10):
