@@ -1,25 +1,34 @@
 """Fixtures for the typed client's tests: one local engine per module (SigV4 required, listing on),
-the client over each transport, and a scripted HTTP server for retries and error mapping."""
+the client and the asyncio client over each transport, a scripted HTTP server for retries and error
+mapping, and an environment with no AWS credentials."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import threading
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterator, TypeVar
 
 import botocore.session
 import pytest
 
-from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.client import AsyncSchedulerClient, SchedulerClient
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.deliveries import Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
 TRANSPORTS = ["http", "invoke"]
 WINDOW = 4  # seconds: the engine's delay window, so the sweeper path runs in seconds
+T = TypeVar("T")
+Use = Callable[[Callable[[AsyncSchedulerClient], Awaitable[T]]], T]
+CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+                        "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                        "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
 
 
 @dataclass
@@ -53,6 +62,23 @@ def client_for(transport: str, engine: Engine, monkeypatch: pytest.MonkeyPatch, 
 def client(request: pytest.FixtureRequest, local: Local, monkeypatch: pytest.MonkeyPatch) -> SchedulerClient:
     """The client, once over each transport."""
     return client_for(request.param, local.engine, monkeypatch, session=local.session)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def use(request: pytest.FixtureRequest, local: Local, monkeypatch: pytest.MonkeyPatch) -> Use[Any]:
+    """``use(calls)``: runs ``await calls(client)`` in a new event loop with an async client of the engine
+    over the transport, closed after (a client lives in one event loop)."""
+    if request.param == "invoke":
+        monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", local.engine.lambda_endpoint_url)
+
+    def run(calls: Callable[[AsyncSchedulerClient], Awaitable[Any]]) -> Any:
+        async def main() -> Any:
+            client = (AsyncSchedulerClient(local.engine.api_url, local.session) if request.param == "http"
+                      else AsyncSchedulerClient.for_function(API_FUNCTION, local.session))
+            async with client as timers:
+                return await calls(timers)
+        return asyncio.run(main())
+    return run
 
 
 def fresh_id(prefix: str) -> str:
@@ -133,3 +159,24 @@ def scripted() -> Iterator[Any]:
     yield start
     for server in servers:
         server.close()
+
+
+@pytest.fixture
+def credential_free(tmp_path: Path) -> dict[str, str]:
+    """This process's environment with no AWS credentials anywhere botocore looks."""
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    environ = {name: value for name, value in os.environ.items() if name not in CREDENTIAL_VARIABLES}
+    environ.update(AWS_SHARED_CREDENTIALS_FILE=str(empty), AWS_CONFIG_FILE=str(empty), BOTO_CONFIG=str(empty),
+                   AWS_EC2_METADATA_DISABLED="true", AWS_DEFAULT_REGION="us-east-1")
+    return environ
+
+
+@pytest.fixture
+def no_credentials(credential_free: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process, for the test, with no AWS credentials."""
+    for name in CREDENTIAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in credential_free.items():
+        monkeypatch.setenv(name, value)
+    assert botocore.session.get_session().get_credentials() is None

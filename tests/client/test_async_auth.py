@@ -18,10 +18,9 @@ from botocore.credentials import RefreshableCredentials
 
 from cdk_delayed_scheduler.client import AsyncSchedulerClient, SchedulerClient, UnsignedRequestsWarning
 
+from .async_calls import run
 from .conftest import ScriptedServer
-from .test_async_transports import run
-from .test_imports import run_python
-from .test_signing import credential_free, no_credentials  # noqa: F401 - fixtures used by name
+from .subprocess_python import run_python
 
 Scripted = Callable[[list[Any]], ScriptedServer]
 ANSWER = {"id": "x", "dueAt": "2030-01-01T00:00:00.000Z", "status": "SCHEDULED", "target": "default"}

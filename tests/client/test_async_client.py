@@ -7,38 +7,18 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import datetime, timedelta, timezone
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Callable
 
 import pytest
 
 from cdk_delayed_scheduler.client import (AsyncSchedulerClient, ConflictError, NotFoundError, PayloadTooLargeError,
                                           Periodic, PeriodicStatus, Schedule, ScheduleRequest, ScheduleStatus,
                                           ValidationError)
-from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
-from .conftest import TRANSPORTS, Local, fresh_id
+from .conftest import Local, Use, fresh_id
 
 pytestmark = pytest.mark.e2e
 HOUR = timedelta(hours=1)
-T = TypeVar("T")
-Use = Callable[[Callable[[AsyncSchedulerClient], Awaitable[T]]], T]
-
-
-@pytest.fixture(params=TRANSPORTS)
-def use(request: pytest.FixtureRequest, local: Local, monkeypatch: pytest.MonkeyPatch) -> Use[Any]:
-    """``use(calls)``: runs ``await calls(client)`` in a new event loop with an async client of the engine
-    over the transport, closed after (a client lives in one event loop)."""
-    if request.param == "invoke":
-        monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", local.engine.lambda_endpoint_url)
-
-    def run(calls: Callable[[AsyncSchedulerClient], Awaitable[Any]]) -> Any:
-        async def main() -> Any:
-            client = (AsyncSchedulerClient(local.engine.api_url, local.session) if request.param == "http"
-                      else AsyncSchedulerClient.for_function(API_FUNCTION, local.session))
-            async with client as timers:
-                return await calls(timers)
-        return asyncio.run(main())
-    return run
 
 
 def test_schedule_get_and_cancel_answer_the_typed_results(use: Use[Any]) -> None:

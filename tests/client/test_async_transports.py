@@ -8,7 +8,7 @@ import asyncio
 import json
 import time
 from datetime import timedelta
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Callable
 
 import botocore.session
 import pytest
@@ -19,23 +19,15 @@ from cdk_delayed_scheduler.client import (AccessDeniedError, AsyncSchedulerClien
                                           NotFoundError, PayloadTooLargeError, RequestError, Schedule, ServerError,
                                           ThrottledError, TransportError, ValidationError)
 
+from .async_calls import run
 from .conftest import ScriptedServer, Seen
 
-T = TypeVar("T")
 Scripted = Callable[[list[Any]], ScriptedServer]
 CREATED = {"id": "answered", "dueAt": "2030-01-01T00:00:00.250Z", "status": "SCHEDULED", "target": "default"}
 FAST = {"backoff_base": 0.01, "backoff_cap": 0.02}
 UNAVAILABLE = (503, {"message": "Service Unavailable"})
 THROTTLED_INVOKE = (429, {"Type": "User", "message": "Rate exceeded"}, {"x-amzn-ErrorType": "TooManyRequestsException"})
 BOTH = pytest.mark.parametrize("transport", ["http", "invoke"])
-
-
-def run(make: Callable[[], AsyncSchedulerClient], calls: Callable[[AsyncSchedulerClient], Awaitable[T]]) -> T:
-    """``await calls(client)`` in a new event loop, with the client made and closed in it."""
-    async def main() -> T:
-        async with make() as timers:
-            return await calls(timers)
-    return asyncio.run(main())
 
 
 @pytest.fixture

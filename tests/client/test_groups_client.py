@@ -16,8 +16,7 @@ from cdk_delayed_scheduler.client import (AsyncSchedulerClient, ConflictError, G
 from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 
 from ..e2e.conftest import wait_until
-from .conftest import Local, fresh_id
-from .test_async_client import Use, use  # noqa: F401 - the asyncio client over each transport
+from .conftest import Local, Use, fresh_id
 
 pytestmark = pytest.mark.e2e
 HOUR = timedelta(hours=1)
@@ -156,7 +155,7 @@ def test_a_malformed_group_is_a_validation_error_naming_it(client: SchedulerClie
     assert isinstance(refused, ValidationError) and refused.field == field
 
 
-def test_the_asyncio_client_creates_lists_and_cancels_a_group(use: Use[Any]) -> None:  # noqa: F811
+def test_the_asyncio_client_creates_lists_and_cancels_a_group(use: Use[Any]) -> None:
     group, periodic_id = fresh_id("async-group"), fresh_id("async-beat")
 
     async def calls(timers: AsyncSchedulerClient) -> tuple[Any, ...]:

@@ -3,27 +3,9 @@ dependencies are not installed (a Lambda bundle made with ``pip install --no-dep
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
-from typing import Mapping
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-HEAVY = ("aws_cdk", "constructs", "jsii", "boto3")
-
-
-def run_python(code: str, environ: Mapping[str, str] = os.environ) -> subprocess.CompletedProcess:
-    """``python -c code`` with the client's sources first on the path, in ``environ`` (default: this one)."""
-    env = {**environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-
-
-def imports_none_of(module: str, absent: tuple[str, ...]) -> subprocess.CompletedProcess:
-    return run_python(f"import {module}, sys; "
-                      f"assert not any(m.startswith({absent!r}) for m in sys.modules), "
-                      f"sorted(m for m in sys.modules if m.startswith({absent!r}))")
+from .subprocess_python import HEAVY, imports_none_of, run_python
 
 
 def test_importing_the_client_imports_no_cdk_jsii_or_boto3_nor_the_runtime():

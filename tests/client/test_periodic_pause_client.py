@@ -14,8 +14,7 @@ from cdk_delayed_scheduler.client import AsyncSchedulerClient, ConflictError, No
 from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 
 from ..e2e.conftest import wait_until
-from .conftest import fresh_id
-from .test_async_client import Use, use  # noqa: F401 - the async client fixture
+from .conftest import Use, fresh_id
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +49,7 @@ def test_an_ended_timer_is_a_conflict_and_an_unknown_one_not_found(client):
         client.resume_periodic(fresh_id("nobody"))
 
 
-def test_the_async_client_pauses_and_resumes(use: Use[Any]) -> None:  # noqa: F811 - the fixture
+def test_the_async_client_pauses_and_resumes(use: Use[Any]) -> None:
     periodic_id = fresh_id("async-pause")
 
     async def calls(timers: AsyncSchedulerClient) -> tuple[Any, ...]:

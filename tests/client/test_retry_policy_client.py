@@ -11,8 +11,7 @@ import pytest
 from cdk_delayed_scheduler.client import (AsyncSchedulerClient, RetryPolicy, SchedulerClient, ScheduleRequest,
                                           ValidationError)
 
-from .conftest import fresh_id
-from .test_async_client import Use, use  # noqa: F401 - the asyncio client over each transport
+from .conftest import Use, fresh_id
 
 pytestmark = pytest.mark.e2e
 HOUR = timedelta(hours=1)
@@ -62,7 +61,7 @@ def test_a_malformed_retry_policy_is_refused_before_anything_is_sent(client: Sch
         client.schedule(HOUR, 1, retry=policy)
 
 
-def test_the_asyncio_client_sends_and_reads_the_retry_policy(use: Use[Any]) -> None:  # noqa: F811
+def test_the_asyncio_client_sends_and_reads_the_retry_policy(use: Use[Any]) -> None:
     schedule_id, periodic_id = fresh_id("async-retry"), fresh_id("async-beat")
 
     async def calls(timers: AsyncSchedulerClient) -> tuple[Any, Any]:

@@ -10,7 +10,6 @@ botocore reads credentials from, its files pointed at an empty one, the instance
 from __future__ import annotations
 
 import json
-import os
 import re
 import textwrap
 import warnings
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import botocore.exceptions
-import botocore.session
 import pytest
 
 from cdk_delayed_scheduler.client import NotFoundError, SchedulerClient, UnsignedRequestsWarning
@@ -27,35 +25,11 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import Local, ScriptedServer, fresh_id
-from .test_imports import run_python
+from .subprocess_python import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
-CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-                        "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-                        "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
 Scripted = Callable[[list[tuple[int, dict[str, str]]]], ScriptedServer]
 ANSWER = {"id": "x", "dueAt": "2030-01-01T00:00:00.000Z", "status": "SCHEDULED", "target": "default"}
-
-
-@pytest.fixture
-def credential_free(tmp_path: Path) -> dict[str, str]:
-    """This process's environment with no AWS credentials anywhere botocore looks."""
-    empty = tmp_path / "empty"
-    empty.write_text("")
-    environ = {name: value for name, value in os.environ.items() if name not in CREDENTIAL_VARIABLES}
-    environ.update(AWS_SHARED_CREDENTIALS_FILE=str(empty), AWS_CONFIG_FILE=str(empty), BOTO_CONFIG=str(empty),
-                   AWS_EC2_METADATA_DISABLED="true", AWS_DEFAULT_REGION="us-east-1")
-    return environ
-
-
-@pytest.fixture
-def no_credentials(credential_free: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process, for the test, with no AWS credentials."""
-    for name in CREDENTIAL_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    for name, value in credential_free.items():
-        monkeypatch.setenv(name, value)
-    assert botocore.session.get_session().get_credentials() is None
 
 
 def authorizations(server: ScriptedServer) -> list[str | None]:

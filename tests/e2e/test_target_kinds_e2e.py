@@ -144,7 +144,7 @@ def test_local_delivers_to_the_state_machine_and_the_https_endpoint_a_targets_fi
     the state machine it made, and the receiver gets the signed request."""
     import boto3
 
-    from .test_cli import Running
+    from .launching import Running
 
     verified: list[str] = []
     receiver = SignedReceiver(SECRET, lambda envelope, _headers, _received_ms: verified.append(envelope["id"]))

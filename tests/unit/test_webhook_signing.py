@@ -162,7 +162,7 @@ def test_a_correctly_signed_body_that_is_not_an_envelope_is_refused():
 
 
 def test_importing_the_receivers_check_imports_nothing_beyond_the_standard_library():
-    from tests.client.test_imports import HEAVY, imports_none_of
+    from tests.client.subprocess_python import HEAVY, imports_none_of
 
     done = imports_none_of("cdk_delayed_scheduler.webhook", (*HEAVY, "botocore", "scheduler_runtime"))
     assert done.returncode == 0, done.stderr
