@@ -9,7 +9,6 @@ import json
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_sqs as sqs
-from aws_cdk.assertions import Template
 
 from cdk_delayed_scheduler import DelayedScheduler, targets
 from cdk_delayed_scheduler._contract import contract
@@ -17,25 +16,48 @@ from cdk_delayed_scheduler._contract import contract
 FUNCTIONS = ("api_function", "sweeper_function", "enqueuer_function", "dispatcher_function")
 
 
-def build(**props) -> tuple[cdk.Stack, DelayedScheduler]:
-    stack = cdk.Stack(cdk.App(), "S")
+def build(app: cdk.App | None = None, name: str = "S", **props) -> tuple[cdk.Stack, DelayedScheduler]:
+    stack = cdk.Stack(app or cdk.App(), name)
     scheduler = DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")), **props)
     return stack, scheduler
 
 
-def rendered(stack: cdk.Stack, scheduler: DelayedScheduler) -> set[str]:
-    resources = Template.from_stack(stack).to_json()["Resources"]
+@pytest.fixture(scope="module")
+def synthesized() -> dict[str, tuple[cdk.Stack, DelayedScheduler, dict]]:
+    """One app, synthesized once, with a stack per configuration the module reads: every default
+    (``Defaults``), ``retry_max_age`` of ten minutes (``TenMinutes``), the REST API (``Rest``) and two
+    periodic timers declared in the stack, one with a retry policy and one without (``Periodic``)."""
+    from cdk_delayed_scheduler import SchedulerApi
+
+    app = cdk.App()
+    built = {"Defaults": build(app, "Defaults"), "TenMinutes": build(app, "TenMinutes", retry_max_age=cdk.Duration.minutes(10)),
+             "Rest": build(app, "Rest", api=SchedulerApi.rest()), "Periodic": build(app, "Periodic")}
+    scheduler = built["Periodic"][1]
+    scheduler.add_periodic("with-retry", every=cdk.Duration.minutes(5), payload={},
+                           retry_max_attempts=2, retry_max_age=cdk.Duration.minutes(10))
+    scheduler.add_periodic("without", every=cdk.Duration.minutes(5), payload={})
+    assembly = app.synth()
+    return {name: (stack, scheduler, assembly.get_stack_by_name(name).template)
+            for name, (stack, scheduler) in built.items()}
+
+
+def resources_of_type(template: dict, cfn_type: str) -> list[dict]:
+    return [r for r in template["Resources"].values() if r["Type"] == cfn_type]
+
+
+def rendered(stack: cdk.Stack, scheduler: DelayedScheduler, template: dict) -> set[str]:
+    resources = template["Resources"]
     return {resources[stack.get_logical_id(getattr(scheduler, name).node.default_child)]["Properties"]["Environment"][
         "Variables"][contract.ENV.retry_max_age_seconds] for name in FUNCTIONS}
 
 
-def test_retry_max_age_defaults_to_an_hour_on_every_function():
+def test_retry_max_age_defaults_to_an_hour_on_every_function(synthesized):
     assert contract.RETRY_MAX_AGE_SECONDS.default == 3600
-    assert rendered(*build()) == {"3600"}
+    assert rendered(*synthesized["Defaults"]) == {"3600"}
 
 
-def test_retry_max_age_is_rendered_in_whole_seconds():
-    assert rendered(*build(retry_max_age=cdk.Duration.minutes(10))) == {"600"}
+def test_retry_max_age_is_rendered_in_whole_seconds(synthesized):
+    assert rendered(*synthesized["TenMinutes"]) == {"600"}
 
 
 @pytest.mark.parametrize(("value", "message"), [
@@ -49,15 +71,12 @@ def test_a_bad_retry_max_age_is_refused_naming_the_prop(value, message):
         build(retry_max_age=value)
 
 
-def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its_mistakes():
+def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its_mistakes(synthesized):
     """API Gateway's refusal says only "Invalid request body": the api handler's 400 names ``retry.maxAttempts``."""
     import jsonschema
 
-    from cdk_delayed_scheduler import SchedulerApi
-
-    stack, _ = build(api=SchedulerApi.rest())
     models = {props["Properties"]["Name"]: props["Properties"]["Schema"]
-              for props in Template.from_stack(stack).find_resources("AWS::ApiGateway::Model").values()}
+              for props in resources_of_type(synthesized["Rest"][2], "AWS::ApiGateway::Model")}
     for name, body in (("CreateSchedule", {"delaySeconds": 1, "payload": 1}), ("PutPeriodic", {"every": 60, "payload": 1})):
         validator = jsonschema.Draft4Validator(models[name])
         assert validator.is_valid({**body, "retry": {"maxAttempts": 2, "maxAgeSeconds": 600}})
@@ -65,15 +84,18 @@ def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its
         assert not validator.is_valid({**body, "retries": {}})
 
 
-def test_a_periodic_timer_declared_in_the_stack_carries_its_retry_in_the_put_body():
-    stack, scheduler = build()
-    scheduler.add_periodic("with-retry", every=cdk.Duration.minutes(5), payload={},
-                           retry_max_attempts=2, retry_max_age=cdk.Duration.minutes(10))
-    scheduler.add_periodic("without", every=cdk.Duration.minutes(5), payload={})
+def test_a_periodic_timer_declared_in_the_stack_carries_its_retry_in_the_put_body(synthesized):
     bodies = {props["Properties"]["Id"]: json.loads(props["Properties"]["Definition"])
-              for props in Template.from_stack(stack).find_resources("Custom::DelayedSchedulerPeriodic").values()}
+              for props in resources_of_type(synthesized["Periodic"][2], "Custom::DelayedSchedulerPeriodic")}
     assert bodies["with-retry"]["retry"] == {"maxAttempts": 2, "maxAgeSeconds": 600}
     assert "retry" not in bodies["without"]
+
+
+@pytest.fixture(scope="module")
+def refusing() -> DelayedScheduler:
+    """The scheduler the refused periodic timers are given to (never synthesized): a refusal adds nothing
+    to it (checked each time)."""
+    return build()[1]
 
 
 @pytest.mark.parametrize(("props", "message"), [
@@ -82,7 +104,8 @@ def test_a_periodic_timer_declared_in_the_stack_carries_its_retry_in_the_put_bod
     ({"retry_max_age": cdk.Duration.seconds(30)}, r"^retry_max_age: must be between 60 seconds and 1 day"),
     ({"retry_max_age": 600}, r"^retry_max_age: must be a Duration"),
 ])
-def test_a_periodic_timers_bad_retry_is_refused_at_synth_naming_the_prop(props, message):
-    _, scheduler = build()
+def test_a_periodic_timers_bad_retry_is_refused_at_synth_naming_the_prop(refusing, props, message):
+    children = [child.node.id for child in refusing.node.children]
     with pytest.raises(ValueError, match=message):
-        scheduler.add_periodic("bad", every=cdk.Duration.minutes(5), payload={}, **props)
+        refusing.add_periodic("bad", every=cdk.Duration.minutes(5), payload={}, **props)
+    assert [child.node.id for child in refusing.node.children] == children
