@@ -13,9 +13,17 @@ from cdk_delayed_scheduler import DelayedScheduler, targets
 IMPORTED_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:billing"
 
 
+@pytest.fixture(scope="module")
+def app() -> cdk.App:
+    """One app for the module's stacks, never synthesized: a scheduler in a new app stages the functions'
+    asset again, one in a new stack of an app where it is staged costs a fraction of that."""
+    return cdk.App()
+
+
 @pytest.fixture()
-def stack():
-    return cdk.Stack(cdk.App(), "S")
+def stack(app) -> cdk.Stack:
+    """A stack of the test's own in the module's app."""
+    return cdk.Stack(app, f"S{len(app.node.children)}")
 
 
 def _imported(stack: cdk.Stack, id: str = "Imported") -> lambda_.IFunction:
