@@ -17,9 +17,17 @@ from construct_stacks import logical_id, policy, rendered_targets
 PARTNER_ARN = "arn:<AWS::Partition>:secretsmanager:eu-west-1:123456789012:secret:partner/hooks"
 
 
+@pytest.fixture(scope="module")
+def app() -> cdk.App:
+    """One app for the module's stacks, never synthesized: a scheduler in a new app stages the functions'
+    asset again, one in a new stack of an app where it is staged costs a fraction of that."""
+    return cdk.App()
+
+
 @pytest.fixture()
-def stack() -> cdk.Stack:
-    return cdk.Stack(cdk.App(), "S")
+def stack(app) -> cdk.Stack:
+    """A stack of the test's own in the module's app."""
+    return cdk.Stack(app, f"S{len(app.node.children)}")
 
 
 @pytest.fixture()
