@@ -25,6 +25,7 @@ that asks for the same name gets the same synthesized template:
 from __future__ import annotations
 
 import json
+import tempfile
 from typing import Any, Callable, Optional
 
 import aws_cdk as cdk
@@ -253,14 +254,18 @@ BUILDERS: dict[str, Callable[[cdk.App], Built]] = {
 
 
 class Stacks:
-    """The shared stacks by name, each built on first use (``stacks["defaults"]``)."""
+    """The shared stacks by name, each built on first use (``stacks["defaults"]``).
+
+    Each is built in an app of its own, and every app synthesizes into the same directory (the stacks'
+    names differ): the functions' asset is copied there once, not once per app."""
 
     def __init__(self) -> None:
         self._built: dict[str, Built] = {}
+        self._outdir = tempfile.mkdtemp(prefix="construct-stacks-")
 
     def __getitem__(self, name: str) -> Built:
         if name not in self._built:
-            self._built[name] = BUILDERS[name](cdk.App())
+            self._built[name] = BUILDERS[name](cdk.App(outdir=self._outdir))
         return self._built[name]
 
 
