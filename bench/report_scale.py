@@ -186,6 +186,21 @@ def section(d: dict | None) -> list[str]:
     for c in d.get("creates", []):
         out.append(f"| {fmt(c['rate'])} | {fmt(c['accepted_per_s'])} | {_throttles(c['throttles'])} | "
                    f"{fmt(c['api_peak_concurrency'])} | {fmt(c['ebs_accepted_per_s'])} |")
+    if d.get("provisioned"):
+        out += ["", "Provisioned tables: the create's record (one write unit, after the send) and the dispatcher's "
+                "FIRED write (one) share the table's write capacity, each tried as the runtime's SDK does (3 attempts); "
+                "a create refused after that answers 5xx and leaves its message a stray, whose conditional FIRED write "
+                "still costs a unit and delivers nothing; a FIRED write refused fails its delivery until the visibility "
+                "timeout. Every timer counts (no warm-up left out); lateness is over the timers delivered; no cost "
+                "(on-demand prices do not apply).", "",
+                "| table | timers created / refused (5xx) / delivered | last | lateness p50 / p99 / max, ms | early | "
+                "write throttles | capacity steps (minute: WCU) |", "|---|---|---|---|---|---|---|"]
+        for r in d["provisioned"]:
+            steps = ", ".join(f"{fmt(s['t_s'] / 60)}: {fmt(s['wcu'], 1)}" for s in r["capacity_steps"]) or "none (fixed)"
+            label = r["scenario"].split(" s, ", 1)[-1]
+            out.append(f"| {label} | {r['timers']:,} / {r['refused_creates']:,} / {r['delivered']:,} | "
+                       f"{fmt(r['last_delivery_s'], 1)} s | {_late(r)} | {r['early']} | "
+                       f"{_throttles(r['throttles'], r.get('failed_deliveries', 0))} | {steps} |")
     w = d.get("waiting")
     if w:
         out += ["", f"{w['scenario']}: nothing moves until the window reaches them (the sweeper queries only the window); "

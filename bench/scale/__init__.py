@@ -70,7 +70,8 @@ def calibration(data: dict) -> dict:
 
 
 def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: float, periodic_n: int,
-        periodic_s: float, create_rates: list[float], create_s: float, waiting_n: int) -> dict:
+        periodic_s: float, create_rates: list[float], create_s: float, waiting_n: int,
+        provisioned_rate: float = 10.0, provisioned_s: float = 600.0) -> dict:
     data = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
     aws, periodic = _profiles(data)
     started = time.monotonic()
@@ -117,6 +118,15 @@ def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: flo
                                              ebs_rate_per_s=ebs, warmup_s=5.0, name=(
             f"sustained creates at {rate:,.0f}/s: the {c['accepted_per_s']:,.0f}/s accepted, delivered "
             "(pollers at the maximum)")))
+    out["provisioned"] = []
+    for auto in (False, True):
+        how = ("`TableCapacity.autoscaled()` from 5 WCU (target tracking at 70 %)" if auto else
+               "`BillingMode.PROVISIONED`, no `provisioned_capacity` (5 WCU)")
+        log(f"scale: creates at {provisioned_rate:,.0f}/s on a provisioned table, {how}")
+        row = scenarios.provisioned(aws, provisioned_rate, provisioned_s, aws["ddb_provisioned_wcu"], auto, name=(
+            f"{provisioned_rate:,.0f} short creates/s (Poisson, 60 s timers) for {provisioned_s:.0f} s, {how}"))
+        out["rows"].append(row)
+        out["provisioned"].append(row)
     out["waiting"] = scenarios.waiting(aws, waiting_n)
     out["seconds"] = time.monotonic() - started
     return out

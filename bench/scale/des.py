@@ -61,6 +61,13 @@ class Bucket:
         return start
 
 
+    def set_rate(self, t: float, rate: float) -> None:
+        """From ``t`` on, ``rate`` tokens a second (and one second's worth stored at most, as the constructor's
+        default): what is owed at ``t`` is paid at the new rate."""
+        owed = max(0.0, self._tat - t) * self.rate
+        self.rate = self.burst = rate
+        self._tat = t + owed / rate
+
     def admit(self, t: float, n: float = 1.0) -> bool:
         """Grant ``n`` tokens at ``t`` if the bucket holds them; else refuse (counted), taking nothing."""
         if self.rate == float("inf"):

@@ -63,6 +63,19 @@ PARAMETERS: tuple[Param, ...] = (
           _DDB_ON_DEMAND),
     Param("ddb_partition_wru", 1_000, "WRU/s", "DynamoDB: one partition's write throughput (a timer shard is one partition key)",
           _DDB_ON_DEMAND),
+    Param("ddb_provisioned_wcu", 5, "WCU/s", "a provisioned table's write capacity without `provisioned_capacity` (the "
+          "construct's 5 units; a write of up to 1 KB is one unit; the table's burst capacity, up to 300 s of unused "
+          "units kept best effort, is not modelled)",
+          "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html"),
+    Param("ddb_autoscale_target", 0.7, "share", "`TableCapacity.autoscaled()`: the consumed share of the write capacity "
+          "that target tracking holds (the construct's default 70 %)",
+          "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/AutoScaling.html"),
+    Param("ddb_autoscale_minutes", 2, "minutes", "auto scaling raises the capacity after this many consecutive one-minute "
+          "data points of consumed capacity above the target; modelled: at each whole minute, the capacity is set at once "
+          "to the last minute's consumed units / the target (the alarm's delay and the UpdateTable's several minutes "
+          "left out, so the scaling shown is faster than AWS's); consumed never exceeds the capacity, so each step is at "
+          "most 1 / 0.7 of the last",
+          "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/metrics-dimensions.html"),
     Param("stream_shards_per_1000_wru", 1, "shards", "DynamoDB Streams: about one stream shard per table partition (1,000 WRU/s each)",
           "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html"),
     Param("stream_parallelization", 1, "batches/shard", "stream mapping's parallelization factor (default 1, at most 10)",

@@ -44,6 +44,9 @@ class Outcome:
     events: int = 0
     due_of: list[float] = field(default_factory=list)  # the due time of each delivery in ``lateness``
     started: list[float] = field(default_factory=list)  # the start of each invocation in ``batches``
+    refused: int = 0  # creates whose record write was throttled on every attempt (the client sees a 5xx)
+    stray: int = 0  # messages of refused creates: their conditional FIRED write costs a unit, delivers nothing
+    capacity: list[tuple[float, float]] = field(default_factory=list)  # (time, write units a second) of each scaling
 
     def since(self, t: float) -> Outcome:
         """The deliveries due from ``t`` on and the invocations started from ``t`` on (a warm-up left out);
@@ -62,11 +65,19 @@ class Delivery:
     """The delivery stage for ``due`` (seconds, sorted) and ``visible`` (when each message becomes visible)."""
 
     def __init__(self, profile: dict, due: list[float], visible: list[float], ddb_wru: float,
-                 start_pollers: float | None = None, scale_down: bool = False) -> None:
+                 start_pollers: float | None = None, scale_down: bool = False, creates: list[float] | None = None,
+                 autoscale: tuple[float, int] | None = None) -> None:
+        """``creates``: when each message's create writes its record (one write unit, the runtime's SDK retries)
+        against the same table, in the order of ``due``; a create refused leaves its message a stray. ``autoscale``:
+        (target share, minutes): target tracking on the table's write capacity (``_autoscale``)."""
         self.p = p = profile
         self.sim = Sim()
         order = sorted(range(len(due)), key=visible.__getitem__)
         self.due = [due[i] for i in order]
+        self.create_at = [creates[i] for i in order] if creates is not None else None
+        self.strays: set[int] = set()
+        self.autoscale = autoscale
+        self.above = 0  # consecutive whole minutes above the target
         self.visible = [visible[i] for i in order]
         self.next = 0  # index of the next message not yet visible-and-taken
         self.returned: deque[int] = deque()
@@ -234,7 +245,10 @@ class Delivery:
         ends with its last message (``run``: its end so far, the messages left, the failed ones)."""
         p = self.p
         t = self._write(self.sim.now)
-        if t is None:  # throttled on every attempt: the delivery fails, SQS hands the message out again later
+        if t is not None and i in self.strays:  # the record does not hold its token: the condition fails
+            self.out.stray += 1
+            run["end"] = max(run["end"], t + p["lat_ddb_write_s"])
+        elif t is None:  # throttled on every attempt: the delivery fails, SQS hands the message out again later
             run["failed"].append(i)
             run["end"] = max(run["end"], start + p["cpu_per_delivery_s"])
         else:
@@ -268,6 +282,28 @@ class Delivery:
             t += self.rng.random() * 2 ** attempt
         return None
 
+    def _create(self, i: int) -> None:
+        if self._write(self.sim.now) is None:
+            self.out.refused += 1
+            self.strays.add(i)
+
+    def _busy(self) -> bool:
+        return bool(self.next < len(self.due) or self.returned or self.in_use or self.pending or self.gathering)
+
+    def _autoscale(self) -> None:
+        """At each whole minute: the last minute's consumed write units over the capacity; after ``minutes``
+        consecutive minutes above the target, the capacity becomes the last minute's consumed / the target."""
+        target, minutes = self.autoscale
+        now = self.sim.now
+        consumed = sum(self.writes_in[s] for s in range(math.floor(now) - 60, math.floor(now))) / 60
+        self.above = self.above + 1 if consumed > target * self.table.rate else 0
+        if self.above >= minutes:
+            self.table.set_rate(now, consumed / target)
+            self.out.capacity.append((now, consumed / target))
+            self.above = 0
+        if self._busy():
+            self.sim.after(60.0, self._autoscale)
+
     def _return(self, failed: list[int]) -> None:
         self.pending -= len(failed)
         self.returned.extend(failed)
@@ -284,6 +320,13 @@ class Delivery:
         if not self.due:
             return self.out
         self.sim.after(1.0, self._tick)
+        if self.create_at is not None:
+            api_half = self.p["api_ms"] / 2000  # the record's PutItem, after the send
+            for i, c in enumerate(self.create_at):
+                self.sim.at(c + api_half, lambda i=i: self._create(i))
+        if self.autoscale is not None:
+            start = min(self.create_at) if self.create_at is not None else self.t0
+            self.sim.at(math.floor(start) + 60.0, self._autoscale)
         self.sim.run(until)
         self.out.events = self.sim.events
         self.out.peak_writes_per_s = max(self.writes_in.values(), default=0.0)

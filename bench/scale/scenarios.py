@@ -157,3 +157,27 @@ def ebs_rate(profile: dict, rate: float, n: int) -> dict:
     r = profile["ebs_invocations_per_s"]
     return {"keeps_up": rate <= r, "backlog_growth_per_s": max(0.0, rate - r),
             "usd": n * cost.PRICES["eventbridge_scheduler_per_million"] / 1e6}
+
+
+def provisioned(profile: dict, rate: float, seconds: float, wcu: float, autoscale: bool, delay_s: float = 60.0,
+                seed: int = 1, name: str | None = None) -> dict:
+    """Short timers created one a request at ``rate`` a second (Poisson) for ``seconds``, each due ``delay_s`` and a
+    random fraction of a second later, on a provisioned table of ``wcu`` write units a second: the create's record
+    and the dispatcher's FIRED write share it (two units a timer). With ``autoscale``, target tracking raises the
+    capacity (``Delivery._autoscale``). Every timer counts (no warm-up left out); pollers at the maximum."""
+    rng = random.Random(seed)
+    created, t = [], DUE0 - delay_s
+    while True:
+        t += rng.expovariate(rate)
+        if t >= DUE0 - delay_s + seconds:
+            break
+        created.append(t)
+    visible = [c + delay_s for c in created]  # the whole seconds' delay from the send
+    due = [v + rng.random() for v in visible]
+    scaling = (profile["ddb_autoscale_target"], int(profile["ddb_autoscale_minutes"])) if autoscale else None
+    out = Delivery(profile, due, visible, wcu, start_pollers=math.inf, creates=created, autoscale=scaling).run()
+    out.last_delivery_s = out.drain_s
+    return _row(name or f"{rate:,.0f} creates/s on {wcu:,.0f} WCU", len(created), out, {}, ebs_rate(profile, rate, len(created)),
+                offered_writes_per_s=2 * rate, table_wcu=wcu, refused_creates=out.refused, stray_messages=out.stray,
+                capacity_steps=[{"t_s": t - (DUE0 - delay_s), "wcu": w} for t, w in out.capacity],
+                seconds=seconds, delay_s=delay_s)
