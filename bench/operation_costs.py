@@ -34,7 +34,8 @@ from scheduler_runtime.core.window import STRAY_AFTER_MS  # noqa: E402
 GET, PUT, UPDATE, DELETE = "dynamodb.GetItem", "dynamodb.PutItem", "dynamodb.UpdateItem", "dynamodb.DeleteItem"
 SEND, RECEIVE = "sqs.SendMessage", "sqs.ReceiveMessage"
 SEND_BATCH, DELETE_BATCH = "sqs.SendMessageBatch", "sqs.DeleteMessageBatch"
-READS = (GET,)
+QUERY = "dynamodb.Query"
+READS = (GET, QUERY)
 
 AWS_CALL_MS = CALL_MS["sqs"]
 """Stated in-region time of one AWS request from the API function, in ms (not measured)."""
@@ -88,7 +89,7 @@ def _usage(calls: Counter[str], api_requests: int) -> dict:
     return usage
 
 
-def _priced(calls: Counter[str], api_requests: int) -> dict:
+def priced_calls(calls: Counter[str], api_requests: int) -> dict:
     """Per million: the AWS requests' share and the total, on demand and provisioned."""
     b = bill(_usage(calls, api_requests), door="http" if api_requests else "direct")
     aws = [r for r in b["rows"] if r["group"] in ("DynamoDB", "SQS")]
@@ -98,7 +99,7 @@ def _priced(calls: Counter[str], api_requests: int) -> dict:
 
 def _added(base: Counter[str], extra: Counter[str]) -> dict:
     """What ``extra`` adds to a reschedule making ``base``: its requests and the API function's time in them."""
-    with_extra, without = _priced(base + extra, 1), _priced(base, 1)
+    with_extra, without = priced_calls(base + extra, 1), priced_calls(base, 1)
     return {"calls": dict(extra), **{key: with_extra[key] - without[key]
                                      for key in ("calls_on_demand", "on_demand", "provisioned")}}
 
@@ -106,9 +107,9 @@ def _added(base: Counter[str], extra: Counter[str]) -> dict:
 def per_million() -> dict:
     """Per million of each case: a reschedule's (a PATCH each), what its extras add, a stray's drop, and a redrive's
     per parked delivery at full batches."""
-    reschedules = {case: _priced(Counter(calls), 1) for case, calls in RESCHEDULES.items()}
+    reschedules = {case: priced_calls(Counter(calls), 1) for case, calls in RESCHEDULES.items()}
     base = Counter(next(iter(RESCHEDULES.values())))  # linear in the requests: any case gives the same difference
     extras = {case: _added(base, Counter(calls)) for case, calls in RESCHEDULE_EXTRAS.items()}
     per_delivery = Counter({call: count / REDRIVE_BATCH for call, count in REDRIVE_TEN.items()})
-    return {"reschedules": reschedules, "extras": extras, "stray_drop": _priced(Counter(STRAY_DROP), 0),
-            "redrive": _priced(per_delivery, 0), "aws_call_ms": AWS_CALL_MS, "announced_within_s": ANNOUNCED_WITHIN_S}
+    return {"reschedules": reschedules, "extras": extras, "stray_drop": priced_calls(Counter(STRAY_DROP), 0),
+            "redrive": priced_calls(per_delivery, 0), "aws_call_ms": AWS_CALL_MS, "announced_within_s": ANNOUNCED_WITHIN_S}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import (report_cost, report_cost_levers, report_engine, report_groups, report_https, report_kit, report_load,
-               report_operation_costs, report_redrive, report_scale, report_targets)
+from . import (report_cost, report_cost_levers, report_cron_lever, report_engine, report_groups, report_https, report_kit,
+               report_load, report_operation_costs, report_redrive, report_scale, report_targets)
 from .plots import BURST_TARGET_S, plots
 from .common import ROOT
 from .report_engine import fmt as _f, mmm as _mmm, target as _target, verdict as _verdict
@@ -78,6 +78,7 @@ def write(data: dict, out: Path) -> None:
     sections = [report_engine.section(data.get("engine")), _precision(data.get("precision")), _burst(data.get("burst")),
                 _ingest(data.get("ingest")), report_cost.section(data.get("cost")),
                 report_cost_levers.section(data.get("cost"), data.get("precision")), report_operation_costs.section(),
+                report_cron_lever.section((data.get("cost") or {}).get("periodic_long")),
                 _coldstart(data.get("coldstart")),
                 _synth(data.get("synth")), _suite(data.get("suite")), report_load.section(data.get("load")),
                 report_kit.section(data.get("kit")), report_targets.section(data.get("targets")),
