@@ -118,19 +118,24 @@ def test_second_precision_still_waits_for_a_message_that_arrives_early(aws, monk
 
 def test_a_batch_of_many_messages_due_in_the_same_second_shares_one_invocation(lead):
     aws = lead
-    base_ms = (math.floor(time.time()) + 4) * 1000  # a whole second, far enough for 40 creates
-    ids = [f"same{i}" for i in range(40)]
-    for start in range(0, len(ids), 10):
-        status, answer = call_api("POST", "/schedule-batches", {"schedules": [
-            {"id": i, "dueAt": (base_ms + 20 * k) / 1000, "payload": {"k": k}}
-            for k, i in enumerate(ids) if start <= k < start + 10]})
-        assert status == 200 and {r["status"] for r in answer["results"]} == {201}
-    records: list = []
-    deadline = time.monotonic() + 8
-    while len(records) < len(ids) and time.monotonic() < deadline:
-        records += aws.receive(aws.delayer_url)
-        time.sleep(0.02)
-    assert len(records) == len(ids) and time.time() * 1000 < base_ms  # all surfaced before the first was due
+    for attempt in range(3):  # a loaded machine may eat the lead before all forty are read: new ids each try
+        base_ms = (math.floor(time.time()) + 4) * 1000  # a whole second, far enough for 40 creates
+        ids = [f"same{attempt}x{i}" for i in range(40)]
+        for start in range(0, len(ids), 10):
+            status, answer = call_api("POST", "/schedule-batches", {"schedules": [
+                {"id": i, "dueAt": (base_ms + 20 * k) / 1000, "payload": {"k": k}}
+                for k, i in enumerate(ids) if start <= k < start + 10]})
+            assert status == 200 and {r["status"] for r in answer["results"]} == {201}
+        records: list = []
+        deadline = time.monotonic() + 8
+        while len(records) < len(ids) and time.monotonic() < deadline:
+            records += aws.receive(aws.delayer_url)
+            time.sleep(0.02)
+        assert len(records) == len(ids)
+        if time.time() * 1000 < base_ms:  # all surfaced before the first was due: one batch can share the wait
+            break
+    else:
+        pytest.fail("three tries in a row read the forty messages only after the first was due")
     deliveries: list = []
     with faulty("sqs", send_message=_sends(deliveries)):
         assert dispatcher.handler({"Records": records}) == {"batchItemFailures": []}
