@@ -346,7 +346,27 @@ def _suite(s: dict | None) -> list[str]:
                 "slowest modules, by test time summed over setup, call and teardown (the early runs started at the "
                 "session's start, such as the chaos run, are not test time):", "", "| module | seconds |", "|---|---|"]
         out += [f"| `{module}` | {_f(seconds)} |" for module, seconds in last["slowest_modules"]]
-    return out + [""]
+    return out + _suite_cpu(last) + [""]
+
+
+def _suite_cpu(run: dict) -> list[str]:
+    """What the run's CPU says about its time: the floor on this machine's cores, and the early runs' share."""
+    cpu, cores = run.get("cpu_seconds"), run.get("cores")
+    if not cpu or not cores:
+        return []
+    out = ["", f"**CPU: {_f(cpu)} s** (user and system time of every process the run started and waited for: pytest's "
+           "workers, the moto servers, the CDK toolkit's node processes, the early runs). On this machine's "
+           f"{cores} cores no scheduling runs it in less than {_f(cpu / cores)} s; the 3-minute target needs the "
+           f"suite's CPU at or under {_f(180 * cores)} s. The run kept {cpu / cores / run['seconds']:.0%} of the cores "
+           "busy: the rest of its time went to waits (timers falling due, retries, periodic occurrences, a cron minute)."]
+    early = run.get("early_runs") or []
+    if early:
+        total = sum(e["cpu_seconds"] for e in early)
+        out += ["", f"The early runs, run again in the same clone all at once as the session starts them: "
+                f"{_f(total)} s of CPU together.", "", "| early run | CPU seconds | exit |", "|---|---|---|"]
+        out += [f"| {e['name']} | {_f(e['cpu_seconds'])} | {e['exit']} |"
+                for e in sorted(early, key=lambda e: -e["cpu_seconds"])]
+    return out
 
 
 def _ingest(g: dict | None) -> list[str]:

@@ -2,12 +2,20 @@
 
 The clone goes to a temporary directory; its set-up (the venv through uv, the pinned CDK CLI
 through npm) is part of the time, with the machine's package caches as CI finds them.
+
+Besides the time, the CPU the run used (user and system seconds of every process it started and waited
+for: pytest's workers, the moto servers, the CDK toolkit's node processes, the early runs): on this
+machine's cores it is the floor under the suite's time, whatever the scheduling. The early runs
+(tests/conftest.py's ``EARLY_RUNS``) are then run again in the same clone, all at once as the session
+starts them, each timed alone, to show their share of it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import resource
 import subprocess
 import tempfile
 import time
@@ -20,18 +28,47 @@ def run_once() -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
         clone = os.path.join(tmp, "clone")
         subprocess.run(["git", "clone", "--quiet", str(ROOT), clone], check=True)
-        start = time.monotonic()
+        start, cpu = time.monotonic(), _children_cpu()
         done = subprocess.run(["./dev", "test", "-q", "-p", "no:cacheprovider", "--durations=0", "--durations-min=0.05"],
                               cwd=clone, capture_output=True, text=True, env={**os.environ, "CI": "true"},
                               stdin=subprocess.DEVNULL)
-        seconds = time.monotonic() - start
+        seconds, cpu_seconds = time.monotonic() - start, _children_cpu() - cpu
         lines = done.stdout.strip().splitlines()
         failures = [line[:300] for line in lines if line.startswith(("FAILED ", "ERROR "))]
         summary = (lines[-1:] or [""])[0]
         pytest_seconds = re.search(r" in ([0-9.]+)s", summary)
         return {"seconds": seconds, "passed": done.returncode == 0, "summary": summary[-200:], "failures": failures,
                 "pytest_seconds": float(pytest_seconds[1]) if pytest_seconds else None,
-                "slowest_modules": slowest_modules(lines)}
+                "slowest_modules": slowest_modules(lines), "cpu_seconds": cpu_seconds, "cores": os.cpu_count(),
+                "early_runs": early_runs_cpu(clone)}
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of this process's children that have ended (and theirs, waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def early_runs_cpu(clone: str) -> list[dict]:
+    """Each of the clone's early runs, started together as the test session starts them: its CPU seconds (its
+    processes' user and system time) and its exit code."""
+    script = ("import json, os, subprocess, sys\n"
+              "sys.path.insert(0, 'tests')\n"
+              "from conftest import EARLY_RUNS\n"
+              "procs = [(run.name, subprocess.Popen(run.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))"
+              " for run in EARLY_RUNS]\n"
+              "out = []\n"
+              "for name, proc in procs:\n"
+              "    _, status, usage = os.wait4(proc.pid, 0)\n"
+              "    out.append({'name': name, 'cpu_seconds': usage.ru_utime + usage.ru_stime, 'exit': status >> 8})\n"
+              "print(json.dumps(out))\n")
+    done = subprocess.run([os.path.join(clone, ".venv", "bin", "python"), "-c", script], cwd=clone, capture_output=True,
+                          text=True, env={**os.environ, "CI": "true", "PYTHONPATH": os.pathsep.join(
+                              [os.path.join(clone, "src"), os.path.join(clone, "lambda")])}, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        log(f"  early runs could not be timed: {done.stderr.strip()[-300:]}")
+        return []
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 DURATION = re.compile(r"^([0-9.]+)s (setup|call|teardown) +([^:\s]+)::")
