@@ -336,6 +336,40 @@ def main(patched: bool) -> dict:
         return None if page["Count"] == 3 else f"counted {page['Count']}"
 
     check(results, "index_query_is_not_torn_by_a_write", index_query_is_not_torn_by_a_write)
+
+    def a_read_never_sees_half_a_write() -> Any:
+        from moto.dynamodb.parsing.executors import SetExecutor
+
+        key = {"pk": {"S": "P#"}, "sk": {"S": "resumed"}}
+        ddb.put_item(TableName="t", Item={**key, "status": {"S": "PAUSED"}, "token": {"S": "old"}})
+        original = SetExecutor.execute
+        reads: list = []
+
+        def read_meanwhile(self: Any, item: Any) -> None:
+            original(self, item)
+            if not reads and item.attrs["token"].value == "new":  # set; the status comes next
+                # another request's thread reads the item between the two actions of one UpdateItem
+                reader = threading.Thread(target=lambda: reads.append(
+                    ddb.get_item(TableName="t", Key=key, ConsistentRead=True)["Item"]))
+                reads.append(reader)
+                reader.start()
+                reader.join(0.5)  # answered at once without the lock; held back until this write ends with it
+
+        SetExecutor.execute = read_meanwhile  # type: ignore[method-assign]
+        try:
+            # as a resume writes: its occurrence's token first, then ACTIVE
+            ddb.update_item(TableName="t", Key=key, UpdateExpression="SET #tok = :tok, #st = :active",
+                            ExpressionAttributeNames={"#tok": "token", "#st": "status"},
+                            ExpressionAttributeValues={":tok": {"S": "new"}, ":active": {"S": "ACTIVE"}})
+        finally:
+            SetExecutor.execute = original  # type: ignore[method-assign]
+        if not reads:
+            return "the update never set the token"
+        reads[0].join(10)
+        seen = [(item["status"]["S"], item["token"]["S"]) for item in reads[1:]]
+        return None if seen in ([("PAUSED", "old")], [("ACTIVE", "new")]) else f"read {seen}"
+
+    check(results, "a_read_never_sees_half_a_write", a_read_never_sees_half_a_write)
     stop()
     return results
 

@@ -42,6 +42,7 @@ def runs() -> dict:
     "connections_are_kept_alive",
     "fifo_receive_reads_busy_groups_from_a_snapshot",
     "index_query_is_not_torn_by_a_write",
+    "a_read_never_sees_half_a_write",
 ])
 def test_each_correction_holds_and_fails_without_it(name, runs):
     assert runs["corrected"][name] == "ok"

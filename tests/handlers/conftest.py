@@ -80,22 +80,27 @@ class Aws:
         return sum(1 for i in self.ddb.scan(TableName=self.table)["Items"] if i["pk"]["S"].startswith(prefix))
 
 
-def _serialize_dynamodb_writes(monkeypatch) -> None:
-    """One lock around moto's item writes, as DynamoDB serializes the writes of one item: the dispatcher
-    runs a batch's messages in threads, and moto, unlocked, can fail a conditional update of an item that
-    another thread is writing (``dictionary changed size during iteration``). The local engine's moto has
-    the same lock (``local/moto_patches.py``)."""
+def _serialize_dynamodb_requests(monkeypatch) -> None:
+    """One lock around moto's item writes and around each DynamoDB request, as DynamoDB serializes the
+    writes of one item and applies each whole: the dispatcher runs a batch's messages in threads, and moto,
+    unlocked, can fail a conditional update of an item that another thread is writing (``dictionary changed
+    size during iteration``), and answers a read from an item that an ``UpdateItem`` has applied only some
+    actions to (a resume's new token with its status still PAUSED). The local engine's moto has the same
+    lock (``local/moto_patches.py``)."""
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
 
     lock = threading.RLock()
-    for name in ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items"):
-        operation = getattr(DynamoDBBackend, name)
+    operations = [(DynamoDBBackend, name)
+                  for name in ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items")]
+    for owner, name in [*operations, (DynamoHandler, "call_action")]:
+        operation = getattr(owner, name)
 
         def locked(*args, _operation=operation, **kwargs):
             with lock:
                 return _operation(*args, **kwargs)
 
-        monkeypatch.setattr(DynamoDBBackend, name, functools.wraps(operation)(locked))
+        monkeypatch.setattr(owner, name, functools.wraps(operation)(locked))
 
 
 _MODELS = botocore.session.get_session()
@@ -111,7 +116,7 @@ def aws_client(service: str) -> Any:
 @pytest.fixture
 def aws(monkeypatch) -> Aws:
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    _serialize_dynamodb_writes(monkeypatch)
+    _serialize_dynamodb_requests(monkeypatch)
     monkeypatch.delenv("AWS_ENDPOINT_URL_LAMBDA", raising=False)
     with mock_aws():
         ddb, sqs, streams = aws_client("dynamodb"), aws_client("sqs"), aws_client("dynamodbstreams")

@@ -73,7 +73,19 @@ does. Each has a test in ``tests/e2e/test_moto_patches.py``.
     write in between (another request's thread) that removes that attribute
     from an item (a sparse index's member leaving it) makes the sort fail with
     a ``KeyError`` (a 500). DynamoDB answers an index Query from a consistent
-    view of the index. Here an index Query holds the write lock of 3."""
+    view of the index. Here an index Query holds the write lock of 3.
+13. **A read never sees half a write.** moto applies an ``UpdateItem`` to the
+    stored item in place, one action of its expression after the other, and
+    answers a ``GetItem`` or a Query from that same item without the lock of
+    3: a read between two actions saw an item no write ever made, such as a
+    resumed periodic timer's new token with its status still PAUSED, which
+    refused the occurrence the resume had just armed and so ended the timer.
+    DynamoDB applies each item write whole. And an ``UpdateItem`` copies the
+    item for its ``ALL_OLD`` answer before it takes the lock, so that answer
+    could be of an older write than the one replaced, or the copy failed
+    (``dictionary changed size during iteration``, a 500) while another
+    thread wrote the item. Here every DynamoDB request, from its parse to
+    its serialized answer, holds the lock of 3."""
 
 from __future__ import annotations
 
@@ -108,10 +120,11 @@ def apply() -> None:
     _applied = True
 
 
-# --- DynamoDB: 2, 3, 6 ---------------------------------------------------------------
+# --- DynamoDB: 2, 3, 6, 12, 13 -----------------------------------------------------------
 def _patch_dynamodb() -> None:
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.table import Table
+    from moto.dynamodb.responses import DynamoHandler
 
     write_lock = threading.RLock()
 
@@ -153,6 +166,7 @@ def _patch_dynamodb() -> None:
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     for name in ("put_item", "update_item", "delete_item", "batch_write_item"):
         setattr(DynamoDBBackend, name, serialized(getattr(DynamoDBBackend, name)))
+    DynamoHandler.call_action = serialized(DynamoHandler.call_action)  # type: ignore[method-assign]  # 13
 
 
 class _Partition:
