@@ -191,7 +191,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         first_due = {p.periodic_id: _put_periodic(api, p) for p in periodic}
         answered = functools.partial(_answered, api)
         ops = Operations()
-        operator = start_operations(ops, answered, engine, target, count, WINDOW_SECONDS, seed)
+        operator = start_operations(ops, answered, engine, target, recorder, count, WINDOW_SECONDS, seed)
         to_cancel = [t for t in timers if t.kind == "cancel"]
         _create_all(api, to_cancel, calls)  # first, then cancelled while the others are created
         canceller = threading.Thread(target=_cancel_all, args=(api, to_cancel, calls, rng), daemon=True)

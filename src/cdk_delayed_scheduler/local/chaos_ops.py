@@ -6,8 +6,8 @@ resumes, and a redrive, run beside the rest of the workload under the same fault
   old due time (so a few are answered 409: delivery started). The last answer and when it came are kept.
 - Pauses: periodic timers (every second) paused by ``PATCH /periodic/{id}``, half of them resumed two
   seconds later; when the pause answered and when the resume was sent are kept; each is deleted last (a
-  resumed one a visibility timeout and 3 s after its resume, so that a fault on its first occurrence has
-  passed).
+  resumed one once an occurrence after its resume has arrived, or when every receive its first occurrence's
+  message has left could have come and gone: a fault on that occurrence holds the chain back).
 - A redrive: timers (``retry.maxAttempts`` 1) that the target refuses until it is mended, parked in
   the dead-letter queue, then redriven with :meth:`Engine.redrive` once it is.
 - Group cancels: groups of short and long timers and a periodic timer (every second), cancelled by
@@ -69,16 +69,17 @@ class Operations:
     """Operations that kept failing (each a violation)."""
 
 
-def start_operations(ops: Operations, answered: Answered, engine: Engine, target: MendableTarget, count: int,
-                     window_seconds: float, seed: int) -> threading.Thread:
+def start_operations(ops: Operations, answered: Answered, engine: Engine, target: MendableTarget, recorder: Recorder,
+                     count: int, window_seconds: float, seed: int) -> threading.Thread:
     """The operations for a run of ``count`` timers, recorded into ``ops``, in a thread started: it ends
-    once each has been done (their deliveries: :func:`wait_for_deliveries`)."""
-    thread = _worker(ops, _run, ops, answered, engine, target, count, window_seconds, seed)
+    once each has been done (their deliveries: :func:`wait_for_deliveries`). ``recorder`` holds what the
+    target received."""
+    thread = _worker(ops, _run, ops, answered, engine, target, recorder, count, window_seconds, seed)
     thread.start()
     return thread
 
 
-def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTarget, count: int,
+def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTarget, recorder: Recorder, count: int,
          window_seconds: float, seed: int) -> None:
     rng = random.Random(seed + 1)
     ops.redriven = Redriven([f"chaos-mend-{n}" for n in range(max(3, count // 200))])
@@ -87,8 +88,8 @@ def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTa
             "id": schedule_id, "delaySeconds": rng.uniform(0.2, 1), "payload": {"kind": "mend", "id": schedule_id},
             "retry": {"maxAttempts": 1}}))
     workers = [_worker(ops, _reschedule, answered, ops, rng, n, window_seconds) for n in range(max(6, count // 50))]
-    workers += [_worker(ops, _pause, answered, ops, n, engine.options.visibility_timeout)
-                for n in range(max(2, count // 500))]
+    horizon = engine.options.visibility_timeout * engine.options.max_receive_count + 3
+    workers += [_worker(ops, _pause, answered, ops, recorder, n, horizon) for n in range(max(2, count // 500))]
     workers += [_worker(ops, _cancel_group, answered, ops, rng, n, window_seconds)
                 for n in range(max(2, count // 250))]
     for worker in workers:
@@ -141,10 +142,11 @@ def _reschedule(answered: Answered, ops: Operations, rng: random.Random, n: int,
     ops.moved.append(Moved(schedule_id, old_due_ms, new_due_ms, status, _now_ms()))
 
 
-def _pause(answered: Answered, ops: Operations, n: int, visibility_timeout: float) -> None:
+def _pause(answered: Answered, ops: Operations, recorder: Recorder, n: int, horizon: float) -> None:
     """PUT a timer every second, pause it after 2 s, resume it (if ``n`` is even) after 2 s more, and delete it
-    5 s after that; a resumed one a visibility timeout and 3 s after its resume: a fault that stops its first
-    occurrence's dispatcher (a throttle, a crash) holds the chain back until SQS hands that message out again."""
+    5 s after that; a resumed one no sooner, and not before an occurrence after its resume has arrived, for up to
+    ``horizon`` seconds: a fault that stops its first occurrence's dispatcher (a throttle, a crash) holds the
+    chain back until SQS hands that message out again, a visibility timeout later each time."""
     periodic_id = f"chaos-pause-{n}"
     path = f"/periodic/{periodic_id}"
     _must("PUT", path, answered("PUT", path, {"every": 1, "payload": {"periodic": periodic_id}}))
@@ -156,7 +158,11 @@ def _pause(answered: Answered, ops: Operations, n: int, visibility_timeout: floa
     if n % 2 == 0:
         resumed_ms = _now_ms()
         _must("PATCH", path, answered("PATCH", path, {"state": "ACTIVE"}))
-    time.sleep(visibility_timeout + 3 if resumed_ms is not None else 5)
+    time.sleep(5)
+    deadline = time.monotonic() + horizon - 5
+    while (resumed_ms is not None and time.monotonic() < deadline
+           and not any(d.received_ms > resumed_ms for d in recorder.by_id().get(periodic_id, []))):
+        time.sleep(0.5)
     _must("DELETE", path, answered("DELETE", path))
     ops.paused.append(Paused(periodic_id, paused_ms, resumed_ms, _now_ms()))
 
