@@ -171,6 +171,25 @@ def test_a_long_reschedule_whose_record_update_fails_leaves_the_old_timer_and_no
     assert patch("c3", {"delaySeconds": 7200})[0] == 200  # the client's retry
 
 
+def test_a_long_reschedule_whose_record_update_answer_is_lost_keeps_its_new_timer(aws):
+    """The record's update lands but its answer is lost, so the SDK sends it again and the retry fails its
+    condition (the record holds the new token already): the update is the reschedule's own, and the new
+    timer stays for the sweeper. Taken for a lost race, its timer was removed and the schedule never came due."""
+    create("lost", 3600)
+
+    def applied_then_answer_lost(real, **kwargs):
+        if "rescheduleHash" in kwargs["UpdateExpression"]:
+            real.update_item(**kwargs)  # applied; its answer is lost, so the SDK sends it again:
+        return real.update_item(**kwargs)
+
+    with faulty("dynamodb", update_item=applied_then_answer_lost):
+        status, answer = patch("lost", {"delaySeconds": 7200})
+    assert status == 200 and answer["status"] == "SCHEDULED", answer
+    [timer] = [i for i in aws.ddb.scan(TableName=aws.table)["Items"] if i["pk"]["S"].startswith("TIMER#")]
+    assert timer["token"]["S"] == token_of(aws, "lost") and "cancelled" not in timer  # live: the sweeper claims it
+    assert parse_instant(answer["dueAt"]) == int(timer["sk"]["S"].split("#")[0])
+
+
 def test_a_listed_schedule_is_listed_under_its_new_status_and_due_time(aws, monkeypatch):
     monkeypatch.setenv("LISTING", "true")
     create("ls1", 3600)

@@ -99,7 +99,8 @@ class RescheduleStore(ScheduleStore):
     def take(self, record: ScheduleRecord, request: RescheduleRequest, token: str, status: str,
              shard: int | None) -> ScheduleRecord | None:
         """The record's new due time, token, status and shard (and payload), if it is still waiting with the
-        token read. The record as it is now, or None when the condition failed."""
+        token read. The record as it is now, or None when the condition failed (unless on this very update, sent
+        again after its answer was lost: a new ``token`` is the record's already)."""
         values: dict[str, Any] = {":due": request.due_ms, ":new": token, ":status": status,
                                   ":hash": request.request_hash, **_condition_values(record)}
         sets = ["dueMs = :due", "#tok = :new", "#st = :status", f"{RESCHEDULE_HASH} = :hash"]
@@ -119,9 +120,15 @@ class RescheduleStore(ScheduleStore):
             index = keys.index_keys(status, record.schedule_id, request.due_ms, self._listing_shards)
             sets += [f"{LISTING['partitionKey']} = :lpk", f"{LISTING['sortKey']} = :lsk"]
             values.update({":lpk": index[LISTING["partitionKey"]]["S"], ":lsk": index[LISTING["sortKey"]]["S"]})
-        new, _ = self._update_record(record.schedule_id, f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
-                                     _CONDITION, values, {"#shard": "shard"})
-        return ScheduleRecord.from_item(new) if new is not None else None
+        new, current = self._update_record(record.schedule_id, f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+                                           _CONDITION, values, {"#shard": "shard"})
+        if new is not None:
+            return ScheduleRecord.from_item(new)
+        if token != record.token and current and current.get("token", {}).get("S") == token:
+            # This update landed and only its answer was lost: the SDK's retry of it failed its condition on it.
+            # Taken for a lost race, the new timer would be removed under a record that names it.
+            return ScheduleRecord.from_item(current)
+        return None
 
 
 _CONDITION = "#tok = :old AND #st IN (:scheduled, :queued)"
