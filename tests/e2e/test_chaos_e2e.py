@@ -91,7 +91,11 @@ def test_reschedules_pauses_resumes_a_redrive_and_group_cancels_ran_through_the_
     # their checks (none at an old due time once a PATCH answered 200, none while paused, each redriven
     # timer once more or parked again, none of a group's members after its cancel answered) hold above;
     # here, each operation was done
-    assert report["rescheduled"] > 0 and report["paused"] > 0 and report["resumed"] > 0, report
-    assert report["delivered_after_resume"] > 0
-    assert report["redriven"] + report["redrive_parked_again"] > 0 and report["redrive_skipped"] == 0
-    assert report["group_cancels"] >= 2 and report["group_members_stopped"] > 0, report
+    done = {name: report[name] for name in ("rescheduled", "paused", "resumed", "delivered_after_resume",
+                                            "redriven", "redrive_parked_again", "redrive_skipped", "group_cancels",
+                                            "group_members_stopped", "group_members_read_cancelled")}
+    assert done["rescheduled"] > 0 and done["paused"] > 0 and done["resumed"] > 0, done
+    assert done["delivered_after_resume"] > 0, done
+    assert done["redriven"] + done["redrive_parked_again"] > 0 and done["redrive_skipped"] == 0, done
+    # what the cancels answered they stopped is 0 when each was answered by a retry (a 5xx or no answer first)
+    assert done["group_cancels"] >= 2 and done["group_members_read_cancelled"] > 0, done

@@ -77,8 +77,10 @@ class ChaosReport:
     redrive_skipped: int = 0
     group_cancels: int = 0
     group_members_stopped: int = 0
-    """What the groups' cancels answered they stopped (their ``stopped`` counts, summed)."""
-    """Requests the HTTPS target's receiver refused: a signature that did not verify (a violation too)."""
+    """What the groups' cancels answered they stopped (their ``stopped`` counts, summed). A cancel retried after a
+    5xx or no answer counts only what joined since the one that ran, so this can be 0 in a run with faults."""
+    group_members_read_cancelled: int = 0
+    """One-shot members created before their group's cancel that read ``CANCELLED`` afterwards."""
     lost: int = 0
     violations: list[str] = field(default_factory=list)
 
@@ -101,7 +103,8 @@ class ChaosReport:
             f"rescheduled {self.rescheduled} (409, delivery started: {self.reschedule_refused}); paused "
             f"{self.paused}, resumed {self.resumed} ({self.delivered_after_resume} delivered after); redriven "
             f"{self.redriven} (parked again {self.redrive_parked_again}, skipped {self.redrive_skipped}); groups "
-            f"cancelled {self.group_cancels} ({self.group_members_stopped} members stopped)",
+            f"cancelled {self.group_cancels} ({self.group_members_stopped} members stopped, "
+            f"{self.group_members_read_cancelled} read CANCELLED after)",
             "delivered by target: " + ", ".join(f"{name} {n}" for name, n in sorted(self.delivered_by_target.items())),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
@@ -334,6 +337,8 @@ class Grouped:
     cancelled_ms: int | None = None
     stopped: int = 0
     joined_after: str | None = None
+    read_cancelled: int = 0
+    """Its one-shot members that read ``CANCELLED`` once the cancel had answered."""
 
 
 def check_groups(report: ChaosReport, grouped: list[Grouped], recorder: Recorder) -> None:
@@ -345,6 +350,7 @@ def check_groups(report: ChaosReport, grouped: list[Grouped], recorder: Recorder
             continue  # reported as an operation that kept failing
         report.group_cancels += 1
         report.group_members_stopped += g.stopped
+        report.group_members_read_cancelled += g.read_cancelled
         for member in g.members:
             deliveries = by_id.get(member, [])
             _keys_and_early(report, member, deliveries)

@@ -193,6 +193,8 @@ def _cancel_group(answered: Answered, ops: Operations, rng: random.Random, n: in
     ops.grouped.append(grouped)
     time.sleep(3)
     answered("DELETE", periodic)  # stopped already (404 once the sweep deleted it): nothing to check
+    grouped.read_cancelled = sum(answered("GET", f"/schedules/{quote(schedule_id, safe='')}")[1].get("status")
+                                 == "CANCELLED" for schedule_id, _ in plan)
 
 
 def _must(method: str, path: str, answer: tuple[int | None, dict[str, Any]]) -> tuple[int | None, dict[str, Any]]:
