@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .operation_costs import DELETE, GET, PUT, QUERY, UPDATE, priced_calls
+from .pricing import PRICES
 
 from scheduler_runtime.core.contract import DEFAULT_DELAY_WINDOW_SECONDS  # noqa: E402
 
@@ -90,8 +91,6 @@ DESIGNS = (
 def break_even_period_s() -> float:
     """The period below which sweeping every definition costs less than a timer item: where its reads per occurrence
     cost what the timer item's extra write does (on demand; provisioned units keep the same 5:1 ratio)."""
-    from .pricing import PRICES  # noqa: PLC0415
-
     write, read = PRICES["ddb_od_per_million_wru"], PRICES["ddb_od_per_million_rru"]
     return (write / read) / sweep_reads(1)
 
