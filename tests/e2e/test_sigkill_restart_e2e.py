@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import heapq
+import http.client
 import json
 import random
 import re
@@ -112,8 +113,8 @@ class Client:
     def _call(self, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
         try:
             return self.engine.api().request(method, path, None if body is None else json.dumps(body).encode())
-        except (urllib.error.URLError, OSError, ValueError):  # killed mid-call: no answer
-            return None, {}
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException):  # killed mid-call: no answer
+            return None, {}  # (a kill mid-answer cuts its body short: IncompleteRead, an HTTPException)
 
     def _until_answered(self, call: Any) -> None:
         deadline = time.monotonic() + CALL_DEADLINE_S
