@@ -358,7 +358,8 @@ def _suite_cpu(run: dict) -> list[str]:
            "workers, the moto servers, the CDK toolkit's node processes, the early runs). On this machine's "
            f"{cores} cores no scheduling runs it in less than {_f(cpu / cores)} s; the 3-minute target needs the "
            f"suite's CPU at or under {_f(180 * cores)} s. The run kept {cpu / cores / run['seconds']:.0%} of the cores "
-           "busy: the rest of its time went to waits (timers falling due, retries, periodic occurrences, a cron minute)."]
+           "busy; the rest of the time they were idle, while tests waited (for timers falling due, retries, periodic "
+           "occurrences, a cron minute)."]
     early = run.get("early_runs") or []
     if early:
         total = sum(e["cpu_seconds"] for e in early)

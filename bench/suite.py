@@ -7,7 +7,7 @@ Besides the time, the CPU the run used (user and system seconds of every process
 for: pytest's workers, the moto servers, the CDK toolkit's node processes, the early runs): on this
 machine's cores it is the floor under the suite's time, whatever the scheduling. The early runs
 (tests/conftest.py's ``EARLY_RUNS``) are then run again in the same clone, all at once as the session
-starts them, each timed alone, to show their share of it.
+starts them, each one's CPU counted, to show their share of it.
 """
 
 from __future__ import annotations
