@@ -370,6 +370,41 @@ def main(patched: bool) -> dict:
         return None if seen in ([("PAUSED", "old")], [("ACTIVE", "new")]) else f"read {seen}"
 
     check(results, "a_read_never_sees_half_a_write", a_read_never_sees_half_a_write)
+
+    def an_api_invocations_write_after_its_timeout_is_not_applied() -> Any:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from botocore.exceptions import ClientError
+
+        from cdk_delayed_scheduler.local.deadlines import DeadlineLayer, within_timeout
+
+        def invocation(_event: Any, _context: Any) -> list[str]:
+            answers = []
+            for name, wait in (("in-time", 0.0), ("late", 0.3)):
+                time.sleep(wait)  # the time is up after 0.2 s, as Lambda would stop the function
+                with ThreadPoolExecutor(1) as pool:  # from a pool too, as the runtime writes a batch's records
+                    for writer in (lambda: ddb, lambda: pool.submit(lambda: ddb).result()):
+                        item = {"pk": {"S": "D#"}, "sk": {"S": f"{name}-{len(answers)}"}}
+                        try:
+                            writer().put_item(TableName="t", Item=item)
+                            answers.append(f"{name}: written")
+                        except ClientError as exc:
+                            answers.append(f"{name}: {exc.response['Error']['Code']}")
+            return answers
+
+        layer = DeadlineLayer()
+        layer.install()
+        try:
+            answers = within_timeout(invocation, 0.2)({}, None)
+        finally:
+            layer.uninstall()
+        stored = sorted(i["sk"]["S"] for i in ddb.query(
+            TableName="t", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "D#"}})["Items"])
+        expected = ["in-time: written"] * 2 + ["late: InternalServerError"] * 2
+        return None if (answers, stored) == (expected, ["in-time-0", "in-time-1"]) else f"{answers} {stored}"
+
+    check(results, "an_api_invocations_write_after_its_timeout_is_not_applied",
+          an_api_invocations_write_after_its_timeout_is_not_applied)
     stop()
     return results
 

@@ -43,6 +43,7 @@ def runs() -> dict:
     "fifo_receive_reads_busy_groups_from_a_snapshot",
     "index_query_is_not_torn_by_a_write",
     "a_read_never_sees_half_a_write",
+    "an_api_invocations_write_after_its_timeout_is_not_applied",
 ])
 def test_each_correction_holds_and_fails_without_it(name, runs):
     assert runs["corrected"][name] == "ok"

@@ -12,7 +12,8 @@ gives the record that token and due time in one conditional ``UpdateItem`` (stat
   create's record not written yet, instead of dropping it as a stray.
 - **Due later:** ``PutItem`` of a timer with the new token, then the update (``SCHEDULED``); the old
   timer, if the sweeper has not claimed it yet, is flagged and deleted after the update (as a cancel
-  removes its timer), else its message is a stray.
+  removes its timer), else its message is a stray. A timer already on the new key (another call of
+  the same due time, running or crashed) is adopted, as a create's replay adopts its timer.
 - **The same due time:** only the payload changes (one update; nothing is armed).
 
 A crash between the arming and the update leaves the schedule as it was (the new message or timer is a
@@ -93,8 +94,19 @@ class RescheduleStore(ScheduleStore):
         return new is not None
 
     def put_timer_over(self, timer: TimerItem) -> None:
-        """Write the new timer over anything with its key: a stray left there by a replay or a crash."""
+        """Write ``timer`` over anything with its key (a flagged copy of it, or none)."""
         self._ddb.put_item(TableName=self._table, Item=timer.to_item())
+
+    def remove_unless_taken(self, timer: TimerItem) -> None:
+        """Flag, then delete, the timer this attempt wrote, unless the record has taken its token meanwhile: another
+        call of the same due time may have adopted it (:meth:`Rescheduler._attempt`), and then it is the live one."""
+        if not self.flag_own_timer(timer):
+            return
+        found = self.read(timer.schedule_id)
+        if found is not None and found[0].token == timer.token:
+            self.put_timer_over(timer)  # unflagged again: the record names it
+            return
+        self.delete_cancelled_timer(timer.key)
 
     def take(self, record: ScheduleRecord, request: RescheduleRequest, token: str, status: str,
              shard: int | None) -> ScheduleRecord | None:
@@ -190,10 +202,18 @@ class Rescheduler:
             return store.take(record, request, ref.token, states.QUEUED, None)
         shard = keys.shard_for(record.schedule_id, self._config.shard_count)
         timer = TimerItem(shard, due_ms, record.schedule_id, keys.new_token(), now_ms)
-        store.put_timer_over(timer)
-        new = store.take(record, request, timer.token, states.SCHEDULED, shard)
+        # The key is the id and the due time: another call of this body (a client's retry while the first still
+        # runs) or a crashed one wrote there. Its timer is adopted, never replaced: replaced, then removed as this
+        # attempt's own once its update lost to that call's, the record would name a timer that is gone.
+        live = store.put_timer(timer)
+        armed = timer if live is None else live
+        new = store.take(record, request, armed.token, states.SCHEDULED, shard)
         if new is None:
-            store.delete_own_timer(timer)
+            if live is None:
+                store.remove_unless_taken(timer)
+            return None
+        if live is not None:
+            store.put_timer_over(live)  # its writer may be removing it (flagged): the record names it now
         return new
 
     def _remove_old_timer(self, old: ScheduleRecord, new: ScheduleRecord) -> None:

@@ -125,6 +125,12 @@ class ScheduleStore:
         due time (a year out: about 35,000 round trips) before it meets the token and drops it.
         Two writes, on the rare path of a 409 or a replay with another ``dueAt``.
         """
+        if self.flag_own_timer(timer):
+            self.delete_cancelled_timer(timer.key)
+
+    def flag_own_timer(self, timer: TimerItem) -> bool:
+        """Flag ``timer`` as a cancel's (its REMOVE then enqueues nothing), if it is still there with its token;
+        whether it was."""
         try:
             self._ddb.update_item(
                 TableName=self._table,
@@ -136,9 +142,9 @@ class ScheduleStore:
             )
         except ClientError as exc:
             if is_condition_failure(exc):
-                return  # gone, or another attempt's
+                return False  # gone, or another attempt's
             raise
-        self.delete_cancelled_timer(timer.key)
+        return True
 
     def _put_if_absent(self, item: dict[str, Any]) -> dict[str, Any] | None:
         """Put ``item`` if its key is free; the existing item when it is not."""

@@ -16,6 +16,7 @@ from .._contract import contract
 from .._runtime_asset import event_filters, runtime_asset_path
 from ..operator import RedriveReport, redrive
 from .checkpoints import CheckpointStore
+from .deadlines import DeadlineLayer, within_timeout
 from .deliveries import LocalTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
@@ -98,6 +99,7 @@ class Engine:
         self._api: ApiServer | None = None
         self._lambda: LambdaEndpoint | None = None
         self._stream: StreamPoller | None = None
+        self._deadlines = DeadlineLayer()
         self._stats_handler = _StatsHandler(self.stats)
         self._forward = _Forward(getattr(logging, self.options.log_level.upper()))
         self._saved_logger: tuple[int, bool] | None = None
@@ -161,8 +163,10 @@ class Engine:
         self.target_queue_urls, self.target_state_machine_arns = named.queue_urls, named.state_machine_arns
         self._set_function_environment(named.descriptions)
         handlers = self._load_handlers()
+        handlers["api"] = within_timeout(handlers["api"], contract.API_FUNCTION_TIMEOUT_SECONDS)
         if resources.table_created:
             self._mark_shards(session)
+        self._deadlines.install()  # after set-up, as the faults: the engine's own requests have no deadline
         if self.faults:  # after set-up: the engine's own provisioning is the AWS service itself
             self.faults.install()
             direct_api = self.faults.function("api", handlers["api"], throttle=False)
@@ -208,6 +212,7 @@ class Engine:
             self._moto.stop()
         if self.faults:
             self.faults.uninstall()
+        self._deadlines.uninstall()
         self._detach_runtime_logs()
         self._restore_env()
 

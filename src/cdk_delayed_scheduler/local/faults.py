@@ -23,7 +23,6 @@ import json
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -185,26 +184,22 @@ class FaultInjector:
         """Route every botocore request of this process through :meth:`_send`, until :meth:`uninstall`.
 
         The runtime's worker pools (a delivery per thread, parallel sends and writes) work for the
-        invocation that started them: a task submitted to a pool runs in a copy of the submitter's
-        context, so its requests count as that function's, as they would in its own Lambda process.
+        invocation that started them: the engine's :class:`~.deadlines.DeadlineLayer`, installed first, runs
+        a task submitted to a pool in a copy of the submitter's context, so its requests count as that
+        function's, as they would in its own Lambda process.
         """
         from botocore.endpoint import Endpoint  # noqa: PLC0415
 
-        send, submit = Endpoint._send, ThreadPoolExecutor.submit
+        send = Endpoint._send
         injector = self
 
         def _send(endpoint: Any, request: Any) -> Any:
             return injector._send(send, endpoint, request)
 
-        def _submit(pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-            return submit(pool, contextvars.copy_context().run, fn, *args, **kwargs)
-
         Endpoint._send = _send
-        ThreadPoolExecutor.submit = _submit  # type: ignore[assignment]
 
         def restore() -> None:
             Endpoint._send = send
-            ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
 
         self._restore = restore
 

@@ -85,7 +85,15 @@ does. Each has a test in ``tests/e2e/test_moto_patches.py``.
     could be of an older write than the one replaced, or the copy failed
     (``dictionary changed size during iteration``, a 500) while another
     thread wrote the item. Here every DynamoDB request, from its parse to
-    its serialized answer, holds the lock of 3."""
+    its serialized answer, holds the lock of 3.
+14. **An api invocation's writes stop at its timeout.** Lambda stops an
+    invocation at its timeout; the engine runs the api handler in a thread
+    that nothing stops, and a loaded machine can hold one of its writes back
+    longer than that. The runtime takes a message whose record is still
+    missing for a stray once the create that sent it can no longer write, so
+    a record written later names a message already dropped. Here a DynamoDB
+    request marked with its invocation's deadline (``deadlines``) is refused
+    when its turn under the lock of 3 comes after it."""
 
 from __future__ import annotations
 
@@ -166,7 +174,22 @@ def _patch_dynamodb() -> None:
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     for name in ("put_item", "update_item", "delete_item", "batch_write_item"):
         setattr(DynamoDBBackend, name, serialized(getattr(DynamoDBBackend, name)))
-    DynamoHandler.call_action = serialized(DynamoHandler.call_action)  # type: ignore[method-assign]  # 13
+    DynamoHandler.call_action = serialized(_within_deadline(DynamoHandler.call_action))  # type: ignore[method-assign]  # 13, 14
+
+
+def _within_deadline(call_action: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """14: a request of an api invocation whose time was up when its turn came is refused, not applied."""
+    from .deadlines import expired
+
+    @functools.wraps(call_action)
+    def call(self: Any) -> Any:
+        if expired(self.headers):
+            body = {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError",
+                    "message": "the api invocation that sent this request timed out before it was applied"}
+            return 500, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(body)
+        return call_action(self)
+
+    return call
 
 
 class _Partition:
