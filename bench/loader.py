@@ -40,18 +40,18 @@ def _requests(bodies: list[dict], now: int) -> list:
 def load_short(engine: Any, bodies: list[dict]) -> float:
     """Send each body's delayer message, then write its record; returns the seconds taken."""
     from scheduler_runtime.aws.items import ScheduleRecord
+    from scheduler_runtime.clock import PROCESS
     from scheduler_runtime.core import states
     from scheduler_runtime.core.envelope import TimerRef
-    from scheduler_runtime.core.timeparse import now_ms
     from scheduler_runtime.core.window import enqueue_delay_seconds
 
     ddb, sqs = _clients(engine)
-    now = now_ms()
+    now = PROCESS.now_ms()
     start = time.monotonic()
     made = _requests(bodies, now)
     refs = [TimerRef(req.schedule_id, req.due_ms, token, now) for req, token in made]
     for i in range(0, len(refs), 10):
-        sent = now_ms()
+        sent = PROCESS.now_ms()
         entries = [{"Id": str(k), "MessageBody": ref.to_message_body(),
                     "DelaySeconds": enqueue_delay_seconds(ref.due_ms, sent)} for k, ref in enumerate(refs[i : i + 10])]
         failed = sqs.send_message_batch(QueueUrl=engine.queue_url, Entries=entries).get("Failed")
@@ -66,11 +66,11 @@ def load_short(engine: Any, bodies: list[dict]) -> float:
 def load_long(engine: Any, bodies: list[dict], shard_count: int) -> float:
     """Write each body's timer item, then its record; returns the seconds taken."""
     from scheduler_runtime.aws.items import ScheduleRecord, TimerItem
+    from scheduler_runtime.clock import PROCESS
     from scheduler_runtime.core import keys, states
-    from scheduler_runtime.core.timeparse import now_ms
 
     ddb, _ = _clients(engine)
-    now = now_ms()
+    now = PROCESS.now_ms()
     start = time.monotonic()
     made = _requests(bodies, now)
     shards = [keys.shard_for(req.schedule_id, shard_count) for req, _ in made]

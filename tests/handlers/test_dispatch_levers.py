@@ -100,7 +100,7 @@ def test_second_precision_sends_for_the_seconds_left_rounded_up_and_delivers_on_
     waits: list = []
     real_wait = delivery_module.wait_until
     monkeypatch.setattr(delivery_module, "wait_until",
-                        lambda at: (waits.append(at - time.time() * 1000), real_wait(at))[-1])
+                        lambda clock, at: (waits.append(at - clock.now_ms()), real_wait(clock, at))[-1])
     deliveries: list = []
     with faulty("sqs", send_message=_sends(deliveries)):
         assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}

@@ -1,7 +1,11 @@
 """A group's cancel that dies after its write (the stop) and before its sweep started (the clean-up): the next
 cancel sweeps what the one that died should have swept, as well as what joined since."""
 
+from contextlib import contextmanager
+
 import pytest
+
+from scheduler_runtime import clock
 
 from .conftest import call_api, faulty, service_error, window
 from .grouping import cancel, create, prompt_sweep, sweep  # noqa: F401 - prompt_sweep is an autouse fixture
@@ -33,6 +37,29 @@ def _swept(aws, member_ids: list[str]) -> None:
     assert aws.count_items("TIMER#") == 0
 
 
+class _Behind:
+    """The real clock, ``ms`` behind: a host whose clock is late."""
+
+    def __init__(self, ms: int) -> None:
+        self.ms = ms
+
+    def now_ms(self) -> int:
+        return clock.REAL.now_ms() - self.ms
+
+    def sleep(self, seconds: float) -> None:
+        clock.REAL.sleep(seconds)
+
+
+@contextmanager
+def _clock_behind(ms: int):
+    """The runtime of this process on a clock ``ms`` behind the real one, for the block."""
+    clock.use(_Behind(ms))
+    try:
+        yield
+    finally:
+        clock.use(None)
+
+
 @pytest.mark.parametrize("where", sorted(DEATHS))
 def test_a_cancel_after_one_that_died_before_its_sweep_started_sweeps_the_members_it_stopped(aws, where):
     with window(1):
@@ -45,16 +72,15 @@ def test_a_cancel_after_one_that_died_before_its_sweep_started_sweeps_the_member
     _swept(aws, ["before-both", "between"])
 
 
-def test_a_cancel_stamped_before_one_that_died_sweeps_the_members_that_one_stopped(aws, monkeypatch):
+def test_a_cancel_stamped_before_one_that_died_sweeps_the_members_that_one_stopped(aws):
     """A retry from a host whose clock is behind: its stamp does not move the cancel, but its sweep still covers
     what the one that died stopped."""
-    from scheduler_runtime.handlers import _group_routes
-
     with window(1):
         create("stopped-early", 30)
     _cancel_that_dies("while sending the first sweep message")
-    clock = _group_routes.now_ms
-    monkeypatch.setattr(_group_routes, "now_ms", lambda: clock() - 10_000)
-    assert cancel()["stopped"] == {"schedules": 0, "periodic": 0}
+    stop = aws.item("GROUP#g1", "CANCEL")["cancelledBeforeMs"]
+    with _clock_behind(10_000):
+        assert cancel()["stopped"] == {"schedules": 0, "periodic": 0}
+    assert aws.item("GROUP#g1", "CANCEL")["cancelledBeforeMs"] == stop  # the retry's earlier stamp left it
     sweep(aws)
     _swept(aws, ["stopped-early"])

@@ -1,15 +1,27 @@
-"""The kit's clock is the kit's alone: a plain engine's moto serves no clock, and once a kit scheduler
-stops the runtime reads the real clock again, in every module."""
+"""The kit's clock is the kit's alone: a plain engine's moto serves no clock; while a kit scheduler runs, every
+handler reads the kit's clock (set with the runtime's one call, ``scheduler_runtime.clock.use``); once it stops,
+however its block ends, they read the real clock again."""
 
-import sys
+import time
 import urllib.error
 import urllib.request
+from datetime import timedelta
 
 import pytest
 
 from cdk_delayed_scheduler.local.moto_clock import CLOCK_PATH
 from cdk_delayed_scheduler.local.moto_process import MotoProcess
 from cdk_delayed_scheduler.testing import local_scheduler
+
+FIVE_HOURS_MS = 5 * 3600 * 1000
+
+
+def _real_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _ms(moment) -> int:
+    return round(moment.timestamp() * 1000)
 
 
 def test_a_plain_engines_moto_has_no_clock_to_move():
@@ -23,15 +35,22 @@ def test_a_plain_engines_moto_has_no_clock_to_move():
         moto.stop()
 
 
-def test_after_the_block_every_runtime_module_reads_the_real_clock():
-    with local_scheduler() as scheduler:
-        scheduler.advance(hours=5)
-    from scheduler_runtime.core import timeparse
+def test_while_the_kit_runs_the_handlers_read_its_clock_and_after_it_stopped_the_real_one():
+    from scheduler_runtime import clock
+    from scheduler_runtime.aws.context import current
 
-    holders = {name: module.now_ms for name, module in sys.modules.items()
-               if name.startswith("scheduler_runtime") and hasattr(module, "now_ms")}
-    holders.update({name: module.clock_ms for name, module in sys.modules.items()
-                    if name.startswith("scheduler_runtime") and hasattr(module, "clock_ms")})
-    assert len(holders) > 3
-    assert {name: held is timeparse.now_ms for name, held in holders.items()} == {name: True for name in holders}
-    assert timeparse.now_ms.__module__ == "scheduler_runtime.core.timeparse"
+    with pytest.raises(RuntimeError, match="the block ends"), local_scheduler() as scheduler:
+        real_before = _real_ms()
+        scheduler.advance(hours=5)
+        due = _ms(scheduler.client.schedule(timedelta(minutes=1), {}).due_at)  # the api handler adds it to its clock
+        kit_after = _ms(scheduler.now())
+        assert real_before + FIVE_HOURS_MS + 60_000 <= due <= kit_after + 60_000
+        assert clock.in_use() is not clock.REAL
+        handlers = current()  # the context every handler of this process is given
+        assert real_before + FIVE_HOURS_MS <= handlers.clock.now_ms() <= _ms(scheduler.now())
+        raise RuntimeError("the block ends with an error")
+    before = _real_ms()
+    read = (handlers.clock.now_ms(), clock.PROCESS.now_ms())
+    after = _real_ms()
+    assert all(before <= each <= after for each in read), (before, read, after)
+    assert clock.in_use() is clock.REAL

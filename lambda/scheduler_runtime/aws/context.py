@@ -1,4 +1,4 @@
-"""One set of AWS clients and config per process environment.
+"""One set of AWS clients and config per process environment, and the clock the handlers read.
 
 Lambda reuses a process across invocations, so clients are built once and
 cached (the Powertools pattern of module-level clients). The cache is keyed
@@ -7,6 +7,10 @@ same, unchanged handlers at another endpoint by changing the environment.
 
 Clients come from botocore directly: boto3 adds nothing the runtime uses,
 and importing it (with s3transfer) would add to every cold start.
+
+A context's ``clock`` is where everything a handler does reads the time and waits: the process's
+clock (:data:`~scheduler_runtime.clock.PROCESS`, real unless :func:`scheduler_runtime.clock.use`
+set another) unless the context was made with its own.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 import botocore.session
 from botocore.config import Config as BotoConfig
 
+from ..clock import PROCESS, Clock
 from .config import ENV_KEYS, Config
 
 _ENDPOINT_KEYS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA", "AWS_REGION", "AWS_DEFAULT_REGION")
@@ -49,6 +54,7 @@ fresh loader would read and parse each model from disk again: about 0.1 s a clie
 class Context:
     config: Config
     session: Any
+    clock: Clock = PROCESS
     _clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:

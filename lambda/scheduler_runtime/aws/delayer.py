@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
+from ..clock import PROCESS, Clock
 from ..core.envelope import TimerRef, sqs_safe_json, sqs_safe_text
 from ..core.groups import GroupSweep
 
@@ -20,10 +20,12 @@ Message = tuple[str, TimerRef, int]
 
 
 class DelayerQueue:
-    def __init__(self, sqs: Any, queue_url: str, dead_letter_queue_url: str = "") -> None:
+    def __init__(self, sqs: Any, queue_url: str, dead_letter_queue_url: str = "", clock: Clock = PROCESS) -> None:
         self._sqs = sqs
         self._url = queue_url
         self._dlq_url = dead_letter_queue_url
+        self._clock = clock
+        """Where a resend waits out its backoff."""
 
     def send(self, messages: Sequence[Message], attempts: int = 1, backoff_seconds: float = 0.05) -> set[str]:
         """Send messages in batches of ten, the batches in parallel; resend what fails, up to ``attempts`` in all.
@@ -37,7 +39,7 @@ class DelayerQueue:
         pending = list(messages)
         for attempt in range(attempts):
             if attempt:
-                time.sleep(backoff_seconds * 2 ** (attempt - 1))
+                self._clock.sleep(backoff_seconds * 2 ** (attempt - 1))
             chunks = [pending[start : start + SQS_BATCH_LIMIT] for start in range(0, len(pending), SQS_BATCH_LIMIT)]
             unsent = set().union(*_senders.map(self._send_batch, chunks)) if chunks else set()
             pending = [m for m in pending if m[0] in unsent]

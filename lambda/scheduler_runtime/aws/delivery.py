@@ -22,14 +22,13 @@ refusal (the rule is in :mod:`scheduler_runtime.handlers.dispatcher`'s docstring
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..clock import wait_until
 from ..core.envelope import TimerRef, build_envelope
 from ..core.retry import Limits, RetryPolicy, limits_of
 from ..core.states import Refusal
-from ..core.timeparse import now_ms
 from ..core.window import SLOW_WRITE_PAUSES, is_stray_age, record_expiry_seconds
 from ..observability import log_event
 from .config import Config
@@ -60,39 +59,42 @@ class Delivery:
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
         self._config = ctx.config
+        self._clock = ctx.clock
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
-        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url)
+        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url,
+                                   clock=ctx.clock)
 
     def dispatch(self, ref: TimerRef, receipt: Receipt) -> int | None:
         """Deliver one schedule. Returns its lateness in ms when delivered, else None. Raises to have
         SQS hand the message out again (a failed delivery with receives left)."""
-        timing = self._config.delay_rule.timing(ref.due_ms, now_ms())
+        clock = self._clock
+        timing = self._config.delay_rule.timing(ref.due_ms, clock.now_ms())
         if timing.put_back:
             self._queue.send_one(ref, timing.put_back_seconds)
             log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
             return self._dispatch_occurrence(ref, receipt)
-        wait_until(ref.due_ms)
+        wait_until(clock, ref.due_ms)
 
         config, store = self._config, self._store
         attempts_left = config.max_receive_count - receipt.receive_count
         note = _retry_note(receipt, config.max_receive_count)
-        fired = now_ms()
+        fired = clock.now_ms()
         start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id, note)
         for pause in SLOW_WRITE_PAUSES:
-            if start.refusal is not Refusal.MISSING or is_stray_age(ref.created_ms, now_ms()):
+            if start.refusal is not Refusal.MISSING or is_stray_age(ref.created_ms, clock.now_ms()):
                 break
-            time.sleep(pause)
-            fired = now_ms()
+            clock.sleep(pause)
+            fired = clock.now_ms()
             start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id,
                                          note)
         if start.record is None:
             self._not_delivered(ref, start.refusal)
             return None
         record = start.record
-        if record.group is not None and not groups_module.may_start(self._groups(), record.group, record.created_ms):
-            store.cancel_started(record, groups_module.stopped_reason(record.group), now_ms(),
+        if record.group is not None and not groups_module.may_start(self._groups(), record.group, record.created_ms, clock):
+            store.cancel_started(record, groups_module.stopped_reason(record.group), clock.now_ms(),
                                  config.history_retention_seconds, receipt.message_id)
             self._not_delivered(ref, Refusal.GROUP_CANCELLED)
             return None
@@ -101,7 +103,7 @@ class Delivery:
         limits = retry_limits(config, record.retry)
 
         def park(reason: str) -> None:
-            failed_at = now_ms()
+            failed_at = clock.now_ms()
             self._fail_then_park(envelope, reason, lambda: store.mark_failed(
                 record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id),
                 f"/schedules/{record.schedule_id}")
@@ -114,7 +116,7 @@ class Delivery:
             self._deliver(envelope)
         except DeliveryError as exc:
             limit = None if isinstance(exc, Undeliverable) else limits.park_reason(
-                receipt.receive_count, record.due_ms, now_ms() + config.visibility_timeout_seconds * 1000)
+                receipt.receive_count, record.due_ms, clock.now_ms() + config.visibility_timeout_seconds * 1000)
             if limit is None and not isinstance(exc, Undeliverable):
                 raise
             park(_exhausted(receipt.receive_count, exc, limit))
@@ -127,25 +129,26 @@ class Delivery:
         # parser and ``zoneinfo``), which keeps the dispatcher's cold start as it was.
         from . import periodic as periodic_module  # noqa: PLC0415
 
-        ctx = self._ctx
+        ctx, clock = self._ctx, self._clock
         periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name),
-                                            self._store, self._queue, ctx.config)
-        occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id, wait_until)
+                                            self._store, self._queue, ctx.config, clock)
+        occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id,
+                                    lambda instant_ms: wait_until(clock, instant_ms))
         definition = occurrence.definition
         if definition is None:
             if occurrence.refusal in (Refusal.PREDECESSOR_PENDING, Refusal.RECORD_NOT_WRITTEN_YET):
                 # Again later, each time about twice as late as before (at most a minute): a few sends in all;
                 # a definition write not landed yet: a second later (a stray's age ends it, as for a one-shot).
                 delay = (1 if occurrence.refusal is Refusal.RECORD_NOT_WRITTEN_YET
-                         else min(60, max(1, (now_ms() - ref.due_ms) // 1000)))
+                         else min(60, max(1, (clock.now_ms() - ref.due_ms) // 1000)))
                 self._queue.send_one(ref, delay)
                 log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=occurrence.refusal)
                 return None
             self._not_delivered(ref, occurrence.refusal)
             return None
         if (definition.group is not None and definition.group_stamp_ms is not None
-                and not groups_module.may_start(self._groups(), definition.group, definition.group_stamp_ms)):
-            periodic.stop_for_group(definition.periodic_id, groups_module.member_sort_key(definition), now_ms())
+                and not groups_module.may_start(self._groups(), definition.group, definition.group_stamp_ms, clock)):
+            periodic.stop_for_group(definition.periodic_id, groups_module.member_sort_key(definition), clock.now_ms())
             self._not_delivered(ref, Refusal.GROUP_CANCELLED)
             return None
         envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
@@ -157,7 +160,7 @@ class Delivery:
             spent = f"{limits.attempts_reached()}: attempt {occurrence.attempt - 1} ended without an answer"
             self._fail_then_park(envelope, spent, lambda: periodic.record_failure(definition, spent), route)
             return None
-        if now_ms() - occurrence.began_ms > periodic_module.START_DEADLINE_MS:
+        if clock.now_ms() - occurrence.began_ms > periodic_module.START_DEADLINE_MS:
             # A DELETE may be answered from began + SETTLE_MS on: too late to start safely; again at once.
             periodic.start_late(definition, occurrence.due_ms, occurrence.attempt)
             log_event("put_back", id=ref.schedule_id, delaySeconds=0, reason=Refusal.START_DEADLINE_PASSED)
@@ -215,7 +218,7 @@ class Delivery:
 
     def _not_delivered(self, ref: TimerRef, refusal: Refusal | None) -> None:
         """A refused start: wait longer for a record still being written, else drop the message."""
-        if refusal is Refusal.MISSING and not is_stray_age(ref.created_ms, now_ms()):
+        if refusal is Refusal.MISSING and not is_stray_age(ref.created_ms, self._clock.now_ms()):
             self._queue.send_one(ref, 1)
             log_event("put_back", id=ref.schedule_id, delaySeconds=1, reason=Refusal.RECORD_NOT_WRITTEN_YET)
             return None
@@ -236,15 +239,6 @@ def record_expiry(config: Config, now: int, attempts_left: int) -> int:
     """A one-shot record's TTL at delivery start or failure: past its message's last possible park
     (each attempt left comes a visibility timeout after the one before), plus the history retention."""
     return record_expiry_seconds(now, attempts_left, config.visibility_timeout_seconds, config.history_retention_seconds)
-
-
-def wait_until(instant_ms: int) -> None:
-    """Sleep until ``instant_ms`` (epoch ms) has passed on this clock: ``sleep()`` may wake a hair early."""
-    left_ms = instant_ms - now_ms()
-    if left_ms > 0:
-        time.sleep(left_ms / 1000)
-    while now_ms() < instant_ms:
-        time.sleep(0.001)
 
 
 def _retry_note(receipt: Receipt, max_receive_count: int) -> str | None:

@@ -21,9 +21,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..clock import Clock
 from ..core import groups, keys, states, window
 from ..core.groups import GroupSweep
-from ..core.timeparse import now_ms
 from ..observability import log_event
 from .context import Context
 from .delayer import DelayerQueue
@@ -87,10 +87,11 @@ class GroupStore:
             raise
         return old, True
 
-    def count(self, group: str, kind: str, after_ms: int, before_ms: int, deadline_ms: int) -> tuple[int, bool]:
+    def count(self, group: str, kind: str, after_ms: int, before_ms: int, deadline_ms: int,
+              clock: Clock) -> tuple[int, bool]:
         """The pending members of ``kind`` stamped in ``[after_ms, before_ms)`` (the index is eventually consistent:
         one created in the last moment may be missing), a page (1 MB of keys, some 10,000 members) at a time until
-        ``deadline_ms``; whether it counted them all."""
+        ``deadline_ms`` on ``clock``; whether it counted them all."""
         key_range = groups.stamp_range(kind, after_ms, before_ms)
         if key_range is None:
             return 0, True
@@ -103,7 +104,7 @@ class GroupStore:
             total += page.get("Count", 0)
             if "LastEvaluatedKey" not in page:
                 return total, True
-            if now_ms() >= deadline_ms:
+            if clock.now_ms() >= deadline_ms:
                 return total, False
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
@@ -144,15 +145,15 @@ class GroupStore:
                                               ":high": {"S": key_range[1]}}}
 
 
-def may_start(store: GroupStore, group: str, stamp_ms: int) -> bool:
+def may_start(store: GroupStore, group: str, stamp_ms: int, clock: Clock) -> bool:
     """Read ``group``'s cancel for a member stamped ``stamp_ms`` whose delivery is about to start: False when the
-    cancel stopped it; True when it did not, and the read began within ``START_DEADLINE_MS`` (the target must be
-    called at once). Raises :class:`GateTimedOut` when every read was slower than that."""
+    cancel stopped it; True when it did not, and the read began within ``START_DEADLINE_MS`` on ``clock`` (the
+    target must be called at once). Raises :class:`GateTimedOut` when every read was slower than that."""
     for _ in range(GATE_READS):
-        read_at = now_ms()
+        read_at = clock.now_ms()
         if groups.is_stopped(stamp_ms, store.cancelled_before(group)):
             return False
-        if now_ms() - read_at <= window.START_DEADLINE_MS:
+        if clock.now_ms() - read_at <= window.START_DEADLINE_MS:
             return True
     raise GateTimedOut(f"reading the cancel of group '{group}' took longer than {window.START_DEADLINE_MS} ms "
                        f"{GATE_READS} times")
@@ -168,9 +169,10 @@ class GroupSweeper:
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
+        self._clock = ctx.clock
         self._groups = GroupStore(ctx.dynamodb, ctx.config.table_name)
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
-        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url)
+        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock)
 
     def start(self, group: str, after_ms: int, before_ms: int) -> None:
         """Send the first sweep message of each kind, a few seconds out (the index has caught up with the last
@@ -186,13 +188,13 @@ class GroupSweeper:
         key_range = groups.stamp_range(sweep.kind, sweep.after_ms, sweep.before_ms, sweep.cursor)
         if key_range is None:
             return 0
-        began = now_ms()
+        began = self._clock.now_ms()
         # well inside the delayer queue's visibility timeout: SQS does not hand the message out again meanwhile
         budget_ms = min(SWEEP_BUDGET_MS, self._ctx.config.visibility_timeout_seconds * 1000 // 4)
         page, more = self._groups.members(sweep.group, key_range, groups.SWEEP_PAGE_SIZE)
         stop = self._stop_schedule if sweep.kind == groups.SCHEDULES else self._stop_periodic
         stopped = done = 0
-        while done < len(page) and (done == 0 or now_ms() - began < budget_ms):
+        while done < len(page) and (done == 0 or self._clock.now_ms() - began < budget_ms):
             stopped += sum(_stoppers.map(stop, page[done:done + STOP_CHUNK]))
             done = min(len(page), done + STOP_CHUNK)
         more = more or done < len(page)
@@ -209,7 +211,7 @@ class GroupSweeper:
     def _stop_schedule(self, entry: dict[str, Any]) -> bool:
         schedule_id = keys.schedule_id_of(entry["pk"]["S"])
         config = self._ctx.config
-        _, changed = self._store.cancel(schedule_id, now_ms(), config.history_retention_seconds)
+        _, changed = self._store.cancel(schedule_id, self._clock.now_ms(), config.history_retention_seconds)
         return changed
 
     def _stop_periodic(self, entry: dict[str, Any]) -> bool:
@@ -217,8 +219,8 @@ class GroupSweeper:
 
         ctx = self._ctx
         service = periodic.Periodic(periodic.DefinitionStore(ctx.dynamodb, ctx.config.table_name), self._store,
-                                    self._queue, ctx.config)
-        return service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], now_ms())
+                                    self._queue, ctx.config, self._clock)
+        return service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], self._clock.now_ms())
 
 
 def member_sort_key(definition: Any) -> str:

@@ -36,12 +36,12 @@ import re
 import socket
 import ssl
 import threading
-import time
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from botocore.exceptions import ClientError
 
+from ..clock import REAL
 from ..core.contract import WEBHOOK
 from ..core.signing import envelope_body, webhook_headers
 from .target_errors import DeliveryError, Undeliverable
@@ -68,11 +68,17 @@ _RESERVED = frozenset(name.lower() for name in (*WEBHOOK.own_headers(), "Content
 Connection = http.client.HTTPConnection
 
 
+def real_seconds() -> float:
+    """The real time in epoch seconds: what a receiver checks a signature against, and what a server's idle
+    connection and a secret's rotation age by. Not the runtime's clock, which the testing kit moves forward."""
+    return REAL.now_ms() / 1000
+
+
 class ConnectionPool:
     """Idle keep-alive connections by (scheme, host, port), shared by every thread of a sandbox."""
 
     def __init__(self, max_idle: int = MAX_IDLE_PER_HOST, max_idle_seconds: float = MAX_IDLE_SECONDS,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = real_seconds) -> None:
         self._idle: dict[tuple[str, str, int], list[tuple[Connection, float]]] = {}
         self._lock = threading.Lock()
         self.max_idle, self.max_idle_seconds, self.clock = max_idle, max_idle_seconds, clock
@@ -115,7 +121,7 @@ class SecretCache:
     threads of a batch that all need a secret not (or no longer) cached wait for one read of it."""
 
     def __init__(self, ttl_s: float = WEBHOOK.secret_cache_seconds,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = real_seconds) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
         self._reads: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -173,9 +179,9 @@ def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any])
     secret = SECRETS.get(ctx.client("secretsmanager"), str(target["secretArn"]))
     body = envelope_body(envelope)
     headers = _own_headers(target.get("headers") or {}, shown)
-    # Signed at the real time, not the runtime's now_ms: the testing kit moves that clock forward, and a
-    # receiver checks the timestamp against its own real clock.
-    headers.update(webhook_headers(envelope, body, secret, time.time(), WEBHOOK))
+    # Signed at the real time, not the runtime's clock (ctx.clock): the testing kit moves that clock forward, and
+    # a receiver checks the timestamp against its own real clock.
+    headers.update(webhook_headers(envelope, body, secret, real_seconds(), WEBHOOK))
     timeout = float(target["timeoutSeconds"])
     status = _post((scheme, host, port), path, body, headers, timeout, shown)
     if 200 <= status < 300:

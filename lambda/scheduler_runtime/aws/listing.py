@@ -9,10 +9,10 @@ again and an item that has just left the listed statuses is left out.
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..clock import Clock
 from ..core import keys, states
 from ..core.contract import LISTING
 from ..core.groups import is_stopped
@@ -28,7 +28,7 @@ _RECORD_FIELDS = "pk, sk, dueMs, #st, target, createdMs, attempts, firedMs, ende
 BATCH_GET_LIMIT = 100
 
 
-def list_page(ddb: Any, config: Config, query: ListQuery, now_ms: int) -> tuple[list[tuple[ScheduleRecord, str]], str | None]:
+def list_page(ddb: Any, config: Config, query: ListQuery, clock: Clock) -> tuple[list[tuple[ScheduleRecord, str]], str | None]:
     """``([(record, status shown), ...] in due order, nextToken or None)``."""
     key_range = query.key_range()
     if key_range is None:
@@ -48,8 +48,8 @@ def list_page(ddb: Any, config: Config, query: ListQuery, now_ms: int) -> tuple[
     candidates = sorted(key for found, _ in results for key in found)
     more = len(candidates) > query.limit or any(truncated for _, truncated in results)
     page_keys = candidates[: query.limit]
-    records = read_records(ddb, config.table_name, [keys.parse_timer_sort_key(k)[1] for k in page_keys])
-    statuses = shown_statuses(ddb, config, list(records.values()), now_ms)
+    records = read_records(ddb, config.table_name, [keys.parse_timer_sort_key(k)[1] for k in page_keys], clock)
+    statuses = shown_statuses(ddb, config, list(records.values()), clock)
     shown: list[tuple[ScheduleRecord, str]] = []
     for sort_key in page_keys:
         record = records.get(keys.parse_timer_sort_key(sort_key)[1])
@@ -62,13 +62,14 @@ def list_page(ddb: Any, config: Config, query: ListQuery, now_ms: int) -> tuple[
     return shown, token
 
 
-def shown_statuses(ddb: Any, config: Config, records: list[ScheduleRecord], now_ms: int) -> dict[str, str]:
+def shown_statuses(ddb: Any, config: Config, records: list[ScheduleRecord], clock: Clock) -> dict[str, str]:
     """Each record's status as GET shows it: a waiting timer due within the window whose timer the sweeper
     claimed is QUEUED (one ``BatchGetItem`` of their timer keys; one due beyond the window cannot have been
     claimed yet), and a waiting member of a cancelled group CANCELLED (one read per group on the page)."""
+    now_ms = clock.now_ms()
     waiting = [r for r in records if r.status == states.SCHEDULED
                and is_within_window(r.due_ms, now_ms, config.delay_window_seconds)]
-    claimed = {r.schedule_id for r in waiting} - _pending_timers(ddb, config.table_name, waiting)
+    claimed = {r.schedule_id for r in waiting} - _pending_timers(ddb, config.table_name, waiting, clock)
     statuses = {r.schedule_id: states.QUEUED if r.schedule_id in claimed else r.status for r in records}
     grouped = {r.group for r in records if r.group is not None and r.status in states.CANCELLABLE_STORED}
     if grouped:
@@ -79,27 +80,28 @@ def shown_statuses(ddb: Any, config: Config, records: list[ScheduleRecord], now_
     return statuses
 
 
-def read_records(ddb: Any, table: str, ids: list[str]) -> dict[str, ScheduleRecord]:
+def read_records(ddb: Any, table: str, ids: list[str], clock: Clock) -> dict[str, ScheduleRecord]:
     """The records of ``ids`` that exist, by id, without their payloads."""
     found: dict[str, ScheduleRecord] = {}
     for item in batch_get(ddb, table, [keys.record_key(i).as_item_key() for i in ids],
                           {"ProjectionExpression": _RECORD_FIELDS,
-                           "ExpressionAttributeNames": {"#st": "status", "#tok": "token", "#sh": "shard", "#g": "group"}}):
+                           "ExpressionAttributeNames": {"#st": "status", "#tok": "token", "#sh": "shard", "#g": "group"}},
+                          clock):
         record = ScheduleRecord.from_item(item)
         found[record.schedule_id] = record
     return found
 
 
-def _pending_timers(ddb: Any, table: str, records: list[ScheduleRecord]) -> set[str]:
+def _pending_timers(ddb: Any, table: str, records: list[ScheduleRecord], clock: Clock) -> set[str]:
     """The ids, among ``records``, whose timer still waits (not claimed, not cancelled)."""
     timer_keys = [r.timer_key.as_item_key() for r in records if r.timer_key is not None]
-    items = batch_get(ddb, table, timer_keys, {"ProjectionExpression": "pk, sk, cancelled"})
+    items = batch_get(ddb, table, timer_keys, {"ProjectionExpression": "pk, sk, cancelled"}, clock)
     return {keys.parse_timer_sort_key(i["sk"]["S"])[1] for i in items if not i.get("cancelled", {}).get("BOOL")}
 
 
-def batch_get(ddb: Any, table: str, item_keys: list[dict[str, Any]], options: dict[str, Any],
-               attempts: int = 5) -> list[dict[str, Any]]:
-    """Every item of ``item_keys`` that exists, retrying unprocessed keys with a short backoff."""
+def batch_get(ddb: Any, table: str, item_keys: list[dict[str, Any]], options: dict[str, Any], clock: Clock,
+              attempts: int = 5) -> list[dict[str, Any]]:
+    """Every item of ``item_keys`` that exists, retrying unprocessed keys with a short backoff (on ``clock``)."""
     items: list[dict[str, Any]] = []
     for start in range(0, len(item_keys), BATCH_GET_LIMIT):
         request = {table: {"Keys": item_keys[start:start + BATCH_GET_LIMIT], **options}}
@@ -109,7 +111,7 @@ def batch_get(ddb: Any, table: str, item_keys: list[dict[str, Any]], options: di
             request = answer.get("UnprocessedKeys") or {}
             if not request:
                 break
-            time.sleep(0.05 * 2 ** attempt)
+            clock.sleep(0.05 * 2 ** attempt)
         else:
             raise RuntimeError("the table left keys unprocessed after retries; retry the listing")
     return items

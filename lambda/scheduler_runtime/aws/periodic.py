@@ -23,17 +23,16 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from ..clock import Clock
 from ..core import keys
 from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
 from ..core.envelope import TimerRef, message_tag
 from ..core.periodic import PeriodicRequest
 from ..core.retry import Limits
 from ..core.states import Refusal
-from ..core.timeparse import now_ms as clock_ms
 from ..core.window import (SETTLE_MS, SLOW_WRITE_PAUSES, START_DEADLINE_MS, is_stray_age,
                            is_within_window, record_expiry_seconds)
 from .config import Config
@@ -77,11 +76,13 @@ class Occurrence:
 
 
 class Periodic:
-    def __init__(self, definitions: DefinitionStore, store: ScheduleStore, queue: DelayerQueue, config: Config) -> None:
+    def __init__(self, definitions: DefinitionStore, store: ScheduleStore, queue: DelayerQueue, config: Config,
+                 clock: Clock) -> None:
         self._definitions = definitions
         self._store = store
         self._queue = queue
         self._config = config
+        self._clock = clock
 
     # --- api ---------------------------------------------------------------------
     def put(self, request: PeriodicRequest, now_ms: int) -> Put:
@@ -124,7 +125,7 @@ class Periodic:
         if old is None:
             return None
         self._remove_timer(old)
-        _settle(old)
+        _settle(old, self._clock)
         return old
 
     def stop_for_group(self, periodic_id: str, group_sort_key: str, now_ms: int) -> bool:
@@ -145,12 +146,12 @@ class Periodic:
                 return None
             if current.status != ACTIVE:
                 if current.status == PAUSED:
-                    _settle(current)  # the pause that came first may not have answered yet
+                    _settle(current, self._clock)  # the pause that came first may not have answered yet
                 return StateChange(current, changed=False)
             old = self._definitions.pause(current, now_ms)
             if old is not None:
                 self._remove_timer(old)
-                _settle(old)
+                _settle(old, self._clock)
                 return StateChange(replace(old, status=PAUSED, version=old.version + 1, updated_ms=now_ms,
                                            paused_ms=now_ms, paused_due_ms=old.next_due_ms, next_due_ms=None,
                                            shard=None), changed=True)
@@ -201,12 +202,12 @@ class Periodic:
         wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
         for pause in SLOW_WRITE_PAUSES:  # armed ahead of the write that makes it current, which is slow
-            if not (_armer_pending(ref, definition) or
+            if not (_armer_pending(ref, definition, self._clock) or
                     (definition is not None and self._predecessor_pending(ref, definition))):
                 break
-            time.sleep(pause)
+            self._clock.sleep(pause)
             definition = self._definitions.get(ref.schedule_id)
-        if _armer_pending(ref, definition):  # still not landed: again a second later, until a stray's age
+        if _armer_pending(ref, definition, self._clock):  # still not landed: again a second later, until a stray's age
             return Occurrence(None, refusal=Refusal.RECORD_NOT_WRITTEN_YET)
         if definition is None:
             return Occurrence(None, refusal=Refusal.MISSING)
@@ -228,14 +229,14 @@ class Periodic:
             return Occurrence(None, refusal=Refusal.STRAY)
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
             return Occurrence(None, refusal=Refusal.ENDED)
-        armed_at = clock_ms()
+        armed_at = self._clock.now_ms()
         due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
         step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message_tag(message_id))
         if following is not None:
             step = replace(step, next_shard=self.arm(
                 TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version), armed_at))
         wait_until(ref.due_ms)
-        step = replace(step, now_ms=clock_ms())
+        step = replace(step, now_ms=self._clock.now_ms())
         advanced = self._definitions.advance(ref.schedule_id, step, self._ended_expiry(step.now_ms))
         if advanced is None:
             advanced = self._own_advance(ref.schedule_id, step)
@@ -259,7 +260,7 @@ class Periodic:
             return False
         config = self._config
         horizon_ms = config.visibility_timeout_seconds * 1000 * config.max_receive_count
-        return clock_ms() < definition.next_due_ms + horizon_ms
+        return self._clock.now_ms() < definition.next_due_ms + horizon_ms
 
     def _own_advance(self, periodic_id: str, step: Advance) -> Definition | None:
         """The definition, if it holds ``step`` already: the advance was applied and only its answer was
@@ -275,7 +276,7 @@ class Periodic:
         """Send the next attempt of a failed occurrence (None); or, when ``limits`` forbid it, the limit
         reached, and send nothing (the caller parks it)."""
         delay = PERIODIC_RETRY_DELAYS_SECONDS[min(attempt, len(PERIODIC_RETRY_DELAYS_SECONDS)) - 1]
-        now = clock_ms()
+        now = self._clock.now_ms()
         limit = limits.park_reason(attempt, due_ms, now + delay * 1000)
         if limit is not None:
             return limit
@@ -286,7 +287,7 @@ class Periodic:
     def start_late(self, definition: Definition, due_ms: int, attempt: int) -> None:
         """The start deadline passed before the target call: the same attempt again, at once."""
         self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
-                                      clock_ms(), definition.version, attempt), 0)
+                                      self._clock.now_ms(), definition.version, attempt), 0)
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)
@@ -314,7 +315,7 @@ class Periodic:
     def _start_attempt(self, ref: TimerRef, attempt: int, message: bytes | None = None) -> Occurrence:
         """Start attempt ``attempt`` of an occurrence advanced past already; ``message``: the tag the
         definition must still hold (the crash-redelivery path), None for a retry message of its own."""
-        now = clock_ms()
+        now = self._clock.now_ms()
         # Kept as lastError in the same write: if this attempt is the last and ends without the
         # dispatcher (a timeout), the definition that SQS's parked message names still says why.
         note = (f"attempt {attempt - 1} of {self._config.max_receive_count} did not deliver" if attempt > 1 else None)
@@ -330,13 +331,13 @@ class Periodic:
                                                    definition.token, 0, version=definition.version))
 
 
-def _settle(old: Definition) -> None:
-    """Wait until ``SETTLE_MS`` after the last delivery start ``old`` allowed: one allowed just before a
-    DELETE or pause may still be starting (within ``START_DEADLINE_MS``), so let it start first."""
+def _settle(old: Definition, clock: Clock) -> None:
+    """Wait until ``SETTLE_MS`` after the last delivery start ``old`` allowed, on ``clock``: one allowed just
+    before a DELETE or pause may still be starting (within ``START_DEADLINE_MS``), so let it start first."""
     if old.began_ms is not None:
-        settle = old.began_ms + SETTLE_MS - clock_ms()
+        settle = old.began_ms + SETTLE_MS - clock.now_ms()
         if settle > 0:
-            time.sleep(settle / 1000)
+            clock.sleep(settle / 1000)
 
 
 def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition, receive_count: int) -> bool:
@@ -352,13 +353,13 @@ def _redelivered_after_the_chain_moved_on(ref: TimerRef, definition: Definition,
             and definition.last_due_ms is not None and ref.due_ms <= definition.last_due_ms)
 
 
-def _armer_pending(ref: TimerRef, definition: Definition | None) -> bool:
+def _armer_pending(ref: TimerRef, definition: Definition | None, clock: Clock) -> bool:
     """This occurrence was armed by a PUT or a resume whose conditional write has not landed (yet): they
     arm first and write after, and an occurrence due within ``ARM_LEAD_MS`` of the call is read at once.
     Its definition is then still missing (a new id), an older version (a replacing PUT), or PAUSED at
     this version under another token (a resume). A young message waits for that write, as a one-shot's
     message waits for its record; a write that lost its race leaves it a stray after the waits."""
-    if ref.attempt or is_stray_age(ref.created_ms, clock_ms()):
+    if ref.attempt or is_stray_age(ref.created_ms, clock.now_ms()):
         return False
     if definition is None:
         return True

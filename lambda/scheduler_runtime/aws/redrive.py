@@ -32,13 +32,13 @@ from typing import Any, Callable
 
 from botocore.exceptions import ClientError
 
+from ..clock import PROCESS, Clock
 from ..core import keys
 from ..core.contract import LISTING
 from ..core.groups import PARTITION_KEY as GROUP
 from ..core.envelope import TimerRef, message_tag
 from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, decide, read_message, \
     rearm_condition, requeued_listing_key
-from ..core.timeparse import now_ms
 from .delayer import DelayerQueue
 from .items import is_condition_failure
 from .store import _attribute  # noqa: PLC2701 - the store's attribute-value form, one definition
@@ -62,11 +62,12 @@ class Redrive:
 
     def __init__(self, dynamodb: Any, sqs: Any, table_name: str, delayer_queue_url: str,
                  dead_letter_queue_url: str, recover_stream: RecoverStream | None = None,
-                 visibility_timeout_seconds: int = 120) -> None:
+                 visibility_timeout_seconds: int = 120, clock: Clock = PROCESS) -> None:
         self._ddb, self._sqs, self._table = dynamodb, sqs, table_name
+        self._clock = clock
         self._delayer_url, self._dlq_url = delayer_queue_url, dead_letter_queue_url
         self._recover_stream = recover_stream
-        self._delayer = DelayerQueue(sqs, delayer_queue_url)
+        self._delayer = DelayerQueue(sqs, delayer_queue_url, clock=clock)
         self._visibility = visibility_timeout_seconds
         self._selection = Selection()
 
@@ -93,7 +94,7 @@ class Redrive:
             batch = []
             for letter in fresh:
                 seen.add(letter.message_id)
-                if (selection.limit is not None and taken >= selection.limit) or not selection.takes(letter, now_ms()):
+                if (selection.limit is not None and taken >= selection.limit) or not selection.takes(letter, self._clock.now_ms()):
                     report.left += 1
                     kept[letter.message_id] = letter
                 else:
@@ -160,13 +161,13 @@ class Redrive:
         if not self._rearm(letter, record or {}, token, tag):
             return _Step(letter, skip="the record changed while redriving; run again")
         attempts = (record or {}).get("attempts", {}).get("N", "0")
-        return _Step(letter, ref=TimerRef(letter.schedule_id, letter.due_ms, token, now_ms()),
+        return _Step(letter, ref=TimerRef(letter.schedule_id, letter.due_ms, token, self._clock.now_ms()),
                      note=f"{'re-armed again' if decision.again else 'QUEUED'}, sent for delivery after "
                           f"{attempts} attempts")
 
     def _rearm(self, letter: DeadLetter, record: dict[str, Any], token: str, tag: bytes) -> bool:
         condition, values = rearm_condition(letter)
-        values.update({":new": token, ":tag": tag, ":now": now_ms()})
+        values.update({":new": token, ":tag": tag, ":now": self._clock.now_ms()})
         update = "SET #st = :queued, #tok = :new, redriveMsg = :tag, redrivenMs = :now"
         listed = requeued_listing_key(record.get(LISTING["partitionKey"], {}).get("S"))
         if listed is not None:

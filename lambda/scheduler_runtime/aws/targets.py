@@ -43,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from typing import Any, Callable, Mapping
 
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError
@@ -137,7 +136,7 @@ def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]
         except (ClientError, EndpointConnectionError, ConnectTimeoutError) as exc:
             if pause is None or not _never_reached(exc):
                 raise
-            time.sleep(pause)
+            ctx.clock.sleep(pause)
     # Read to the end even when unused: an unread body keeps the connection out of the pool,
     # and the next invoke would open (on AWS: handshake) a new one.
     answer = response["Payload"].read()

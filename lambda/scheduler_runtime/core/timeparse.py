@@ -1,4 +1,4 @@
-"""Instants as integer epoch milliseconds: parsing, formatting and the clock.
+"""Instants as integer epoch milliseconds: parsing and formatting (the time now is always an argument).
 
 Every conversion rounds a sub-millisecond part up, never down, and reads numbers exactly: a
 JSON number reaches here as a :class:`JsonNumber`, which keeps the digits it was written with,
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -80,11 +79,6 @@ def ceil_milliseconds(seconds: Decimal) -> int:
     cut = max(0, len(digits) + shift)  # the digits before the millisecond point; a fraction may be long
     whole = int("".join(map(str, digits[:cut])) or "0")
     return -whole if sign else whole + (1 if any(digits[cut:]) else 0)
-
-
-def now_ms() -> int:
-    """The wall clock in epoch milliseconds."""
-    return time.time_ns() // 1_000_000
 
 
 def parse_rfc3339(text: str) -> int:

@@ -6,7 +6,6 @@ import it on their first ``group=`` query.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 from ..aws import groups as group_store
@@ -14,7 +13,7 @@ from ..aws.context import Context
 from ..aws.listing import batch_get
 from ..core import groups
 from ..core.listing import PAGE_PARAMETERS, make_token, page_position
-from ..core.timeparse import format_rfc3339_ms, now_ms
+from ..core.timeparse import format_rfc3339_ms
 from ..core.validation import ApiError
 from ..core.window import SETTLE_MS
 from ..observability import log_event
@@ -40,20 +39,20 @@ def cancel_group(call: Call) -> Answer:
     Answered ``SETTLE_MS`` after its write, so no delivery it stopped starts after the answer. A repeat stops
     the members created since the one before (none, usually: 200 with zero counts).
     """
-    group, ctx = call.params[groups.FIELD], call.ctx
-    store, began = _store(ctx), now_ms()
+    group, ctx, clock = call.params[groups.FIELD], call.ctx, call.ctx.clock
+    store, began = _store(ctx), clock.now_ms()
     ranges = store.cancel(group, began)
     deadline = began + COUNT_BUDGET_MS
-    counted = {name: store.count(group, kind, ranges.counted_from_ms, began, deadline)
+    counted = {name: store.count(group, kind, ranges.counted_from_ms, began, deadline, clock)
                for name, kind in (("schedules", groups.SCHEDULES), ("periodic", groups.PERIODIC))}
     stopped = {name: count for name, (count, _) in counted.items()}
     complete = all(whole for _, whole in counted.values())
     # from where the sweeps already started end: a cancel that died after its write left its members to this one
     group_store.GroupSweeper(ctx).start(group, ranges.swept_from_ms, ranges.before_ms)
     log_event("group_cancelled", group=group, complete=complete, **stopped)
-    settle = began + SETTLE_MS - now_ms()
+    settle = began + SETTLE_MS - clock.now_ms()
     if settle > 0:
-        time.sleep(settle / 1000)
+        clock.sleep(settle / 1000)
     return 200, {"group": group, "cancelledBefore": format_rfc3339_ms(began), "stopped": stopped,
                  "countComplete": complete}
 
@@ -79,7 +78,8 @@ def list_members(ctx: Context, params: dict[str, Any], kind: str,
 
 def read_items(ctx: Context, entries: list[dict[str, Any]], projection: dict[str, Any]) -> list[dict[str, Any]]:
     """The table items of a page of index entries, in the entries' order (one that is gone since is left out)."""
-    found = batch_get(ctx.dynamodb, ctx.config.table_name, [{"pk": e["pk"], "sk": e["sk"]} for e in entries], projection)
+    found = batch_get(ctx.dynamodb, ctx.config.table_name, [{"pk": e["pk"], "sk": e["sk"]} for e in entries], projection,
+                      ctx.clock)
     by_key = {(item["pk"]["S"], item["sk"]["S"]): item for item in found}
     return [by_key[key] for key in ((e["pk"]["S"], e["sk"]["S"]) for e in entries) if key in by_key]
 

@@ -17,7 +17,6 @@ from ..core.groups import PERIODIC as PERIODIC_MEMBERS
 from ..core.groups import is_stopped
 from ..core.listing import PAGE_PARAMETERS, make_token, page_position, refuse_unknown
 from ..core.periodic import ACTIVE, PAUSED, STATE_FIELD, validate_periodic, validate_state
-from ..core.timeparse import now_ms
 from ..core.validation import GROUP_FIELD, ApiError
 from ..observability import log_event
 from ._router import Answer, Call, Operations
@@ -35,7 +34,7 @@ def _definitions(ctx: Context) -> DefinitionStore:
 
 def _service(ctx: Context) -> Periodic:
     return Periodic(_definitions(ctx), ScheduleStore.for_config(ctx.dynamodb, ctx.config),
-                    DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
+                    DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock), ctx.config, ctx.clock)
 
 
 @OPERATIONS.answers("putPeriodic")
@@ -44,7 +43,7 @@ def put_periodic(call: Call) -> Answer:
     service = _service(call.ctx)
     request_body = validate_periodic(call.id, call.request.json_body(), config.targets, config.default_target,
                                      max_receive_count=config.max_receive_count)
-    put = service.put(request_body, now_ms())
+    put = service.put(request_body, call.ctx.clock.now_ms())
     if put.changed:
         log_event("periodic_put", id=call.id, created=put.created, nextDueMs=put.definition.next_due_ms)
     return (201 if put.created else 200), describe_definition(put.definition, with_payload=False)
@@ -75,7 +74,7 @@ def set_periodic_state(call: Call) -> Answer:
     """Pause or resume; the state it already has again changes nothing (200)."""
     state = validate_state(call.request.json_body())
     service = _service(call.ctx)
-    change = (service.pause if state == PAUSED else service.resume)(call.id, now_ms())
+    change = (service.pause if state == PAUSED else service.resume)(call.id, call.ctx.clock.now_ms())
     if change is None:
         raise ApiError(404, f"periodic timer '{call.id}' not found", "id")
     status = change.definition.status
@@ -90,7 +89,7 @@ def set_periodic_state(call: Call) -> Answer:
 
 @OPERATIONS.answers("deletePeriodic")
 def delete_periodic(call: Call) -> Answer:
-    if _service(call.ctx).delete(call.id, now_ms()) is None:
+    if _service(call.ctx).delete(call.id, call.ctx.clock.now_ms()) is None:
         raise ApiError(404, f"periodic timer '{call.id}' not found", "id")
     log_event("periodic_deleted", id=call.id)
     return 200, {"id": call.id, "status": DELETED}

@@ -24,7 +24,7 @@ from ..core import states
 from ..core.groups import SCHEDULES as SCHEDULE_MEMBERS
 from ..core.groups import is_stopped
 from ..core.keys import schedule_id_of
-from ..core.timeparse import format_rfc3339_ms, now_ms
+from ..core.timeparse import format_rfc3339_ms
 from ..core.validation import GROUP_FIELD, ApiError, CreateRequest, batch_items, in_batch, validate_create
 from ..observability import log_event
 from ._api_events import is_direct, is_resource_event, parse_event, respond
@@ -57,7 +57,7 @@ def _store(ctx: Context) -> ScheduleStore:
 
 
 def _creator(ctx: Context) -> Creator:
-    return Creator(_store(ctx), DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
+    return Creator(_store(ctx), DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock), ctx.config)
 
 
 @OPERATIONS.answers("getSchedule")
@@ -72,7 +72,7 @@ def get_schedule(call: Call) -> Answer:
 @OPERATIONS.answers("cancelSchedule")
 def cancel_schedule(call: Call) -> Answer:
     schedule_id, config = call.id, call.ctx.config
-    record, changed = _store(call.ctx).cancel(schedule_id, now_ms(), config.history_retention_seconds)
+    record, changed = _store(call.ctx).cancel(schedule_id, call.ctx.clock.now_ms(), config.history_retention_seconds)
     if record is None:
         raise ApiError(404, f"schedule '{schedule_id}' not found", "id")
     if changed:
@@ -88,10 +88,12 @@ def reschedule_schedule(call: Call) -> Answer:
     from ..aws import reschedule  # noqa: PLC0415 - loaded by the first reschedule only
     from ..core.validation import validate_reschedule  # noqa: PLC0415
 
-    ctx, now = call.ctx, now_ms()
+    ctx = call.ctx
+    now = ctx.clock.now_ms()
     request = validate_reschedule(call.request.json_body(), now)
     rescheduler = reschedule.Rescheduler(reschedule.RescheduleStore.for_config(ctx.dynamodb, ctx.config),
-                                         DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url), ctx.config)
+                                         DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock),
+                                         ctx.config)
     try:
         outcome = rescheduler.reschedule(call.id, request, now)
     except reschedule.NotFound:
@@ -121,7 +123,7 @@ def list_schedules(call: Call) -> Answer:
     from ..core.listing import parse_list_query  # noqa: PLC0415
 
     query = parse_list_query(call.request.query, config.table_name)
-    items, token = list_page(call.ctx.dynamodb, config, query, now_ms())
+    items, token = list_page(call.ctx.dynamodb, config, query, call.ctx.clock)
     body: dict[str, Any] = {"items": [describe_record(record, status, with_payload=False) for record, status in items]}
     if token:
         body["nextToken"] = token
@@ -132,7 +134,7 @@ def list_schedules(call: Call) -> Answer:
 def create_schedule(call: Call) -> Answer:
     """One schedule: 201 with the answer, 200 for an idempotent replay; ApiError otherwise."""
     creator, config = _creator(call.ctx), call.ctx.config
-    now = now_ms()
+    now = call.ctx.clock.now_ms()
     request = validate_create(call.request.json_body(), now, config.targets, config.default_target,
                               max_receive_count=config.max_receive_count)
     try:
@@ -158,7 +160,7 @@ def create_schedule_batch(call: Call) -> Answer:
     """
     creator, config = _creator(call.ctx), call.ctx.config
     items = batch_items(call.request.json_body())
-    now = now_ms()
+    now = call.ctx.clock.now_ms()
     results: list[dict[str, Any] | None] = [None] * len(items)
     valid: list[tuple[int, CreateRequest]] = []
     for index, item in enumerate(items):
@@ -221,9 +223,10 @@ def _list_group(call: Call) -> Answer:
     ctx = call.ctx
 
     def describe(entries: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
-        records = read_records(ctx.dynamodb, ctx.config.table_name, [schedule_id_of(e["pk"]["S"]) for e in entries])
+        records = read_records(ctx.dynamodb, ctx.config.table_name, [schedule_id_of(e["pk"]["S"]) for e in entries],
+                               ctx.clock)
         page = [records[i] for i in (schedule_id_of(e["pk"]["S"]) for e in entries) if i in records]
-        statuses = shown_statuses(ctx.dynamodb, ctx.config, page, now_ms())
+        statuses = shown_statuses(ctx.dynamodb, ctx.config, page, ctx.clock)
         return [describe_record(r, statuses[r.schedule_id], with_payload=False) for r in page]
 
     return list_members(ctx, call.request.query, SCHEDULE_MEMBERS, describe)

@@ -23,14 +23,13 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..aws.context import current
+from ..aws.context import Context, current
 from ..aws.delivery import Delivery, Receipt
 from ..aws.groups import GroupSweeper
 from ..core.contract import FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef
 from ..core.groups import SWEEP_MARKER, GroupSweep
 from ..core.validation import ApiError
-from ..core.timeparse import now_ms
 from ..observability import emit_metrics
 from ._batch import BatchEvent, SqsRecord, partial_batch_response
 
@@ -77,7 +76,7 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     outcomes: list[tuple[int | None, bool]] = [(None, False)] * len(records)
     for i, outcome in zip(order, by_due):
         outcomes[i] = outcome
-    _emit_outcomes(ctx.config.metrics_namespace, outcomes)
+    _emit_outcomes(ctx, outcomes)
     return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
 
 
@@ -89,7 +88,7 @@ def _due_ms(message: SqsRecord) -> int:
         return 0
 
 
-def _emit_outcomes(namespace: str, outcomes: list[tuple[int | None, bool]]) -> None:
+def _emit_outcomes(ctx: Context, outcomes: list[tuple[int | None, bool]]) -> None:
     """The batch's EMF record: ``LatenessMs`` (a value per delivery) and ``FailedAttempts`` (the messages
     handed back to SQS), each only when there is one; no record for a batch with neither."""
     figures: dict[str, Any] = {}
@@ -100,5 +99,5 @@ def _emit_outcomes(namespace: str, outcomes: list[tuple[int | None, bool]]) -> N
     if failed:
         figures[FAILED_ATTEMPTS_METRIC] = failed
     if figures:
-        emit_metrics(namespace, dict(METRIC_DIMENSIONS), figures, timestamp_ms=now_ms(),
+        emit_metrics(ctx.config.metrics_namespace, dict(METRIC_DIMENSIONS), figures, timestamp_ms=ctx.clock.now_ms(),
                      units={FAILED_ATTEMPTS_METRIC: "Count"})

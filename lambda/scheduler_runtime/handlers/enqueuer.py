@@ -29,7 +29,6 @@ from ..aws.delayer import SEND_ATTEMPTS, DelayerQueue
 from ..aws.items import TimerItem
 from ..aws.recovery import claims_in_range
 from ..aws.store import ScheduleStore
-from ..core.timeparse import now_ms
 from ..observability import log_event
 from ._batch import BatchEvent, StreamRecord, partial_batch_response
 
@@ -68,7 +67,7 @@ def enqueue_claims(records: list[StreamRecord]) -> list[StreamRecord]:
     """Send each claim's timer to the delayer queue, or write it back; the records neither could take."""
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url)
+    queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock)
 
     newest: dict[tuple[str, str], tuple[StreamRecord, TimerItem]] = {}
     for record in records:  # in stream order, so a later REMOVE of the same key replaces an earlier one
@@ -79,7 +78,7 @@ def enqueue_claims(records: list[StreamRecord]) -> list[StreamRecord]:
         newest[(timer.key.pk, timer.key.sk)] = (record, timer)
     pending = {str(index): claim for index, claim in enumerate(newest.values())}
 
-    now = now_ms()
+    now = ctx.clock.now_ms()
     delay = ctx.config.delay_rule.delay_seconds
     messages = [(entry_id, timer.ref, delay(timer.due_ms, now)) for entry_id, (_, timer) in pending.items()]
     unsent = queue.send(messages, attempts=SEND_ATTEMPTS) if messages else set()

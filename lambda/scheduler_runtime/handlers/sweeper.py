@@ -23,7 +23,6 @@ from ..aws.items import TimerItem
 from ..aws.shards import ShardMark
 from ..aws.store import ScheduleStore
 from ..core.contract import METRIC_DIMENSIONS, SWEEPS_STOPPED_EARLY_METRIC
-from ..core.timeparse import now_ms
 from ..core.window import claim_cutoff_ms
 from ..observability import emit_metrics, log_event
 
@@ -57,7 +56,7 @@ def first_shard(table_name: str, shards: int, now: int) -> int:
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    now = now_ms()
+    now = ctx.clock.now_ms()
     cutoff = claim_cutoff_ms(now, ctx.config.delay_window_seconds)
 
     def settle(timer: TimerItem) -> str:
@@ -83,7 +82,7 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         _resume_at[ctx.config.table_name] = stopped_in
         log_event("sweep_stopped_early", level=logging.WARNING, resumeAt=stopped_in, **counts)
         emit_metrics(ctx.config.metrics_namespace, dict(METRIC_DIMENSIONS), {SWEEPS_STOPPED_EARLY_METRIC: 1},
-                     unit="Count", timestamp_ms=now_ms())
+                     unit="Count", timestamp_ms=ctx.clock.now_ms())
     if counts["error"]:
         raise SweepIncomplete(f"{counts['error']} claims failed; they will be retried by the next sweep")
     return result

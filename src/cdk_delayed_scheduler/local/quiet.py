@@ -50,10 +50,10 @@ class QuietCheck:
         """Whether a shard holds a timer item due within the window: the sweeper's own query, one item a shard."""
         from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the engine started
         from scheduler_runtime.aws.store import ScheduleStore  # noqa: PLC0415
-        from scheduler_runtime.core import timeparse  # noqa: PLC0415 - the runtime's clock, as the sweeper reads it
+        from scheduler_runtime.clock import PROCESS  # noqa: PLC0415 - the runtime's clock, as the sweeper reads it
 
         store = ScheduleStore(self._ddb, self._table)
-        cutoff_ms = timeparse.now_ms() + self._delay_window * 1000
+        cutoff_ms = PROCESS.now_ms() + self._delay_window * 1000
         shards = max(self._shard_count, ShardMark(self._ddb, self._table).read() or 0)
         return any(next(store.due_timer_pages(shard, cutoff_ms, page_size=1), []) for shard in range(shards))
 

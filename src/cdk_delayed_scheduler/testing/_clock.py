@@ -1,17 +1,15 @@
 """The kit's simulated clock and its one moto child per process.
 
 The clock is the real one plus an offset that only moves forward. It is applied in two places and
-nowhere else: the runtime's ``now_ms`` (``scheduler_runtime.core.timeparse``, and every runtime
-module that imported it by name) in this process, and SQS's clock in the kit's moto child
-(:mod:`cdk_delayed_scheduler.local.moto_clock`). The runtime's code is unchanged: its "never
-early" rule compares each due time with the same shifted clock. Both hooks are installed by the
-kit alone, and removed when its scheduler stops.
+nowhere else: the runtime's clock in this process (set with :func:`scheduler_runtime.clock.use`, the one
+call every handler's context reads through), and SQS's clock in the kit's moto child
+(:mod:`cdk_delayed_scheduler.local.moto_clock`). The runtime's "never early" rule compares each due time
+with the same shifted clock. Both are set by the kit alone, and put back when its scheduler stops.
 """
 
 from __future__ import annotations
 
 import atexit
-import sys
 import threading
 import time
 import urllib.request
@@ -20,19 +18,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..local.moto_process import MotoProcess
 
-RUNTIME_PACKAGE = "scheduler_runtime"
-
 
 class SimulatedClock:
-    """Real time plus ``offset_ms``; while installed, the runtime's clock in this process and SQS's in moto."""
+    """Real time plus ``offset_ms``; while installed, the runtime's clock in this process and SQS's in moto.
+
+    A :class:`scheduler_runtime.clock.Clock`: it runs at real speed between moves, so a wait on it is a
+    real wait."""
 
     def __init__(self, moto_endpoint: str) -> None:
         self._moto_endpoint = moto_endpoint
         self.offset_ms = 0
-        self._original: Any = None
+        self._installed = False
 
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000 + self.offset_ms
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
     def move_to(self, instant_ms: int) -> None:
         """Move the clock forward to ``instant_ms`` (never back): in this process and in moto at once."""
@@ -46,27 +48,21 @@ class SimulatedClock:
         return messages
 
     def install(self) -> None:
-        """Point the runtime's ``now_ms`` at this clock, in every runtime module that holds it (a module
-        imported later takes it from ``timeparse``, which holds this clock's too)."""
-        from scheduler_runtime.core import timeparse  # noqa: PLC0415 - importable once the engine started
+        """Make this the clock every handler and context of this process reads."""
+        from scheduler_runtime import clock  # noqa: PLC0415 - importable once the engine started
 
-        self._original = timeparse.now_ms
-        self._replace(self._original, self.now_ms)
+        clock.use(self)
+        self._installed = True
         self._set_offset(0)
 
     def uninstall(self) -> None:
-        if self._original is not None:
-            self._replace(self.now_ms, self._original)
-            self._original = None
-        self._set_offset(0)
+        """The real clock again, in this process and in moto."""
+        if self._installed:
+            from scheduler_runtime import clock  # noqa: PLC0415
 
-    @staticmethod
-    def _replace(old: Any, new: Any) -> None:
-        for name, module in list(sys.modules.items()):
-            if module is not None and (name == RUNTIME_PACKAGE or name.startswith(RUNTIME_PACKAGE + ".")):
-                for attribute, value in list(vars(module).items()):
-                    if value is old or (callable(value) and value == old):  # a bound method is made anew each time
-                        setattr(module, attribute, new)
+            clock.use(None)
+            self._installed = False
+        self._set_offset(0)
 
     def _set_offset(self, offset_ms: int) -> None:
         # This process's first: a message that SQS releases on the new clock is then never judged by
