@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def run() -> tuple[int, dict, str]:
-    code, text = CHAOS.output(timeout=600)
+    code, text = CHAOS.output(timeout=900)
     lines = text.splitlines()
     start = lines.index("{")
     end = len(lines) - 1 - lines[::-1].index("}")

@@ -1,6 +1,7 @@
 """End to end on the local engine: schedules parked in the dead-letter queue are redriven through
 ``Engine.redrive()`` and ``cdk-delayed-scheduler redrive``, each delivered exactly once more, and a
-stream range the enqueuer gave up on is recovered by the same command."""
+stream range the enqueuer gave up on is recovered by the same command; ``--dry-run`` lists what would move and
+moves nothing."""
 
 from __future__ import annotations
 
@@ -61,6 +62,31 @@ def test_the_redrive_command_moves_parked_schedules_and_stream_ranges_and_report
     by_id = target.recorder.by_id()
     assert len(by_id[parked]) == 1 and len(by_id["through-a-timer"]) == 1  # the recovered claim is a stray now
     wait_until(lambda: dead_letter_depth(engine) == 1, 5, "the skipped message is not back in the queue")
+
+
+def test_the_redrive_commands_dry_run_lists_what_would_move_and_moves_nothing(engine_and_target, capsys):
+    engine, target = engine_and_target
+    target.broken = True
+    [parked] = park(engine, 1, "dry")
+    depth = dead_letter_depth(engine)
+    api = ApiClient(engine.api_url)
+    argv = ["redrive", "--endpoint-url", engine.endpoint_url, "--lambda-endpoint-url", engine.lambda_endpoint_url,
+            "--region", "us-east-1", "--id", parked]
+
+    assert main([*argv, "--dry-run"]) == 0
+    summary, *entries = capsys.readouterr().out.splitlines()
+    assert summary.startswith("dry run, nothing moved: would move 1, would skip 0, left ")
+    assert entries == [f"  would move parked delivery {parked}: to be QUEUED and sent for delivery after 1 attempts"]
+    engine.wait_until_quiet()
+    read = api.get(parked)[1]
+    assert (read["status"], read["attempts"]) == ("FAILED", 1) and dead_letter_depth(engine) == depth
+
+    target.broken = False
+    assert main(argv) == 0  # the run the dry run listed
+    assert capsys.readouterr().out.startswith("moved 1, skipped 0, left ")
+    assert target.recorder.wait_for({parked}, timeout_seconds=20)
+    engine.wait_until_quiet()
+    assert len(target.recorder.by_id()[parked]) == 1 and dead_letter_depth(engine) == depth - 1
 
 
 def _claims(streams, stream_arn: str) -> list[str]:

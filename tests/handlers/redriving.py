@@ -1,7 +1,9 @@
 """The operator's redrive as the handler tests run it: a schedule parked after its only attempt, a run of the
-redrive, and a run cut short before its delete."""
+redrive, a run cut short before its delete, and a run whose deliveries are tried (and parked again) at once."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,10 @@ from .retrying import create
 
 class Killed(BaseException):
     """The operator's process ending: nothing after this point of the run happens."""
+
+
+class SentBackTooOften(BaseException):
+    """A run that sends the same schedules back again and again: stopped, rather than left to run forever."""
 
 
 def park(aws, schedule_id: str) -> None:
@@ -44,3 +50,32 @@ def cut_short_before_its_delete(aws) -> None:
     with pytest.raises(Killed):
         Redrive(ctx.dynamodb, DiesAtDelete(), aws.table, aws.delayer_url, aws.dlq_url,
                 visibility_timeout_seconds=1).run()
+
+
+class DispatchedAtOnce:
+    """The run's SQS client, with the dispatcher handed what the delayer queue holds right after each send to it,
+    as a busy Lambda would: a redriven delivery to the broken target fails and is parked again while the run goes
+    on. ``dispatched`` counts the deliveries tried; past ``most`` it stops the run (:class:`SentBackTooOften`)."""
+
+    def __init__(self, aws, sqs, most: int = 3) -> None:
+        self._aws, self._sqs, self._most = aws, sqs, most
+        self.dispatched = 0
+
+    def __getattr__(self, name):
+        return getattr(self._sqs, name)
+
+    def send_message_batch(self, **request):
+        answer = self._sqs.send_message_batch(**request)
+        for message in self._aws.receive(self._aws.delayer_url):
+            if self.dispatched == self._most:
+                raise SentBackTooOften(f"the run sent its schedules back {self.dispatched} times and went on")
+            assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+            self.dispatched += 1
+        return answer
+
+
+def run_dispatched_at_once(aws) -> tuple[Any, DispatchedAtOnce]:
+    """A run whose sends are dispatched at once (:class:`DispatchedAtOnce`): its report, and the client."""
+    ctx = context.current()
+    sqs = DispatchedAtOnce(aws, ctx.sqs)
+    return Redrive(ctx.dynamodb, sqs, aws.table, aws.delayer_url, aws.dlq_url).run(), sqs

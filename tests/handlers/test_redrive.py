@@ -16,7 +16,7 @@ from scheduler_runtime.core.redrive import Selection
 
 from .conftest import call_api
 from .dispatching import dispatch, receive
-from .redriving import cut_short_before_its_delete, park, run
+from .redriving import cut_short_before_its_delete, park, run, run_dispatched_at_once
 from .retrying import create, stored
 
 
@@ -61,6 +61,37 @@ def test_a_run_cut_short_before_its_delete_and_run_again_delivers_the_schedule_o
     [envelope] = deliveries(aws, target)  # the first run's message carries a token the record no longer holds
     assert envelope["id"] == "cut-short" and envelope["attempt"] == 2
     assert aws.receive(aws.dlq_url) == []
+
+
+def test_a_redrive_of_a_delivery_parked_again_at_once_returns_with_it_tried_once_more(aws):
+    park(aws, "still-failing")
+    report, sqs = run_dispatched_at_once(aws)
+    assert sqs.dispatched == 1  # the target was tried once more, and the run did not take the new message
+    assert [entry["id"] for entry in report.moved] == ["still-failing"] and report.skipped == []
+    assert [(entry["kind"], entry["id"]) for entry in report.parked_again] == [("parked delivery", "still-failing")]
+    read = call_api("GET", "/schedules/still-failing")[1]
+    assert read["status"] == "FAILED" and read["attempts"] == 2
+    later = run(aws, dry_run=True)  # made visible again at the run's end: a later run would take it
+    assert [entry["id"] for entry in later.moved] == ["still-failing"] and later.parked_again == []
+
+
+def test_a_dry_run_reports_what_would_move_and_skip_and_changes_nothing(aws):
+    park(aws, "would-move")
+    park(aws, "would-skip")
+    aws.ddb.update_item(TableName=aws.table, Key={k: stored(aws, "would-skip")[k] for k in ("pk", "sk")},
+                        UpdateExpression="SET #s = :c", ExpressionAttributeNames={"#s": "status"},
+                        ExpressionAttributeValues={":c": {"S": "CANCELLED"}})
+    before = {schedule_id: stored(aws, schedule_id) for schedule_id in ("would-move", "would-skip")}
+    report = run(aws, dry_run=True)
+    assert report.dry_run and [entry["id"] for entry in report.moved] == ["would-move"]
+    assert [(entry["id"], entry["reason"]) for entry in report.skipped] == [
+        ("would-skip", "the record is CANCELLED, not FAILED")]
+    assert report.lines()[:3] == [
+        "dry run, nothing moved: would move 1, would skip 1, left 0",
+        "  would move parked delivery would-move: to be QUEUED and sent for delivery after 1 attempts",
+        "  would skip parked delivery would-skip: the record is CANCELLED, not FAILED"]
+    assert {schedule_id: stored(aws, schedule_id) for schedule_id in before} == before
+    assert aws.receive(aws.delayer_url) == [] and len(aws.receive(aws.dlq_url)) == 2
 
 
 def test_a_message_whose_redriven_delivery_has_started_is_only_deleted_when_run_again(aws):

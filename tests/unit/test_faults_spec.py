@@ -93,6 +93,25 @@ def test_a_failed_timer_counts_only_with_its_payload_reason_and_dead_letter(stat
     assert not _checked([], {"a": [201]}, answers=no_reason, parked={"a": [{"reason": "x"}]}).ok
 
 
+def test_a_create_never_answered_that_landed_and_was_parked_by_its_refusing_target_is_honoured_not_lost():
+    never_answered = {"a": [None, 429, None, None, None, 429, None, None]}
+    failed = {"a": (200, {"status": "FAILED", "lastError": "the target refuses poison timers", "payload": {}})}
+    report = _checked([], never_answered, answers=failed, parked={"a": [{"reason": "x"}]})
+    assert report.ok, report.violations
+    assert (report.gave_up_creates, report.gave_up_honoured, report.dead_lettered) == (1, 1, 1)
+    report = _checked([], never_answered, answers=failed, parked={})  # FAILED, but not in the dead-letter queue
+    assert report.violations == ["a: create answered [None, 429, None, None, None, 429, None, None], then neither "
+                                 "gone nor delivered (GET 200 FAILED)"]
+
+
+def test_a_create_never_answered_that_landed_and_was_cancelled_by_its_client_is_honoured_not_lost():
+    never_answered = {"a": [None] * 8}
+    cancelled = {"a": (200, {"status": "CANCELLED", "payload": {}})}
+    report = _checked([], never_answered, cancels={"a": [200]}, answers=cancelled)
+    assert report.ok and (report.gave_up_honoured, report.cancelled) == (1, 1), report.violations
+    assert not _checked([], never_answered, answers=cancelled).ok  # CANCELLED with no cancel sent: not this run's
+
+
 def test_periodic_checks_flag_off_grid_early_after_delete_and_missing():
     recorder = Recorder([Delivery(_envelope("p", 1_000_000), 1_000_001),
                          Delivery(_envelope("p", 1_001_500), 1_001_400),  # off grid, and early
@@ -150,7 +169,8 @@ def test_the_pause_check_flags_a_delivery_while_paused_and_after_the_delete_and_
 
 
 def test_the_redrive_check_flags_a_lost_a_twice_keyed_and_a_not_parked_schedule():
-    redriven = Redriven(["lost", "keys", "gone", "again", "kept", "ok"], mended_ms=1_000_000,
+    redriven = Redriven(["lost", "keys", "gone", "again", "kept", "ok"], refused_redrive_returned=True,
+                        refused_redrive_moved={"ok"}, failed_again={"ok"}, mended_ms=1_000_000,
                         moved={"lost", "keys", "again", "ok"}, skipped={"gone": "cancelled", "kept": "a later failure"})
     recorder = Recorder([Delivery(_envelope("keys", 1_000_000, "k1", 2), 1_000_100),
                          Delivery(_envelope("keys", 1_000_000, "k2", 2), 1_000_200),
@@ -161,19 +181,59 @@ def test_the_redrive_check_flags_a_lost_a_twice_keyed_and_a_not_parked_schedule(
         "gone: not redriven (cancelled) and not left in the dead-letter queue",
         "keys: 1970-01-01T00:16:40.000Z delivered under several dedupeKeys",
         "lost: redriven, then neither delivered nor parked again"]
-    assert (report.redriven, report.redrive_parked_again, report.redrive_skipped, report.lost) == (2, 1, 1, 2)
+    assert (report.redriven, report.redrive_parked_again, report.redrive_skipped, report.lost) == (2, 2, 1, 2)
+
+
+def test_the_redrive_check_flags_a_redrive_while_the_target_refused_that_hung_moved_none_or_tried_again_and_again():
+    ids = ["again-and-again", "not-parked", "once"]
+    recorder = Recorder([Delivery(_envelope(i, 1_000_000, "k", 3), 1_200_000) for i in ids])
+    refused = [(i, 999_000, 1) for i in ids]  # the first attempt, before the redrive
+    refused += [("again-and-again", 1_100_100, 2), ("again-and-again", 1_100_200, 3), ("again-and-again", 1_100_300, 4),
+                ("once", 1_100_100, 2), ("once", 1_100_150, 2)]  # "once": an SDK's retry of the same invocation
+    redriven = Redriven(ids, refused_redrive_ms=1_100_000, refused_redrive_returned=True,
+                        refused_redrive_moved=set(ids), failed_again={"again-and-again", "once"}, refused=refused,
+                        mended_ms=1_150_000, moved=set(ids))
+    report = _report()
+    check_redrive(report, redriven, recorder, parked={})
+    assert sorted(report.violations) == [
+        "again-and-again: redriven once while its target refused, then tried in 3 attempts (attempt 2, 3, 4...)",
+        "not-parked: redriven while its target refused, then not parked again"]
+    assert (report.redriven, report.redrive_parked_again, report.lost) == (3, 2, 0)
+    hung = Redriven(ids, refused_redrive_returned=False, mended_ms=1_150_000, moved=set(ids))
+    report = _report()
+    check_redrive(report, hung, recorder, parked={})
+    assert report.violations == ["the redrive while the target still refused did not return"]
+    moved_none = Redriven(ids, refused_redrive_returned=True, mended_ms=1_150_000, moved=set(ids))
+    report = _report()
+    check_redrive(report, moved_none, recorder, parked={})
+    assert report.violations == ["the redrive while the target still refused moved none of the parked timers"]
 
 
 def test_the_group_check_flags_a_member_delivered_after_the_cancel_and_a_later_member_never_delivered():
     grouped = Grouped("g", ["g-short", "g-tick"], cancelled_ms=1_002_000, stopped=2, joined_after="g-after")
     recorder = Recorder([Delivery(_envelope("g-short", 1_001_000), 1_001_010),  # before the cancel: fine
                          Delivery(_envelope("g-tick", 1_002_000), 1_002_050)])  # after its answer
+    waiting = _Api({"g-after": (200, {"status": "QUEUED", "payload": {}})}).get
     report = _report()
-    check_groups(report, [grouped], recorder)
-    assert sorted(report.violations) == ["g-after: created in group g after its cancel, never delivered",
+    check_groups(report, [grouped], recorder, waiting, {})
+    assert sorted(report.violations) == ["g-after: created in group g after its cancel, never delivered (GET 200 QUEUED)",
                                          "g-tick: delivered 50 ms after its group g was cancelled"]
     assert report.lost == 1 and (report.group_cancels, report.group_members_stopped) == (1, 2)
     report = _report()
     check_groups(report, [grouped], Recorder([Delivery(_envelope("g-short", 1_001_000), 1_001_010),
-                                              Delivery(_envelope("g-after", 1_003_000), 1_003_010)]))
+                                              Delivery(_envelope("g-after", 1_003_000), 1_003_010)]), waiting, {})
     assert report.ok
+
+
+def test_a_member_created_after_its_groups_cancel_whose_deliveries_kept_failing_counts_when_parked_with_its_reason():
+    grouped = Grouped("g", ["g-short"], cancelled_ms=1_002_000, stopped=1, joined_after="g-after")
+    # FIRED with a reason: each receive ended before its target was called (the group gate timed out under load),
+    # and SQS's redrive parked the bare message
+    fired = _Api({"g-after": (200, {"status": "FIRED", "lastError": "attempt 5 of 5: receive 5 ended without the "
+                                                                     "dispatcher", "payload": {}})}).get
+    report = _report()
+    check_groups(report, [grouped], Recorder([]), fired, {"g-after": [{"reason": None}]})
+    assert report.ok and report.dead_lettered == 1, report.violations
+    report = _report()
+    check_groups(report, [grouped], Recorder([]), fired, {})  # not in the dead-letter queue: lost
+    assert report.lost == 1

@@ -19,6 +19,12 @@ Cut short after 1 or 2, the message comes back: its record is QUEUED with this m
 the next run re-arms it again with another token (the message of step 2, if sent, is now a stray);
 once its new delivery has started, the next run only deletes the message.
 
+A run sends each schedule back at most once (:class:`~..core.redrive.SentBack`): a delivery it sent back
+that fails again at once is parked again while the run goes on, and that message (like any other of a
+schedule the run re-armed, or a message it sent) is not taken, only reported in ``parked_again`` and
+left in the queue; the run ends once only such messages come. A dry run receives and reads the same way
+and reports what it would move and skip, but writes, sends, invokes and deletes nothing.
+
 A stream range goes to ``recover_stream`` (the enqueuer's ``{"recover": ...}``) and is deleted once
 that answered. A periodic occurrence is not redriven (see :data:`PERIODIC_REASON`). Anything else
 is left where it is, with the reason in the report.
@@ -37,7 +43,7 @@ from ..core import keys
 from ..core.contract import LISTING
 from ..core.groups import PARTITION_KEY as GROUP
 from ..core.envelope import TimerRef, message_tag
-from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, decide, read_message, \
+from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, SentBack, decide, read_message, \
     rearm_condition, requeued_listing_key
 from .delayer import DelayerQueue
 from .items import is_condition_failure
@@ -70,17 +76,21 @@ class Redrive:
         self._delayer = DelayerQueue(sqs, delayer_queue_url, clock=clock)
         self._visibility = visibility_timeout_seconds
         self._selection = Selection()
+        self._dry_run = False
+        self._sent_back = SentBack()
 
-    def run(self, selection: Selection = Selection()) -> Report:
-        """Take every selected message once; the others are made visible again at the end.
+    def run(self, selection: Selection = Selection(), dry_run: bool = False) -> Report:
+        """Take every selected message once; the others are made visible again at the end. ``dry_run``: only
+        report what would be moved and skipped (every message received is made visible again).
 
         A message taken before comes back when the run outlasts its visibility timeout: it is not taken
-        again (its newest receipt is kept for the release), and the run ends after
-        :data:`STALE_RECEIVES` receives in a row that brought nothing new, or one that brought nothing.
+        again (its newest receipt is kept for the release), nor is a message of what the run sent back
+        (:class:`~..core.redrive.SentBack`), and the run ends after :data:`STALE_RECEIVES` receives in a row
+        that brought nothing new, or one that brought nothing.
         """
-        report, seen, kept = Report(), set[str](), dict[str, DeadLetter]()
+        report, seen, kept = Report(dry_run=dry_run), set[str](), dict[str, DeadLetter]()
         taken = stale = 0
-        self._selection = selection
+        self._selection, self._dry_run, self._sent_back = selection, dry_run, SentBack()
         while stale < STALE_RECEIVES:
             letters = [read_message(m) for m in self._sqs.receive_message(
                 QueueUrl=self._dlq_url, MaxNumberOfMessages=10, WaitTimeSeconds=RECEIVE_WAIT_SECONDS,
@@ -90,11 +100,17 @@ class Redrive:
                 break
             kept.update((letter.message_id, letter) for letter in letters if letter.message_id in kept)
             fresh = [letter for letter in letters if letter.message_id not in seen]
+            seen.update(letter.message_id for letter in fresh)
+            for letter in fresh:
+                if self._sent_back.holds(letter):
+                    report.again(letter)
+                    kept[letter.message_id] = letter
+            fresh = [letter for letter in fresh if not self._sent_back.holds(letter)]
             stale = 0 if fresh else stale + 1
             batch = []
             for letter in fresh:
-                seen.add(letter.message_id)
-                if (selection.limit is not None and taken >= selection.limit) or not selection.takes(letter, self._clock.now_ms()):
+                if ((selection.limit is not None and taken >= selection.limit)
+                        or not selection.takes(letter, self._clock.now_ms())):
                     report.left += 1
                     kept[letter.message_id] = letter
                 else:
@@ -103,7 +119,8 @@ class Redrive:
             left_before = report.left
             moved = {entry["messageId"] for entry in self._take(batch, report).moved}
             taken -= report.left - left_before  # outside the group, told by the record: not taken after all
-            kept.update((letter.message_id, letter) for letter in batch if letter.message_id not in moved)
+            kept.update((letter.message_id, letter) for letter in batch
+                        if dry_run or letter.message_id not in moved)
         self._release(list(kept.values()))
         return report
 
@@ -127,6 +144,14 @@ class Redrive:
         for step in prepared:
             if step.skip is not None:
                 report.skip(step.letter, step.skip)
+            elif self._dry_run and step.rearmed and self._sent_back.holds(step.letter):
+                report.again(step.letter)  # a run re-arms one of them; its condition refuses the other
+            elif self._dry_run:
+                report.move(step.letter, step.note)
+            if step.rearmed:
+                self._sent_back.add(step.letter)
+        if self._dry_run:
+            return report
         armed = [step for step in prepared if step.ref is not None]
         unsent = self._delayer.send([(str(n), step.ref, 0) for n, step in enumerate(armed) if step.ref], attempts=2)
         for n, step in enumerate(armed):
@@ -154,16 +179,19 @@ class Redrive:
         tag = message_tag(letter.message_id)
         decision = decide(letter, record, tag)
         if isinstance(decision, Done):
-            return _Step(letter, note=f"re-armed by an earlier run from this message; the record is {decision.status} now")
+            done = f"re-armed by an earlier run from this message; the record is {decision.status} now"
+            return _Step(letter, note=f"to be deleted: {done}" if self._dry_run else done)
         if not isinstance(decision, Rearm):
             return _Step(letter, skip=decision.reason)
+        attempts = (record or {}).get("attempts", {}).get("N", "0")
+        state = "re-armed again" if decision.again else "QUEUED"
+        if self._dry_run:
+            return _Step(letter, rearmed=True, note=f"to be {state} and sent for delivery after {attempts} attempts")
         token = keys.new_token()
         if not self._rearm(letter, record or {}, token, tag):
             return _Step(letter, skip="the record changed while redriving; run again")
-        attempts = (record or {}).get("attempts", {}).get("N", "0")
         return _Step(letter, ref=TimerRef(letter.schedule_id, letter.due_ms, token, self._clock.now_ms()),
-                     note=f"{'re-armed again' if decision.again else 'QUEUED'}, sent for delivery after "
-                          f"{attempts} attempts")
+                     rearmed=True, note=f"{state}, sent for delivery after {attempts} attempts")
 
     def _rearm(self, letter: DeadLetter, record: dict[str, Any], token: str, tag: bytes) -> bool:
         condition, values = rearm_condition(letter)
@@ -194,6 +222,9 @@ class Redrive:
         if self._recover_stream is None:
             report.skip(letter, "stream range: no enqueuer function to recover it with")
             return
+        if self._dry_run:
+            report.move(letter, "stream range to be recovered through the enqueuer")
+            return
         try:
             answer = self._recover_stream(letter.body)
         except Exception as exc:  # noqa: BLE001 - reported; the message stays for another run
@@ -207,7 +238,11 @@ class Redrive:
     def _sweep_again(self, letter: DeadLetter, report: Report) -> None:
         """A cancelled group's clean-up, sent back to the delayer queue as it was: it goes on from where it stopped
         (its cancel item says where; a copy of a sweep that went on meanwhile stops at once)."""
-        self._sqs.send_message(QueueUrl=self._delayer_url, MessageBody=letter.body)
+        if self._dry_run:
+            report.move(letter, f"group sweep of '{letter.group}' to be sent again")
+            return
+        sent = self._sqs.send_message(QueueUrl=self._delayer_url, MessageBody=letter.body)
+        self._sent_back.message_ids.add(sent["MessageId"])
         if self._delete([letter]):
             report.skip(letter, "group sweep sent again, not deleted; run again (harmless)")
         else:
@@ -242,6 +277,8 @@ class _Step:
 
     letter: DeadLetter
     ref: TimerRef | None = None
+    rearmed: bool = False
+    """Re-armed by this run (a dry run: it would be); ``ref`` is the message to send."""
     note: str = ""
     skip: str | None = None
     outside: bool = False

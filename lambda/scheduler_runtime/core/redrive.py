@@ -204,8 +204,37 @@ def requeued_listing_key(list_pk: str | None) -> str | None:
 
 
 @dataclass
+class SentBack:
+    """What one run has sent back for delivery (a dry run: would have): the one-shot occurrences it re-armed, and
+    the messages it sent to the delayer queue as they were (a group sweep; SQS keeps a message's id when its
+    redrive parks it). A dead-letter message of either is not taken again by that run: its delivery failed again
+    and was parked again while the run went on, or it is another message of a schedule the run sent back. So a
+    run sends each schedule back at most once, and ends once only such messages are left."""
+
+    occurrences: set[tuple[str, int]] = field(default_factory=set)
+    message_ids: set[str] = field(default_factory=set)
+
+    def add(self, letter: DeadLetter) -> None:
+        """A one-shot schedule's message this run re-armed."""
+        assert letter.schedule_id is not None and letter.due_ms is not None
+        self.occurrences.add((letter.schedule_id, letter.due_ms))
+
+    def holds(self, letter: DeadLetter) -> bool:
+        if letter.message_id in self.message_ids:
+            return True
+        return (letter.kind in (Kind.PARKED, Kind.BARE) and not letter.periodic
+                and (letter.schedule_id or "", letter.due_ms or 0) in self.occurrences)
+
+
+PARKED_AGAIN_REASON = ("this run sent it back already (a run takes each schedule at most once): its delivery "
+                       "failed again and was parked again, or this is another of its messages; left for a later run")
+PARKED_AGAIN_DRY_REASON = ("this run would send it back already (a run takes each schedule at most once): another of "
+                           "its messages, left for a later run")
+
+
+@dataclass
 class Report:
-    """What a run did with each dead-letter message it saw."""
+    """What a run did with each dead-letter message it saw (a dry run: what it would do)."""
 
     moved: list[dict[str, Any]] = field(default_factory=list)
     """Re-armed (or recovered) and deleted from the dead-letter queue."""
@@ -213,6 +242,10 @@ class Report:
     """Taken but left in the dead-letter queue, each with its reason."""
     left: int = 0
     """Not selected, left in the dead-letter queue untouched."""
+    parked_again: list[dict[str, Any]] = field(default_factory=list)
+    """Messages of what this run sent back (:class:`SentBack`), not taken: left in the dead-letter queue."""
+    dry_run: bool = False
+    """Nothing was moved or written: ``moved`` and ``skipped`` say what a run would move and skip."""
 
     def move(self, letter: DeadLetter, note: str) -> None:
         self.moved.append(_entry(letter, note=note))
@@ -220,8 +253,13 @@ class Report:
     def skip(self, letter: DeadLetter, reason: str) -> None:
         self.skipped.append(_entry(letter, reason=reason))
 
+    def again(self, letter: DeadLetter) -> None:
+        reason = PARKED_AGAIN_DRY_REASON if self.dry_run else PARKED_AGAIN_REASON
+        self.parked_again.append(_entry(letter, reason=reason))
+
     def to_json(self) -> dict[str, Any]:
-        return {"moved": self.moved, "skipped": self.skipped, "left": self.left}
+        return {"dryRun": self.dry_run, "moved": self.moved, "skipped": self.skipped,
+                "parkedAgain": self.parked_again, "left": self.left}
 
 
 def _entry(letter: DeadLetter, **text: str) -> dict[str, Any]:

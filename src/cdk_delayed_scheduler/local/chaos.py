@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import random
 import threading
 import time
@@ -41,6 +42,7 @@ from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, Target
 from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_groups, check_one_shots,
                            check_pauses, check_periodic, check_redrive, check_reschedules, dead_lettered)
 from .chaos_ops import MendableTarget, Operations, start_operations, wait_for_deliveries
+from .chaos_settle import Ticker, settle
 from .api_calls import ApiClient, parse_due_ms
 from .deliveries import Recorder
 from .engine import Engine, EngineOptions
@@ -97,7 +99,7 @@ def _answered(api: ApiClient, method: str, path: str, body: Any = None) -> tuple
     return status, answer
 
 
-def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> None:
+def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, tick: Ticker) -> None:
     """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
 
     def body(timer: Planned) -> dict[str, Any]:
@@ -125,7 +127,10 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls) -> No
             results = answer.get("results") if status == 200 else None
             for n, timer in enumerate(open_):
                 calls.creates.setdefault(timer.schedule_id, []).append(results[n]["status"] if results else status)
+        tick(lambda: f"chaos: creating: {sum(1 for i in calls.creates if i in ids)}/{len(ids)} answered "
+                     f"({calls.retried} retried)")
 
+    ids = {t.schedule_id for t in timers}
     singles = [[t] for t in timers if not t.batched]
     batched = [t for t in timers if t.batched]
     groups = singles + [batched[i:i + 10] for i in range(0, len(batched), 10)]
@@ -185,7 +190,8 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
                             targets=dict(chaos_targets(receiver.url)))
     calls = ClientCalls()
     started = time.time()
-    with Engine(options) as engine, _reading(engine, recorder, receiver):
+    trail = Trail()
+    with Engine(options) as engine, _reading(engine, recorder, receiver), _trailing(trail):
         api = ApiClient(engine.api_url)
         say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
         first_due = {p.periodic_id: _put_periodic(api, p) for p in periodic}
@@ -193,19 +199,20 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         ops = Operations()
         operator = start_operations(ops, answered, engine, target, recorder, count, WINDOW_SECONDS, seed)
         to_cancel = [t for t in timers if t.kind == "cancel"]
-        _create_all(api, to_cancel, calls)  # first, then cancelled while the others are created
+        tick = Ticker(say)
+        _create_all(api, to_cancel, calls, tick)  # first, then cancelled while the others are created
         canceller = threading.Thread(target=_cancel_all, args=(api, to_cancel, calls, rng), daemon=True)
         canceller.start()
-        _create_all(api, [t for t in timers if t.kind != "cancel"], calls)
+        _create_all(api, [t for t in timers if t.kind != "cancel"], calls, tick)
         say(f"chaos: created in {time.time() - started:.1f}s ({calls.retried} retried)")
         canceller.join()
         skipped: dict[str, int] = {}
         deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if not p.kept}
-        _wait_for_one_shots(api, recorder, timers, calls, engine)
-        watched_until = _wait_for_periodic(api, recorder, [p for p in periodic if p.kept], first_due)
+        _wait_for_one_shots(answered, recorder, calls, engine, say)
+        watched_until = _wait_for_periodic(api, recorder, [p for p in periodic if p.kept], first_due, say)
         deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if p.kept})
         operator.join()
-        wait_for_deliveries(answered, recorder, ops)
+        wait_for_deliveries(answered, recorder, ops, engine.options.visibility_timeout, say)
         time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
         report = ChaosReport(timers=len(timers), periodic=len(periodic), seconds=round(time.time() - started, 1),
                              faults=engine.faults.by_kind() if engine.faults else {},
@@ -214,15 +221,54 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         parked = dead_lettered(engine)
         report.refused_signatures = len(receiver.rejected)
         report.violations += [f"the HTTPS receiver refused a request: {why}" for why in receiver.rejected]
-        check_one_shots(report, timers, calls, recorder,
-                        lambda i: _answered(api, "GET", f"/schedules/{quote(i, safe='')}"), parked)
+        def read(schedule_id: str) -> tuple[int | None, dict[str, Any]]:
+            return _answered(api, "GET", f"/schedules/{quote(schedule_id, safe='')}")
+
+        check_one_shots(report, timers, calls, recorder, read, parked)
         check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
         check_reschedules(report, ops.moved, recorder)
         check_pauses(report, ops.paused, recorder)
         check_redrive(report, ops.redriven, recorder, parked)
-        check_groups(report, ops.grouped, recorder)
+        check_groups(report, ops.grouped, recorder, read, parked)
         report.violations += [f"an operation kept failing: {error}" for error in ops.errors]
+        report.trails = {key: trail.of(key) for key in dict.fromkeys(v.split(":", 1)[0] for v in report.violations)}
     return report
+
+
+class Trail(logging.Handler):
+    """The runtime's events by schedule id (and group), with when each was logged: what a violation quotes, so
+    that a timer reported lost shows how far it got (created, claimed, enqueued, put back, not delivered...)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._events: dict[str, list[str]] = {}
+        self._guard = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = getattr(record, "fields", {})
+        key = fields.get("id") or fields.get("group")
+        if key is None:
+            return
+        shown = ",".join(f"{name}={value}" for name, value in fields.items() if name not in ("id", "group"))
+        with self._guard:
+            self._events.setdefault(str(key), []).append(f"{record.created:.3f} {getattr(record, 'event', '?')}"
+                                                         f"{' ' + shown if shown else ''}")
+
+    def of(self, key: str, last: int = 12) -> str:
+        """The last ``last`` events of ``key``, oldest first."""
+        with self._guard:
+            events = self._events.get(key, [])[-last:]
+        return "; ".join(events) or "no event logged"
+
+
+@contextmanager
+def _trailing(trail: Trail) -> Iterator[None]:
+    runtime_logger = logging.getLogger("scheduler_runtime")
+    runtime_logger.addHandler(trail)
+    try:
+        yield
+    finally:
+        runtime_logger.removeHandler(trail)
 
 
 @contextmanager
@@ -248,32 +294,25 @@ def _refusing_poison(recorder: Recorder) -> Callable[[dict[str, Any]], None]:
     return deliver
 
 
-def _wait_for_one_shots(api: ApiClient, recorder: Recorder, timers: list[Planned], calls: ClientCalls,
-                        engine: Engine) -> None:
-    """Until every timer due is delivered, and every poison one FAILED, or the retries' horizon has passed."""
-    wanted = {t.schedule_id for t in timers if t.kind not in ("cancel", "poison")}
-    # A create never answered 2xx (its client gave up) that left no trace has nothing to wait for.
-    wanted -= {i for i in wanted if not any(status in (200, 201) for status in calls.creates.get(i, []))
-               and _answered(api, "GET", f"/schedules/{quote(i, safe='')}")[0] == 404}
-    poison = {t.schedule_id for t in timers if t.kind == "poison"}
-    last_due = max(calls.due_ms.values()) / 1000
-    # Every receive a visibility timeout after the one before, with room for a loaded machine.
-    horizon = last_due + 2 * engine.options.visibility_timeout * (engine.options.max_receive_count + 1)
-    while time.time() < horizon:
-        if wanted <= set(recorder.by_id()) and time.time() > last_due + 2:
-            poison = {i for i in poison
-                      if _answered(api, "GET", f"/schedules/{i}")[1].get("status", "FAILED") != "FAILED"}
-            if not poison:
-                return
-        time.sleep(0.5)
+def _wait_for_one_shots(answered: Callable[..., tuple[int | None, dict[str, Any]]], recorder: Recorder,
+                        calls: ClientCalls, engine: Engine, say: Callable[[str], None]) -> None:
+    """Until every one-shot timer is settled (delivered, FAILED, CANCELLED, or never created), waiting on the
+    engine's state (:mod:`.chaos_settle`)."""
+    left = settle(answered, recorder, dict(calls.due_ms), engine.options.visibility_timeout, "one-shot timers", say)
+    if left:
+        say(f"chaos: {len(left)} one-shot timers unsettled when the engine stopped changing them: "
+            + ", ".join(f"{i} {p.state[0]}" for i, p in sorted(left.items())[:10]))
 
 
-def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict[str, Any]) -> int:
+def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict[str, Any],
+                       say: Callable[[str], None]) -> int:
     """Until every occurrence of the kept definitions due by now - 3 s is delivered (retries included) or
     passed over (counted in its ``skippedCount``), or the retry wait has passed; the instant (ms) up to
     which they were watched."""
     watched_until = time.time_ns() // 1_000_000 - 3000
     deadline = time.time() + PERIODIC_RETRY_WAIT_SECONDS
+    say(f"chaos: periodic timers: waiting for every occurrence due so far, or its retries (up to "
+        f"{PERIODIC_RETRY_WAIT_SECONDS} s)")
 
     def settled(planned: PlannedPeriodic) -> bool:
         delivered = {parse_due_ms(d.envelope["dueAt"]) for d in recorder.by_id().get(planned.periodic_id, [])}

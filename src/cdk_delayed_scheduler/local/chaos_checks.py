@@ -83,6 +83,8 @@ class ChaosReport:
     """One-shot members created before their group's cancel that read ``CANCELLED`` afterwards."""
     lost: int = 0
     violations: list[str] = field(default_factory=list)
+    trails: dict[str, str] = field(default_factory=dict)
+    """For each timer a violation names: the runtime's events about it, in order (what the engine logged)."""
 
     @property
     def ok(self) -> bool:
@@ -108,6 +110,7 @@ class ChaosReport:
             "delivered by target: " + ", ".join(f"{name} {n}" for name, n in sorted(self.delivered_by_target.items())),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
+            *(f"  TRAIL {key}: {events}" for key, events in list(self.trails.items())[:20]),
         ]
 
 
@@ -154,10 +157,10 @@ def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCal
                 report.violations.append(f"{timer.schedule_id}: duplicates under several dedupeKeys")
             if min(d.received_ms for d in deliveries) < due_ms:
                 report.violations.append(f"{timer.schedule_id}: delivered early")
-        if answered is None:
-            _check_given_up(report, timer.schedule_id, creates, deliveries, read)
-            continue
         cancels = calls.cancels.get(timer.schedule_id, [])
+        if answered is None:
+            _check_given_up(report, timer.schedule_id, creates, bool(cancels), deliveries, read, parked)
+            continue
         if 200 in cancels:
             report.cancelled += 1
             if deliveries:
@@ -168,11 +171,7 @@ def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCal
         status, record = read(timer.schedule_id)
         if status == 200 and record.get("status") == "CANCELLED" and cancels:
             report.cancelled += 1  # a cancel whose 200 was lost, then retried
-        elif (status == 200 and record.get("status") in ("FAILED", "FIRED") and record.get("lastError")
-              and "payload" in record and timer.schedule_id in parked):
-            # FAILED: the dispatcher parked it on its last receive. FIRED with a reason: its last receive
-            # ended without the dispatcher (a crash, a throttled invocation), and SQS's redrive parked
-            # the bare message; the record keeps the payload and why the receive before did not deliver.
+        elif _parked_with_reason(timer.schedule_id, status, record, parked):
             report.dead_lettered += 1
         else:
             report.lost += 1
@@ -180,18 +179,34 @@ def check_one_shots(report: ChaosReport, timers: list[Planned], calls: ClientCal
                                      f"GET {status} {record.get('status')})")
 
 
-def _check_given_up(report: ChaosReport, schedule_id: str, creates: list[Any], deliveries: list[Any],
-                    read: Callable[[str], tuple[int | None, dict[str, Any]]]) -> None:
-    """A create whose last answer was a 5xx or none: no trace, or honoured (delivered)."""
+def _parked_with_reason(schedule_id: str, status: int | None, record: dict[str, Any], parked: dict[str, Any]) -> bool:
+    """Whether a timer ended in the dead-letter queue as promised: FAILED (the dispatcher parked it on its last
+    receive), or FIRED with a reason (its last receive ended without the dispatcher, a crash or a throttled
+    invocation, and SQS's redrive parked the bare message); either way the record keeps the payload and the reason."""
+    return (status == 200 and record.get("status") in ("FAILED", "FIRED") and bool(record.get("lastError"))
+            and "payload" in record and schedule_id in parked)
+
+
+def _check_given_up(report: ChaosReport, schedule_id: str, creates: list[Any], cancelled: bool, deliveries: list[Any],
+                    read: Callable[[str], tuple[int | None, dict[str, Any]]], parked: dict[str, Any]) -> None:
+    """A create whose last answer was a 429, a 5xx or none: no trace, or honoured (delivered; dead-lettered with
+    its reason when its target refused it; or ``CANCELLED`` when its client sent a cancel)."""
     report.gave_up_creates += 1
-    status, _ = read(schedule_id)
+    status, record = read(schedule_id)
     if deliveries:
         report.gave_up_honoured += 1
     elif status == 404:
         report.gave_up_no_trace += 1
+    elif _parked_with_reason(schedule_id, status, record, parked):
+        report.gave_up_honoured += 1
+        report.dead_lettered += 1
+    elif cancelled and status == 200 and record.get("status") == "CANCELLED":
+        report.gave_up_honoured += 1
+        report.cancelled += 1
     else:
         report.lost += 1
-        report.violations.append(f"{schedule_id}: create answered {creates}, then neither gone nor delivered (GET {status})")
+        report.violations.append(f"{schedule_id}: create answered {creates}, then neither gone nor delivered "
+                                 f"(GET {status} {record.get('status')})")
 
 
 def check_periodic(report: ChaosReport, periodic: list[PlannedPeriodic], first_due: dict[str, Any], deleted_ms: dict[str, Any],
@@ -262,10 +277,17 @@ class Paused:
 
 @dataclass
 class Redriven:
-    """Timers parked by a refusing target, then redriven once it was mended: what the redrive moved and
-    skipped (id -> its reason)."""
+    """Timers parked by a refusing target, redriven once while it still refused, then again once it was mended:
+    what the first redrive moved and which of those read FAILED again before the mend; what the second moved and
+    skipped (id -> its reason); and each refusal of the target (id, when, the envelope's attempt)."""
 
     ids: list[str]
+    refused_redrive_ms: int = 0
+    """When the redrive while the target still refused began."""
+    refused_redrive_returned: bool = False
+    refused_redrive_moved: set[str] = field(default_factory=set)
+    failed_again: set[str] = field(default_factory=set)
+    refused: list[tuple[str, int, int]] = field(default_factory=list)
     mended_ms: int = 0
     moved: set[str] = field(default_factory=set)
     skipped: dict[str, str] = field(default_factory=dict)
@@ -341,9 +363,10 @@ class Grouped:
     """Its one-shot members that read ``CANCELLED`` once the cancel had answered."""
 
 
-def check_groups(report: ChaosReport, grouped: list[Grouped], recorder: Recorder) -> None:
+def check_groups(report: ChaosReport, grouped: list[Grouped], recorder: Recorder,
+                 read: Callable[[str], tuple[int | None, dict[str, Any]]], parked: dict[str, Any]) -> None:
     """Nothing of a member created before its group's cancel delivered after the cancel's answer; the member
-    created after it delivered."""
+    created after it delivered (or parked with its reason, as any timer whose deliveries kept failing)."""
     by_id = recorder.by_id()
     for g in grouped:
         if g.cancelled_ms is None:
@@ -358,20 +381,43 @@ def check_groups(report: ChaosReport, grouped: list[Grouped], recorder: Recorder
             if late:
                 report.violations.append(f"{member}: delivered {late[0].received_ms - g.cancelled_ms} ms after its "
                                          f"group {g.group} was cancelled")
-        if g.joined_after is not None and not by_id.get(g.joined_after):
+        if g.joined_after is None or by_id.get(g.joined_after):
+            continue
+        status, record = read(g.joined_after)
+        if _parked_with_reason(g.joined_after, status, record, parked):
+            report.dead_lettered += 1
+        else:
             report.lost += 1
-            report.violations.append(f"{g.joined_after}: created in group {g.group} after its cancel, never delivered")
+            report.violations.append(f"{g.joined_after}: created in group {g.group} after its cancel, never delivered "
+                                     f"(GET {status} {record.get('status')})")
 
 
 def check_redrive(report: ChaosReport, redriven: Redriven, recorder: Recorder, parked: dict[str, Any]) -> None:
-    """Each schedule the redrive moved arrives once more (more only under its one ``dedupeKey``), or is
-    parked again (its redriven attempt failed too); each it skipped stays parked; none is lost."""
+    """The redrive while the target still refused returned, moved some, and each it moved was tried at most once
+    more (one attempt: an SDK's retry of the same invocation repeats it) and parked again (counted in
+    ``redrive_parked_again``). After the mend, each schedule the redrive moved arrives once more (more only under
+    its one ``dedupeKey``), or is parked again (its redriven attempt failed too); each it skipped stays parked;
+    none is lost."""
     by_id = recorder.by_id()
+    if not redriven.refused_redrive_returned:
+        report.violations.append("the redrive while the target still refused did not return")
+    elif not redriven.refused_redrive_moved:
+        report.violations.append("the redrive while the target still refused moved none of the parked timers")
     for schedule_id in redriven.ids:
         deliveries = by_id.get(schedule_id, [])
         _keys_and_early(report, schedule_id, deliveries)
         report.violations += [f"{schedule_id}: delivered before its target was mended" for d in deliveries
                               if d.received_ms < redriven.mended_ms]
+        if schedule_id in redriven.refused_redrive_moved:
+            attempts = sorted({attempt for refused_id, at_ms, attempt in redriven.refused
+                               if refused_id == schedule_id and at_ms >= redriven.refused_redrive_ms})
+            if len(attempts) > 1:
+                report.violations.append(f"{schedule_id}: redriven once while its target refused, then tried in "
+                                         f"{len(attempts)} attempts (attempt {', '.join(map(str, attempts[:5]))}...)")
+            if schedule_id in redriven.failed_again:
+                report.redrive_parked_again += 1
+            else:
+                report.violations.append(f"{schedule_id}: redriven while its target refused, then not parked again")
         if schedule_id in redriven.moved:
             if deliveries:
                 report.redriven += 1

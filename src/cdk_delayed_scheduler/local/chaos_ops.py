@@ -9,7 +9,8 @@ resumes, and a redrive, run beside the rest of the workload under the same fault
   resumed one once an occurrence after its resume has arrived, or when every receive its first occurrence's
   message has left could have come and gone: a fault on that occurrence holds the chain back).
 - A redrive: timers (``retry.maxAttempts`` 1) that the target refuses until it is mended, parked in
-  the dead-letter queue, then redriven with :meth:`Engine.redrive` once it is.
+  the dead-letter queue, redriven with :meth:`Engine.redrive` while the target still refuses (each is tried
+  once more and parked again, and the redrive returns), then redriven again once it is mended.
 - Group cancels: groups of short and long timers and a periodic timer (every second), cancelled by
   ``DELETE /groups/{group}`` while their members wait (some short ones already delivered), then one more
   member created after the cancel.
@@ -27,6 +28,7 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 from .chaos_checks import Grouped, Moved, Paused, Redriven
+from .chaos_settle import settle
 from .deliveries import Recorder
 from .engine import Engine
 
@@ -34,6 +36,8 @@ Answered = Callable[..., tuple[int | None, dict[str, Any]]]
 """A request as a client that retries a 429, a 5xx or no answer sees it: ``(method, path, body)``."""
 
 PARK_WAIT_SECONDS = 60
+REFUSED_REDRIVE_SECONDS = 60
+"""How long the redrive while the target still refuses may run before it counts as one that never returns."""
 
 
 def _now_ms() -> int:
@@ -41,15 +45,18 @@ def _now_ms() -> int:
 
 
 class MendableTarget:
-    """The run's target, refusing every ``mend`` timer until :meth:`mend` (so each is parked)."""
+    """The run's target, refusing every ``mend`` timer until :meth:`mend` (so each is parked); ``refused`` holds
+    each refusal's timer id, when it came (ms) and the envelope's attempt."""
 
     def __init__(self, deliver: Callable[[dict[str, Any]], None]) -> None:
         self._deliver = deliver
         self.mended = threading.Event()
+        self.refused: list[tuple[str, int, int]] = []
 
     def __call__(self, envelope: dict[str, Any]) -> None:
         payload = envelope["payload"]
         if not self.mended.is_set() and isinstance(payload, dict) and payload.get("kind") == "mend":
+            self.refused.append((envelope["id"], _now_ms(), envelope["attempt"]))
             raise RuntimeError("the target refuses mend timers until it is mended")
         self._deliver(envelope)
 
@@ -111,18 +118,14 @@ def _worker(ops: Operations, work: Callable[..., None], *args: Any) -> threading
     return threading.Thread(target=run, daemon=True)
 
 
-def wait_for_deliveries(answered: Answered, recorder: Recorder, ops: Operations, timeout_seconds: float = 60) -> None:
-    """Until every rescheduled timer is delivered, and every redriven one delivered or FAILED again."""
-    deadline = time.time() + timeout_seconds
-    while time.time() < deadline:
-        delivered = set(recorder.by_id())
-        pending = {m.schedule_id for m in ops.moved} - delivered
-        pending |= {g.joined_after for g in ops.grouped if g.joined_after is not None} - delivered
-        pending |= {i for i in ops.redriven.moved - delivered
-                    if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
-        if not pending:
-            return
-        time.sleep(0.5)
+def wait_for_deliveries(answered: Answered, recorder: Recorder, ops: Operations, visibility_timeout_seconds: float,
+                        say: Callable[[str], None]) -> None:
+    """Until every rescheduled timer, every member created after its group's cancel and every redriven timer is
+    settled (delivered, or FAILED again), waiting on the engine's state (:mod:`.chaos_settle`)."""
+    due_ms = {m.schedule_id: max(m.old_due_ms, m.new_due_ms) for m in ops.moved}
+    due_ms.update({g.joined_after: (g.cancelled_ms or 0) + 2000 for g in ops.grouped if g.joined_after is not None})
+    due_ms.update(dict.fromkeys(ops.redriven.moved, ops.redriven.mended_ms))
+    settle(answered, recorder, due_ms, visibility_timeout_seconds, "operations", say)
 
 
 def _reschedule(answered: Answered, ops: Operations, rng: random.Random, n: int, window: float) -> None:
@@ -206,15 +209,19 @@ def _must(method: str, path: str, answer: tuple[int | None, dict[str, Any]]) -> 
 
 
 def _redrive(answered: Answered, engine: Engine, target: MendableTarget, redriven: Redriven) -> None:
-    """Wait until every ``mend`` timer is FAILED (parked), mend the target, redrive them (again for any
-    the redrive did not find yet, for a while)."""
-    deadline = time.time() + PARK_WAIT_SECONDS
-    waiting = set(redriven.ids)
-    while waiting and time.time() < deadline:
-        waiting = {i for i in waiting if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
-        time.sleep(0.5)
+    """Wait until every ``mend`` timer is FAILED (parked); redrive them while the target still refuses, and wait
+    until each it moved is FAILED again; mend the target, redrive them again (again for any the redrive did not
+    find yet, for a while)."""
+    _until_failed(answered, set(redriven.ids))
+    redriven.refused_redrive_ms = _now_ms()
+    report = _returned(lambda: engine.redrive(ids=sorted(redriven.ids)), REFUSED_REDRIVE_SECONDS)
+    redriven.refused_redrive_returned = report is not None
+    if report is not None:
+        redriven.refused_redrive_moved = {entry["id"] for entry in report.moved}
+        redriven.failed_again = _until_failed(answered, set(redriven.refused_redrive_moved))
     target.mend()
     redriven.mended_ms = _now_ms()
+    redriven.refused = list(target.refused)
     left = set(redriven.ids)
     for _ in range(10):
         report = engine.redrive(ids=sorted(left))
@@ -224,3 +231,23 @@ def _redrive(answered: Answered, engine: Engine, target: MendableTarget, redrive
         if not left:
             return
         time.sleep(1)
+
+
+def _until_failed(answered: Answered, ids: set[str]) -> set[str]:
+    """Wait until each of ``ids`` reads FAILED, for up to :data:`PARK_WAIT_SECONDS`; those that did."""
+    deadline = time.time() + PARK_WAIT_SECONDS
+    waiting = set(ids)
+    while waiting and time.time() < deadline:
+        waiting = {i for i in waiting if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
+        if waiting:
+            time.sleep(0.5)
+    return ids - waiting
+
+
+def _returned(call: Callable[[], Any], seconds: float) -> Any:
+    """``call()``'s answer, or None when it has not returned within ``seconds`` (it goes on in its thread)."""
+    answer: list[Any] = []
+    thread = threading.Thread(target=lambda: answer.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return answer[0] if answer else None

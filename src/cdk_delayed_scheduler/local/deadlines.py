@@ -74,11 +74,11 @@ class DeadlineLayer:
         def _submit(pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
             return submit(pool, contextvars.copy_context().run, fn, *args, **kwargs)
 
-        Endpoint._send = _send  # type: ignore[method-assign]
+        Endpoint._send = _send
         ThreadPoolExecutor.submit = _submit  # type: ignore[assignment]
 
         def restore() -> None:
-            Endpoint._send = send  # type: ignore[method-assign]
+            Endpoint._send = send
             ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
 
         self._restore = restore

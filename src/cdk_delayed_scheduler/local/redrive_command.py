@@ -37,7 +37,9 @@ def add_redrive_parser(commands: Any) -> None:
                     "set FAILED -> QUEUED with a new token and its attempt count kept, sent to the delayer queue due "
                     "at once (same dedupeKey), then deleted from the dead-letter queue; a stream range is recovered "
                     "through the enqueuer. Run it again after an interruption: each schedule is delivered at most "
-                    "once more. Exit 1 when a selected message was skipped.")
+                    "once more. A run takes each schedule at most once: one whose delivery fails again at once is "
+                    "parked again and left for a later run. Exit 1 when a selected message was skipped (with "
+                    "--dry-run: would be).")
     redrive.add_argument("--table", default=f"{PREFIX}-schedules", help="the Schedules table (default: the local engine's)")
     redrive.add_argument("--delayer-queue", default=f"{PREFIX}-delayer",
                          help="the delayer queue's name or URL (default: the local engine's)")
@@ -54,6 +56,9 @@ def add_redrive_parser(commands: Any) -> None:
     redrive.add_argument("--newer-than", type=_non_negative, metavar="SECONDS",
                          help="only messages parked at most this long ago")
     redrive.add_argument("--group", help="only the schedules of this group (default: every schedule)")
+    redrive.add_argument("--dry-run", action="store_true",
+                         help="list what would move and what would be skipped, and why, without moving, sending or "
+                              "writing anything (the messages are received, read and made visible again)")
     redrive.add_argument("--endpoint-url", help="DynamoDB's and SQS's endpoint (the local engine's moto endpoint); "
                                                 "default: AWS, with the usual credentials and region")
     redrive.add_argument("--lambda-endpoint-url", help="Lambda's endpoint (the local engine's lambda_endpoint_url)")
@@ -68,7 +73,7 @@ def run_redrive(args: argparse.Namespace) -> int:
     report = redrive(table_name=args.table, delayer_queue=args.delayer_queue, dead_letter_queue=args.dead_letter_queue,
                      enqueuer_function=args.enqueuer_function or None, ids=args.ids, limit=args.limit,
                      older_than_seconds=args.older_than, newer_than_seconds=args.newer_than, group=args.group,
-                     endpoint_url=args.endpoint_url, lambda_endpoint_url=args.lambda_endpoint_url,
+                     dry_run=args.dry_run, endpoint_url=args.endpoint_url, lambda_endpoint_url=args.lambda_endpoint_url,
                      region_name=args.region)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
