@@ -14,7 +14,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ._contract import contract
-from ._dashboard import dashboard_widgets
+from ._dashboard import alarm_row, dashboard_widgets
 from ._metrics import MetricOptions, SchedulerMetrics
 from ._validation import check_duration, check_range, describe
 
@@ -213,6 +213,8 @@ class SchedulerMonitoring(SchedulerMetrics):
         if alarm_action is not None and hasattr(alarm_action, "topic_arn"):
             _let_cloudwatch_use_the_key(alarm_action)
         self._scheduler_alarms = alarms
+        if self._scheduler_dashboard is not None:  # made first: the alarms' states join it, as its last row
+            self._scheduler_dashboard.add_widgets(*alarm_row(alarms.all))
         return alarms
 
     def _stalled_after(self, stalled_margin: Optional[Duration]) -> float:
@@ -230,8 +232,8 @@ class SchedulerMonitoring(SchedulerMetrics):
         """One CloudWatch dashboard (construct ``Dashboard``) of the scheduler's figures: lateness (p50, p99,
         maximum), deliveries (delivered, failed attempts, parked), the queues' depth and the delayer's oldest
         message, the dispatcher's errors and throttles, the enqueuer's iterator age, the sweeper's errors and
-        stopped sweeps, the API's 5xx (with an API), and, after ``add_alarms``, the alarms' states. Call it
-        once: a second call raises ``ValueError``.
+        stopped sweeps, the API's 5xx (with an API), and the states of the ``add_alarms`` alarms, whether
+        ``add_alarms`` is called before or after it. Call it once: a second call raises ``ValueError``.
 
         :param dashboard_name: the dashboard's name. Default: CloudFormation's.
         :param period: the graphs' period. Allowed: whole minutes, 1 minute to 1 day. Default: 5 minutes.
@@ -242,8 +244,9 @@ class SchedulerMonitoring(SchedulerMetrics):
         _check_period(period)
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=dashboard_name,  # type: ignore[arg-type]
                                          default_interval=Duration.hours(3))
-        alarms = self._scheduler_alarms.all if self._scheduler_alarms is not None else []
-        for row in dashboard_widgets(self, period, alarms):
+        for row in dashboard_widgets(self, period):
             dashboard.add_widgets(*row)
+        if self._scheduler_alarms is not None:
+            dashboard.add_widgets(*alarm_row(self._scheduler_alarms.all))
         self._scheduler_dashboard = dashboard
         return dashboard

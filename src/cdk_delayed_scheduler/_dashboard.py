@@ -18,9 +18,9 @@ def _graph(title: str, left: Sequence[cloudwatch.IMetric], right: Sequence[cloud
     return cloudwatch.GraphWidget(title=title, left=list(left), right=list(right), width=_WIDTH, height=6)
 
 
-def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration,
-                      alarms: Sequence[cloudwatch.Alarm]) -> list[list[cloudwatch.IWidget]]:
-    """The dashboard's rows: deliveries, queues, the stream handlers and the API, then the alarms' states."""
+def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration) -> list[list[cloudwatch.IWidget]]:
+    """The dashboard's graphs, row by row: deliveries, queues, the stream handlers and the API (the alarms'
+    states follow them in a row of their own, :func:`alarm_row`, once there are alarms)."""
     s = scheduler
     rows: list[list[cloudwatch.IWidget]] = [
         [
@@ -48,6 +48,9 @@ def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration,
     if s.api_stage is not None:
         last.append(_graph("API 5xx", [s.metric_api_server_errors(label="5xx", period=period)]))
     rows.append(last)
-    if alarms:
-        rows.append([cloudwatch.AlarmStatusWidget(alarms=list(alarms), title="Alarms", width=24)])
     return rows
+
+
+def alarm_row(alarms: Sequence[cloudwatch.Alarm]) -> list[cloudwatch.IWidget]:
+    """The dashboard's last row: the states of ``alarms``."""
+    return [cloudwatch.AlarmStatusWidget(alarms=list(alarms), title="Alarms", width=24)]

@@ -8,7 +8,10 @@ the old from its next occurrence), removing the timer from the stack deletes it 
 API refuses fails the deploy with the API's message, naming the field and the rule.
 
 What can be judged without tokens is judged at synth: the id, exactly one of ``cron`` and ``every``,
-the cron expression (by the runtime's own parser), the time zone, the bounds and the target's name::
+the cron expression (by the runtime's own parser), the time zone, the bounds, the target's name, the
+group, a retry limit beyond the scheduler's ``max_receive_count``, and a timer that would never fire
+(a cron that matches no date or only past ones, an end already past, or none of the cron's occurrences
+between the start and the end; the synth's time stands for the deploy's)::
 
     timers.add_periodic("nightly-report", cron="0 2 * * ? *", time_zone="Europe/Paris",
                         payload={"report": "daily"})
@@ -54,12 +57,13 @@ class SchedulerPeriodic:
     api_function: lambda_.Function
     _log_options: Mapping[str, Any]
     _targets: Mapping[str, Any]
+    _max_receive_count: Any  # the scheduler's max_receive_count prop: an int, or a token
 
     def add_periodic(self, timer_id: str, *, payload: Any, cron: Optional[str] = None, every: Optional[Duration] = None,
                      time_zone: Optional[str] = None, start_at: Optional[dt.datetime] = None,
                      end_at: Optional[dt.datetime] = None, target: Optional[str] = None,
                      retry_max_attempts: Optional[int] = None, retry_max_age: Optional[Duration] = None,
-                     ) -> "PeriodicTimer":
+                     group: Optional[str] = None) -> "PeriodicTimer":
         """Declare a periodic timer in this stack (``PeriodicTimer``, with the construct id
         ``Periodic-<timer_id>``); the parameters are ``PeriodicTimer``'s.
 
@@ -68,6 +72,7 @@ class SchedulerPeriodic:
             timers.add_periodic("nightly-report", cron="0 2 * * ? *", time_zone="Europe/Paris",
                                 payload={"report": "daily"})
             timers.add_periodic("heartbeat", every=Duration.minutes(5), payload={}, target="billing")
+            timers.add_periodic("tenant-7-digest", cron="0 8 * * ? *", payload={"tenant": 7}, group="tenant-7")
         """
         if Token.is_unresolved(timer_id):
             raise ValueError("timer_id: add_periodic names the construct after it, so it must be concrete text; "
@@ -75,7 +80,8 @@ class SchedulerPeriodic:
         scope = cast(Construct, self)
         return PeriodicTimer(scope, f"Periodic-{timer_id}", scheduler=self, timer_id=timer_id, payload=payload,
                              cron=cron, every=every, time_zone=time_zone, start_at=start_at, end_at=end_at,
-                             target=target, retry_max_attempts=retry_max_attempts, retry_max_age=retry_max_age)
+                             target=target, retry_max_attempts=retry_max_attempts, retry_max_age=retry_max_age,
+                             group=group)
 
     def _periodic_provider(self) -> cr.Provider:
         """The provider framework that hands CloudFormation's events to the api function: one per scheduler,
@@ -127,35 +133,40 @@ class PeriodicTimer(Construct):
     :param payload: any JSON value (tokens allowed), delivered in each occurrence's envelope; at most
         256 KiB serialized (judged at deploy).
     :param cron: EventBridge's six fields (``minutes hours day-of-month month day-of-week year``, e.g.
-        ``0 9 ? * MON-FRI *``), checked at synth by the runtime's own parser. Exactly one of ``cron``
-        and ``every``. Default: none.
+        ``0 9 ? * MON-FRI *``), checked at synth by the runtime's own parser; one that matches no date
+        (``0 9 30 2 ? *``, 30 February) or only past ones (its years are past) raises ``ValueError``.
+        Exactly one of ``cron`` and ``every``. Default: none.
     :param every: the period, whole seconds, at least 1 second. Default: none.
     :param time_zone: the IANA time zone ``cron`` is read in, e.g. ``Europe/Paris``; with ``cron`` only.
         Default: ``UTC``.
-    :param start_at: no occurrence before this instant (timezone-aware); ``every`` counts from it.
-        Default: ``every`` counts from the deploy, ``cron`` starts at once.
-    :param end_at: no occurrence after this instant (timezone-aware), later than ``start_at``.
-        Default: none (no end).
+    :param start_at: no occurrence before this instant (timezone-aware); ``every`` counts from it; not
+        after ``cron``'s last occurrence. Default: ``every`` counts from the deploy, ``cron`` starts at once.
+    :param end_at: no occurrence at or after this instant (timezone-aware): later than ``start_at``, than
+        the synth's time, and than ``cron``'s first occurrence (the deploy refuses an end the timer
+        cannot reach, with the API's message). Default: none (no end).
     :param target: the name of a target registered on ``scheduler`` (checked at synth, so a target
         added later counts). Default: the scheduler's ``"default"`` target.
     :param retry_max_attempts: each occurrence's ``retry.maxAttempts``: delivery attempts in all, the
         first included, before it is parked in the dead-letter queue. Allowed: 1 to the scheduler's
-        ``max_receive_count`` (the deploy fails with the API's message beyond it). Default: the
-        scheduler's ``max_receive_count``.
+        ``max_receive_count`` (checked at synth). Default: the scheduler's ``max_receive_count``.
     :param retry_max_age: each occurrence's ``retry.maxAgeSeconds``: a failed attempt whose next one
         would start later than this after the occurrence's due time is parked instead. Allowed: 60
         seconds to 1 day, whole seconds. Default: the scheduler's ``retry_max_age``.
+    :param group: the group it joins, as ``PUT /periodic/{id}`` with ``group``: ``DELETE /groups/{group}``
+        deletes it with the group's other members, and ``GET /periodic?group=`` lists it. Allowed: 1-64
+        characters of ``A-Za-z0-9._:-``. Default: none.
     """
 
     def __init__(self, scope: Construct, id: str, *, scheduler: SchedulerPeriodic, timer_id: str, payload: Any,
                  cron: Optional[str] = None, every: Optional[Duration] = None, time_zone: Optional[str] = None,
                  start_at: Optional[dt.datetime] = None, end_at: Optional[dt.datetime] = None,
                  target: Optional[str] = None, retry_max_attempts: Optional[int] = None,
-                 retry_max_age: Optional[Duration] = None) -> None:
+                 retry_max_age: Optional[Duration] = None, group: Optional[str] = None) -> None:
         if not isinstance(scheduler, SchedulerPeriodic):
             raise ValueError(f"scheduler: must be a DelayedScheduler, got {describe(scheduler)}")
-        body = _definition(timer_id, payload, cron, every, time_zone, start_at, end_at, target)
-        retry = _retry(retry_max_attempts, retry_max_age)
+        body = _definition(timer_id, payload, cron, every, time_zone, start_at, end_at, target, group,
+                           now=dt.datetime.now(dt.timezone.utc))
+        retry = _retry(retry_max_attempts, retry_max_age, scheduler._max_receive_count)
         definition = _render(scope, {**body, "retry": retry} if retry else body)
         super().__init__(scope, id)
         self.timer_id: str = timer_id
@@ -196,8 +207,8 @@ class _TargetRegistered:
 
 
 def _definition(timer_id: Any, payload: Any, expression: Any, every: Any, time_zone: Any, start_at: Any,
-                end_at: Any, target: Any) -> dict[str, Any]:
-    """The ``PUT /periodic/{id}`` body, after every check that needs no token."""
+                end_at: Any, target: Any, group: Any, *, now: dt.datetime) -> dict[str, Any]:
+    """The ``PUT /periodic/{id}`` body, after every check that needs no token (``now``: the synth's time)."""
     if not Token.is_unresolved(timer_id) and not (isinstance(timer_id, str) and contract.ID_PATTERN.match(timer_id)):
         raise ValueError(f"timer_id: must be 1-128 characters of A-Za-z0-9._:-, got {describe(timer_id)}")
     if (expression is None) == (every is None):
@@ -220,23 +231,71 @@ def _definition(timer_id: Any, payload: Any, expression: Any, every: Any, time_z
             if not isinstance(instant, dt.datetime) or instant.tzinfo is None:
                 raise ValueError(f"{prop}: must be a timezone-aware datetime, e.g. datetime(2027, 1, 1, "
                                  f"tzinfo=timezone.utc), got {describe(instant)}")
-            body[field] = instant.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            body[field] = _rfc3339(instant)
     if start_at is not None and end_at is not None and end_at <= start_at:
         raise ValueError("end_at: must be later than start_at")
     if target is not None:
         if not Token.is_unresolved(target) and not isinstance(target, str):
             raise ValueError(f"target: must be a target name, got {describe(target)}")
         body["target"] = target
+    if group is not None:
+        if not Token.is_unresolved(group) and not (isinstance(group, str) and contract.GROUP_PATTERN.fullmatch(group)):
+            raise ValueError(f"group: must be 1-64 characters of A-Za-z0-9._:-, got {describe(group)}")
+        body["group"] = group
+    _check_fires(expression, time_zone, start_at, end_at, now)
     return body
 
 
-def _retry(max_attempts: Any, max_age: Any) -> dict[str, Any]:
-    """The body's ``retry`` (empty when neither is given), after the checks that need no token."""
+def _check_fires(expression: Any, time_zone: Any, start_at: Optional[dt.datetime], end_at: Optional[dt.datetime],
+                 now: dt.datetime) -> None:
+    """Refuse, naming the prop, a timer that would never fire, as the API does at deploy (where ``every``'s first
+    occurrence is known): a cron that matches no date or only past ones, a start after the cron's last
+    occurrence, an end already past or not later than the cron's first occurrence. ``now`` stands for the
+    deploy's time, which comes later: an end close ahead may still be refused then, with the API's message."""
+    first_ms = None
+    if expression is not None and not Token.is_unresolved(expression) and not (
+            time_zone is not None and Token.is_unresolved(time_zone)):
+        parsed, zone = cron.parse(expression), cron.zone_of(time_zone or contract.PERIODIC_DEFAULT_TIME_ZONE)
+        rule = parsed.never_fires_from(_ms(now), zone)
+        if rule is not None:
+            raise ValueError(f"cron: {rule}")
+        first_ms = parsed.next_after(_ms(max(now, start_at or now)) - 1, zone)
+        if first_ms is None:
+            raise ValueError(f"start_at: must not be after the last occurrence of cron {expression!r}, got "
+                             f"{_rfc3339(start_at or now)}: the timer would never fire")
+    if end_at is None:
+        return
+    if end_at <= now:
+        raise ValueError(f"end_at: must be in the future, got {_rfc3339(end_at)}: the timer would never fire")
+    if first_ms is not None and first_ms >= _ms(end_at):
+        first = _rfc3339(dt.datetime.fromtimestamp(first_ms / 1000, dt.timezone.utc))
+        raise ValueError(f"end_at: must be later than the first occurrence of cron {expression!r}, {first}, got "
+                         f"{_rfc3339(end_at)}: the timer would never fire")
+
+
+def _ms(instant: dt.datetime) -> int:
+    """An aware datetime in epoch milliseconds, rounded down (as its RFC 3339 text in the body is)."""
+    return (instant - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+
+
+def _rfc3339(instant: dt.datetime) -> str:
+    """An aware datetime as the API's RFC 3339 UTC text with milliseconds."""
+    return instant.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _retry(max_attempts: Any, max_age: Any, max_receive_count: Any) -> dict[str, Any]:
+    """The body's ``retry`` (empty when neither is given), after the checks that need no token; ``max_receive_count``
+    is the scheduler's, the most ``max_attempts`` may be."""
     retry: dict[str, Any] = {}
     if max_attempts is not None:
         if not Token.is_unresolved(max_attempts) and (isinstance(max_attempts, bool) or not isinstance(max_attempts, int)):
             raise ValueError(f"retry_max_attempts: must be an int, got {describe(max_attempts)}")
         check_range("retry_max_attempts", max_attempts, 1, contract.MAX_RECEIVE_COUNT.max)
+        if not Token.is_unresolved(max_attempts) and not Token.is_unresolved(max_receive_count) \
+                and max_attempts > max_receive_count:
+            raise ValueError(f"retry_max_attempts: must be at most the scheduler's max_receive_count, "
+                             f"{max_receive_count}, got {max_attempts}: SQS parks a delayer message after that many "
+                             f"receives, whatever its retry policy")
         retry["maxAttempts"] = max_attempts
     if max_age is not None:
         check_duration("retry_max_age", max_age)

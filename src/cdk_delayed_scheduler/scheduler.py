@@ -280,6 +280,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         self.delay_window: Duration = props.delay_window
         """Schedules due within it go straight to the delayer queue (the ``delay_window`` prop)."""
         self._log_options = dict(retention=props.log_retention, removal_policy=props.removal_policy)
+        self._max_receive_count = props.max_receive_count  # the most a periodic timer's retry_max_attempts may be
         self._target_json: dict[str, Any] = {}
         self._targets: dict[str, IScheduleTarget] = {}
 

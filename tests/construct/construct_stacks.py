@@ -14,8 +14,8 @@ that asks for the same name gets the same synthesized template:
   Step Functions target (an imported state machine);
 * ``https``: HTTPS targets, signed with a secret of the stack, one encrypted with a customer managed
   key (with headers and the longest timeout), and one imported by name;
-* ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one naming a target
-  added after it, and a ``PeriodicTimer`` in a construct of its own);
+* ``periodic``: periodic timers declared in the stack (``add_periodic`` twice, one in a group, one naming a
+  target added after it, and a ``PeriodicTimer`` in a construct of its own);
 * ``alarms``: ``add_alarms`` with every default and a topic encrypted with a customer managed key, then
   ``add_dashboard``;
 * ``alarms_custom``: the REST API's scheduler with ``add_dashboard`` first, then ``add_alarms`` with every
@@ -193,11 +193,12 @@ def _periodic(app: cdk.App) -> Built:
     stack = cdk.Stack(app, "Periodic", env=ENV)
     scheduler = DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback(stack)))
     nightly = scheduler.add_periodic("nightly-report", cron="0 2 * * ? *", time_zone="Europe/Paris",
-                                     payload={"report": "daily", "queue": scheduler.delayer_queue.queue_url})
+                                     payload={"report": "daily", "queue": scheduler.delayer_queue.queue_url},
+                                     group="reports")
     heartbeat = scheduler.add_periodic(
         "heartbeat", every=cdk.Duration.minutes(5), payload=[1, "two", None], target="billing",
         start_at=dt.datetime(2027, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1))),
-        end_at=dt.datetime(2028, 1, 1, tzinfo=dt.timezone.utc))
+        end_at=dt.datetime(2128, 1, 1, tzinfo=dt.timezone.utc))  # far ahead: synth refuses an end already past
     scheduler.add_target("billing", targets.LambdaInvoke(callback(stack, "Billing")))
     own = PeriodicTimer(cdk.Stack(app, "Jobs", env=ENV), "Weekly", scheduler=scheduler, timer_id="weekly",
                         cron="0 9 ? * MON *", payload={"job": "weekly"})

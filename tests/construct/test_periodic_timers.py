@@ -42,10 +42,10 @@ def test_each_timer_is_a_custom_resource_holding_its_put_body(stacks):
     queue = logical_id(b, b.scheduler.delayer_queue)
     nightly = _body(timers["nightly-report"][1]["Definition"], lambda ref: "<" + ref["Ref"] + ">")
     assert nightly == {"payload": {"report": "daily", "queue": f"<{queue}>"}, "cron": "0 2 * * ? *",
-                       "timeZone": "Europe/Paris"}
+                       "timeZone": "Europe/Paris", "group": "reports"}  # the deploy's PUT makes it a group member
     assert _body(timers["heartbeat"][1]["Definition"]) == {
         "payload": [1, "two", None], "every": 300, "startAt": "2027-01-01T00:00:00.000Z",
-        "endAt": "2028-01-01T00:00:00.000Z", "target": "billing"}
+        "endAt": "2128-01-01T00:00:00.000Z", "target": "billing"}
     assert timers["nightly-report"][0].startswith("TimersPeriodicnightlyreport")  # the construct id: Periodic-<id>
 
 
@@ -137,6 +137,36 @@ def scheduler(app, request) -> DelayedScheduler:
         ({"every": cdk.Duration.minutes(1), "payload": {"when": dt.date(2027, 1, 1)}},
          r"^payload: must be a JSON value \(dicts, lists, text, numbers, booleans, None\), got a dict$"),
         ({"every": cdk.Duration.minutes(1), "target": 3}, r"^target: must be a target name, got 3$"),
+        # a timer that would never fire
+        ({"cron": "0 9 30 2 ? *"}, r"^cron: cron '0 9 30 2 \? \*' matches no date at all \(as with day 30 of "
+                                   r"February\): a periodic timer on it would never fire$"),
+        ({"cron": "0 9 31 4 ? *", "time_zone": "Europe/Paris"}, r"^cron: cron '0 9 31 4 \? \*' matches no date at all"),
+        ({"cron": "0 9 * * ? 2020-2025"},
+         r"^cron: cron '0 9 \* \* \? 2020-2025' has no occurrence to come: every minute it matches is past \(the "
+         r"last year it allows is 2025\)"),
+        ({"cron": "0 9 * * ? 2100", "start_at": dt.datetime(2101, 1, 1, tzinfo=UTC)},
+         r"^start_at: must not be after the last occurrence of cron '0 9 \* \* \? 2100', got "
+         r"2101-01-01T00:00:00.000Z: the timer would never fire$"),
+        ({"every": cdk.Duration.minutes(1), "end_at": dt.datetime(2020, 1, 1, tzinfo=UTC)},
+         r"^end_at: must be in the future, got 2020-01-01T00:00:00.000Z: the timer would never fire$"),
+        ({"cron": "0 2 * * ? *", "start_at": dt.datetime(2019, 1, 1, tzinfo=UTC),
+          "end_at": dt.datetime(2020, 1, 1, tzinfo=UTC)},
+         r"^end_at: must be in the future, got 2020-01-01T00:00:00.000Z"),
+        ({"cron": "0 9 1 1 ? *", "start_at": dt.datetime(2100, 1, 2, tzinfo=UTC),
+          "end_at": dt.datetime(2100, 6, 1, tzinfo=UTC)},
+         r"^end_at: must be later than the first occurrence of cron '0 9 1 1 \? \*', 2101-01-01T09:00:00.000Z, got "
+         r"2100-06-01T00:00:00.000Z: the timer would never fire$"),
+        # a retry limit SQS's redrive would cut short
+        ({"every": cdk.Duration.minutes(1), "retry_max_attempts": 99},
+         r"^retry_max_attempts: must be at most the scheduler's max_receive_count, 5, got 99: SQS parks a delayer "
+         r"message after that many receives, whatever its retry policy$"),
+        # the group, by the API's rule
+        ({"every": cdk.Duration.minutes(1), "group": ""}, r"^group: must be 1-64 characters of A-Za-z0-9._:-, got ''$"),
+        ({"every": cdk.Duration.minutes(1), "group": "g" * 65},
+         r"^group: must be 1-64 characters of A-Za-z0-9._:-, got 'g{65}'$"),
+        ({"every": cdk.Duration.minutes(1), "group": "tenant 7"}, r"^group: must be 1-64 characters .*, got 'tenant 7'$"),
+        ({"every": cdk.Duration.minutes(1), "group": "tenant-7\n"}, r"^group: must be 1-64 characters"),
+        ({"every": cdk.Duration.minutes(1), "group": 7}, r"^group: must be 1-64 characters of A-Za-z0-9._:-, got 7$"),
     ],
 )
 def test_a_definition_that_cannot_be_deployed_is_refused_at_synth_naming_the_prop(refusing, props, message):
@@ -145,6 +175,28 @@ def test_a_definition_that_cannot_be_deployed_is_refused_at_synth_naming_the_pro
     with pytest.raises(ValueError, match=message):
         refusing.add_periodic(arguments.pop("timer_id"), **arguments)
     assert [child.node.id for child in refusing.node.children] == children
+
+
+def test_a_timer_that_can_fire_is_kept_whatever_its_bounds(scheduler):
+    """The synth's checks refuse only what could never fire: a cron of future years, an end far ahead, a leap day."""
+    far = dt.datetime(2190, 1, 1, tzinfo=UTC)
+    scheduler.add_periodic("leap-day", cron="0 9 29 2 ? *", payload={})
+    scheduler.add_periodic("future-years", cron="0 9 1 1 ? 2100-2199", time_zone="Asia/Tokyo", payload={}, end_at=far)
+    scheduler.add_periodic("started-long-ago", every=cdk.Duration.hours(1), payload={},
+                           start_at=dt.datetime(2020, 1, 1, tzinfo=UTC), end_at=far)
+    assert [c.node.id for c in scheduler.node.children if c.node.id.startswith("Periodic-")] == [
+        "Periodic-leap-day", "Periodic-future-years", "Periodic-started-long-ago"]
+
+
+def test_retry_max_attempts_may_reach_the_schedulers_own_max_receive_count(app):
+    stack = cdk.Stack(app, "MaxReceiveTwenty")
+    scheduler = DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")),
+                                 max_receive_count=20)
+    timer = scheduler.add_periodic("twenty", every=cdk.Duration.minutes(1), payload={}, retry_max_attempts=20)
+    assert scheduler.node.try_find_child("Periodic-twenty") is timer
+    with pytest.raises(ValueError, match=r"^retry_max_attempts: must be at most the scheduler's max_receive_count, "
+                                         r"20, got 21: "):
+        scheduler.add_periodic("twenty-one", every=cdk.Duration.minutes(1), payload={}, retry_max_attempts=21)
 
 
 def test_a_target_is_judged_at_synth_so_one_added_later_counts(scheduler):
@@ -161,7 +213,7 @@ def test_tokens_are_left_for_the_api_to_judge_at_deploy(scheduler):
     text = lambda name: cdk.CfnParameter(stack, name).value_as_string  # noqa: E731
     every = cdk.Duration.seconds(cdk.CfnParameter(stack, "Every", type="Number").value_as_number)
     PeriodicTimer(stack, "ByToken", scheduler=scheduler, timer_id=text("Id"), cron=text("Cron"),
-                  time_zone=text("Zone"), target=text("Target"), payload={"p": text("P")})
+                  time_zone=text("Zone"), target=text("Target"), payload={"p": text("P")}, group=text("Group"))
     PeriodicTimer(stack, "EveryToken", scheduler=scheduler, timer_id="every-token", every=every, payload={})
     with pytest.raises(ValueError, match=r"^timer_id: add_periodic names the construct after it"):
         scheduler.add_periodic(text("Id2"), every=cdk.Duration.minutes(1), payload={})

@@ -32,6 +32,7 @@ _NAMES = {"month": {name: i + 1 for i, name in enumerate(
               ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"))},
           "day-of-week": {name: i + 1 for i, name in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))}}
 DayRule = Callable[[int, int], "frozenset[int]"]  # (year, month) -> the matching days
+_BEFORE_ANY_INSTANT_MS = -2 * 86_400_000  # before 1970-01-01 in every time zone: instants start there
 
 
 class CronError(ValueError):
@@ -71,6 +72,17 @@ class Cron:
     def next_after(self, after_ms: int, zone: dt.tzinfo) -> int | None:
         """The first occurrence strictly after ``after_ms``, or None when there is none (up to year 2199)."""
         return next(self.occurrences(after_ms, zone), None)
+
+    def never_fires_from(self, from_ms: int, zone: dt.tzinfo) -> str | None:
+        """None when an occurrence falls at or after ``from_ms``; else why none does, as a rule naming ``cron``:
+        the expression matches no date at all (day 30 of February), or every minute it matches is past."""
+        if self.next_after(from_ms - 1, zone) is not None:
+            return None
+        if self.next_after(_BEFORE_ANY_INSTANT_MS, zone) is None:
+            return (f"cron {self.expression!r} matches no date at all (as with day 30 of February): "
+                    f"a periodic timer on it would never fire")
+        return (f"cron {self.expression!r} has no occurrence to come: every minute it matches is past (the last "
+                f"year it allows is {max(self.years)}), so a periodic timer on it would never fire")
 
 
 def zone_of(name: str) -> dt.tzinfo:

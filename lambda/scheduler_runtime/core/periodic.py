@@ -8,7 +8,8 @@ A definition makes occurrences in one of two ways:
   time handled by :mod:`.cron` (a skipped local time has no occurrence, a repeated one fires once).
 
 Occurrences fall in ``[startAt, endAt)``. Due times always come from the definition, never from a
-previous firing, so nothing drifts.
+previous firing, so nothing drifts. A definition with no occurrence to come is refused
+(:func:`never_fires`).
 
 **Missed occurrences** (an outage, or a dispatcher so late that the next occurrence is due too):
 the pending occurrence is delivered once, late, as the *latest* occurrence already due, and every
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import Any, Iterable
 
@@ -35,7 +36,7 @@ from .contract import DEFAULT_MAX_RECEIVE_COUNT, PERIODIC_DEFAULT_TIME_ZONE, PER
 from .retry import FIELD as RETRY
 from .retry import RetryPolicy
 from .states import DefinitionStatus
-from .timeparse import InvalidInstant, exact_decimal, parse_instant
+from .timeparse import InvalidInstant, exact_decimal, format_rfc3339_ms, parse_instant
 from .validation import (GROUP_FIELD, ApiError, canonical_json, group_hashed, optional_group, retry_hashed,
                          validate_new_id, validate_payload, validate_retry, validate_target)
 
@@ -197,6 +198,31 @@ def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[
     normalized.update(payload=payload_json, target=target, **retry_hashed(retry), **group_hashed(group))
     request_hash = hashlib.sha256(canonical_json(normalized).encode("utf-8")).digest()[:16]
     return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry, group)
+
+
+def never_fires(request: PeriodicRequest, now_ms: int) -> ApiError | None:
+    """Why a definition PUT at ``now_ms`` would never fire, as a 400 naming the field and the rule, or None when an
+    occurrence is to come: a cron that matches no date or only past ones (``cron``), a ``startAt`` after the cron's
+    last occurrence (``startAt``), an ``endAt`` already past or not later than the first occurrence (``endAt``)."""
+    spec, anchor_ms = request.spec, request.anchor_ms(now_ms)
+    if spec.first_due(anchor_ms, now_ms) is not None:
+        return None
+    unbounded = replace(spec, end_ms=None)
+    first_ms = unbounded.first_due(anchor_ms, now_ms)
+    if spec.cron is not None:
+        rule = spec._cron().never_fires_from(now_ms, spec._zone())
+        if rule is not None:
+            return ApiError(400, rule, "cron")
+        if first_ms is None:  # an occurrence to come, but none from startAt on
+            return ApiError(400, f"startAt {format_rfc3339_ms(spec.start_ms or now_ms)} is after the last occurrence "
+                                 f"of cron {spec.cron!r}: the timer would never fire", "startAt")
+    # Unbounded, it has a first occurrence (every always does, and cron was checked): endAt leaves it out.
+    assert spec.end_ms is not None and first_ms is not None
+    if spec.end_ms <= now_ms:
+        return ApiError(400, f"endAt must be in the future (got {format_rfc3339_ms(spec.end_ms)}, now "
+                             f"{format_rfc3339_ms(now_ms)}): the timer would never fire", "endAt")
+    return ApiError(400, f"endAt {format_rfc3339_ms(spec.end_ms)} must be later than the first occurrence, "
+                         f"{format_rfc3339_ms(first_ms)}: the timer would never fire", "endAt")
 
 
 def validate_state(body: dict[str, Any]) -> DefinitionStatus:

@@ -16,7 +16,7 @@ from ..aws.store import ScheduleStore
 from ..core.groups import PERIODIC as PERIODIC_MEMBERS
 from ..core.groups import is_stopped
 from ..core.listing import PAGE_PARAMETERS, make_token, page_position, refuse_unknown
-from ..core.periodic import ACTIVE, PAUSED, STATE_FIELD, validate_periodic, validate_state
+from ..core.periodic import ACTIVE, PAUSED, STATE_FIELD, PeriodicRequest, never_fires, validate_periodic, validate_state
 from ..core.validation import GROUP_FIELD, ApiError
 from ..observability import log_event
 from ._router import Answer, Call, Operations
@@ -43,10 +43,21 @@ def put_periodic(call: Call) -> Answer:
     service = _service(call.ctx)
     request_body = validate_periodic(call.id, call.request.json_body(), config.targets, config.default_target,
                                      max_receive_count=config.max_receive_count)
-    put = service.put(request_body, call.ctx.clock.now_ms())
+    now = call.ctx.clock.now_ms()
+    refusal = never_fires(request_body, now)
+    if refusal is not None and not _replays(call.ctx, request_body):
+        raise refusal
+    put = service.put(request_body, now)
     if put.changed:
         log_event("periodic_put", id=call.id, created=put.created, nextDueMs=put.definition.next_due_ms)
     return (201 if put.created else 200), describe_definition(put.definition, with_payload=False)
+
+
+def _replays(ctx: Context, request: PeriodicRequest) -> bool:
+    """Whether ``request`` is the stored definition's body again: a replay is answered as before (200), even
+    once that body could no longer fire (its ``endAt`` passed since)."""
+    stored = _definitions(ctx).get(request.periodic_id)
+    return stored is not None and stored.status != DELETED and stored.request_hash == request.request_hash
 
 
 @OPERATIONS.answers("getPeriodic")
