@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timedelta
+from typing import Any
 
 from cdk_delayed_scheduler.client import NotFoundError, SchedulerClient
 from cdk_delayed_scheduler.envelope import Envelope
@@ -32,7 +33,7 @@ def cancel(appointment: str) -> None:
         pass
 
 
-def send_reminder(event: dict, context: object) -> None:
+def send_reminder(event: dict[str, Any], context: object) -> None:
     """The scheduler's target: one envelope per due reminder."""
     payload = Envelope.from_event(event).payload
     OUTBOX.append((payload["email"], payload["appointment"]))

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from cdk_delayed_scheduler.testing import LocalScheduler
 
 import reminders
 
@@ -11,11 +12,11 @@ pytestmark = pytest.mark.local_scheduler(url_env="TIMERS_API", target=reminders.
 
 
 @pytest.fixture(autouse=True)
-def empty_outbox():
+def empty_outbox() -> None:
     reminders.OUTBOX.clear()
 
 
-def test_the_reminder_comes_an_hour_before_the_appointment(local_scheduler):
+def test_the_reminder_comes_an_hour_before_the_appointment(local_scheduler: LocalScheduler) -> None:
     starts_at = local_scheduler.now() + timedelta(days=2)
     reminders.book("a-1", starts_at, "ada@example.com")
 
@@ -29,7 +30,7 @@ def test_the_reminder_comes_an_hour_before_the_appointment(local_scheduler):
     assert timedelta(0) <= delivery.lateness < timedelta(seconds=2)
 
 
-def test_a_cancelled_appointment_sends_nothing(local_scheduler):
+def test_a_cancelled_appointment_sends_nothing(local_scheduler: LocalScheduler) -> None:
     reminders.book("a-2", local_scheduler.now() + timedelta(days=1), "bob@example.com")
     reminders.cancel("a-2")
 

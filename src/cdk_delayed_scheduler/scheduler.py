@@ -433,10 +433,14 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         return list(self._targets)
 
     @property
-    def url(self) -> Optional[str]:
+    def url(self) -> str:
         """The API's base URL, e.g. ``https://abc123.execute-api.eu-west-1.amazonaws.com/``
-        (HTTP) or ``.../v1/`` (REST); ``None`` with ``SchedulerApi.none()``."""
-        return self._built_api.url if self._built_api else None
+        (HTTP) or ``.../v1/`` (REST). With ``SchedulerApi.none()`` there is none: reading it raises
+        ``ValueError`` (``api`` says which the scheduler has)."""
+        if self._built_api is None:
+            raise ValueError("url: this scheduler has no API (api=SchedulerApi.none()): producers invoke api_function "
+                             "directly (grant_schedule grants it)")
+        return self._built_api.url
 
     @property
     def functions(self) -> list[lambda_.Function]:

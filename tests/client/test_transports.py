@@ -108,11 +108,11 @@ def test_each_4xx_maps_to_its_error_once(over, transport, status, kind):
 
 
 def test_requests_are_sigv4_signed_for_execute_api_with_ids_quoted(scripted):
-    server = scripted([(200, {"id": "a/b c", "status": "CANCELLED"})])
-    removed = SchedulerClient(server.url, region="eu-west-3").cancel("a/b c")
-    assert (removed.id, removed.status) == ("a/b c", "CANCELLED")
+    server = scripted([(200, {"id": "tenant:7.order", "status": "CANCELLED"})])
+    removed = SchedulerClient(server.url, region="eu-west-3").cancel("tenant:7.order")
+    assert (removed.id, removed.status) == ("tenant:7.order", "CANCELLED")
     seen = server.seen[0]
-    assert (seen.method, seen.path) == ("DELETE", "/schedules/a%2Fb%20c")
+    assert (seen.method, seen.path) == ("DELETE", "/schedules/tenant%3A7.order")
     assert signature_problem(seen.headers) is None
     assert "/eu-west-3/execute-api/aws4_request" in seen.headers["authorization"]
 

@@ -80,7 +80,8 @@ def test_api_md_gives_every_attribute_and_return_value_its_type():
     rows = [line.split("|")[1:4] for line in attributes.splitlines() if line.startswith("| `")]
     assert len(rows) >= 19
     assert all(kind.strip() not in ("", "``") for _, kind, _ in rows), rows
-    assert "| `table` | `dynamodb.Table` |" in attributes and "| `url` | `Optional[str]` |" in attributes
+    assert "| `table` | `dynamodb.Table` |" in attributes and "| `url` | `str` |" in attributes
+    assert "| `listing_index_name` | `Optional[str]` |" in attributes
     for name, member in inspect.getmembers(DelayedScheduler, inspect.isfunction):
         if name.startswith(("metric_", "grant_")):
             assert f"`{name}(" in section and inspect.signature(member).return_annotation is not inspect.Signature.empty

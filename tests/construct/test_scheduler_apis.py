@@ -12,6 +12,7 @@ from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match
+import pytest
 
 from construct_helpers import only, resources_of
 from construct_stacks import (FUNCTION_IDS, ROUTES, client_statements, http_routes, invoke_statement, logical_id,
@@ -229,7 +230,9 @@ def test_no_api_means_direct_invoke_only(stacks):
     assert not [p for p in resources_of(b.json, "AWS::Lambda::Permission").values()
                 if p["Properties"]["Principal"] == "apigateway.amazonaws.com"]
     s = b.scheduler
-    assert (s.api, s.api_stage, s.api_key, s.url) == (None, None, None, None)
+    assert (s.api, s.api_stage, s.api_key) == (None, None, None)
+    with pytest.raises(ValueError, match=r"^url: this scheduler has no API \(api=SchedulerApi.none\(\)\)"):
+        s.url  # noqa: B018 - a typed str everywhere else: reading it is the mistake
     # grant_schedule is the invoke alone
     assert client_statements(b) == [invoke_statement(b)]
 

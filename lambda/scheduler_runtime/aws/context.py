@@ -27,7 +27,11 @@ from ..clock import PROCESS, Clock
 from .config import ENV_KEYS, Config
 
 _ENDPOINT_KEYS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA", "AWS_REGION", "AWS_DEFAULT_REGION")
-_BOTO_CONFIG = BotoConfig(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=50)
+MAX_POOL_CONNECTIONS = 200
+"""The connections each client keeps for reuse: as many as a process's threads may call it with at once (a
+dispatcher's 160 parallel deliveries, and in the local engine its other functions beside them), so that no
+call opens a connection only to discard it after (urllib3's "Connection pool is full" warning)."""
+_BOTO_CONFIG = BotoConfig(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=MAX_POOL_CONNECTIONS)
 
 
 def client_config(service: str, config: Config) -> BotoConfig:

@@ -25,7 +25,7 @@ from ..envelope import Envelope
 from ._auth import AsyncTokenProvider, TokenProvider
 from ._models import GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When
 from ._statuses import PeriodicStatus, ScheduleStatus
-from ._transport import UnsignedRequestsWarning
+from ._transport import PlaceholderCredentialsWarning, UnsignedRequestsWarning
 
 __all__ = [
     "SchedulerClient", "AsyncSchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
@@ -33,5 +33,5 @@ __all__ = [
     "AsyncTokenProvider", "GroupCancellation",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
-    "UnsignedRequestsWarning", "Envelope",
+    "UnsignedRequestsWarning", "PlaceholderCredentialsWarning", "Envelope",
 ]

@@ -40,7 +40,7 @@ class AsyncInvokeTransport:
     """
 
     def __init__(self, function: str, session: botocore.session.Session, region: str | None) -> None:
-        self._invoke = InvokeTransport(function, session, region)
+        self._invoke = InvokeTransport(function, session, region, caller_frames=4)
         self.region = self._invoke.region
 
     async def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:

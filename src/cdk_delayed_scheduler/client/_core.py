@@ -18,7 +18,7 @@ from typing import Any, Callable, Generator, Generic, Iterable, Mapping, TypeVar
 from urllib.parse import quote, urlencode
 
 from .._contract import contract
-from ._errors import SchedulerError, error_for
+from ._errors import SchedulerError, ValidationError, error_for
 from ._models import (GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body,
                       format_time, reschedule_body, whole_seconds)
 from ._statuses import PeriodicStatus, ScheduleStatus
@@ -29,6 +29,9 @@ MAX_BATCH_SIZE: int = contract.MAX_BATCH_SIZE
 """How many creates one ``POST /schedule-batches`` takes (``maxBatchSize`` in the runtime's ``contract.json``)."""
 BatchItem = Union[ScheduleRequest, Mapping[str, Any]]
 _IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
+ID, GROUP = "id", "group"
+PATH_PARAMETERS: Mapping[str, re.Pattern[str]] = {ID: contract.ID_PATTERN, GROUP: contract.GROUP_PATTERN}
+"""The rule of each ``{name}`` in the routes' paths: the runtime's own (``contract.json``)."""
 
 
 @dataclass(frozen=True)
@@ -138,14 +141,14 @@ class Calls:
             yield Sleep(self.backoff.delay(attempt))
 
     def get(self, schedule_id: str) -> Plan[Schedule]:
-        return Schedule.from_json((yield from self.call("GET", f"/schedules/{_path_id(schedule_id)}")))
+        return Schedule.from_json((yield from self.call("GET", f"/schedules/{_path_segment(schedule_id, ID)}")))
 
     def reschedule(self, schedule_id: str, at: When, payload: Any) -> Plan[Schedule]:
         body = reschedule_body(at, payload)
-        return Schedule.from_json((yield from self.call("PATCH", f"/schedules/{_path_id(schedule_id)}", body)))
+        return Schedule.from_json((yield from self.call("PATCH", f"/schedules/{_path_segment(schedule_id, ID)}", body)))
 
     def cancel(self, schedule_id: str) -> Plan[Removed]:
-        return Removed.from_json((yield from self.call("DELETE", f"/schedules/{_path_id(schedule_id)}")))
+        return Removed.from_json((yield from self.call("DELETE", f"/schedules/{_path_segment(schedule_id, ID)}")))
 
     # --- periodic timers -------------------------------------------------------------------
     def put_periodic(self, periodic_id: str, payload: Any, every: int | timedelta | None, cron: str | None,
@@ -157,21 +160,21 @@ class Calls:
                   "endAt": _time_or_none(end_at, "end_at"), "target": target,
                   "retry": None if retry is None else retry.to_json(), "group": group}
         body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
-        return Periodic.from_json((yield from self.call("PUT", f"/periodic/{_path_id(periodic_id)}", body)))
+        return Periodic.from_json((yield from self.call("PUT", f"/periodic/{_path_segment(periodic_id, ID)}", body)))
 
     def get_periodic(self, periodic_id: str) -> Plan[Periodic]:
-        return Periodic.from_json((yield from self.call("GET", f"/periodic/{_path_id(periodic_id)}")))
+        return Periodic.from_json((yield from self.call("GET", f"/periodic/{_path_segment(periodic_id, ID)}")))
 
     def set_periodic_state(self, periodic_id: str, state: PeriodicStatus) -> Plan[Periodic]:
         body = {"state": str(state)}
-        return Periodic.from_json((yield from self.call("PATCH", f"/periodic/{_path_id(periodic_id)}", body)))
+        return Periodic.from_json((yield from self.call("PATCH", f"/periodic/{_path_segment(periodic_id, ID)}", body)))
 
     def delete_periodic(self, periodic_id: str) -> Plan[Removed]:
-        return Removed.from_json((yield from self.call("DELETE", f"/periodic/{_path_id(periodic_id)}")))
+        return Removed.from_json((yield from self.call("DELETE", f"/periodic/{_path_segment(periodic_id, ID)}")))
 
     # --- groups ------------------------------------------------------------------------------
     def cancel_group(self, group: str) -> Plan[GroupCancellation]:
-        return GroupCancellation.from_json((yield from self.call("DELETE", f"/groups/{_path_id(group)}")))
+        return GroupCancellation.from_json((yield from self.call("DELETE", f"/groups/{_path_segment(group, GROUP)}")))
 
     # --- listings ----------------------------------------------------------------------------
     def page(self, path: str, query: dict[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Plan[Page[T]]:
@@ -194,8 +197,14 @@ def listing_query(params: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in params.items() if value is not None}
 
 
-def _path_id(identifier: str) -> str:
-    return quote(identifier, safe="")
+def _path_segment(value: str, field: str) -> str:
+    """``value`` as the path segment ``{field}`` of a route, checked by the runtime's rule for it first, so that
+    a value the route cannot carry (an empty one, which names another path) raises ``ValidationError`` naming
+    ``field`` before anything is sent."""
+    pattern = PATH_PARAMETERS[field]
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise ValidationError(400, f"{field} must match {pattern.pattern} (got {value!r})", field)
+    return quote(value, safe="")
 
 
 def _time_or_none(value: datetime | None, argument: str) -> str | None:

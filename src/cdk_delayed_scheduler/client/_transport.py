@@ -13,6 +13,7 @@ only when there is no answer to read (no connection, Lambda refused the invoke, 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import random
 import re
@@ -39,6 +40,14 @@ _FUNCTION_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:(?P<region>[a-z0-9-]+):")
 
 class UnsignedRequestsWarning(UserWarning):
     """A client sends unsigned requests because it found no AWS credentials (``sign=False`` asks for them without this)."""
+
+
+class PlaceholderCredentialsWarning(UserWarning):
+    """A direct-invoke client found no AWS credentials and signs its invokes of a local endpoint (127.0.0.1 or
+    localhost: the local engine, which accepts any) with placeholder ones."""
+
+
+_PLACEHOLDER_CREDENTIALS = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
 
 
 class Transport(Protocol):
@@ -146,12 +155,21 @@ class InvokeTransport:
     configuration, and makes one attempt per call: :func:`send_with_retries` does the retrying.
     """
 
-    def __init__(self, function: str, session: botocore.session.Session, region: str | None = None) -> None:
+    def __init__(self, function: str, session: botocore.session.Session, region: str | None = None, *,
+                 caller_frames: int = 3) -> None:
+        """``caller_frames``: how far up the line that made the client is (a warning names it)."""
         arn = _FUNCTION_ARN.match(function)
         self.region = _region(region, arn.group("region") if arn else None, session)
         self.function = function
-        self._lambda = session.create_client("lambda", region_name=self.region,
-                                             config=Config(retries={"total_max_attempts": 1}))
+        config = Config(retries={"total_max_attempts": 1})
+        self._lambda = session.create_client("lambda", region_name=self.region, config=config)
+        endpoint = self._lambda.meta.endpoint_url
+        if session.get_credentials() is None and _is_loopback(endpoint):
+            warnings.warn(f"no AWS credentials found: invokes of {function} at {endpoint} are signed with placeholder "
+                          "credentials, which the local engine accepts", PlaceholderCredentialsWarning,
+                          stacklevel=caller_frames)
+            self._lambda = session.create_client("lambda", region_name=self.region, config=config,
+                                                 **_PLACEHOLDER_CREDENTIALS)
 
     def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
         event: dict[str, Any] = {"method": method, "path": path}
@@ -176,6 +194,15 @@ class InvokeTransport:
         if not isinstance(answer, dict) or not isinstance(answer.get("statusCode"), int):
             raise ServerError(502, f"the function answered {str(answer)[:200]!r}, not {{\"statusCode\", \"body\"}}")
         return answer["statusCode"], answer.get("body")
+
+
+def _is_loopback(url: str) -> bool:
+    """Whether ``url``'s host is this machine's loopback interface (``localhost``, 127.0.0.0/8 or ::1)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from .._contract import contract
 from .engine_options import LOG_LEVELS, EngineOptions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .deliveries import HttpsTarget, LambdaTarget
     from .engine import Engine
 
 
@@ -192,11 +193,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .redrive_command import run_redrive  # noqa: PLC0415
 
         return run_redrive(args)
+    from .._local_required import ENGINE, require_local  # noqa: PLC0415
+
     try:
-        from .engine import Engine  # noqa: PLC0415 - keeps --help fast
-    except ImportError as exc:
-        print(f"the local engine needs the 'local' extra: pip install 'cdk-delayed-scheduler[local]' ({exc})", file=sys.stderr)
+        require_local(f"cdk-delayed-scheduler {args.command}", (*ENGINE, "rich") if args.command == "demo" else ENGINE)
+    except ModuleNotFoundError as missing:
+        print(f"error: {missing}", file=sys.stderr)
         return 2
+    from .engine import Engine  # noqa: PLC0415 - keeps --help fast
     if args.command == "demo":
         from .demo import run_demo  # noqa: PLC0415
 
@@ -258,6 +262,7 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
 def endpoint_lines(engine: Engine) -> list[str]:
     """What the CLI prints once the engine runs: every endpoint a user needs, each with the setting that
     reaches it."""
+    from .deliveries import HttpsTarget, LambdaTarget  # noqa: PLC0415
     from .engine import API_FUNCTION, ENQUEUER_FUNCTION, REGION  # noqa: PLC0415
 
     return [
@@ -269,7 +274,19 @@ def endpoint_lines(engine: Engine) -> list[str]:
         *(f"  target {name}: its deliveries arrive in the queue {url}" for name, url in engine.target_queue_urls.items()),
         *(f"  target {name}: its deliveries start executions of the state machine {arn}"
           for name, arn in engine.target_state_machine_arns.items()),
+        *(_called_target_line(name, spec) for name, spec in engine.options.targets.items()
+          if isinstance(spec, (HttpsTarget, LambdaTarget))),
     ]
+
+
+def _called_target_line(name: str, spec: HttpsTarget | LambdaTarget) -> str:
+    """The banner's line for a named target the engine calls (an HTTPS endpoint, a Lambda handler)."""
+    from .deliveries import HttpsTarget  # noqa: PLC0415
+
+    if isinstance(spec, HttpsTarget):
+        return f"  target {name}: its deliveries are POSTed to {spec.url}, signed with its secret"
+    handler = f"{spec.handler.__module__}:{spec.handler.__qualname__}" if spec.handler else "none (records only)"
+    return f"  target {name}: its deliveries invoke the Lambda handler {handler} ({spec.invocation_type})"
 
 
 def _run_chaos(args: argparse.Namespace) -> int:

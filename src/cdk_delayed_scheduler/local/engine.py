@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .._contract import contract
+from .._local_required import ENGINE, require_local
 from .._runtime_asset import event_filters, runtime_asset_path
 from ..operator import RedriveReport, redrive
 from .checkpoints import CheckpointStore
@@ -32,6 +33,8 @@ API_FUNCTION = "delayed-scheduler-api"
 ENQUEUER_FUNCTION = "delayed-scheduler-enqueuer"
 """The enqueuer's name on the engine's Lambda endpoint: invoke it with ``{"recover": <on-failure message>}``."""
 logger = logging.getLogger("cdk_delayed_scheduler.local")
+STOPPED_EARLY = "sweep_stopped_early"
+"""The runtime's event for a sweep that ran out of time (the next sweep resumes where it stopped)."""
 _SESSIONS: dict[tuple[str | None, str | None], Any] = {}
 _SESSIONS_LOCK = threading.Lock()
 __all__ = ["API_FUNCTION", "ENQUEUER_FUNCTION", "REGION", "Engine", "EngineOptions", "EngineStats"]
@@ -76,9 +79,21 @@ class _StatsHandler(logging.Handler):
 
 
 class _Forward(logging.Handler):
-    """Hands the runtime's records at ``level`` and above to the handlers above its logger."""
+    """Hands the runtime's records at ``level`` and above to the handlers above its logger.
+
+    A sweep the engine's stop cut short (once ``stopping`` is set, the functions' contexts have no time
+    left) is no warning: its ``sweep_stopped_early`` goes on at INFO, where ``level`` lets INFO through."""
+
+    def __init__(self, level: int, stopping: threading.Event) -> None:
+        super().__init__(level)
+        self._stopping = stopping
 
     def emit(self, record: logging.LogRecord) -> None:
+        cut_by_the_stop = getattr(record, "event", None) == STOPPED_EARLY and self._stopping.is_set()
+        if cut_by_the_stop and record.levelno > logging.INFO:
+            if self.level > logging.INFO:
+                return
+            record = logging.makeLogRecord({**record.__dict__, "levelno": logging.INFO, "levelname": "INFO"})
         logging.getLogger().handle(record)
 
 
@@ -101,7 +116,7 @@ class Engine:
         self._stream: StreamPoller | None = None
         self._deadlines = DeadlineLayer()
         self._stats_handler = _StatsHandler(self.stats)
-        self._forward = _Forward(getattr(logging, self.options.log_level.upper()))
+        self._forward = _Forward(getattr(logging, self.options.log_level.upper()), self._stop)
         self._saved_logger: tuple[int, bool] | None = None
         self._saved_env: dict[str, str | None] = {}
         self.endpoint_url = ""
@@ -148,6 +163,7 @@ class Engine:
 
     def start(self) -> Engine:
         opts = self.options
+        require_local("the local engine", ENGINE if not opts.endpoint_url else ("boto3",))
         self.endpoint_url = opts.endpoint_url or self._start_moto()
         target = opts.target or stdout_target()
         functions: dict[str, Callable[[Any], Any]] = {LOCAL_TARGET_FUNCTION: self._local_target(target)}
@@ -236,7 +252,7 @@ class Engine:
     def redrive(self, **selection: Any) -> RedriveReport:
         """Redrive the engine's dead-letter queue: :func:`cdk_delayed_scheduler.operator.redrive` on the
         engine's table, queues and enqueuer; ``selection`` is its ``ids``, ``limit``, ``older_than_seconds``,
-        ``newer_than_seconds`` and ``group``."""
+        ``newer_than_seconds``, ``group`` and ``dry_run``."""
         assert self._quiet is not None, "the engine is not started"
         return redrive(table_name=self.table_name, delayer_queue=self.queue_url,
                        dead_letter_queue=self.dead_letter_queue_url, enqueuer_function=ENQUEUER_FUNCTION,
@@ -306,9 +322,10 @@ class Engine:
                 session = _SESSIONS[key] = boto3.session.Session()
         return session
 
-    def client(self, service: str) -> Any:
-        """A boto3 client of ``service`` on the engine's endpoints (moto, or ``endpoint_url``)."""
-        return self._session().client(service)
+    def client(self, service: str, **options: Any) -> Any:
+        """A boto3 client of ``service`` on the engine's endpoints (moto, or ``endpoint_url``); ``options`` go to
+        boto3's ``client`` (``config=``)."""
+        return self._session().client(service, **options)
 
     def _mark_shards(self, session: Any) -> None:
         """A new table holds no timer of an earlier, larger shard count: say so with the sweeper's own

@@ -41,10 +41,26 @@ class QuietCheck:
         return int(attributes["ApproximateNumberOfMessages"])
 
     def is_quiet(self) -> bool:
-        attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url, AttributeNames=DELAYER_COUNTS)["Attributes"]
-        if any(int(attributes[name]) for name in DELAYER_COUNTS):
+        if any(self._delayer_counts()):
             return False
         return self._claims_settled() and self._stream.caught_up and not self._timer_due_within_window()
+
+    def pending(self) -> list[str]:
+        """What keeps the engine from being quiet now, each said in a few words (empty when it is quiet)."""
+        states = ("receivable", "delayed", "in flight (being delivered, or waiting out a retry's backoff)")
+        messages = [f"{count} {state}" for count, state in zip(self._delayer_counts(), states) if count]
+        pending = [f"delayer messages: {', '.join(messages)}"] if messages else []
+        if not self._claims_settled():
+            pending.append("a claim not yet enqueued or written back")
+        if not self._stream.caught_up:
+            pending.append("the table's stream not read to its end")
+        if self._timer_due_within_window():
+            pending.append(f"timers due within the delay window ({self._delay_window} s) that no sweep claimed yet")
+        return pending
+
+    def _delayer_counts(self) -> list[int]:
+        attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url, AttributeNames=DELAYER_COUNTS)["Attributes"]
+        return [int(attributes[name]) for name in DELAYER_COUNTS]
 
     def _timer_due_within_window(self) -> bool:
         """Whether a shard holds a timer item due within the window: the sweeper's own query, one item a shard."""
@@ -66,5 +82,6 @@ class QuietCheck:
             if streak >= QUIET_CHECKS:
                 return
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the engine did not become quiet within {timeout} s")
+                raise TimeoutError(f"the engine did not become quiet within {timeout} s: "
+                                   f"{'; '.join(self.pending()) or 'nothing pending at the last check'}")
             time.sleep(CHECK_INTERVAL_SECONDS)

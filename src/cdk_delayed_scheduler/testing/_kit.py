@@ -99,9 +99,29 @@ class LocalScheduler:
 
     def wait_until_quiet(self, timeout: float = 20.0) -> None:
         """Wait, in real time, until nothing is left that could still deliver without the clock moving
-        (see ``Engine.wait_until_quiet``); TimeoutError after ``timeout`` seconds."""
-        self.engine.wait_until_quiet(timeout)
+        (see ``Engine.wait_until_quiet``); TimeoutError after ``timeout`` seconds, naming what waits for the
+        clock (a retry after its backoff, a timer) and the :meth:`advance` that reaches it."""
+        try:
+            self.engine.wait_until_quiet(timeout)
+        except TimeoutError as not_quiet:
+            raise TimeoutError(f"{not_quiet}. {self._waiting_for_the_clock()}") from None
         self._drain_queues()
+
+    def _waiting_for_the_clock(self, shown: int = 10) -> str:
+        from scheduler_runtime.core.timeparse import format_rfc3339_ms  # noqa: PLC0415 - loaded with the engine
+
+        from ._stepping import waiting_for_the_clock  # noqa: PLC0415
+
+        waiting = waiting_for_the_clock(self.engine, self._clock, self._dynamodb())
+        if not waiting:
+            return "Nothing waits for the kit's clock (a target still running?)"
+        now_ms = self._clock.now_ms()
+        listed = ", ".join(f"{schedule_id} due {format_rfc3339_ms(due_ms)} (in {(due_ms - now_ms) / 1000:.1f} s)"
+                           for schedule_id, due_ms in waiting[:shown])
+        more = f" and {len(waiting) - shown} more" if len(waiting) > shown else ""
+        seconds = max(0, math.ceil((waiting[-1][1] - now_ms) / 1000))
+        return (f"Waiting for the kit's clock: {listed}{more}. The clock moves only with advance(): "
+                f"call advance(seconds={seconds}) to reach them")
 
     def advance(self, seconds: float = 0, *, minutes: float = 0, hours: float = 0, days: float = 0) -> None:
         """Let this much time pass at once: every one-shot and periodic occurrence due by then is delivered,
@@ -117,12 +137,17 @@ class LocalScheduler:
     def redrive(self, **selection: Any) -> RedriveReport:
         """Send what the dead-letter queue holds back for delivery, as ``cdk-delayed-scheduler redrive`` does
         (:meth:`Engine.redrive <cdk_delayed_scheduler.local.Engine.redrive>`; ``selection``: ``ids``, ``limit``,
-        ``older_than_seconds``, ``newer_than_seconds``): what it moved, what it skipped and why."""
+        ``older_than_seconds``, ``newer_than_seconds``, ``group``, ``dry_run``): what it moved, what it skipped
+        and why, and what was parked again (each schedule is taken at most once a run)."""
         return self.engine.redrive(**selection)
 
     def _dynamodb(self) -> Any:
         if self._ddb is None:
-            self._ddb = self.engine.client("dynamodb")
+            from botocore.config import Config  # noqa: PLC0415
+
+            from ._stepping import SHARD_READERS  # noqa: PLC0415
+
+            self._ddb = self.engine.client("dynamodb", config=Config(max_pool_connections=SHARD_READERS))
         return self._ddb
 
     def _drain_queues(self) -> None:
@@ -170,6 +195,9 @@ def local_scheduler(target: LambdaHandler | None = None,
 
 def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | ResourceTarget | None], url_env: str | None,
          engine_options: dict[str, Any]) -> Iterator[LocalScheduler]:
+    from .._local_required import require_local  # noqa: PLC0415
+
+    require_local("the testing kit (local_scheduler)")
     from ..local import Engine, EngineOptions  # noqa: PLC0415 - the engine only once a kit is used
     from ..local.deliveries import RESOURCE_TARGETS, resource_target_names  # noqa: PLC0415
     from ._clock import SharedMoto, SimulatedClock  # noqa: PLC0415

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ._clock import SimulatedClock
 
 MAX_STEPS = 10_000
+SHARD_READERS = 16
+"""Shards read at once for their earliest timer (each on a connection of its own: the client's pool holds them)."""
 SETTLE_POLL_SECONDS = 0.01
 SETTLE_TIMEOUT_SECONDS = 30.0
 
@@ -79,6 +81,18 @@ def timer_claim_instants(engine: Engine, ddb: Any) -> list[int]:
     return [due - window_ms + 1 for due in _earliest_timers(engine, ddb)]
 
 
+def waiting_for_the_clock(engine: Engine, clock: SimulatedClock, ddb: Any) -> list[tuple[str, int]]:
+    """What waits for the clock to reach it, as ``(schedule id, instant due)`` in due order: each delayer message
+    (a short timer's, or a retry's waiting out its backoff) and each timer due within the delay window."""
+    queue = _queue_name(engine.queue_url)
+    waiting = [(_message_id(m), _message_instant(m)) for m in clock.waiting_messages() if m["queue"] == queue]
+    store, shards = _timer_store(engine, ddb)
+    cutoff_ms = clock.now_ms() + engine.options.delay_window * 1000
+    waiting += [(timer.schedule_id, timer.due_ms) for shard in range(shards)
+                for page in store.due_timer_pages(shard, cutoff_ms) for timer in page]
+    return sorted(waiting, key=lambda pair: pair[1])
+
+
 def _queue_name(queue_url: str) -> str:
     return queue_url.rstrip("/").rsplit("/", 1)[-1]
 
@@ -92,17 +106,33 @@ def _message_instant(message: dict[str, Any]) -> int:
         return visible_at
 
 
-def _earliest_timers(engine: Engine, ddb: Any) -> list[int]:
-    """The due time of the earliest timer of each shard (the sweeper's own query, one item a shard)."""
+def _message_id(message: dict[str, Any]) -> str:
+    """The schedule a delayer message delivers (its body's ``id``)."""
+    try:
+        return str(json.loads(message["body"])["id"])
+    except (ValueError, KeyError, TypeError):
+        return "a message without an id"
+
+
+def _timer_store(engine: Engine, ddb: Any) -> tuple[Any, int]:
+    """The engine's timers (a ``ScheduleStore``) and how many shards hold them."""
     from scheduler_runtime.aws.shards import ShardMark  # noqa: PLC0415 - importable once the engine started
     from scheduler_runtime.aws.store import ScheduleStore  # noqa: PLC0415
+
+    return (ScheduleStore(ddb, engine.table_name),
+            max(engine.options.shard_count, ShardMark(ddb, engine.table_name).read() or 0))
+
+
+def _earliest_timers(engine: Engine, ddb: Any) -> list[int]:
+    """The due time of the earliest timer of each shard (the sweeper's own query, one item a shard)."""
     from scheduler_runtime.core.timeparse import MAX_EPOCH_MS  # noqa: PLC0415
 
-    store = ScheduleStore(ddb, engine.table_name)
-    shards = max(engine.options.shard_count, ShardMark(ddb, engine.table_name).read() or 0)
+    store, shards = _timer_store(engine, ddb)
 
     def first(shard: int) -> list[Any]:
         return next(store.due_timer_pages(shard, MAX_EPOCH_MS, page_size=1), [])
 
-    with ThreadPoolExecutor(max_workers=min(shards, 16), thread_name_prefix="kit-shards") as pool:
+    # never more readers than the client keeps connections: one more would open and discard its own each time
+    readers = min(shards, SHARD_READERS, ddb.meta.config.max_pool_connections)
+    with ThreadPoolExecutor(max_workers=readers, thread_name_prefix="kit-shards") as pool:
         return [page[0].due_ms for page in pool.map(first, range(shards)) if page]

@@ -30,7 +30,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def local_scheduler(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The scheduler running in-process for this test (``cdk_delayed_scheduler.testing.LocalScheduler``),
     with an empty account; options from the test's ``local_scheduler`` marker."""
-    from . import local_scheduler as run  # noqa: PLC0415 - the kit loads only when a test uses it
+    from .._local_required import require_local  # noqa: PLC0415 - the kit loads only when a test uses it
+
+    try:
+        require_local(f"the {MARKER} fixture")
+    except ModuleNotFoundError as missing:
+        pytest.fail(str(missing), pytrace=False)
+    from . import local_scheduler as run  # noqa: PLC0415
 
     marker = request.node.get_closest_marker(MARKER)
     if marker is not None and marker.args:
