@@ -94,7 +94,25 @@ EARLY_RUNS += (EarlyRun("kit_wheel", Path(__file__).parent / "testing" / "test_k
 _started: list = []
 
 
+FULL_TIER_MARKERS = ("e2e", "slow")
+"""What only the full tier runs (``./dev test --all``): tests that need real time (the engine end to end, chaos,
+the demo, the cron minute) or a child process of their own (a wheel, a venv, the CDK CLI, a deploy into moto)."""
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all", action="store_true", dest="full_tier",
+                     help="the full tier: add the tests marked e2e or slow (what CI runs) to the deterministic one")
+
+
+def quick_tier(config) -> bool:
+    """The deterministic tier: a run of the whole suite (no paths named) without ``--all``. Naming a path runs
+    what it holds, whatever its tier."""
+    return not config.getoption("full_tier") and config.args_source is not config.ArgsSource.ARGS
+
+
 def _selects(config, module: Path) -> bool:
+    if quick_tier(config):
+        return False
     paths = [Path(str(arg).split("::")[0]).resolve() for arg in config.args] or [Path.cwd()]
     return any(module == path or path in module.parents for path in paths)
 
@@ -105,6 +123,17 @@ def pytest_configure(config):
     for run in EARLY_RUNS:
         if run.report_env not in os.environ and _selects(config, run.module.resolve()):
             _started.append(run.start())
+
+
+def pytest_collection_modifyitems(config, items):
+    if not quick_tier(config):
+        return
+    keep, full = [], []
+    for item in items:
+        (full if any(item.get_closest_marker(name) for name in FULL_TIER_MARKERS) else keep).append(item)
+    if full:
+        config.hook.pytest_deselected(items=full)
+        items[:] = keep
 
 
 def pytest_unconfigure(config):
