@@ -1,6 +1,6 @@
 """``cdk-delayed-scheduler``: run the scheduler locally (``local``), watch it work (``demo``),
-re-enqueue a stream range the enqueuer's mapping gave up on (``recover-stream``), or send what the
-dead-letter queue holds back for delivery (``redrive``)."""
+re-enqueue a stream range the enqueuer's mapping gave up on (``recover-stream``), send what the
+dead-letter queue holds back for delivery (``redrive``), or prove a deployed scheduler (``check``)."""
 
 from __future__ import annotations
 
@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_redrive_parser(commands)
 
+    from .check_command import add_check_parser  # noqa: PLC0415
+
+    add_check_parser(commands)
+
     demo = commands.add_parser("demo", help="schedule a mix of timers through the API and report their lateness")
     demo.add_argument("--timers", type=_positive_int, default=120, help="how many timers to schedule (default 120)")
 
@@ -193,6 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .redrive_command import run_redrive  # noqa: PLC0415
 
         return run_redrive(args)
+    if args.command == "check":
+        from .check_command import run_check_command  # noqa: PLC0415
+
+        return run_check_command(args)
     from .._local_required import ENGINE, require_local  # noqa: PLC0415
 
     try:
