@@ -161,8 +161,8 @@ def main(patched: bool) -> dict:
 
         Queue.messages = property(counted)
         try:
+            sent = time.monotonic()  # before the send: its delay runs from when moto took it, which is after this
             sqs.send_message(QueueUrl=queue_url, MessageBody="soon", DelaySeconds=1)
-            sent = time.monotonic()
             got = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=3).get("Messages", [])
             waited = time.monotonic() - sent
         finally:
