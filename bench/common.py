@@ -11,8 +11,6 @@ them changes what the runtime does.
 from __future__ import annotations
 
 import collections
-import http.client
-import json
 import logging
 import os
 import statistics
@@ -28,6 +26,7 @@ for _p in (ROOT / "src", ROOT / "lambda"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+from cdk_delayed_scheduler.client import Answer, SchedulerClient  # noqa: E402
 from cdk_delayed_scheduler.local import Engine, EngineOptions  # noqa: E402
 
 from scheduler_runtime.core.timeparse import parse_rfc3339  # noqa: E402
@@ -236,60 +235,16 @@ class BenchEngine(Engine):
 
 
 # --- the HTTP API client ---------------------------------------------------------------
-class ApiClient:
-    """Keep-alive HTTP/1.1 connections to the engine's API, one per thread."""
+def api_client(api_url: str, timeout_seconds: float = 60.0) -> SchedulerClient:
+    """The engine's API for raw calls (:meth:`SchedulerClient.raw`, each answered ``(status, body)`` with its
+    ``attempts``): unsigned, over kept-alive connections shared by the threads (10 at most); a 429 or a 5xx is
+    sent again, up to 5 attempts in all (the API says it may be)."""
+    return SchedulerClient(api_url, sign=False, max_attempts=5, backoff_base=0.05, timeout=timeout_seconds)
 
-    def __init__(self, api_url: str) -> None:
-        hostport = api_url.split("//", 1)[1]
-        host, port = hostport.split(":")
-        self.host, self.port = host, int(port)
-        self._local = threading.local()
-        self.lock = threading.Lock()
-        self.status: collections.Counter = collections.Counter()
 
-    def _conn(self) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
-        return conn
-
-    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-        conn = self._conn()
-        payload = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if payload is not None else {}
-        try:
-            conn.request(method, path, payload, headers)
-            response = conn.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException):
-            conn.close()
-            self._local.conn = None
-            raise
-        with self.lock:
-            self.status[response.status] += 1
-        try:
-            data = json.loads(raw) if raw else {}
-        except ValueError:
-            data = {"raw": raw[:200].decode("utf-8", "replace")}
-        return response.status, data
-
-    def create_batch(self, bodies: list[dict], retries: int = 5) -> tuple[int, list]:
-        """POST /schedule-batches (up to BATCH_SIZE). Returns (status, per-item statuses)."""
-        for attempt in range(1, retries + 1):
-            status, data = self.request("POST", "/schedule-batches", {"schedules": bodies})
-            if status < 500:
-                return status, [r.get("status") for r in data.get("results", [])]
-            time.sleep(0.05 * attempt)
-        return status, []
-
-    def create(self, body: dict, retries: int = 5) -> tuple[int, int]:
-        """POST /schedules; a 5xx is retried (the API says it may be). Returns (status, attempts)."""
-        for attempt in range(1, retries + 1):
-            status, _ = self.request("POST", "/schedules", body)
-            if status < 500:
-                return status, attempt
-            time.sleep(0.05 * attempt)
-        return status, retries
+def item_statuses(answer: Answer) -> list[int]:
+    """A ``createScheduleBatch`` answer's statuses, one per item in request order (none when the call failed)."""
+    return [item.get("status") for item in answer.body.get("results", [])] if answer.status == 200 else []
 
 
 # --- per-thread CPU (Linux /proc), to name the limiter ----------------------------------------

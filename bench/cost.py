@@ -48,13 +48,16 @@ import random
 import time
 
 from . import cost_levers, cost_spread, costmodel, payloads
-from .common import BATCH_SIZE, ROOT, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, log
+from .common import (BATCH_SIZE, ROOT, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, api_client,
+                     item_statuses, log)
 from .meter import CapacityMeter, LogMeter, RequestCounter
 from .pricing import PRICES, SECONDS_PER_MONTH
 from .scale import params as scale_params
 
 from scheduler_runtime.aws.periodic import ARM_LEAD_MS  # noqa: E402  (bench.common puts lambda/ on the path)
 from scheduler_runtime.core.contract import DEFAULT_HISTORY_RETENTION_SECONDS  # noqa: E402
+
+from cdk_delayed_scheduler.client._core import route  # noqa: E402  (bench.common puts src/ on the path)
 
 LEVELS = {"sparse": 1, "moderate": 3, "heavy": BATCH_SIZE}
 SHORT_DELAY_S = 2  # whole seconds; each timer adds a random fraction
@@ -95,8 +98,8 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
     meter.forget()  # a fresh engine: an empty table
     try:
         with BenchEngine(opts, times) as eng:
-            client = ApiClient(eng.api_url)
-            client.create({"delaySeconds": 0, "payload": {"warm": True}})
+            client = api_client(eng.api_url)
+            client.raw("createSchedule", {"delaySeconds": 0, "payload": {"warm": True}})
             collector.wait_for(1, 30)
             time.sleep(0.5)
             base = collector.count()
@@ -105,7 +108,7 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
             if cancel:  # created uncounted, due in an hour: then only the cancels are counted
                 for _, bodies in plan:
                     for b in bodies:
-                        client.create({**b, "dueAt": time.time() + 3600})
+                        client.raw("createSchedule", {**b, "dueAt": time.time() + 3600})
                 time.sleep(1.0)
             times.reset()
             counter.reset()
@@ -115,17 +118,17 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
             if cancel:
                 for _, bodies in plan:
                     for b in bodies:
-                        statuses.append(client.request("DELETE", f"/schedules/{b['id']}")[0])
+                        statuses.append(client.raw("cancelSchedule", id=b["id"]).status)
                 time.sleep(1.0)
             else:
                 for at, bodies in plan:
                     time.sleep(max(0.0, at - time.time()))
                     if per_request == 1:
-                        statuses.append(client.create(bodies[0])[0])
+                        statuses.append(client.raw("createSchedule", bodies[0]).status)
                         request_bytes.append(len(json.dumps(bodies[0]).encode()))
                     else:
-                        status, items = client.create_batch(bodies)
-                        statuses.extend(items or [status])
+                        answer = client.raw("createScheduleBatch", {"schedules": bodies})
+                        statuses.extend(item_statuses(answer) or [answer.status])
                         request_bytes.append(len(json.dumps({"schedules": bodies}).encode()))
                 collector.wait_for(base + n, 60 + n * 0.2)
                 time.sleep(1.0)  # the mapping's DeleteMessageBatch after the last delivery
@@ -193,11 +196,11 @@ def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, m
     meter.forget()
     try:
         with BenchEngine(opts, times) as eng:
-            client = ApiClient(eng.api_url)
+            client = api_client(eng.api_url)
             start = round(time.time() + 2.5, 3)
             for i in range(per_wave):
-                status, _ = client.request("PUT", f"/periodic/p-{i:02d}", {"every": every_s, "startAt": start,
-                                                                          "payload": body_payload})
+                status, _ = client.raw("putPeriodic", {"every": every_s, "startAt": start, "payload": body_payload},
+                                       id=f"p-{i:02d}")
                 assert status == 201, status
             collector.wait_for(per_wave, 30)
             time.sleep(0.3)  # the first wave's deletes, before counting
@@ -226,11 +229,12 @@ def periodic_scenario(waves: int, payload_label: str, counter: RequestCounter, m
 
 def access_log_bytes() -> dict:
     """One access log line per door: the construct's formats, rendered with typical values."""
+    batch = route("createScheduleBatch", {})
     typical = {"$context.requestId": "Jb3xHhZ5oAMEb4Q=", "$context.identity.sourceIp": "203.0.113.17",
                "$context.identity.caller": "AROAZEXAMPLE7ROLEID:app-session",
                "$context.identity.user": "AROAZEXAMPLE7ROLEID:app-session",
                "$context.requestTime": "21/Nov/2026:22:19:57 +0000", "$context.httpMethod": "POST",
-               "$context.routeKey": "POST /schedule-batches", "$context.resourcePath": "/schedule-batches",
+               "$context.routeKey": f"{batch.method} {batch.path}", "$context.resourcePath": batch.path,
                "$context.status": "200", "$context.protocol": "HTTP/1.1", "$context.responseLength": "1187",
                "$context.responseLatency": "48", "$context.integrationErrorMessage": "-",
                "$context.authorizer.error": "-"}

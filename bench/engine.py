@@ -24,8 +24,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .common import ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, log, spread
+from .common import BenchEngine, Collector, EngineOptions, HandlerTimes, api_client, log, spread
 from .loader import load_long
+
+from cdk_delayed_scheduler.client._core import route  # noqa: E402  (bench.common puts src/ on the path)
 
 CLIENTS = 8
 WAITING = 10_000
@@ -144,10 +146,12 @@ def _rate(call, seconds: float) -> float:
 # --- creates --------------------------------------------------------------------------------
 def _new_connection_creates(api_url: str, n: int, due_in_s: float, tag: str) -> float:
     """One client, a new connection per request (urllib), one create after another: creates/s."""
+    create = route("createSchedule", {})
     start = time.perf_counter()
     for i in range(n):
         body = json.dumps({"id": f"{tag}-{i}", "dueAt": time.time() + due_in_s, "payload": {"i": i}}).encode()
-        request = urllib.request.Request(f"{api_url}/schedules", body, {"Content-Type": "application/json"})
+        request = urllib.request.Request(api_url + create.path, body, {"Content-Type": "application/json"},
+                                         method=create.method)
         with urllib.request.urlopen(request, timeout=60) as response:
             response.read()
             if response.status not in (200, 201):
@@ -157,12 +161,13 @@ def _new_connection_creates(api_url: str, n: int, due_in_s: float, tag: str) -> 
 
 def _pooled_creates(api_url: str, n: int, due_in_s: float, tag: str) -> float:
     """8 clients at once, each with its own keep-alive connection: creates/s."""
-    client = ApiClient(api_url)
+    client = api_client(api_url)
     failed = [0]
 
     def one(k: int) -> None:
         for i in range(k, n, CLIENTS):
-            status, _ = client.create({"id": f"{tag}-{i}", "dueAt": time.time() + due_in_s, "payload": {"i": i}})
+            status, _ = client.raw("createSchedule", {"id": f"{tag}-{i}", "dueAt": time.time() + due_in_s,
+                                                      "payload": {"i": i}})
             if status not in (200, 201):
                 failed[0] += 1
 

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .pricing import PRICES
@@ -36,10 +36,11 @@ DUE_IN_SECONDS = 7200
 
 
 def _create(api_url: str, ids: list[str], group: str | None) -> None:
-    api = ApiClient(api_url)
+    api = raw_client(api_url)
     for start in range(0, len(ids), 10):
-        status, answer = api.create_batch([{"id": i, "delaySeconds": DUE_IN_SECONDS, "payload": {"n": i},
-                                            **({"group": group} if group else {})} for i in ids[start:start + 10]])
+        status, answer = api.raw("createScheduleBatch", {"schedules": [
+            {"id": i, "delaySeconds": DUE_IN_SECONDS, "payload": {"n": i}, **({"group": group} if group else {})}
+            for i in ids[start:start + 10]]})
         assert status == 200 and all(r["status"] == 201 for r in answer["results"]), answer
 
 
@@ -76,20 +77,20 @@ def cancel_and_sweep(engine: Engine, members: int, timeout: float = 1800.0,
     plan = {GROUP: [f"m-{n}" for n in range(members)], OTHER: [f"o-{n}" for n in range(100)],
             None: [f"u-{n}" for n in range(100)]}
     create_s = _create_all(engine, plan)
-    api = ApiClient(engine.api_url)
+    api = raw_client(engine.api_url)
     began = time.perf_counter()
-    status, answer = api.request("DELETE", f"/groups/{GROUP}")
+    status, answer = api.raw("cancelGroup", group=GROUP)
     answer_s = time.perf_counter() - began
     assert status == 200 and answer["stopped"] == {"schedules": members, "periodic": 0}, answer
     sample = plan[GROUP][:: max(1, members // 50)]
-    assert {api.get(i)[1]["status"] for i in sample} == {"CANCELLED"}  # from the answer on, swept or not
+    assert {api.raw("getSchedule", id=i).body["status"] for i in sample} == {"CANCELLED"}  # from the answer on
     read_s = time.perf_counter() - began
     deadline = time.monotonic() + (watch_s if watch_s is not None else timeout)
     while (left := _index_count(engine, GROUP)) > 0 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert watch_s is not None or left == 0, f"{left} members still in the index after {timeout} s"
     swept_s = time.perf_counter() - began
-    assert {api.get(i)[1]["status"] for i in plan[OTHER][:20] + plan[None][:20]} == {"SCHEDULED"}
+    assert {api.raw("getSchedule", id=i).body["status"] for i in plan[OTHER][:20] + plan[None][:20]} == {"SCHEDULED"}
     return {"members": members, "create_s": round(create_s, 1), "answer_ms": round(answer_s * 1000),
             "count_complete": answer["countComplete"], "sample_read_cancelled_s": round(read_s, 1),
             "sweep_s": round(swept_s, 1) if left == 0 else None, "watched_s": round(swept_s, 1),
@@ -132,13 +133,13 @@ def seeded_cancel(engine: Engine, members: int) -> dict[str, Any]:
     right after it (its sweep is not waited for: moto's whole-table index pages would take hours)."""
     ids = [f"s-{n}" for n in range(members)]
     seed_s = _seed(engine, ids, GROUP)
-    api = ApiClient(engine.api_url, timeout_seconds=120)  # moto counts a page in time with the whole table's size
+    api = raw_client(engine.api_url, timeout_seconds=120)  # moto counts a page in time with the whole table's size
     began = time.perf_counter()
-    status, answer = api.request("DELETE", f"/groups/{GROUP}")
+    status, answer = api.raw("cancelGroup", group=GROUP)
     answer_s = time.perf_counter() - began
     assert status == 200, answer
     sample = ids[:: max(1, members // 50)]
-    statuses = {api.get(i)[1]["status"] for i in sample}
+    statuses = {api.raw("getSchedule", id=i).body["status"] for i in sample}
     read_s = time.perf_counter() - began
     assert statuses == {"CANCELLED"}, statuses
     return {"members": members, "seeded": True, "create_s": round(seed_s, 1), "answer_ms": round(answer_s * 1000),

@@ -28,7 +28,10 @@ import json
 import threading
 import time
 
-from .common import BATCH_SIZE, ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
+from .common import (BATCH_SIZE, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, SchedulerClient,
+                     api_client, distribution, item_statuses, log)
+
+from cdk_delayed_scheduler.client._core import route  # noqa: E402  (bench.common puts src/ on the path)
 
 CONCURRENCY = 8
 RESCHEDULES = {"long_to_long": {"delaySeconds": 2 * 86_400}, "long_to_window": {"delaySeconds": 600},
@@ -44,9 +47,9 @@ def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:
     out: dict = {}
     try:
         with BenchEngine(EngineOptions(target=collector), times) as eng:
-            client = ApiClient(eng.api_url)
+            client = api_client(eng.api_url)
             due = time.time() + 86_400
-            client.create({"payload": {"warm": True}, "dueAt": due})
+            client.raw("createSchedule", {"payload": {"warm": True}, "dueAt": due})
             bodies = [{"id": f"{tag}-{mode}-{i}", "dueAt": due, "payload": {"i": i}} for i in range(n)]
             clients = CONCURRENCY if mode.endswith("concurrent") else 1
             if mode.startswith("batch"):
@@ -60,12 +63,12 @@ def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:
                 for unit in my_units:
                     a = time.perf_counter()
                     if len(unit) == 1 and not mode.startswith("batch"):
-                        status, attempts = client.create(unit[0])
-                        ok = status in (200, 201)
+                        answer = client.raw("createSchedule", unit[0])
+                        attempts, ok = answer.attempts, answer.status in (200, 201)
                     else:
-                        status, items = client.create_batch(unit)
+                        answer = client.raw("createScheduleBatch", {"schedules": unit})
                         attempts = 1
-                        ok = status == 200 and all(st in (200, 201) for st in items)
+                        ok = answer.status == 200 and all(st in (200, 201) for st in item_statuses(answer))
                     with lock:
                         lat.append((time.perf_counter() - a) * 1000)
                         retries[0] += attempts - 1
@@ -84,10 +87,10 @@ def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:
                 # diagnostics: the api handler without HTTP, and the HTTP layer without DynamoDB work
                 from scheduler_runtime.handlers import api as api_module
 
-                direct = []
+                direct, create = [], route("createSchedule", {})
                 for i in range(50):
-                    event = {"httpMethod": "POST", "path": "/schedules", "headers": {}, "pathParameters": None,
-                             "resource": "/schedules",
+                    event = {"httpMethod": create.method, "path": create.path, "headers": {}, "pathParameters": None,
+                             "resource": create.path,
                              "body": json.dumps({"id": f"{tag}-d-{i}", "dueAt": due, "payload": {"i": i}})}
                     a = time.perf_counter()
                     api_module.handler(event, None)
@@ -96,7 +99,7 @@ def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:
                 rt = []
                 for i in range(50):
                     a = time.perf_counter()
-                    client.request("GET", "/schedules/does-not-exist")
+                    client.raw("getSchedule", id="does-not-exist")
                     rt.append((time.perf_counter() - a) * 1000)
                 out["http_get_404_ms"] = distribution(rt)
                 out["reschedule_ms"] = _reschedule_latencies(client, [b["id"] for b in bodies])
@@ -105,7 +108,7 @@ def _fresh_engine_rate(mode: str, n: int, tag: str) -> dict:
     return out
 
 
-def _reschedule_latencies(client: ApiClient, ids: list[str]) -> dict:
+def _reschedule_latencies(client: SchedulerClient, ids: list[str]) -> dict:
     """``PATCH /schedules/{id}`` latency by kind (:data:`RESCHEDULES`), each on its own share of ``ids``."""
     out: dict = {}
     share = len(ids) // len(RESCHEDULES)
@@ -113,7 +116,7 @@ def _reschedule_latencies(client: ApiClient, ids: list[str]) -> dict:
         lat = []
         for schedule_id in ids[k * share:(k + 1) * share]:
             a = time.perf_counter()
-            status, answer = client.request("PATCH", f"/schedules/{schedule_id}", body)
+            status, answer = client.raw("rescheduleSchedule", body, id=schedule_id)
             lat.append((time.perf_counter() - a) * 1000)
             assert status == 200, answer
         out[kind] = distribution(lat)

@@ -15,6 +15,7 @@ engine's and its moto child's, read after the load.
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
 import random
 import re
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import BATCH_SIZE, ApiClient, distribution, log, spread
+from .common import BATCH_SIZE, api_client, distribution, item_statuses, log, spread
 
 CLIENTS = 8
 DUE_IN_S = 3 * 3600  # hours ahead: the schedules wait as timers, none is delivered during the run
@@ -93,14 +94,14 @@ def _status_mb(pid: int, field: str) -> float:
 # --- the 9th client: GETs at a steady rate, in a process of its own --------------------------------
 def _probe(api_url: str, ids: Any, stop: Any, rate: float, out: Any) -> None:
     """GET a random already-created id every 1/rate s until ``stop``; put ``[(wall time sent, ms, status)]``."""
-    client, known, samples, rng = ApiClient(api_url), [], [], random.Random(1)
+    client, known, samples, rng = api_client(api_url), [], [], random.Random(1)
     tick = time.monotonic()
     while not stop.is_set():
         while not ids.empty():
             known.extend(ids.get())
         if known:
             sent, started = time.time(), time.perf_counter()
-            status, _ = client.request("GET", f"/schedules/{rng.choice(known)}")
+            status, _ = client.raw("getSchedule", id=rng.choice(known))
             samples.append((sent, (time.perf_counter() - started) * 1000, status))
         tick += 1 / rate
         time.sleep(max(0.0, tick - time.monotonic()))
@@ -112,11 +113,12 @@ def one_run(mode: str, n: int, tag: str) -> dict:
     """``n`` creates from 8 clients (``single`` or ``batch`` of 10) in a fresh engine, probed by the 9th."""
     ctx = multiprocessing.get_context("spawn")
     with EngineProcess() as engine:
-        client = ApiClient(engine.api_url)
+        client = api_client(engine.api_url)
         due = time.time() + DUE_IN_S
         bodies = [{"id": f"{tag}-{mode}-{i}", "dueAt": round(due + i % 3600, 3), "payload": {"i": i}} for i in range(n)]
         warm = [{"id": f"{tag}-{mode}-warm-{i}", "dueAt": round(due, 3), "payload": {}} for i in range(BATCH_SIZE)]
-        assert client.create_batch(warm)[0] == 200
+        warmed = client.raw("createScheduleBatch", {"schedules": warm})
+        assert warmed.status == 200
         ids, stop, out = ctx.Queue(), ctx.Event(), ctx.Queue()
         ids.put([b["id"] for b in warm])
         prober = ctx.Process(target=_probe, args=(engine.api_url, ids, stop, GET_RATE_PER_S, out), daemon=True)
@@ -125,22 +127,25 @@ def one_run(mode: str, n: int, tag: str) -> dict:
         before = engine.memory_mb()
         size = BATCH_SIZE if mode == "batch" else 1
         units = [bodies[k:k + size] for k in range(0, n, size)]
-        lock, failed, latencies = threading.Lock(), [0], []
+        lock, failed, latencies, statuses = threading.Lock(), [0], [], collections.Counter([warmed.status])
 
         def send(mine: list) -> None:
             for unit in mine:
                 started = time.perf_counter()
                 if mode == "batch":
-                    status, items = client.create_batch(unit)
-                    ok = status == 200 and len(items) == len(unit) and all(s in (200, 201) for s in items)
+                    answer = client.raw("createScheduleBatch", {"schedules": unit})
+                    items = item_statuses(answer)
+                    ok = answer.status == 200 and len(items) == len(unit) and all(s in (200, 201) for s in items)
                 else:
-                    ok = client.create(unit[0])[0] in (200, 201)
+                    answer = client.raw("createSchedule", unit[0])
+                    ok = answer.status in (200, 201)
                 elapsed = (time.perf_counter() - started) * 1000
                 if ok:
                     ids.put([b["id"] for b in unit])
                 with lock:
                     latencies.append(elapsed)
                     failed[0] += 0 if ok else len(unit)
+                    statuses[answer.status] += 1
 
         threads = [threading.Thread(target=send, args=(units[c::CLIENTS],), daemon=True) for c in range(CLIENTS)]
         load_start = time.time()
@@ -159,7 +164,7 @@ def one_run(mode: str, n: int, tag: str) -> dict:
     seconds = load_end - load_start
     return {
         "mode": mode, "n": n, "clients": CLIENTS, "per_request": size, "seconds": seconds,
-        "creates_per_s": n / seconds, "failed_creates": failed[0], "statuses": dict(client.status),
+        "creates_per_s": n / seconds, "failed_creates": failed[0], "statuses": dict(statuses),
         "request_latency_ms": distribution(latencies),
         "get_idle_ms": distribution(idle), "get_loaded_ms": distribution(loaded),
         "get_not_200": sum(1 for _, _, status in samples if status != 200),

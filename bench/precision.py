@@ -25,7 +25,7 @@ import random
 import threading
 import time
 
-from .common import ApiClient, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, distribution, log
+from .common import BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, api_client, distribution, log
 
 MIXED_WINDOW_S = 5
 LEVERS = (
@@ -55,8 +55,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_conc
     opts.__post_init__()  # the options' own checks, for the levers set after construction
     try:
         with BenchEngine(opts, times) as eng:
-            client = ApiClient(eng.api_url)
-            client.create({"delaySeconds": 0, "payload": {"warm": True}})
+            client = api_client(eng.api_url)
+            client.raw("createSchedule", {"delaySeconds": 0, "payload": {"warm": True}})
             collector.wait_for(1, 30)
             base = collector.count()
             start = time.time()
@@ -83,7 +83,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_conc
                     wait = create_at - time.time()
                     if wait > 0:
                         time.sleep(wait)
-                    status, attempts = client.create({"id": sid, "dueAt": round(due, 3), "payload": {"bench": "precision"}})
+                    attempts = client.raw("createSchedule", {"id": sid, "dueAt": round(due, 3),
+                                                             "payload": {"bench": "precision"}}).attempts
                     with lock:
                         created_lag.append(time.time() - create_at)
                         created_times.append((sid, time.time()))

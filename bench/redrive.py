@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 
@@ -43,12 +43,13 @@ def dead_letter_depth(engine: Engine) -> int:
 
 def park(engine: Engine, count: int, prefix: str, timeout: float = 120.0) -> list[str]:
     """``count`` schedules due now whose one attempt fails: parked in the dead-letter queue. Their ids."""
-    api, ids = ApiClient(engine.api_url), [f"{prefix}-{n}" for n in range(count)]
+    api, ids = raw_client(engine.api_url), [f"{prefix}-{n}" for n in range(count)]
     depth = dead_letter_depth(engine)
     for start in range(0, count, 10):  # a batch create takes 1-10
-        status, answer = api.create_batch([{"id": schedule_id, "delaySeconds": 0, "payload": {"n": schedule_id},
-                                            "retry": {"maxAttempts": 1}} for schedule_id in ids[start:start + 10]])
-        assert status < 300, answer
+        status, answer = api.raw("createScheduleBatch", {"schedules": [
+            {"id": schedule_id, "delaySeconds": 0, "payload": {"n": schedule_id}, "retry": {"maxAttempts": 1}}
+            for schedule_id in ids[start:start + 10]]})
+        assert status is not None and status < 300, answer
     deadline = time.monotonic() + timeout
     while dead_letter_depth(engine) < depth + count:
         if time.monotonic() > deadline:

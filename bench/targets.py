@@ -25,7 +25,7 @@ from cdk_delayed_scheduler.local.deliveries import (BusTarget, HttpsTarget, Queu
                                                     TopicTarget)
 from cdk_delayed_scheduler.local.named_targets import executions
 
-from .common import ApiClient, Collector, Engine, EngineOptions, distribution, log
+from .common import Collector, Engine, EngineOptions, SchedulerClient, api_client, distribution, log
 
 TARGET = "measured"
 KINDS = ("lambda", "sqs", "sns", "eventbridge", "stepfunctions", "https")
@@ -66,10 +66,11 @@ def _arrived(eng: Engine, kind: str, collector: Collector, n: int, timeout_s: fl
     return _queued_lateness_ms(eng, n, timeout_s)
 
 
-def _warm_up(eng: Engine, client: ApiClient, kind: str, collector: Collector) -> None:
+def _warm_up(eng: Engine, client: SchedulerClient, kind: str, collector: Collector) -> None:
     """One delivery to the target before the measured ones, as the precision section does: a fresh engine's
     first delivery to a kind creates that service's client (the cold start, measured in its own section)."""
-    status, _ = client.create({"id": f"{kind}-warm", "delaySeconds": 0, "payload": {"warm": True}, "target": TARGET})
+    status, _ = client.raw("createSchedule", {"id": f"{kind}-warm", "delaySeconds": 0, "payload": {"warm": True},
+                                              "target": TARGET})
     assert status == 201, f"the warm-up create answered {status}"
     assert len(_arrived(eng, kind, collector, 1, 30)) == 1, "the warm-up delivery did not arrive"
     with collector.lock:
@@ -97,15 +98,15 @@ def run_kind(kind: str, n: int, span_s: float) -> dict:
     collector = Collector()
     receiver = SignedReceiver(SECRET, lambda envelope, _headers, _ms: collector(envelope))
     with Engine(EngineOptions(target=Collector(), targets={TARGET: _named(kind, collector, receiver)})) as eng:
-        client = ApiClient(eng.api_url)
+        client = api_client(eng.api_url)
         _warm_up(eng, client, kind, collector)
         warm = frozenset(e.arn for e in executions(eng.client("stepfunctions"), eng.target_state_machine_arns[TARGET])) \
             if kind == "stepfunctions" else frozenset()
         first_due = time.time() + 6.0  # the creates (a few seconds at most) end before the first is due
         for i in range(n):
             due = first_due + span_s * i / n
-            status, _ = client.create({"id": f"{kind}-{i:04d}", "dueAt": round(due, 3), "payload": {"i": i},
-                                       "target": TARGET})
+            status, _ = client.raw("createSchedule", {"id": f"{kind}-{i:04d}", "dueAt": round(due, 3),
+                                                      "payload": {"i": i}, "target": TARGET})
             assert status == 201, f"create {i} answered {status}"
         lateness = _arrived(eng, kind, collector, n, first_due + span_s - time.time() + 30, warm)
     receiver.stop()

@@ -14,10 +14,10 @@ from .api import ROUTES
 
 _STRING, _NUMBER, _INTEGER = apigw.JsonSchemaType.STRING, apigw.JsonSchemaType.NUMBER, apigw.JsonSchemaType.INTEGER
 
-#: The optional query-string parameters of the listing routes (none is required).
-QUERY_PARAMETERS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("GET", "/schedules"): ("status", "dueAfter", "dueBefore", "limit", "nextToken", "group"),
-    ("GET", "/periodic"): ("limit", "nextToken", "group"),
+#: The optional query-string parameters of the listing routes, by operation (none is required).
+QUERY_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "listSchedules": ("status", "dueAfter", "dueBefore", "limit", "nextToken", "group"),
+    "listPeriodic": ("limit", "nextToken", "group"),
 }
 
 
@@ -106,13 +106,13 @@ def periodic_state_schema() -> apigw.JsonSchema:
     return _object("PeriodicState", ["state"], {"state": apigw.JsonSchema(type=_STRING)})
 
 
-#: Each route with a body: (the model's construct id, its name, its schema).
+#: Each route with a body, by operation: (the model's construct id, its name, its schema).
 _BODY_MODELS = {
-    ("POST", "/schedules"): ("CreateScheduleModel", "CreateSchedule", create_schedule_schema),
-    ("POST", "/schedule-batches"): ("CreateScheduleBatchModel", "CreateScheduleBatch", create_schedule_batch_schema),
-    ("PATCH", "/schedules/{id}"): ("RescheduleScheduleModel", "RescheduleSchedule", reschedule_schedule_schema),
-    ("PUT", "/periodic/{id}"): ("PutPeriodicModel", "PutPeriodic", put_periodic_schema),
-    ("PATCH", "/periodic/{id}"): ("PeriodicStateModel", "PeriodicState", periodic_state_schema),
+    "createSchedule": ("CreateScheduleModel", "CreateSchedule", create_schedule_schema),
+    "createScheduleBatch": ("CreateScheduleBatchModel", "CreateScheduleBatch", create_schedule_batch_schema),
+    "rescheduleSchedule": ("RescheduleScheduleModel", "RescheduleSchedule", reschedule_schedule_schema),
+    "putPeriodic": ("PutPeriodicModel", "PutPeriodic", put_periodic_schema),
+    "setPeriodicState": ("PeriodicStateModel", "PeriodicState", periodic_state_schema),
 }
 
 
@@ -124,17 +124,17 @@ def method_requests(api: apigw.RestApi) -> dict[tuple[str, str], dict[str, Any]]
     """
     body = api.add_request_validator("BodyValidator", validate_request_body=True, validate_request_parameters=True)
     parameters = api.add_request_validator("ParametersValidator", validate_request_parameters=True)
-    models = {route: api.add_model(model_id, content_type="application/json", model_name=name, schema=schema())
-              for route, (model_id, name, schema) in _BODY_MODELS.items()}
+    models = {operation: api.add_model(model_id, content_type="application/json", model_name=name, schema=schema())
+              for operation, (model_id, name, schema) in _BODY_MODELS.items()}
     requests = {}
     for route in ROUTES:
-        key = (route.method, route.path)
-        options: dict[str, Any] = dict(request_validator=body if key in models else parameters)
-        if key in models:
-            options["request_models"] = {"application/json": models[key]}
-        wanted = {f"method.request.querystring.{name}": False for name in QUERY_PARAMETERS.get(key, ())}
+        model = models.get(route.operation)
+        options: dict[str, Any] = dict(request_validator=body if model is not None else parameters)
+        if model is not None:
+            options["request_models"] = {"application/json": model}
+        wanted = {f"method.request.querystring.{name}": False for name in QUERY_PARAMETERS.get(route.operation, ())}
         wanted.update({f"method.request.path.{name}": True for name in re.findall(r"{(\w+)}", route.path)})
         if wanted:
             options["request_parameters"] = wanted
-        requests[key] = options
+        requests[(route.method, route.path)] = options
     return requests

@@ -1,6 +1,6 @@
 """Fixtures for the typed client's tests: one local engine per module (SigV4 required, listing on),
 the client and the asyncio client over each transport, a scripted HTTP server for retries and error
-mapping, and an environment with no AWS credentials."""
+mapping (and a client of either transport answered by it), and an environment with no AWS credentials."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from cdk_delayed_scheduler.local.deliveries import Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
 TRANSPORTS = ["http", "invoke"]
+FAST = {"backoff_base": 0.01, "backoff_cap": 0.02}
+"""Backoff options that keep a test's retries short."""
 WINDOW = 4  # seconds: the engine's delay window, so the sweeper path runs in seconds
 T = TypeVar("T")
 Use = Callable[[Callable[[AsyncSchedulerClient], Awaitable[T]]], T]
@@ -180,3 +182,40 @@ def no_credentials(credential_free: dict[str, str], monkeypatch: pytest.MonkeyPa
     for name, value in credential_free.items():
         monkeypatch.setenv(name, value)
     assert botocore.session.get_session().get_credentials() is None
+
+
+def invoke_answer(status: int, body: object) -> tuple:
+    """What Lambda's Invoke answers when the api function returns ``{"statusCode", "body"}``."""
+    return 200, {"statusCode": status, "body": body}
+
+
+@pytest.fixture
+def invoke_client(monkeypatch):
+    """``invoke_client(server, **options)``: a direct-invoke client whose Lambda endpoint is ``server``."""
+    def make(server, **options) -> SchedulerClient:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", server.url)
+        return SchedulerClient.for_function("timers-api", **{**FAST, **options})
+    return make
+
+
+@pytest.fixture
+def over(scripted, invoke_client):
+    """``over(transport, answers)``: a client of either transport, and a scripted server answering
+    ``answers`` (``(status, API body)`` pairs) in that transport's shape."""
+    def make(transport: str, answers: list, **options) -> tuple:
+        if transport == "invoke":
+            server = scripted([invoke_answer(status, body) for status, body in answers])
+            return invoke_client(server, **options), server
+        server = scripted(answers)
+        return SchedulerClient(server.url, **{**FAST, **options}), server
+    return make
+
+
+def sent_paths(server) -> list:
+    """The API paths the client asked for, whichever the transport (a direct invoke's are in its event)."""
+    return [seen.body["path"] if seen.path.endswith("/invocations") else seen.path for seen in server.seen]
+
+
+def sent_bodies(server) -> list:
+    """The API request bodies the client sent, whichever the transport."""
+    return [seen.body.get("body") if seen.path.endswith("/invocations") else seen.body for seen in server.seen]

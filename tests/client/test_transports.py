@@ -16,49 +16,13 @@ from cdk_delayed_scheduler.client import (AccessDeniedError, ConflictError, Func
                                           ScheduleRequest, ServerError, ThrottledError, TransportError, ValidationError)
 from cdk_delayed_scheduler.local.signature import signature_problem
 
+from .conftest import FAST, invoke_answer, sent_bodies, sent_paths
+
 CONTRACT = Path(__file__).resolve().parents[2] / "lambda" / "scheduler_runtime" / "contract.json"
 CREATED = {"id": "answered", "dueAt": "2030-01-01T00:00:00.250Z", "status": "SCHEDULED", "target": "default"}
-FAST = {"backoff_base": 0.01, "backoff_cap": 0.02}
 UNAVAILABLE = (503, {"message": "Service Unavailable"})
 BOTH = pytest.mark.parametrize("transport", ["http", "invoke"])
 THROTTLED_INVOKE = (429, {"Type": "User", "message": "Rate exceeded"}, {"x-amzn-ErrorType": "TooManyRequestsException"})
-
-
-def invoke_answer(status: int, body: object) -> tuple:
-    """What Lambda's Invoke answers when the api function returns ``{"statusCode", "body"}``."""
-    return 200, {"statusCode": status, "body": body}
-
-
-@pytest.fixture
-def invoke_client(monkeypatch):
-    """``invoke_client(server, **options)``: a direct-invoke client whose Lambda endpoint is ``server``."""
-    def make(server, **options) -> SchedulerClient:
-        monkeypatch.setenv("AWS_ENDPOINT_URL_LAMBDA", server.url)
-        return SchedulerClient.for_function("timers-api", **{**FAST, **options})
-    return make
-
-
-@pytest.fixture
-def over(scripted, invoke_client):
-    """``over(transport, answers)``: a client of either transport, and a scripted server answering
-    ``answers`` (``(status, API body)`` pairs) in that transport's shape."""
-    def make(transport: str, answers: list, **options) -> tuple:
-        if transport == "invoke":
-            server = scripted([invoke_answer(status, body) for status, body in answers])
-            return invoke_client(server, **options), server
-        server = scripted(answers)
-        return SchedulerClient(server.url, **{**FAST, **options}), server
-    return make
-
-
-def sent_paths(server) -> list:
-    """The API paths the client asked for, whichever the transport (a direct invoke's are in its event)."""
-    return [seen.body["path"] if seen.path.endswith("/invocations") else seen.path for seen in server.seen]
-
-
-def sent_bodies(server) -> list:
-    """The API request bodies the client sent, whichever the transport."""
-    return [seen.body.get("body") if seen.path.endswith("/invocations") else seen.body for seen in server.seen]
 
 
 @BOTH

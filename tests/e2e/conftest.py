@@ -51,10 +51,10 @@ def external_moto() -> Iterator[str]:
         moto.stop()
 
 
-def all_pages(api: Any, path: str) -> list[tuple[int, dict]]:
-    """``(status, body)`` of each page of a listing route, following ``nextToken`` from ``path`` on."""
-    separator = "&" if "?" in path else "?"
-    pages = [api.request("GET", path)]
+def all_pages(api: Any, operation: str, **query: Any) -> list[tuple[int, dict]]:
+    """``(status, body)`` of each page of the listing ``operation`` (``listSchedules``, ``listPeriodic``), following
+    ``nextToken`` from ``query`` on; ``api`` is a client for raw calls (``local.api_calls.raw_client``)."""
+    pages = [api.raw(operation, query=query)]
     while pages[-1][1].get("nextToken"):
-        pages.append(api.request("GET", f"{path}{separator}nextToken={pages[-1][1]['nextToken']}"))
+        pages.append(api.raw(operation, query={**query, "nextToken": pages[-1][1]["nextToken"]}))
     return pages

@@ -14,7 +14,7 @@ import time
 from zoneinfo import ZoneInfo
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 ZONES = ("UTC", "Asia/Kathmandu")  # UTC+05:45: its hours start at a quarter to, in UTC
@@ -27,7 +27,7 @@ def periodic_id(zone: str) -> str:
 def run() -> dict:
     recorder = Recorder()
     with Engine(EngineOptions(target=recorder, delay_window=90, sweep_interval=1, shard_count=2)) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         if dt.datetime.now(dt.timezone.utc).second >= 57:
             time.sleep(4)  # too close to the minute to PUT before it: aim at the one after
         next_minute = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
@@ -35,9 +35,9 @@ def run() -> dict:
         for zone in ZONES:
             local = next_minute.astimezone(ZoneInfo(zone))
             body = {"cron": f"{local.minute} {local.hour} ? * * *", "timeZone": zone, "payload": zone}
-            answers[zone] = api.request("PUT", f"/periodic/{periodic_id(zone)}", json.dumps(body).encode())
+            answers[zone] = api.raw("putPeriodic", body, id=periodic_id(zone))
         delivered = recorder.wait_for({periodic_id(zone) for zone in ZONES}, timeout_seconds=75)
-        reads = {zone: api.request("GET", f"/periodic/{periodic_id(zone)}")[1] for zone in ZONES}
+        reads = {zone: api.raw("getPeriodic", id=periodic_id(zone)).body for zone in ZONES}
     return {"nextMinute": next_minute.strftime("%Y-%m-%dT%H:%M:00.000Z"), "answers": answers, "delivered": delivered,
             "deliveries": [{"envelope": d.envelope, "latenessMs": d.lateness_ms} for d in recorder.deliveries],
             "reads": reads}

@@ -11,7 +11,8 @@ import sys
 import threading
 from pathlib import Path
 
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 
 SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
 
@@ -35,7 +36,7 @@ class Running:
         ]
         for pump in self._pumps:
             pump.start()
-        self.api: ApiClient | None = None
+        self.api: SchedulerClient | None = None
         if wait:
             self.started()
 
@@ -44,7 +45,7 @@ class Running:
         while self.api is None:
             match = re.search(r"API on (http://127\.0\.0\.1:\d+)", self._started.get(timeout=60))
             if match:
-                self.api = ApiClient(match.group(1))
+                self.api = raw_client(match.group(1))
         return self
 
     @staticmethod

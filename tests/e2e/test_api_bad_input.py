@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 pytestmark = pytest.mark.e2e
@@ -18,7 +18,7 @@ MAX_PAYLOAD = 256 * 1024
 @pytest.fixture(scope="module")
 def api():
     with Engine(EngineOptions(target=Recorder(), shard_count=2)) as engine:
-        yield ApiClient(engine.api_url)
+        yield raw_client(engine.api_url)
 
 
 def later() -> float:
@@ -57,34 +57,34 @@ def later() -> float:
     ],
 )
 def test_invalid_create_is_400_naming_the_field(api, raw, field):
-    status, body = api.request("POST", "/schedules", raw)
+    status, body = api.raw("createSchedule", raw)
     assert status == 400, body
     assert body["field"] == field and isinstance(body["message"], str) and body["message"]
 
 
 def test_an_id_of_128_characters_is_accepted(api):
-    assert api.create({"id": "x" * 128, "dueAt": later(), "payload": 1})[0] == 201
+    assert api.raw("createSchedule", {"id": "x" * 128, "dueAt": later(), "payload": 1})[0] == 201
 
 
 def test_payload_one_byte_over_256_kib_is_413(api):
     filler = MAX_PAYLOAD - len(json.dumps(""))
-    status, body = api.create({"id": "big-ok", "dueAt": later(), "payload": "x" * filler})
+    status, body = api.raw("createSchedule", {"id": "big-ok", "dueAt": later(), "payload": "x" * filler})
     assert status == 201
-    status, body = api.create({"id": "big-over", "dueAt": later(), "payload": "x" * (filler + 1)})
+    status, body = api.raw("createSchedule", {"id": "big-over", "dueAt": later(), "payload": "x" * (filler + 1)})
     assert status == 413 and body["field"] == "payload" and str(MAX_PAYLOAD) in body["message"]
-    assert api.get("big-over")[0] == 404  # nothing was stored
+    assert api.raw("getSchedule", id="big-over")[0] == 404  # nothing was stored
 
 
 def test_the_stored_big_payload_reads_back_whole(api):
     filler = MAX_PAYLOAD - len(json.dumps(""))
-    assert api.create({"id": "big-read", "dueAt": later(), "payload": "x" * filler})[0] == 201
-    status, body = api.get("big-read")
+    assert api.raw("createSchedule", {"id": "big-read", "dueAt": later(), "payload": "x" * filler})[0] == 201
+    status, body = api.raw("getSchedule", id="big-read")
     assert status == 200 and len(body["payload"]) == MAX_PAYLOAD - 2
 
 
 def test_conflicting_replay_is_409(api):
-    assert api.create({"id": "dup", "dueAt": later(), "payload": {"v": 1}})[0] == 201
-    status, body = api.create({"id": "dup", "dueAt": later() + 60, "payload": {"v": 1}})
+    assert api.raw("createSchedule", {"id": "dup", "dueAt": later(), "payload": {"v": 1}})[0] == 201
+    status, body = api.raw("createSchedule", {"id": "dup", "dueAt": later() + 60, "payload": {"v": 1}})
     assert status == 409 and body["field"] == "id"
 
 
@@ -107,7 +107,7 @@ def test_conflicting_replay_is_409(api):
     ],
 )
 def test_routes(api, method, path, status):
-    code, body = api.request(method, path, b"{}" if method in ("PUT", "PATCH", "POST") else None)
+    code, body = api.raw_request(method, path, b"{}" if method in ("PUT", "PATCH", "POST") else None)
     assert code == status and "message" in body and "field" in body
 
 
@@ -120,8 +120,9 @@ def test_no_input_gets_a_5xx(api):
     for n, value in enumerate(values):
         for field in fields:
             body = {"delaySeconds": 60, "payload": {"n": n}, field: value}
-            codes.add(api.create(body)[0])
-        codes.add(api.create({"dueAt": value, "payload": {"n": n}})[0])  # alone, so it is parsed (1e308 once made a 500)
+            codes.add(api.raw("createSchedule", body)[0])
+        codes.add(api.raw("createSchedule", {"dueAt": value, "payload": {"n": n}}).status)  # alone, so it is parsed
+        # (1e308 once made a 500)
     assert codes and max(codes) < 500
     assert 400 in codes and 201 in codes
 
@@ -135,15 +136,16 @@ def test_no_periodic_definition_gets_a_5xx(api):
         for base in ({"every": 3600, "payload": n}, {"cron": "0 9 ? * MON-FRI *", "payload": n}):
             for field in ("every", "cron", "timeZone", "startAt", "endAt", "payload", "target"):
                 body = {**base, field: value}
-                codes.add(api.request("PUT", f"/periodic/sweep-{n}-{field}", json.dumps(body).encode())[0])
+                codes.add(api.raw("putPeriodic", body, id=f"sweep-{n}-{field}").status)
     assert codes and max(codes) < 500
     assert 400 in codes and (201 in codes or 200 in codes)
 
 
 def test_batch_of_10_and_a_bad_envelope(api):
-    status, body = api.create_batch([{"delaySeconds": 3600, "payload": {"n": n}} for n in range(10)])
+    status, body = api.raw("createScheduleBatch", {"schedules": [{"delaySeconds": 3600, "payload": {"n": n}}
+                                                                 for n in range(10)]})
     assert status == 200 and [r["status"] for r in body["results"]] == [201] * 10
-    status, body = api.create_batch([{"delaySeconds": 3600, "payload": 1}] * 11)
+    status, body = api.raw("createScheduleBatch", {"schedules": [{"delaySeconds": 3600, "payload": 1}] * 11})
     assert status == 400 and body["field"] == "schedules"
-    status, body = api.request("POST", "/schedule-batches", b'{"schedules": [{"dueAt": "noon", "payload": 1}]}')
+    status, body = api.raw("createScheduleBatch", b'{"schedules": [{"dueAt": "noon", "payload": 1}]}')
     assert status == 200 and body["results"][0]["body"]["field"] == "schedules[0].dueAt"

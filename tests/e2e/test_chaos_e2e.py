@@ -67,12 +67,12 @@ def test_faults_were_survived_by_retries(run):
 
 def test_an_engine_with_every_api_invocation_throttled_answers_429_as_api_gateway_does():
     from cdk_delayed_scheduler.local import Engine, EngineOptions
-    from cdk_delayed_scheduler.local.api_calls import ApiClient
+    from cdk_delayed_scheduler.local.api_calls import raw_client
 
     with Engine(EngineOptions(faults="lambda-throttle=1", seed=1)) as engine:
-        api = ApiClient(engine.api_url)
-        assert api.create({"delaySeconds": 1, "payload": {}}) == (429, {"message": "Too Many Requests"})
-        assert api.get("any") == (429, {"message": "Too Many Requests"})
+        api = raw_client(engine.api_url)
+        assert api.raw("createSchedule", {"delaySeconds": 1, "payload": {}}) == (429, {"message": "Too Many Requests"})
+        assert api.raw("getSchedule", id="any") == (429, {"message": "Too Many Requests"})
         assert engine.faults is not None and engine.faults.by_stage()["lambda-throttle @ api:invocation"] == 2
 
 

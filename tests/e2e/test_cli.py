@@ -17,7 +17,6 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.client import SchedulerClient
-from cdk_delayed_scheduler.local.api_calls import ApiClient
 
 from .conftest import process_alive, wait_until
 from .launching import SCRIPT, Running
@@ -132,8 +131,8 @@ def targets_file_local(launched) -> Running:
     return launched("targets_file_local")
 
 
-def schedule_soon(api: ApiClient, schedule_id: str) -> None:
-    status, _ = api.create({"id": schedule_id, "delaySeconds": 1, "payload": {"from": "cli"}})
+def schedule_soon(api: SchedulerClient, schedule_id: str) -> None:
+    status, _ = api.raw("createSchedule", {"id": schedule_id, "delaySeconds": 1, "payload": {"from": "cli"}})
     assert status == 201
 
 
@@ -254,7 +253,8 @@ def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(targets_fi
         queues = dict(re.search(r"target (\S+): its deliveries arrive in the queue (\S+)", line).groups() for line in lines)
         moto = re.search(r"AWS_ENDPOINT_URL=(\S+)", "".join(running.stderr)).group(1)
         for name in ("alerts", "events"):
-            status, _ = running.api.create({"id": f"to-{name}", "delaySeconds": 1, "payload": {"n": 1}, "target": name})
+            status, _ = running.api.raw("createSchedule", {"id": f"to-{name}", "delaySeconds": 1, "payload": {"n": 1},
+                                                           "target": name})
             assert status == 201
         sqs = boto3.client("sqs", endpoint_url=moto, region_name="us-east-1")
         for name, envelope_of in (("alerts", lambda body: body), ("events", lambda body: body["detail"])):

@@ -8,7 +8,7 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
@@ -38,7 +38,7 @@ def test_direct_invoke_creates_reads_cancels_and_delivers_like_the_http_api():
         assert batch["body"]["results"][1]["body"]["field"] == "schedules[1].id"
         assert invoke({"method": "DELETE", "path": "/schedules/direct-2"})["body"] == {"id": "direct-2", "status": "CANCELLED"}
         # The HTTP API answers the same schedule the same way.
-        assert ApiClient(engine.api_url).get("direct-2")[1]["status"] == "CANCELLED"
+        assert raw_client(engine.api_url).raw("getSchedule", id="direct-2")[1]["status"] == "CANCELLED"
         assert invoke({"method": "GET", "path": "/schedules/nope"})["statusCode"] == 404
         assert invoke({"path": "/schedules"})["statusCode"] == 400
         assert recorder.wait_for({"direct-1"}, timeout_seconds=10)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 from scheduler_runtime.handlers import dispatcher
 
@@ -26,12 +26,12 @@ def test_timers_due_in_the_same_second_share_an_invocation_and_none_is_early(mon
     recorder = Recorder()
     options = EngineOptions(target=recorder, shard_count=2, dispatcher_batch_size=100, dispatcher_max_batching_window=1)
     with Engine(options) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         first = math.floor(time.time()) + 4
         bodies = [{"id": f"s{second}-{k}", "dueAt": first + second + k / PER_SECOND, "payload": {}}
                   for second in range(2) for k in range(PER_SECOND)]
         for start in range(0, len(bodies), 10):
-            assert api.create_batch(bodies[start : start + 10])[0] == 200
+            assert api.raw("createScheduleBatch", {"schedules": bodies[start : start + 10]}).status == 200
         assert recorder.wait_for({b["id"] for b in bodies}, timeout_seconds=20)
         engine.wait_until_quiet()
         events = dict(engine.stats.events)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 from scheduler_runtime.aws import context
 
@@ -58,19 +58,20 @@ def run() -> Run:
     with Engine(EngineOptions(target=recorder, delay_window=WINDOW, sweep_interval=1, shard_count=4)) as engine:
         for service in ("dynamodb", "sqs", "lambda"):
             context.current().client(service).meta.events.register("before-call", count)
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
 
         def cancel(schedule_id: str) -> None:
             """Read the status, cancel, and note how long before due the cancel was answered."""
-            seen = api.get(schedule_id)[1]["status"]
-            code = api.cancel(schedule_id)[0]
+            seen = api.raw("getSchedule", id=schedule_id)[1]["status"]
+            code = api.raw("cancelSchedule", id=schedule_id)[0]
             cancels[schedule_id] = (seen, code, lead_ms(answers[schedule_id][1]["dueAt"]))
 
         def create(item):
             n, (schedule_id, kind) = item
             low, high = offsets[kind]
             due = round(time.time() + low + (high - low) * ((n * 37) % 100) / 100, 3)
-            answers[schedule_id] = api.create({"id": schedule_id, "dueAt": due, "payload": {"kind": kind, "n": n}})
+            answers[schedule_id] = api.raw("createSchedule", {"id": schedule_id, "dueAt": due,
+                                                              "payload": {"kind": kind, "n": n}})
             if kind == "cancel-waiting":  # at once, while it is a timer far from its window
                 cancel(schedule_id)
 
@@ -97,18 +98,19 @@ def run() -> Run:
         ]
         for start in range(0, len(batch_bodies), 10):
             chunk = batch_bodies[start : start + 10]
-            batch_status, batch_answer = api.create_batch(chunk)
+            batch_status, batch_answer = api.raw("createScheduleBatch", {"schedules": chunk})
             assert batch_status == 200
             answers.update({b["id"]: (r["status"], r["body"]) for b, r in zip(chunk, batch_answer["results"])})
         replay_body = {"id": "short-0", "dueAt": answers["short-0"][1]["dueAt"], "payload": {"kind": "short", "n": 0}}
-        replay = api.create(replay_body)
-        conflict = api.create({**replay_body, "payload": {"kind": "other"}})
+        replay = api.raw("createSchedule", replay_body)
+        conflict = api.raw("createSchedule", {**replay_body, "payload": {"kind": "other"}})
 
         pending = [i for i, k in kinds.items() if k == "cancel-queued"]
 
         def cancel_the_claimed() -> bool:
             for schedule_id in list(pending):
-                if api.get(schedule_id)[1]["status"] == "QUEUED":  # claimed: its message waits in the delayer queue
+                if api.raw("getSchedule", id=schedule_id).body["status"] == "QUEUED":  # claimed: its message waits
+                    # in the delayer queue
                     cancel(schedule_id)
                     pending.remove(schedule_id)
             return not pending
@@ -119,7 +121,7 @@ def run() -> Run:
         expected = {i for i, k in kinds.items() if not k.startswith("cancel")}
         recorder.wait_for(expected, timeout_seconds=40)
         engine.wait_until_quiet()  # any wrongful or duplicate delivery has arrived by now
-        final = {i: api.get(i)[1]["status"] for i in kinds}
+        final = {i: api.raw("getSchedule", id=i)[1]["status"] for i in kinds}
         return Run(recorder, dict(engine.stats.claims), dict(engine.stats.claims_by), dict(engine.stats.events), kinds,
                    {i: a[0] for i, a in answers.items()}, cancels, replay, conflict, final, answers, operations)
 

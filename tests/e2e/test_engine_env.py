@@ -10,7 +10,7 @@ import pytest
 
 from cdk_delayed_scheduler._contract import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 pytestmark = pytest.mark.e2e
@@ -22,7 +22,8 @@ def test_every_function_variable_is_set_from_the_options_and_log_level_governs_t
     caplog.set_level(logging.DEBUG, logger="cdk_delayed_scheduler.local")
     with Engine(options) as engine:
         seen = {name: os.environ.get(name) for name in contract.ENV.names()}
-        assert ApiClient(engine.api_url).create({"id": "env-1", "delaySeconds": 0, "payload": 1})[0] == 201
+        created = raw_client(engine.api_url).raw("createSchedule", {"id": "env-1", "delaySeconds": 0, "payload": 1})
+        assert created.status == 201
         assert recorder.wait_for({"env-1"}, timeout_seconds=20)
         engine.wait_until_quiet()
         counted = engine.stats.events["delivered"]
@@ -48,7 +49,8 @@ def test_a_default_engine_counts_the_runtime_events_logs_none_below_warning_and_
     with Engine(EngineOptions(target=recorder, shard_count=1)) as engine:
         assert os.environ["AWS_ENDPOINT_URL"] == engine.endpoint_url
         assert os.environ["TABLE_NAME"] == engine.table_name
-        assert ApiClient(engine.api_url).create({"id": "quiet-1", "delaySeconds": 0, "payload": 1})[0] == 201
+        created = raw_client(engine.api_url).raw("createSchedule", {"id": "quiet-1", "delaySeconds": 0, "payload": 1})
+        assert created.status == 201
         assert recorder.wait_for({"quiet-1"}, timeout_seconds=20)
         engine.wait_until_quiet()
         assert engine.stats.events["delivered"] == 1
@@ -62,7 +64,8 @@ def test_wait_until_quiet_counts_a_timer_item_only_once_it_is_due_within_the_win
     and not yet swept (sweeps an hour apart here), keeps it from being quiet."""
     options = EngineOptions(target=Recorder(), shard_count=2, delay_window=3, sweep_interval=3600)
     with Engine(options) as engine:
-        assert ApiClient(engine.api_url).create({"id": "quiet-1", "delaySeconds": 6, "payload": 1})[0] == 201
+        created = raw_client(engine.api_url).raw("createSchedule", {"id": "quiet-1", "delaySeconds": 6, "payload": 1})
+        assert created.status == 201
         engine.wait_until_quiet(timeout=2)
         time.sleep(3.5)  # now due in about 2 s: within the 3 s window
         with pytest.raises(TimeoutError):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import process_alive, wait_until
@@ -24,8 +24,8 @@ def _parent(pid: int) -> int:
 def test_each_engine_a_process_starts_gets_an_empty_moto_of_its_own_that_ends_with_it():
     options = EngineOptions(target=Recorder(), delay_window=4, shard_count=1)
     with Engine(options) as first:
-        created = b'{"id": "mine", "delaySeconds": 3600, "payload": {}}'
-        assert ApiClient(first.api_url).request("POST", "/schedules", created)[0] == 201
+        created = {"id": "mine", "delaySeconds": 3600, "payload": {}}
+        assert raw_client(first.api_url).raw("createSchedule", created).status == 201
         first_moto = first.moto_pid
         assert first_moto is not None and process_alive(first_moto)
         zygote = _parent(first_moto)
@@ -33,6 +33,6 @@ def test_each_engine_a_process_starts_gets_an_empty_moto_of_its_own_that_ends_wi
     wait_until(lambda: not process_alive(first_moto), 10, "a stopped engine's moto went on running")
     assert first.moto_pid is None
     with Engine(options) as second:
-        assert ApiClient(second.api_url).request("GET", "/schedules/mine")[0] == 404  # an empty account
+        assert raw_client(second.api_url).raw("getSchedule", id="mine").status == 404  # an empty account
         assert second.moto_pid not in (None, first_moto)
         assert _parent(second.moto_pid) == zygote  # forked by the same zygote: moto was not imported again

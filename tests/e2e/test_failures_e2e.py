@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import external_moto, lead_ms, wait_until
@@ -31,13 +31,14 @@ def test_failed_deliveries_retry_then_park_with_reason_and_flaky_ones_succeed_on
     target = FlakyTarget()
     options = EngineOptions(target=target, delay_window=4, sweep_interval=1, shard_count=2, dispatcher_timeout=0.2, max_receive_count=3)
     with Engine(options) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         # Due at once: a dispatcher holding a message until it is due would outlast the 1 s
         # visibility timeout, and the message would be received again (a legitimate duplicate).
         for schedule_id, mode in (("ok", "ok"), ("flaky", "flaky"), ("doomed", "fail")):
-            assert api.create({"id": schedule_id, "delaySeconds": 0, "payload": {"mode": mode}})[0] == 201
+            body = {"id": schedule_id, "delaySeconds": 0, "payload": {"mode": mode}}
+            assert api.raw("createSchedule", body).status == 201
         assert target.wait_for({"ok", "flaky"}, timeout_seconds=20)
-        doomed = wait_until(lambda: (body := api.get("doomed")[1])["status"] == "FAILED" and body, 20,
+        doomed = wait_until(lambda: (body := api.raw("getSchedule", id="doomed")[1])["status"] == "FAILED" and body, 20,
                             "the doomed schedule did not become FAILED")
         engine.wait_until_quiet()
         sqs = boto3.client("sqs", endpoint_url=engine.endpoint_url)
@@ -62,10 +63,10 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
     with external_moto() as endpoint:
         base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=1, shard_count=2)
         with Engine(EngineOptions(target=first, **base)) as engine:
-            api = ApiClient(engine.api_url)
+            api = raw_client(engine.api_url)
             now = time.time()
-            assert api.create({"id": "before-1", "dueAt": round(now + 1, 3), "payload": 1})[0] == 201
-            status, across = api.create({"id": "across", "dueAt": round(now + 9, 3), "payload": 2})
+            assert api.raw("createSchedule", {"id": "before-1", "dueAt": round(now + 1, 3), "payload": 1})[0] == 201
+            status, across = api.raw("createSchedule", {"id": "across", "dueAt": round(now + 9, 3), "payload": 2})
             assert (status, across["status"]) == (201, "SCHEDULED")
             assert first.wait_for({"before-1"}, timeout_seconds=15)
             wait_until(lambda: engine.stats.events["enqueued"] == 1, 15, "the first engine did not enqueue across")
@@ -75,8 +76,9 @@ def test_engine_restart_resumes_from_its_checkpoints(tmp_path):
         assert set(checkpoints) == {"enqueuer"}
 
         with Engine(EngineOptions(target=second, **base)) as engine:
-            api = ApiClient(engine.api_url)
-            status, after = api.create({"id": "after", "dueAt": round(time.time() + 8.5, 3), "payload": 3})
+            api = raw_client(engine.api_url)
+            status, after = api.raw("createSchedule", {"id": "after", "dueAt": round(time.time() + 8.5, 3),
+                                                       "payload": 3})
             assert (status, after["status"]) == (201, "SCHEDULED")  # a timer: claimed here
             assert second.wait_for({"across", "after"}, timeout_seconds=20)
             engine.wait_until_quiet()

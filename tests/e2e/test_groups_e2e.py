@@ -4,7 +4,6 @@ other groups, and the ``group=`` listings page through the waiting members."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 
 from .conftest import all_pages, wait_until
 
@@ -46,12 +45,12 @@ def run() -> Run:
 
     options = EngineOptions(target=target, delay_window=WINDOW, sweep_interval=0.5, shard_count=2)
     with Engine(options) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
 
         def create(schedule_id: str, in_seconds: float, group: str | None) -> None:
             body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": schedule_id,
                     **({"group": group} if group else {})}
-            status, answer = api.create(body)
+            status, answer = api.raw("createSchedule", body)
             assert status == 201, answer
 
         for n in range(12):
@@ -59,26 +58,25 @@ def run() -> Run:
         create("long", WINDOW + 3, "user-1")
         create("other-group", 2.5, "user-2")
         create("no-group", 2.5, None)
-        status, answer = api.request("PUT", "/periodic/beat", json.dumps({"every": 1, "payload": "beat",
-                                                                          "group": "user-1"}).encode())
+        status, answer = api.raw("putPeriodic", {"every": 1, "payload": "beat", "group": "user-1"}, id="beat")
         assert status == 201, answer
-        result.listed_before = [item["id"] for _, page in all_pages(api, "/schedules?group=user-1&limit=5")
+        result.listed_before = [item["id"] for _, page in all_pages(api, "listSchedules", group="user-1", limit=5)
                                 for item in page["items"]]
         asked = time.time()
-        result.cancel = api.request("DELETE", "/groups/user-1")
+        result.cancel = api.raw("cancelGroup", group="user-1")
         result.cancel_answered_s = time.time() - start
         result.cancel_took_s = time.time() - asked
-        result.before_sweep = {i: api.get(i)[1]["status"] for i in ("short-0", "long")}
-        result.repeat = api.request("DELETE", "/groups/user-1")
+        result.before_sweep = {i: api.raw("getSchedule", id=i)[1]["status"] for i in ("short-0", "long")}
+        result.repeat = api.raw("cancelGroup", group="user-1")
         create("after-cancel", 1, "user-1")
         wait_until(lambda: time.time() - start > WINDOW + 4, WINDOW + 10, "the long member's due time did not pass")
         engine.wait_until_quiet(timeout=30)
         ids = [f"short-{n}" for n in range(12)] + ["long", "other-group", "no-group", "after-cancel"]
-        result.after = {i: api.get(i)[1]["status"] for i in ids}
-        result.periodic_after = api.request("GET", "/periodic/beat")
-        result.listed_after = [item["id"] for _, page in all_pages(api, "/schedules?group=user-1")
+        result.after = {i: api.raw("getSchedule", id=i)[1]["status"] for i in ids}
+        result.periodic_after = api.raw("getPeriodic", id="beat")
+        result.listed_after = [item["id"] for _, page in all_pages(api, "listSchedules", group="user-1")
                                for item in page["items"]]
-        result.listed_periodic_after = api.request("GET", "/periodic?group=user-1")
+        result.listed_periodic_after = api.raw("listPeriodic", query={"group": "user-1"})
     return result
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 import boto3
 import pytest
 
 from cdk_delayed_scheduler._contract import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import all_pages, wait_until
@@ -44,35 +43,36 @@ def listing() -> Listing:
     options = EngineOptions(target=target, delay_window=WINDOW, sweep_interval=0.5, shard_count=4, listing=True,
                             max_receive_count=1)
     with Engine(options) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         start = time.time()
         plan = {**{f"long-{n:02d}": (60 + 11 * n, "ok") for n in range(12)},
                 **{f"short-{n}": (WINDOW - 1 + 0.15 * n, "ok") for n in range(6)},
                 "claimed": (WINDOW + 1, "ok"), "fail-0": (0.2, "fail"), "fail-1": (0.3, "fail"),
                 "fired-0": (0.2, "ok"), "fired-1": (0.4, "ok"), "cancel-0": (90, "ok"), "cancel-1": (30, "ok")}
         for schedule_id, (offset, payload) in plan.items():
-            status, answer = api.create({"id": schedule_id, "dueAt": round(start + offset, 3), "payload": payload})
+            status, answer = api.raw("createSchedule", {"id": schedule_id, "dueAt": round(start + offset, 3),
+                                                        "payload": payload})
             assert status == 201, answer
             run.created[schedule_id] = answer
         for schedule_id in ("cancel-0", "cancel-1"):
-            assert api.cancel(schedule_id)[0] == 200
-        wait_until(lambda: all(api.get(i)[1]["status"] == s for i, s in
+            assert api.raw("cancelSchedule", id=schedule_id)[0] == 200
+        wait_until(lambda: all(api.raw("getSchedule", id=i)[1]["status"] == s for i, s in
                                (("fail-0", "FAILED"), ("fail-1", "FAILED"), ("fired-0", "FIRED"), ("fired-1", "FIRED"),
                                 ("claimed", "QUEUED"))), 5, "the early schedules did not settle")
         run.listed_at_s = time.time() - start
-        for name, query in {"all": "limit=100", "scheduled": "status=SCHEDULED", "queued": "status=QUEUED",
-                            "failed": "status=FAILED"}.items():
-            run.lists[name] = api.request("GET", f"/schedules?{query}")
+        for name, query in {"all": {"limit": 100}, "scheduled": {"status": "SCHEDULED"},
+                            "queued": {"status": "QUEUED"}, "failed": {"status": "FAILED"}}.items():
+            run.lists[name] = api.raw("listSchedules", query=query)
         bounds = (run.created["long-02"]["dueAt"], run.created["long-07"]["dueAt"])
-        run.lists["between"] = api.request("GET", f"/schedules?dueAfter={quote(bounds[0])}&dueBefore={quote(bounds[1])}")
-        run.pages = all_pages(api, "/schedules?limit=5")
+        run.lists["between"] = api.raw("listSchedules", query={"dueAfter": bounds[0], "dueBefore": bounds[1]})
+        run.pages = all_pages(api, "listSchedules", limit=5)
         token = run.pages[0][1]["nextToken"]
         run.errors = {
-            "fired": api.request("GET", "/schedules?status=FIRED"),
-            "limit": api.request("GET", "/schedules?limit=0"),
-            "unknown": api.request("GET", "/schedules?order=desc"),
-            "tampered": api.request("GET", f"/schedules?limit=5&nextToken={token.replace('.', 'x.', 1)}"),
-            "other-filters": api.request("GET", f"/schedules?status=FAILED&limit=5&nextToken={token}"),
+            "fired": api.raw("listSchedules", query={"status": "FIRED"}),
+            "limit": api.raw("listSchedules", query={"limit": 0}),
+            "unknown": api.raw("listSchedules", query={"order": "desc"}),
+            "tampered": api.raw("listSchedules", query={"limit": 5, "nextToken": token.replace(".", "x.", 1)}),
+            "other-filters": api.raw("listSchedules", query={"status": "FAILED", "limit": 5, "nextToken": token}),
         }
         ddb = boto3.session.Session(region_name="us-east-1").client("dynamodb", endpoint_url=engine.endpoint_url)
         partition_key = contract.LISTING["partitionKey"]

@@ -7,7 +7,6 @@ The window is 3 s, so an occurrence due later than that waits as a timer for the
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,7 +14,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.client import Answer, SchedulerClient
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import all_pages
@@ -38,8 +38,8 @@ class Scenario:
         return sorted(self.recorder.by_id().get(periodic_id, []), key=lambda d: d.received_ms)
 
 
-def _put(api: ApiClient, periodic_id: str, body: dict) -> tuple[int, dict]:
-    return api.request("PUT", f"/periodic/{periodic_id}", json.dumps(body).encode())
+def _put(api: SchedulerClient, periodic_id: str, body: dict) -> Answer:
+    return api.raw("putPeriodic", body, id=periodic_id)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def scenario() -> Scenario:
 
     run = Scenario(recorder)
     with Engine(EngineOptions(target=target, delay_window=WINDOW, sweep_interval=0.5, shard_count=4)) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         now = time.time()
         run.answers["tick"] = _put(api, "tick", {"every": 1, "payload": "tick"})
         run.answers["slow"] = _put(api, "slow", {"every": 1, "payload": "slow"})
@@ -72,7 +72,7 @@ def scenario() -> Scenario:
 
         def delete(periodic_id: str, after_s: float) -> None:
             time.sleep(max(0.0, now + after_s - time.time()))
-            status, _ = api.request("DELETE", f"/periodic/{periodic_id}")
+            status, _ = api.raw("deletePeriodic", id=periodic_id)
             assert status == 200
             run.deleted_at_ms[periodic_id] = time.time_ns() // 1_000_000
 
@@ -85,17 +85,18 @@ def scenario() -> Scenario:
         run.replaced_at_ms = time.time_ns() // 1_000_000
         for thread in deletes:
             thread.join()
-        run.pages = all_pages(api, "/periodic?limit=2")
+        run.pages = all_pages(api, "listPeriodic", limit=2)
         token = run.pages[0][1]["nextToken"]
-        run.tampered = api.request("GET", f"/periodic?limit=2&nextToken={token[:-2]}{'00' if token[-2:] != '00' else '11'}")
+        tampered = f"{token[:-2]}{'00' if token[-2:] != '00' else '11'}"
+        run.tampered = api.raw("listPeriodic", query={"limit": 2, "nextToken": tampered})
         assert recorder.wait_for({"long"}, timeout_seconds=15)
         deadline = time.time() + 15
         while len(recorder.by_id().get("long", [])) < 2 and time.time() < deadline:
             time.sleep(0.1)
         for periodic_id in ("tick", "slow", "long", "waiting", "bounded", "swap", "queued"):
-            run.final[periodic_id] = api.request("GET", f"/periodic/{periodic_id}")
+            run.final[periodic_id] = api.raw("getPeriodic", id=periodic_id)
         for periodic_id in ("long", "swap"):
-            api.request("DELETE", f"/periodic/{periodic_id}")
+            api.raw("deletePeriodic", id=periodic_id)
         engine.wait_until_quiet()
     return run
 

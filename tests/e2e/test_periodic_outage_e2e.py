@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.client import Answer, SchedulerClient
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import external_moto, wait_until
@@ -16,8 +16,8 @@ from .conftest import external_moto, wait_until
 pytestmark = pytest.mark.e2e
 
 
-def _put(api: ApiClient, periodic_id: str, body: dict) -> tuple[int, dict]:
-    return api.request("PUT", f"/periodic/{periodic_id}", json.dumps(body).encode())
+def _put(api: SchedulerClient, periodic_id: str, body: dict) -> Answer:
+    return api.raw("putPeriodic", body, id=periodic_id)
 
 
 def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_late_and_the_rest_counted(tmp_path):
@@ -25,17 +25,17 @@ def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_late_and
     with external_moto() as endpoint:
         base = dict(endpoint_url=endpoint, state_dir=tmp_path, delay_window=5, sweep_interval=0.5, shard_count=2)
         with Engine(EngineOptions(target=before, **base)) as engine:
-            status, answer = _put(ApiClient(engine.api_url), "beat", {"every": 1, "payload": "beat"})
+            status, answer = _put(raw_client(engine.api_url), "beat", {"every": 1, "payload": "beat"})
             assert status == 201
             wait_until(lambda: len(before.deliveries) >= 2, 10, "the first engine did not deliver twice")
         stopped_ms = time.time_ns() // 1_000_000
         time.sleep(4.2)  # the outage: about four occurrences come due with nothing running
         with Engine(EngineOptions(target=after, **base)) as engine:
             restarted_ms = time.time_ns() // 1_000_000
-            api = ApiClient(engine.api_url)
+            api = raw_client(engine.api_url)
             wait_until(lambda: len(after.deliveries) >= 3, 10, "the second engine did not take over")
-            status, read = api.request("GET", "/periodic/beat")
-            api.request("DELETE", "/periodic/beat")
+            status, read = api.raw("getPeriodic", id="beat")
+            api.raw("deletePeriodic", id="beat")
 
     first_due = parse_due_ms(answer["nextDueAt"])
     late, *following = sorted(after.deliveries, key=lambda d: d.received_ms)

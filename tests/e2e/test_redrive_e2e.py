@@ -11,7 +11,7 @@ import pytest
 
 from bench.redrive import MendableTarget, dead_letter_depth, park, park_and_redrive
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.cli import main
 from cdk_delayed_scheduler.local.resources import stream_failure_message
 
@@ -32,7 +32,7 @@ def test_parked_schedules_redriven_by_the_engine_arrive_once_more_each(engine_an
     left_before = dead_letter_depth(engine)  # the module's other test leaves its skipped message behind
     figures = park_and_redrive(engine, target, 30, prefix="engine")
     assert figures["messages"] == 30 and dead_letter_depth(engine) == left_before
-    assert ApiClient(engine.api_url).get("engine-0")[1]["status"] == "FIRED"
+    assert raw_client(engine.api_url).raw("getSchedule", id="engine-0")[1]["status"] == "FIRED"
 
 
 def test_the_redrive_command_moves_parked_schedules_and_stream_ranges_and_reports_what_it_skipped(
@@ -40,8 +40,8 @@ def test_the_redrive_command_moves_parked_schedules_and_stream_ranges_and_report
     engine, target = engine_and_target
     target.broken = True
     [parked] = park(engine, 1, "command")
-    api = ApiClient(engine.api_url)
-    assert api.create({"id": "through-a-timer", "delaySeconds": 3, "payload": 1})[0] == 201
+    api = raw_client(engine.api_url)
+    assert api.raw("createSchedule", {"id": "through-a-timer", "delaySeconds": 3, "payload": 1})[0] == 201
     target.broken = False
     assert target.recorder.wait_for({"through-a-timer"}, timeout_seconds=20)
     streams = engine.client("dynamodbstreams")
@@ -69,7 +69,7 @@ def test_the_redrive_commands_dry_run_lists_what_would_move_and_moves_nothing(en
     target.broken = True
     [parked] = park(engine, 1, "dry")
     depth = dead_letter_depth(engine)
-    api = ApiClient(engine.api_url)
+    api = raw_client(engine.api_url)
     argv = ["redrive", "--endpoint-url", engine.endpoint_url, "--lambda-endpoint-url", engine.lambda_endpoint_url,
             "--region", "us-east-1", "--id", parked]
 
@@ -78,7 +78,7 @@ def test_the_redrive_commands_dry_run_lists_what_would_move_and_moves_nothing(en
     assert summary.startswith("dry run, nothing moved: would move 1, would skip 0, left ")
     assert entries == [f"  would move parked delivery {parked}: to be QUEUED and sent for delivery after 1 attempts"]
     engine.wait_until_quiet()
-    read = api.get(parked)[1]
+    read = api.raw("getSchedule", id=parked)[1]
     assert (read["status"], read["attempts"]) == ("FAILED", 1) and dead_letter_depth(engine) == depth
 
     target.broken = False

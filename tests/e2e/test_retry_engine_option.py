@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.cli import build_parser
 
 pytestmark = pytest.mark.e2e
@@ -26,12 +26,12 @@ def test_the_engines_retry_max_age_parks_a_schedule_that_gave_no_retry():
     # A visibility timeout of 66 s (6 x 11) puts the second attempt past a 60-second age: parked after the first.
     options = EngineOptions(target=refuse, shard_count=1, dispatcher_timeout=11, retry_max_age=60)
     with Engine(options) as engine:
-        api = ApiClient(engine.api_url)
-        assert api.create({"id": "aged", "delaySeconds": 0, "payload": {"keep": "me"}})[0] == 201
+        api = raw_client(engine.api_url)
+        assert api.raw("createSchedule", {"id": "aged", "delaySeconds": 0, "payload": {"keep": "me"}})[0] == 201
         deadline = time.monotonic() + 20
         read: dict = {}
         while time.monotonic() < deadline:
-            read = api.get("aged")[1]
+            read = api.raw("getSchedule", id="aged")[1]
             if read["status"] == "FAILED":
                 break
             time.sleep(0.2)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import heapq
-import http.client
 import json
 import random
 import re
@@ -22,7 +21,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -30,9 +28,10 @@ from typing import Any, Callable, Iterator
 import boto3
 import pytest
 
+from cdk_delayed_scheduler.client import Answer, SchedulerClient
 from cdk_delayed_scheduler.local import EngineOptions
+from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.chaos_checks import ChaosReport, ClientCalls, Planned, check_one_shots
-from cdk_delayed_scheduler.local.api_calls import ApiClient
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 from .conftest import external_moto, wait_until
@@ -62,7 +61,7 @@ class KilledEngine:
         self.generation = 0
         self.stderr: list[str] = []
         self._process: subprocess.Popen | None = None
-        self._api: ApiClient | None = None
+        self._api: SchedulerClient | None = None
         self._up = threading.Condition()
 
     def start(self) -> None:
@@ -78,7 +77,7 @@ class KilledEngine:
             raise AssertionError(f"the engine did not start (exit {process.wait()}): {''.join(self.stderr[-20:])}")
         threading.Thread(target=self.stderr.extend, args=(process.stderr,), daemon=True).start()
         with self._up:
-            self._process, self._api = process, ApiClient(match.group(1), timeout_seconds=5)
+            self._process, self._api = process, raw_client(match.group(1), timeout_seconds=5)
             self.generation += 1
             self._up.notify_all()
 
@@ -89,7 +88,7 @@ class KilledEngine:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
 
-    def api(self) -> ApiClient:
+    def api(self) -> SchedulerClient:
         with self._up:
             self._up.wait_for(lambda: self._api is not None, timeout=60)
             assert self._api is not None, "the engine did not come back"
@@ -110,11 +109,9 @@ class Client:
         self.timers: list[Planned] = []
         self._cancels: list[tuple[float, str]] = []  # (moment, id), a heap
 
-    def _call(self, method: str, path: str, body: Any = None) -> tuple[int | None, dict]:
-        try:
-            return self.engine.api().request(method, path, None if body is None else json.dumps(body).encode())
-        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException):  # killed mid-call: no answer
-            return None, {}  # (a kill mid-answer cuts its body short: IncompleteRead, an HTTPException)
+    def _call(self, operation: str, body: Any = None, **parameters: str) -> Answer:
+        """The call once, as it came: status ``None`` when a kill left it without an answer (refused, or cut short)."""
+        return self.engine.api().raw(operation, body, **parameters)
 
     def _until_answered(self, call: Any) -> None:
         deadline = time.monotonic() + CALL_DEADLINE_S
@@ -137,10 +134,10 @@ class Client:
         def attempt() -> bool:
             open_ = [i for i in bodies if not _final((self.calls.creates.get(i) or [None])[-1])]
             if len(group) == 1 and not group[0].batched:
-                status, _ = self._call("POST", "/schedules", bodies[open_[0]])
+                status, _ = self._call("createSchedule", bodies[open_[0]])
                 self.calls.creates.setdefault(open_[0], []).append(status)
                 return _final(status)
-            status, answer = self._call("POST", "/schedule-batches", {"schedules": [bodies[i] for i in open_]})
+            status, answer = self._call("createScheduleBatch", {"schedules": [bodies[i] for i in open_]})
             results = answer.get("results") if status == 200 else None
             for n, schedule_id in enumerate(open_):
                 self.calls.creates.setdefault(schedule_id, []).append(results[n]["status"] if results else status)
@@ -155,7 +152,7 @@ class Client:
             time.sleep(max(0.0, moment - time.time()))
 
             def attempt(schedule_id: str = schedule_id) -> bool:
-                status, _ = self._call("DELETE", f"/schedules/{schedule_id}")
+                status, _ = self._call("cancelSchedule", id=schedule_id)
                 self.calls.cancels.setdefault(schedule_id, []).append(status)
                 return _final(status)
 
@@ -262,7 +259,7 @@ def killed_run(tmp_path_factory) -> tuple[ChaosReport, ClientCalls, list, Path]:
             timers = [t for c in clients for t in c.timers]
             report = ChaosReport(timers=len(timers), periodic=0, seconds=0, faults={}, fault_stages={},
                                  create_retries=calls.retried)
-            check_one_shots(report, timers, calls, recorder, engine.api().get, parked={})
+            check_one_shots(report, timers, calls, recorder, lambda i: engine.api().raw("getSchedule", id=i), parked={})
         finally:
             engine.stop()
             server.shutdown()

@@ -15,8 +15,9 @@ from typing import Mapping
 
 import pytest
 
+from cdk_delayed_scheduler.client import SchedulerClient
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import ApiClient, parse_due_ms
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.chaos_targets import SignedReceiver
 from cdk_delayed_scheduler.local.deliveries import HttpsTarget, LambdaTarget, Recorder, StateMachineTarget
 from cdk_delayed_scheduler.local.named_targets import executions
@@ -59,7 +60,7 @@ class DeliveredIds(logging.Handler):
 @dataclass
 class Targets:
     engine: Engine
-    api: ApiClient
+    api: SchedulerClient
     delivered: DeliveredIds
     event_gate: Gate
     sync_gate: Gate
@@ -81,7 +82,7 @@ def targets() -> Iterator[Targets]:
         runtime_logger = logging.getLogger("scheduler_runtime")
         runtime_logger.addHandler(delivered)
         try:
-            yield Targets(engine, ApiClient(engine.api_url), delivered, event_gate, sync_gate, receiver, verified)
+            yield Targets(engine, raw_client(engine.api_url), delivered, event_gate, sync_gate, receiver, verified)
         finally:
             event_gate.release()
             sync_gate.release()
@@ -91,7 +92,7 @@ def targets() -> Iterator[Targets]:
 
 def test_each_delivery_to_a_state_machine_starts_an_execution_with_the_envelope_as_its_input(targets):
     for n, target in enumerate(("flow", "fast", "flow")):
-        status, _ = targets.api.create({"id": f"run-{n}", "delaySeconds": 1 + n % 2, "payload": {"n": n},
+        status, _ = targets.api.raw("createSchedule", {"id": f"run-{n}", "delaySeconds": 1 + n % 2, "payload": {"n": n},
                                         "target": target})
         assert status == 201
     sfn = targets.engine.client("stepfunctions")
@@ -110,7 +111,8 @@ def test_each_delivery_to_a_state_machine_starts_an_execution_with_the_envelope_
 
 def test_a_slow_handler_invoked_as_an_event_does_not_hold_its_delivery_and_a_synchronous_one_does(targets):
     for target in ("slow-event", "slow-sync"):
-        assert targets.api.create({"id": f"to-{target}", "delaySeconds": 1, "payload": {}, "target": target})[0] == 201
+        body = {"id": f"to-{target}", "delaySeconds": 1, "payload": {}, "target": target}
+        assert targets.api.raw("createSchedule", body).status == 201
     wait_until(lambda: targets.event_gate.entered and targets.sync_gate.entered, 20, "the handlers were not called")
     # both handlers are held; the event's delivery ended when Lambda accepted the event
     wait_until(lambda: "to-slow-event" in targets.delivered.ids, 10, "the event's delivery did not end")
@@ -125,8 +127,10 @@ def test_a_slow_handler_invoked_as_an_event_does_not_hold_its_delivery_and_a_syn
 
 def test_an_https_target_posts_each_envelope_signed_with_its_secret_and_a_refused_request_is_parked(targets):
     for n in range(3):
-        assert targets.api.create({"id": f"hook-{n}", "delaySeconds": 1, "payload": {"n": n}, "target": "hook"})[0] == 201
-    assert targets.api.create({"id": "forged-0", "delaySeconds": 1, "payload": {}, "target": "forged"})[0] == 201
+        body = {"id": f"hook-{n}", "delaySeconds": 1, "payload": {"n": n}, "target": "hook"}
+        assert targets.api.raw("createSchedule", body).status == 201
+    body = {"id": "forged-0", "delaySeconds": 1, "payload": {}, "target": "forged"}
+    assert targets.api.raw("createSchedule", body).status == 201
 
     wait_until(lambda: len(targets.verified) == 3, 20, "the signed requests did not arrive")
     assert sorted(id_ for id_, _ in targets.verified) == ["hook-0", "hook-1", "hook-2"]
@@ -134,7 +138,7 @@ def test_an_https_target_posts_each_envelope_signed_with_its_secret_and_a_refuse
         assert headers["X-App"] == "reminders" and headers["Scheduler-Attempt"] == "1"
     # signed with another secret: the receiver refuses it (401), which the runtime parks at once, not retried
     status, body = wait_until(lambda: (lambda answer: answer if answer[1].get("status") == "FAILED" else None)(
-        targets.api.get("forged-0")), 20, "the refused delivery was not parked")
+        targets.api.raw("getSchedule", id="forged-0")), 20, "the refused delivery was not parked")
     assert "answered 401" in body["lastError"], body
     assert len(targets.receiver.rejected) == 1 and "signature" in targets.receiver.rejected[0]
 
@@ -158,7 +162,8 @@ def test_local_delivers_to_the_state_machine_and_the_https_endpoint_a_targets_fi
         machine = re.search(r"target flows: its deliveries start executions of the state machine (\S+)", line).group(1)
         moto = re.search(r"AWS_ENDPOINT_URL=(\S+)", "".join(running.stderr)).group(1)
         for target in ("flows", "hook"):
-            assert running.api.create({"id": f"cli-{target}", "delaySeconds": 1, "payload": {}, "target": target})[0] == 201
+            body = {"id": f"cli-{target}", "delaySeconds": 1, "payload": {}, "target": target}
+            assert running.api.raw("createSchedule", body).status == 201
         sfn = boto3.client("stepfunctions", endpoint_url=moto, region_name="us-east-1")
         started = wait_until(lambda: executions(sfn, machine), 20, "no execution was started")
         assert [e.envelope["id"] for e in started] == ["cli-flows"]

@@ -19,6 +19,7 @@ httpx (the ``async`` extra), imported only when such a client is made.
 
 from ._async_client import AsyncSchedulerClient
 from ._client import MAX_BATCH_SIZE, BatchItem, SchedulerClient
+from ._core import Answer
 from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundError, PayloadTooLargeError,
                       RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
 from ..envelope import Envelope
@@ -28,7 +29,7 @@ from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import PlaceholderCredentialsWarning, UnsignedRequestsWarning
 
 __all__ = [
-    "SchedulerClient", "AsyncSchedulerClient", "MAX_BATCH_SIZE", "BatchItem",
+    "SchedulerClient", "AsyncSchedulerClient", "MAX_BATCH_SIZE", "BatchItem", "Answer",
     "Schedule", "Periodic", "Removed", "RetryPolicy", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When", "TokenProvider",
     "AsyncTokenProvider", "GroupCancellation",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",

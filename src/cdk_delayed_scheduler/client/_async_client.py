@@ -11,7 +11,8 @@ from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Protocol, Ty
 import botocore.session
 
 from ._auth import AsyncTokenProvider, header_auth
-from ._core import BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
+from ._core import (Answer, BatchItem, ClientCore, Done, Plan, Send, Sleep, Step, listing_query, next_step, route,
+                    schedules_query)
 from ._errors import SchedulerError
 from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import PeriodicStatus, ScheduleStatus
@@ -169,12 +170,22 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
 
     def list_periodic(self, *, group: str | None = None, page_size: int | None = None) -> AsyncIterator[Periodic]:
         """:meth:`SchedulerClient.list_periodic`, iterated with ``async for``, fetching page after page."""
-        return self._pages("/periodic", listing_query({"group": group, "limit": page_size}), Periodic.from_json)
+        return self._pages("listPeriodic", listing_query({"group": group, "limit": page_size}), Periodic.from_json)
 
     # --- groups ------------------------------------------------------------------------------
     async def cancel_group(self, group: str) -> GroupCancellation:
         """:meth:`SchedulerClient.cancel_group`: ``DELETE /groups/{group}``."""
         return await self._run(self._calls.cancel_group(group))
+
+    # --- the raw mode ------------------------------------------------------------------------
+    async def raw(self, operation: str, body: Any = None, *, query: Mapping[str, Any] | None = None,
+                  **parameters: str) -> Answer:
+        """:meth:`SchedulerClient.raw`: the route of ``operation``, answered as it came."""
+        return await self._run(self._calls.raw(route(operation, parameters, body, query, checked=False)))
+
+    async def raw_request(self, method: str, path: str, body: Any = None) -> Answer:
+        """:meth:`SchedulerClient.raw_request`: any method and path, answered as it came."""
+        return await self._run(self._calls.raw(Send(method, path, body)))
 
     # --- listing (last: the method's name shadows the builtin in this class's body) ---------
     def list(self, *, status: ScheduleStatus | str | None = None, due_after: datetime | None = None,
@@ -182,11 +193,11 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
              page_size: int | None = None) -> AsyncIterator[Schedule]:
         """:meth:`SchedulerClient.list`, iterated with ``async for``; a bad argument raises here, at the call."""
         query = schedules_query(status, due_after, due_before, page_size, group)
-        return self._pages("/schedules", query, Schedule.from_json)
+        return self._pages("listSchedules", query, Schedule.from_json)
 
-    async def _pages(self, path: str, query: dict[str, Any] | None,
+    async def _pages(self, operation: str, query: dict[str, Any] | None,
                      build: Callable[[Mapping[str, Any]], T]) -> AsyncIterator[T]:
         while query is not None:
-            items, query = await self._run(self._calls.page(path, query, build))
+            items, query = await self._run(self._calls.page(operation, query, build))
             for item in items:
                 yield item

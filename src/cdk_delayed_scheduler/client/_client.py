@@ -10,7 +10,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 import botocore.session
 
 from ._auth import TokenProvider, header_auth
-from ._core import MAX_BATCH_SIZE, BatchItem, ClientCore, Done, Plan, Sleep, Step, listing_query, next_step, schedules_query
+from ._core import (MAX_BATCH_SIZE, Answer, BatchItem, ClientCore, Done, Plan, Send, Sleep, Step, listing_query,
+                    next_step, route, schedules_query)
 from ._errors import SchedulerError
 from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, When
 from ._statuses import PeriodicStatus, ScheduleStatus
@@ -172,7 +173,7 @@ class SchedulerClient(ClientCore[Transport]):
         With ``group``, the group's ``ACTIVE`` and ``PAUSED`` timers, in the order they joined (``GET
         /periodic?group=``).
         """
-        return self._pages("/periodic", listing_query({"group": group, "limit": page_size}), Periodic.from_json)
+        return self._pages("listPeriodic", listing_query({"group": group, "limit": page_size}), Periodic.from_json)
 
     # --- groups ------------------------------------------------------------------------------
     def cancel_group(self, group: str) -> GroupCancellation:
@@ -184,6 +185,26 @@ class SchedulerClient(ClientCore[Transport]):
         since (usually nothing). :class:`ValidationError` (``field`` ``group``) for a malformed name.
         """
         return self._run(self._calls.cancel_group(group))
+
+    # --- the raw mode ------------------------------------------------------------------------
+    def raw(self, operation: str, body: Any = None, *, query: Mapping[str, Any] | None = None,
+            **parameters: str) -> Answer:
+        """Call the route of ``operation`` (the contract's name: ``createSchedule``, ``getSchedule``,
+        ``listSchedules``, ``putPeriodic``, ``cancelGroup``...) and answer its :class:`Answer` as it came:
+        ``status, body = timers.raw("getSchedule", id="order-42")``.
+
+        ``parameters`` fill the path's ``{id}`` or ``{group}`` (percent-encoded, not checked: the server judges
+        them), ``query`` is the listing's query string, ``body`` any JSON value (or ``bytes``, sent as they are).
+        No error is raised for a 4xx or a 5xx, and no result is parsed; throttling and 5xx are retried as by every
+        call (``max_attempts=1`` shows each answer). A call that got no answer (a refused connection, a timeout)
+        answers ``status`` ``None``.
+        """
+        return self._run(self._calls.raw(route(operation, parameters, body, query, checked=False)))
+
+    def raw_request(self, method: str, path: str, body: Any = None) -> Answer:
+        """:meth:`raw` for any ``method`` and ``path`` (its query string included), routed or not: for a test of what
+        the API answers a path or a method it does not route."""
+        return self._run(self._calls.raw(Send(method, path, body)))
 
     # --- listing (last: the method's name shadows the builtin in this class's body) ---------
     def list(self, *, status: ScheduleStatus | str | None = None, due_after: datetime | None = None,
@@ -202,10 +223,10 @@ class SchedulerClient(ClientCore[Transport]):
         names the one given.
         """
         query = schedules_query(status, due_after, due_before, page_size, group)
-        return self._pages("/schedules", query, Schedule.from_json)
+        return self._pages("listSchedules", query, Schedule.from_json)
 
-    def _pages(self, path: str, query: dict[str, Any] | None,
+    def _pages(self, operation: str, query: dict[str, Any] | None,
                build: Callable[[Mapping[str, Any]], T]) -> Iterator[T]:
         while query is not None:
-            items, query = self._run(self._calls.page(path, query, build))
+            items, query = self._run(self._calls.page(operation, query, build))
             yield from items

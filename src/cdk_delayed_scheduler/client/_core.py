@@ -3,9 +3,11 @@
 Each call of the API is a *plan*, a generator that yields the steps to take (:class:`Send` a
 request, :class:`Sleep` before a retry) and is sent each step's outcome (a ``Send``'s
 ``(status, body)``, thrown in as a :class:`SchedulerError` when the request got no answer), and
-returns the typed result. :class:`~._client.SchedulerClient` carries the steps out by blocking
-calls, :class:`~._async_client.AsyncSchedulerClient` by awaiting them: both share every request
-body, every parse of an answer, the error mapping and the retries, which live here only.
+returns the typed result, or, in the raw mode (:meth:`Calls.raw`), the :class:`Answer` as it came.
+:class:`~._client.SchedulerClient` carries the steps out by blocking calls,
+:class:`~._async_client.AsyncSchedulerClient` by awaiting them: both share every request body, every
+path (built from the contract's routes by :func:`route`), every parse of an answer, the error mapping
+and the retries, which live here only.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Generator, Generic, Iterable, Mapping, TypeVar, Union
+from typing import Any, Callable, Generator, Generic, Iterable, Mapping, Optional, Tuple, TypeVar, Union
 from urllib.parse import quote, urlencode
 
 from .._contract import contract
-from ._errors import SchedulerError, ValidationError, error_for
+from ._errors import SchedulerError, ValidationError, error_for, retryable_status
 from ._models import (GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body,
                       format_time, reschedule_body, whole_seconds)
 from ._statuses import PeriodicStatus, ScheduleStatus
@@ -32,6 +34,9 @@ _IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
 ID, GROUP = "id", "group"
 PATH_PARAMETERS: Mapping[str, re.Pattern[str]] = {ID: contract.ID_PATTERN, GROUP: contract.GROUP_PATTERN}
 """The rule of each ``{name}`` in the routes' paths: the runtime's own (``contract.json``)."""
+ROUTES: Mapping[str, contract.Route] = {route.operation: route for route in contract.ROUTES}
+"""The contract's routes by operation (``createSchedule``, ``getSchedule``, ... ``cancelGroup``)."""
+_PARAMETER = re.compile(r"{(\w+)}")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,36 @@ class Send:
     method: str
     path: str
     body: Any | None = None
+
+
+class Answer(Tuple[Optional[int], Any]):
+    """What a raw call got: the pair ``(status, body)`` of its last attempt, and how many ``attempts`` were sent.
+
+    ``status`` is the HTTP status, ``None`` when no answer came (a refused or cut connection, a timeout); ``body``
+    the JSON body, ``{"message": <what happened>}`` for no answer, or for an answer the transport reported without
+    one (a direct invoke that Lambda throttled, or whose function failed). ``status, body = answer`` unpacks it.
+    """
+
+    attempts: int
+
+    def __new__(cls, status: int | None, body: Any, attempts: int = 1) -> "Answer":
+        answer = super().__new__(cls, (status, body))
+        answer.attempts = attempts
+        return answer
+
+    def __getnewargs__(self) -> tuple[int | None, Any, int]:  # copy and pickle
+        return self[0], self[1], self.attempts
+
+    @property
+    def status(self) -> int | None:
+        return self[0]
+
+    @property
+    def body(self) -> Any:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"Answer(status={self[0]!r}, body={self[1]!r}, attempts={self.attempts})"
 
 
 @dataclass(frozen=True)
@@ -74,6 +109,28 @@ Page = tuple[list[T], Union[dict[str, Any], None]]
 """A listing page's items, and the query of the next page (``None`` after the last)."""
 
 
+def route(operation: str, parameters: Mapping[str, str], body: Any | None = None,
+          query: Mapping[str, Any] | None = None, checked: bool = True) -> Send:
+    """The request for the contract's route of ``operation``: its method, its path with each ``{name}`` filled from
+    ``parameters`` (percent-encoded), ``query`` appended (``None`` values left out), and ``body``.
+
+    ``checked``: each parameter must match the runtime's rule for it (``ValidationError`` naming it otherwise, before
+    anything is sent); the raw mode sends what it is given, for the server to judge. ``ValueError`` for an unknown
+    operation, or parameters other than the route's.
+    """
+    known = ROUTES.get(operation)
+    if known is None:
+        raise ValueError(f"no route has the operation {operation!r}; the routes' operations: {', '.join(ROUTES)}")
+    names = _PARAMETER.findall(known.path)
+    if sorted(names) != sorted(parameters):
+        raise ValueError(f"{operation} ({known.method} {known.path}) takes the parameters {names}, "
+                         f"got {sorted(parameters)}")
+    path = _PARAMETER.sub(lambda found: (_path_segment(parameters[found[1]], found[1]) if checked
+                                         else quote(str(parameters[found[1]]), safe="")), known.path)
+    query = listing_query(query or {})
+    return Send(known.method, f"{path}?{urlencode(query)}" if query else path, body)
+
+
 TransportT = TypeVar("TransportT")
 
 
@@ -94,11 +151,14 @@ class Calls:
     def __init__(self, backoff: Backoff) -> None:
         self.backoff = backoff
 
-    def call(self, method: str, path: str, body: Any | None = None) -> Plan[Any]:
-        """The body of a 2xx answer; the typed error otherwise, after retrying throttling and 5xx (never other 4xx)."""
+    def call(self, operation: str, body: Any | None = None, query: Mapping[str, Any] | None = None,
+             **parameters: str) -> Plan[Any]:
+        """``operation``'s route (:func:`route`): the body of a 2xx answer; the typed error otherwise, after retrying
+        throttling and 5xx (never other 4xx)."""
+        send = route(operation, parameters, body, query)
         for attempt in range(1, self.backoff.max_attempts + 1):
             try:
-                status, answer = yield Send(method, path, body)
+                status, answer = yield send
                 if 200 <= status < 300:
                     return answer
                 raise error_for(status, answer)
@@ -108,12 +168,27 @@ class Calls:
             yield Sleep(self.backoff.delay(attempt))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
+    def raw(self, send: Send) -> Plan[Answer]:
+        """The raw mode: ``send``'s :class:`Answer`, whatever its status (no typed result, no error raised), after
+        retrying throttling and 5xx as :meth:`call` does (with ``max_attempts`` 1, every answer is seen as it came).
+        A request that got no answer is not sent again: its answer's status is ``None``."""
+        for attempt in range(1, self.backoff.max_attempts + 1):
+            try:
+                status, body = yield send
+                answer = Answer(status, body, attempt)
+            except SchedulerError as error:
+                answer = Answer(error.status, {"message": error.message}, attempt)
+            if not retryable_status(answer.status) or attempt == self.backoff.max_attempts:
+                return answer
+            yield Sleep(self.backoff.delay(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns
+
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, schedule_id: str | None, target: str | None,
                  retry: RetryPolicy | None = None, group: str | None = None) -> Plan[Schedule]:
         body = create_body(at, payload, schedule_id if schedule_id is not None else str(uuid.uuid4()), target,
                            retry=retry, group=group)
-        return Schedule.from_json((yield from self.call("POST", "/schedules", body)))
+        return Schedule.from_json((yield from self.call("createSchedule", body)))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> Plan[list[Schedule | SchedulerError]]:
         bodies = [_item_body(index, item) for index, item in enumerate(items)]
@@ -125,7 +200,7 @@ class Calls:
     def _batch(self, bodies: list[dict[str, Any]], pending: list[int],
                results: list[Schedule | SchedulerError | None]) -> Plan[None]:
         for attempt in range(1, self.backoff.max_attempts + 1):
-            answer = yield from self.call("POST", "/schedule-batches", {"schedules": [bodies[i] for i in pending]})
+            answer = yield from self.call("createScheduleBatch", {"schedules": [bodies[i] for i in pending]})
             retry = []
             for position, (index, result) in enumerate(zip(pending, answer["results"])):
                 if 200 <= result["status"] < 300:
@@ -141,14 +216,14 @@ class Calls:
             yield Sleep(self.backoff.delay(attempt))
 
     def get(self, schedule_id: str) -> Plan[Schedule]:
-        return Schedule.from_json((yield from self.call("GET", f"/schedules/{_path_segment(schedule_id, ID)}")))
+        return Schedule.from_json((yield from self.call("getSchedule", id=schedule_id)))
 
     def reschedule(self, schedule_id: str, at: When, payload: Any) -> Plan[Schedule]:
         body = reschedule_body(at, payload)
-        return Schedule.from_json((yield from self.call("PATCH", f"/schedules/{_path_segment(schedule_id, ID)}", body)))
+        return Schedule.from_json((yield from self.call("rescheduleSchedule", body, id=schedule_id)))
 
     def cancel(self, schedule_id: str) -> Plan[Removed]:
-        return Removed.from_json((yield from self.call("DELETE", f"/schedules/{_path_segment(schedule_id, ID)}")))
+        return Removed.from_json((yield from self.call("cancelSchedule", id=schedule_id)))
 
     # --- periodic timers -------------------------------------------------------------------
     def put_periodic(self, periodic_id: str, payload: Any, every: int | timedelta | None, cron: str | None,
@@ -160,26 +235,26 @@ class Calls:
                   "endAt": _time_or_none(end_at, "end_at"), "target": target,
                   "retry": None if retry is None else retry.to_json(), "group": group}
         body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
-        return Periodic.from_json((yield from self.call("PUT", f"/periodic/{_path_segment(periodic_id, ID)}", body)))
+        return Periodic.from_json((yield from self.call("putPeriodic", body, id=periodic_id)))
 
     def get_periodic(self, periodic_id: str) -> Plan[Periodic]:
-        return Periodic.from_json((yield from self.call("GET", f"/periodic/{_path_segment(periodic_id, ID)}")))
+        return Periodic.from_json((yield from self.call("getPeriodic", id=periodic_id)))
 
     def set_periodic_state(self, periodic_id: str, state: PeriodicStatus) -> Plan[Periodic]:
         body = {"state": str(state)}
-        return Periodic.from_json((yield from self.call("PATCH", f"/periodic/{_path_segment(periodic_id, ID)}", body)))
+        return Periodic.from_json((yield from self.call("setPeriodicState", body, id=periodic_id)))
 
     def delete_periodic(self, periodic_id: str) -> Plan[Removed]:
-        return Removed.from_json((yield from self.call("DELETE", f"/periodic/{_path_segment(periodic_id, ID)}")))
+        return Removed.from_json((yield from self.call("deletePeriodic", id=periodic_id)))
 
     # --- groups ------------------------------------------------------------------------------
     def cancel_group(self, group: str) -> Plan[GroupCancellation]:
-        return GroupCancellation.from_json((yield from self.call("DELETE", f"/groups/{_path_segment(group, GROUP)}")))
+        return GroupCancellation.from_json((yield from self.call("cancelGroup", group=group)))
 
     # --- listings ----------------------------------------------------------------------------
-    def page(self, path: str, query: dict[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Plan[Page[T]]:
-        """One page of a listing at ``query``; the next page's query follows its ``nextToken``."""
-        answer = yield from self.call("GET", f"{path}?{urlencode(query)}" if query else path)
+    def page(self, operation: str, query: dict[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Plan[Page[T]]:
+        """One page of the listing ``operation`` at ``query``; the next page's query follows its ``nextToken``."""
+        answer = yield from self.call(operation, query=query)
         token = answer.get("nextToken")
         return [build(item) for item in answer.get("items") or []], ({**query, "nextToken": token} if token else None)
 

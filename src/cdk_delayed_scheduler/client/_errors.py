@@ -22,7 +22,7 @@ class SchedulerError(Exception):
     @property
     def retryable(self) -> bool:
         """Whether the same call may succeed when sent again: throttling and server errors."""
-        return self.status is not None and (self.status == 429 or self.status >= 500)
+        return retryable_status(self.status)
 
 
 class ValidationError(SchedulerError):
@@ -73,6 +73,12 @@ class TransportError(SchedulerError):
 
     def __init__(self, message: str) -> None:
         super().__init__(None, message)
+
+
+def retryable_status(status: int | None) -> bool:
+    """Whether the same call may succeed when sent again after an answer with ``status``: 429 and 5xx (``None``, no
+    answer, is not retried by the client: :class:`TransportError`)."""
+    return status is not None and (status == 429 or status >= 500)
 
 
 _BY_STATUS: dict[int, type[SchedulerError]] = {

@@ -84,8 +84,8 @@ class HttpEndpoint:
     ``NoCredentialsError``), ``False`` never signs, ``None`` signs when the session has
     credentials and otherwise sends unsigned requests, with an :class:`UnsignedRequestsWarning`
     that names the line that made the client (three frames up: the transport, the client, the
-    caller). With ``auth`` (an API key or a token) it never signs, and needs no region
-    (``region`` is ``None`` when none is given or configured).
+    caller). With ``auth`` (an API key or a token), or ``sign=False``, it never signs, and needs no
+    region (``region`` is ``None`` when none is given or configured).
     """
 
     def __init__(self, api_url: str, session: botocore.session.Session, region: str | None = None,
@@ -95,7 +95,7 @@ class HttpEndpoint:
             raise ValueError(f"api_url must be an http(s) URL, got {api_url!r}")
         host = _EXECUTE_API_HOST.match(parts.hostname)
         inferred = host.group("region") if host else None
-        self.region: str | None = (_region_if_any(region, inferred, session) if auth is not None
+        self.region: str | None = (_region_if_any(region, inferred, session) if auth is not None or sign is False
                                    else _region(region, inferred, session))
         self.base = api_url.rstrip("/")
         self.auth = auth
@@ -119,8 +119,10 @@ class HttpEndpoint:
 
     def prepare(self, method: str, path: str, body: Any | None,
                 auth_headers: dict[str, str] | None = None) -> AWSPreparedRequest:
-        """The request to send: JSON body, the API key or token's ``auth_headers``, or a SigV4 signature."""
-        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        """The request to send: JSON body (``bytes`` sent as they are), the API key or token's ``auth_headers``, or a
+        SigV4 signature."""
+        data = body if body is None or isinstance(body, bytes) else json.dumps(body, ensure_ascii=False,
+                                                                                allow_nan=False).encode("utf-8")
         headers = {"Content-Type": "application/json"} if data is not None else {}
         headers.update(auth_headers or {})
         request = AWSRequest(method=method, url=self.base + path, data=data, headers=headers)
@@ -174,7 +176,7 @@ class InvokeTransport:
     def send(self, method: str, path: str, body: Any | None) -> tuple[int, Any]:
         event: dict[str, Any] = {"method": method, "path": path}
         if body is not None:
-            event["body"] = body
+            event["body"] = body.decode("utf-8") if isinstance(body, bytes) else body  # bytes: JSON text
         payload = json.dumps(event, allow_nan=False).encode("utf-8")
         try:
             response = self._lambda.invoke(FunctionName=self.function, Payload=payload)

@@ -1,44 +1,18 @@
-"""A minimal HTTP client for the scheduler API (the demo, chaos and the tests call the engine with it)."""
+"""The local engine's API as the demo, chaos and the tests call it (the typed client's raw mode), and the wire's
+times."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from datetime import datetime
-from typing import Any
-from urllib.parse import quote
+
+from ..client import SchedulerClient
 
 
-class ApiClient:
-    """``post``/``get``/``delete`` against the API; each returns ``(status, json body)``."""
-
-    def __init__(self, base_url: str, timeout_seconds: float = 10.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._timeout = timeout_seconds
-
-    def create(self, body: Any) -> tuple[int, dict[str, Any]]:
-        return self.request("POST", "/schedules", json.dumps(body).encode("utf-8"))
-
-    def create_batch(self, bodies: list[Any]) -> tuple[int, dict[str, Any]]:
-        """Up to 10 creates in one call; the answer's ``results`` are in request order."""
-        return self.request("POST", "/schedule-batches", json.dumps({"schedules": bodies}).encode("utf-8"))
-
-    def get(self, schedule_id: str) -> tuple[int, dict[str, Any]]:
-        return self.request("GET", f"/schedules/{quote(schedule_id, safe='')}")
-
-    def cancel(self, schedule_id: str) -> tuple[int, dict[str, Any]]:
-        return self.request("DELETE", f"/schedules/{quote(schedule_id, safe='')}")
-
-    def request(self, method: str, path: str, data: bytes | None = None) -> tuple[int, dict[str, Any]]:
-        request = urllib.request.Request(
-            self.base_url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:
-                return response.status, json.loads(response.read() or b"{}")
-        except urllib.error.HTTPError as err:
-            return err.code, json.loads(err.read() or b"{}")
+def raw_client(api_url: str, timeout_seconds: float = 10.0) -> SchedulerClient:
+    """A client of the engine's HTTP API at ``api_url`` for :meth:`~SchedulerClient.raw` calls, each answered as it
+    came: unsigned, and sent once (a 429 or a 5xx is seen, not retried); no answer within ``timeout_seconds`` is
+    status ``None``."""
+    return SchedulerClient(api_url, sign=False, max_attempts=1, timeout=timeout_seconds)
 
 
 def parse_due_ms(rfc3339: str) -> int:

@@ -27,23 +27,21 @@ Then it checks, and reports (exit 1 on any violation):
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import random
 import threading
 import time
-import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
-from urllib.parse import quote
 
 from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, TargetReader, chaos_targets
 from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_groups, check_one_shots,
                            check_pauses, check_periodic, check_redrive, check_reschedules, dead_lettered)
 from .chaos_ops import MendableTarget, Operations, start_operations, wait_for_deliveries
 from .chaos_settle import Ticker, settle
-from .api_calls import ApiClient, parse_due_ms
+from ..client import Answer, SchedulerClient
+from .api_calls import parse_due_ms, raw_client
 from .deliveries import Recorder
 from .engine import Engine, EngineOptions
 
@@ -77,29 +75,22 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
     return timers, periodic
 
 
-def _call(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict[str, Any]]:
-    try:
-        return api.request(method, path, None if body is None else json.dumps(body).encode())
-    except (urllib.error.URLError, OSError, ValueError):
-        return None, {}
-
-
 def _retryable(status: int | None) -> bool:
     return status is None or status == 429 or status >= 500
 
 
-def _answered(api: ApiClient, method: str, path: str, body: Any = None) -> tuple[int | None, dict[str, Any]]:
-    """The request as a client that retries a 429, a 5xx or no answer sees it (the run's own reads and
-    periodic calls are throttled too): the first other answer, or the last one."""
+def _answered(api: SchedulerClient, operation: str, body: Any = None, **parameters: Any) -> Answer:
+    """``operation``'s call as a client that retries a 429, a 5xx or no answer sees it (the run's own reads and
+    periodic calls are throttled too): the first other answer, or the last one. ``api`` sends each attempt once."""
     for attempt in range(RETRIES * 2):
-        status, answer = _call(api, method, path, body)
-        if not _retryable(status):
+        answer = api.raw(operation, body, **parameters)
+        if not _retryable(answer.status):
             break
         time.sleep(0.1 * (attempt + 1))
-    return status, answer
+    return answer
 
 
-def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, tick: Ticker) -> None:
+def _create_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls, tick: Ticker) -> None:
     """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
 
     def body(timer: Planned) -> dict[str, Any]:
@@ -120,10 +111,10 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, tick:
                 calls.retried += len(open_)
                 time.sleep(0.1 * attempt)
             if len(open_) == 1 and not open_[0].batched:
-                status, _ = _call(api, "POST", "/schedules", body(open_[0]))
+                status, _ = api.raw("createSchedule", body(open_[0]))
                 calls.creates.setdefault(open_[0].schedule_id, []).append(status)
                 continue
-            status, answer = _call(api, "POST", "/schedule-batches", {"schedules": [body(t) for t in open_]})
+            status, answer = api.raw("createScheduleBatch", {"schedules": [body(t) for t in open_]})
             results = answer.get("results") if status == 200 else None
             for n, timer in enumerate(open_):
                 calls.creates.setdefault(timer.schedule_id, []).append(results[n]["status"] if results else status)
@@ -138,7 +129,7 @@ def _create_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, tick:
         list(pool.map(create, groups))
 
 
-def _cancel_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, rng: random.Random) -> None:
+def _cancel_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls, rng: random.Random) -> None:
     """Cancel each ``cancel`` timer at a random moment before it is due, retrying as a client would."""
     moments = sorted((calls.due_ms[t.schedule_id] / 1000 - rng.uniform(0.3, 3), t.schedule_id) for t in timers)
 
@@ -146,7 +137,7 @@ def _cancel_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, rng: 
         moment, schedule_id = moment_and_id
         time.sleep(max(0.0, moment - time.time()))
         for attempt in range(RETRIES):
-            status, _ = _call(api, "DELETE", f"/schedules/{schedule_id}")
+            status, _ = api.raw("cancelSchedule", id=schedule_id)
             calls.cancels.setdefault(schedule_id, []).append(status)
             if not _retryable(status):
                 return
@@ -156,24 +147,24 @@ def _cancel_all(api: ApiClient, timers: list[Planned], calls: ClientCalls, rng: 
         list(pool.map(cancel, moments))
 
 
-def _put_periodic(api: ApiClient, planned: PlannedPeriodic) -> int:
+def _put_periodic(api: SchedulerClient, planned: PlannedPeriodic) -> int:
     """PUT it (retrying); its first due time, in ms."""
-    status, answer = _answered(api, "PUT", f"/periodic/{planned.periodic_id}",
-                               {"every": planned.every, "payload": {"periodic": planned.periodic_id}})
+    body = {"every": planned.every, "payload": {"periodic": planned.periodic_id}}
+    status, answer = _answered(api, "putPeriodic", body, id=planned.periodic_id)
     if status not in (200, 201):
-        raise RuntimeError(f"PUT /periodic/{planned.periodic_id} kept failing: {status}")
+        raise RuntimeError(f"putPeriodic {planned.periodic_id} kept failing: {status}")
     return parse_due_ms(answer["nextDueAt"])
 
 
-def _delete_periodic(api: ApiClient, periodic_id: str, skipped: dict[str, Any]) -> int:
+def _delete_periodic(api: SchedulerClient, periodic_id: str, skipped: dict[str, Any]) -> int:
     """Read its ``skippedCount`` into ``skipped``, then DELETE it (each retried); when the DELETE's 200
     was answered, in ms."""
-    status, answer = _answered(api, "GET", f"/periodic/{periodic_id}")
+    status, answer = _answered(api, "getPeriodic", id=periodic_id)
     if status == 200:
         skipped[periodic_id] = answer["skippedCount"]
-    status, _ = _answered(api, "DELETE", f"/periodic/{periodic_id}")
+    status, _ = _answered(api, "deletePeriodic", id=periodic_id)
     if status != 200:
-        raise RuntimeError(f"DELETE /periodic/{periodic_id} kept failing: {status}")
+        raise RuntimeError(f"deletePeriodic {periodic_id} kept failing: {status}")
     return time.time_ns() // 1_000_000
 
 
@@ -192,7 +183,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     started = time.time()
     trail = Trail()
     with Engine(options) as engine, _reading(engine, recorder, receiver), _trailing(trail):
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         say(f"chaos: {len(timers)} timers, {len(periodic)} periodic, faults {faults}, seed {seed}")
         first_due = {p.periodic_id: _put_periodic(api, p) for p in periodic}
         answered = functools.partial(_answered, api)
@@ -221,8 +212,8 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         parked = dead_lettered(engine)
         report.refused_signatures = len(receiver.rejected)
         report.violations += [f"the HTTPS receiver refused a request: {why}" for why in receiver.rejected]
-        def read(schedule_id: str) -> tuple[int | None, dict[str, Any]]:
-            return _answered(api, "GET", f"/schedules/{quote(schedule_id, safe='')}")
+        def read(schedule_id: str) -> Answer:
+            return _answered(api, "getSchedule", id=schedule_id)
 
         check_one_shots(report, timers, calls, recorder, read, parked)
         check_periodic(report, periodic, first_due, deleted_ms, watched_until, skipped, recorder, parked)
@@ -294,7 +285,7 @@ def _refusing_poison(recorder: Recorder) -> Callable[[dict[str, Any]], None]:
     return deliver
 
 
-def _wait_for_one_shots(answered: Callable[..., tuple[int | None, dict[str, Any]]], recorder: Recorder,
+def _wait_for_one_shots(answered: Callable[..., Answer], recorder: Recorder,
                         calls: ClientCalls, engine: Engine, say: Callable[[str], None]) -> None:
     """Until every one-shot timer is settled (delivered, FAILED, CANCELLED, or never created), waiting on the
     engine's state (:mod:`.chaos_settle`)."""
@@ -304,7 +295,7 @@ def _wait_for_one_shots(answered: Callable[..., tuple[int | None, dict[str, Any]
             + ", ".join(f"{i} {p.state[0]}" for i, p in sorted(left.items())[:10]))
 
 
-def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict[str, Any],
+def _wait_for_periodic(api: SchedulerClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict[str, Any],
                        say: Callable[[str], None]) -> int:
     """Until every occurrence of the kept definitions due by now - 3 s is delivered (retries included) or
     passed over (counted in its ``skippedCount``), or the retry wait has passed; the instant (ms) up to
@@ -319,7 +310,7 @@ def _wait_for_periodic(api: ApiClient, recorder: Recorder, kept: list[PlannedPer
         missing = set(range(first_due[planned.periodic_id], watched_until, planned.every * 1000)) - delivered
         if not missing:
             return True
-        status, answer = _answered(api, "GET", f"/periodic/{planned.periodic_id}")
+        status, answer = _answered(api, "getPeriodic", id=planned.periodic_id)
         return status == 200 and len(missing) <= answer["skippedCount"]
 
     while time.time() < deadline and not all(settled(p) for p in kept):

@@ -25,15 +25,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from urllib.parse import quote
 
+from ..client import Answer
 from .chaos_checks import Grouped, Moved, Paused, Redriven
 from .chaos_settle import settle
 from .deliveries import Recorder
 from .engine import Engine
 
-Answered = Callable[..., tuple[int | None, dict[str, Any]]]
-"""A request as a client that retries a 429, a 5xx or no answer sees it: ``(method, path, body)``."""
+Answered = Callable[..., Answer]
+"""A call as a client that retries a 429, a 5xx or no answer sees it: ``(operation, body, **parameters)``, as
+:meth:`SchedulerClient.raw <cdk_delayed_scheduler.client.SchedulerClient.raw>` takes them."""
 
 PARK_WAIT_SECONDS = 60
 REFUSED_REDRIVE_SECONDS = 60
@@ -91,9 +92,9 @@ def _run(ops: Operations, answered: Answered, engine: Engine, target: MendableTa
     rng = random.Random(seed + 1)
     ops.redriven = Redriven([f"chaos-mend-{n}" for n in range(max(3, count // 200))])
     for schedule_id in ops.redriven.ids:
-        _must("POST", "/schedules", answered("POST", "/schedules", {
+        _must(answered, "createSchedule", {
             "id": schedule_id, "delaySeconds": rng.uniform(0.2, 1), "payload": {"kind": "mend", "id": schedule_id},
-            "retry": {"maxAttempts": 1}}))
+            "retry": {"maxAttempts": 1}})
     workers = [_worker(ops, _reschedule, answered, ops, rng, n, window_seconds) for n in range(max(6, count // 50))]
     horizon = engine.options.visibility_timeout * engine.options.max_receive_count + 3
     workers += [_worker(ops, _pause, answered, ops, recorder, n, horizon) for n in range(max(2, count // 500))]
@@ -134,14 +135,14 @@ def _reschedule(answered: Answered, ops: Operations, rng: random.Random, n: int,
     later = n % 2 == 0
     created = time.time()
     old_offset = rng.uniform(2, window - 1) if later else rng.uniform(window + 2, window + 4)
-    _must("POST", "/schedules", answered("POST", "/schedules", {"id": schedule_id, "dueAt": round(created + old_offset, 3),
-                                                                "payload": {"kind": "move", "id": schedule_id}}))
+    _must(answered, "createSchedule", {"id": schedule_id, "dueAt": round(created + old_offset, 3),
+                                       "payload": {"kind": "move", "id": schedule_id}})
     old_due_ms = round((created + old_offset) * 1000)
     # later: a third of them just before (or at) the old due time, where delivery may have started
     moment = old_due_ms / 1000 - (rng.uniform(-0.1, 0.3) if later and n % 3 == 0 else rng.uniform(0.8, 1.5))
     time.sleep(max(0.0, moment - time.time()))
     new_due_ms = round((time.time() + (rng.uniform(window + 1, window + 3) if later else rng.uniform(1, 3))) * 1000)
-    status, _ = answered("PATCH", f"/schedules/{quote(schedule_id, safe='')}", {"dueAt": new_due_ms / 1000})
+    status, _ = answered("rescheduleSchedule", {"dueAt": new_due_ms / 1000}, id=schedule_id)
     ops.moved.append(Moved(schedule_id, old_due_ms, new_due_ms, status, _now_ms()))
 
 
@@ -151,22 +152,21 @@ def _pause(answered: Answered, ops: Operations, recorder: Recorder, n: int, hori
     ``horizon`` seconds: a fault that stops its first occurrence's dispatcher (a throttle, a crash) holds the
     chain back until SQS hands that message out again, a visibility timeout later each time."""
     periodic_id = f"chaos-pause-{n}"
-    path = f"/periodic/{periodic_id}"
-    _must("PUT", path, answered("PUT", path, {"every": 1, "payload": {"periodic": periodic_id}}))
+    _must(answered, "putPeriodic", {"every": 1, "payload": {"periodic": periodic_id}}, id=periodic_id)
     time.sleep(2)
-    _must("PATCH", path, answered("PATCH", path, {"state": "PAUSED"}))
+    _must(answered, "setPeriodicState", {"state": "PAUSED"}, id=periodic_id)
     paused_ms = _now_ms()
     resumed_ms = None
     time.sleep(2)
     if n % 2 == 0:
         resumed_ms = _now_ms()
-        _must("PATCH", path, answered("PATCH", path, {"state": "ACTIVE"}))
+        _must(answered, "setPeriodicState", {"state": "ACTIVE"}, id=periodic_id)
     time.sleep(5)
     deadline = time.monotonic() + horizon - 5
     while (resumed_ms is not None and time.monotonic() < deadline
            and not any(d.received_ms > resumed_ms for d in recorder.by_id().get(periodic_id, []))):
         time.sleep(0.5)
-    _must("DELETE", path, answered("DELETE", path))
+    _must(answered, "deletePeriodic", id=periodic_id)
     ops.paused.append(Paused(periodic_id, paused_ms, resumed_ms, _now_ms()))
 
 
@@ -178,33 +178,33 @@ def _cancel_group(answered: Answered, ops: Operations, rng: random.Random, n: in
     plan = [(f"{group}-short-{k}", rng.uniform(1.5, window - 1)) for k in range(2)]
     plan += [(f"{group}-long-{k}", rng.uniform(window + 1, window + 4)) for k in range(2)]
     for schedule_id, offset in plan:
-        _must("POST", "/schedules", answered("POST", "/schedules", {
+        _must(answered, "createSchedule", {
             "id": schedule_id, "dueAt": round(created + offset, 3), "group": group,
-            "payload": {"kind": "grouped", "id": schedule_id}}))
-    periodic = f"/periodic/{group}-tick"
-    _must("PUT", periodic, answered("PUT", periodic, {"every": 1, "payload": {"periodic": f"{group}-tick"},
-                                                      "group": group}))
-    grouped = Grouped(group, [schedule_id for schedule_id, _ in plan] + [f"{group}-tick"])
+            "payload": {"kind": "grouped", "id": schedule_id}})
+    periodic = f"{group}-tick"
+    _must(answered, "putPeriodic", {"every": 1, "payload": {"periodic": periodic}, "group": group}, id=periodic)
+    grouped = Grouped(group, [schedule_id for schedule_id, _ in plan] + [periodic])
     time.sleep(rng.uniform(1, 3))
-    status, answer = _must("DELETE", f"/groups/{group}", answered("DELETE", f"/groups/{group}"))
+    status, answer = _must(answered, "cancelGroup", group=group)
     grouped.cancelled_ms = _now_ms()
     grouped.stopped = sum(answer.get("stopped", {}).values())
     grouped.joined_after = f"{group}-after"
-    _must("POST", "/schedules", answered("POST", "/schedules", {
+    _must(answered, "createSchedule", {
         "id": grouped.joined_after, "delaySeconds": rng.uniform(0.5, 2), "group": group,
-        "payload": {"kind": "grouped", "id": grouped.joined_after}}))
+        "payload": {"kind": "grouped", "id": grouped.joined_after}})
     ops.grouped.append(grouped)
     time.sleep(3)
-    answered("DELETE", periodic)  # stopped already (404 once the sweep deleted it): nothing to check
-    grouped.read_cancelled = sum(answered("GET", f"/schedules/{quote(schedule_id, safe='')}")[1].get("status")
-                                 == "CANCELLED" for schedule_id, _ in plan)
+    answered("deletePeriodic", id=periodic)  # stopped already (404 once the sweep deleted it): nothing to check
+    grouped.read_cancelled = sum(answered("getSchedule", id=schedule_id)[1].get("status") == "CANCELLED"
+                                 for schedule_id, _ in plan)
 
 
-def _must(method: str, path: str, answer: tuple[int | None, dict[str, Any]]) -> tuple[int | None, dict[str, Any]]:
-    """``answer``, unless it is not a 2xx: then the operation kept failing (raised, reported as a violation)."""
-    status, body = answer
-    if status not in (200, 201):
-        raise RuntimeError(f"{method} {path} kept failing: {status} {body}")
+def _must(answered: Answered, operation: str, body: Any = None, **parameters: Any) -> Answer:
+    """``answered(operation, body, **parameters)``, unless it is not a 2xx: then the operation kept failing (raised,
+    reported as a violation)."""
+    answer = answered(operation, body, **parameters)
+    if answer.status not in (200, 201):
+        raise RuntimeError(f"{operation} {parameters or body} kept failing: {answer.status} {answer.body}")
     return answer
 
 
@@ -238,7 +238,7 @@ def _until_failed(answered: Answered, ids: set[str]) -> set[str]:
     deadline = time.time() + PARK_WAIT_SECONDS
     waiting = set(ids)
     while waiting and time.time() < deadline:
-        waiting = {i for i in waiting if answered("GET", f"/schedules/{i}")[1].get("status") != "FAILED"}
+        waiting = {i for i in waiting if answered("getSchedule", id=i)[1].get("status") != "FAILED"}
         if waiting:
             time.sleep(0.5)
     return ids - waiting

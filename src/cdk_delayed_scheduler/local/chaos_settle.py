@@ -15,8 +15,8 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
-from urllib.parse import quote
 
+from ..client import Answer
 from .deliveries import Recorder
 
 SETTLED_STATUSES = frozenset({"FAILED", "CANCELLED"})
@@ -26,8 +26,8 @@ POLL_SECONDS = 1.0
 PROGRESS_EVERY_SECONDS = 15.0
 """How often a long wait says how far it got."""
 
-Read = Callable[[str, str], tuple[int | None, dict[str, Any]]]
-"""``(method, path)`` -> the answer, as a client that retries a 429, a 5xx or no answer sees it."""
+Read = Callable[..., Answer]
+"""``(operation, **parameters)`` -> the answer, as a client that retries a 429, a 5xx or no answer sees it."""
 
 
 class Ticker:
@@ -71,7 +71,7 @@ def settle(read: Read, recorder: Recorder, due_ms: dict[str, int], visibility_ti
         for schedule_id in sorted(pending - delivered):
             if due_ms[schedule_id] > now:
                 continue
-            status, record = read("GET", f"/schedules/{quote(schedule_id, safe='')}")
+            status, record = read("getSchedule", id=schedule_id)
             if status == 404 or record.get("status") in SETTLED_STATUSES:
                 delivered.add(schedule_id)
                 continue

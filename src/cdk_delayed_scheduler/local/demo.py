@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import json
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +23,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .api_calls import ApiClient, parse_due_ms
+from ..client import Answer, SchedulerClient
+from .api_calls import parse_due_ms, raw_client
 from .deliveries import Recorder, percentile
 from .engine import Engine, EngineOptions
 
@@ -60,19 +60,18 @@ def run_demo(count: int) -> int:
     options = EngineOptions(target=recorder, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4)
     timers = plan(count)
     with Engine(options) as engine:
-        api = ApiClient(engine.api_url)
+        api = raw_client(engine.api_url)
         console.print(f"[bold]cdk-delayed-scheduler demo[/]: local engine at {engine.api_url}, "
                       f"delay window {WINDOW_SECONDS}s, sweep every 1s, {len(timers)} timers")
         start = time.time()
-        periodic = api.request("PUT", f"/periodic/{PERIODIC_ID}",
-                               json.dumps({"every": PERIODIC_EVERY, "payload": {"path": "periodic"}}).encode())
+        periodic = api.raw("putPeriodic", {"every": PERIODIC_EVERY, "payload": {"path": "periodic"}}, id=PERIODIC_ID)
         due: dict[str, float] = {}
         created_ms: dict[str, int] = {}
 
-        def create(timer: PlannedTimer) -> int:
+        def create(timer: PlannedTimer) -> int | None:
             due[timer.schedule_id] = round(time.time() + timer.offset_seconds, 3)
-            status = api.create({"id": timer.schedule_id, "dueAt": due[timer.schedule_id],
-                                 "payload": {"path": timer.path}})[0]
+            status = api.raw("createSchedule", {"id": timer.schedule_id, "dueAt": due[timer.schedule_id],
+                                                "payload": {"path": timer.path}}).status
             created_ms[timer.schedule_id] = time.time_ns() // 1_000_000
             return status
 
@@ -80,11 +79,13 @@ def run_demo(count: int) -> int:
             statuses = list(pool.map(create, timers))
         console.print(f"scheduled {len(timers)} timers through the API in {time.time() - start:.1f}s")
         if any(status != 201 for status in statuses):
-            console.print(f"[red]create failed: {sorted(set(statuses))}[/]")
+            console.print(f"[red]create failed: {sorted(set(statuses), key=str)}[/]")  # None: no answer
             return 1
         replay = timers[0]
-        replay_status = api.create({"id": replay.schedule_id, "dueAt": due[replay.schedule_id], "payload": {"path": replay.path}})[0]
-        conflict_status = api.create({"id": replay.schedule_id, "dueAt": due[replay.schedule_id] + 1, "payload": {}})[0]
+        replay_status = api.raw("createSchedule", {"id": replay.schedule_id, "dueAt": due[replay.schedule_id],
+                                                   "payload": {"path": replay.path}}).status
+        conflict_status = api.raw("createSchedule", {"id": replay.schedule_id, "dueAt": due[replay.schedule_id] + 1,
+                                                     "payload": {}}).status
 
         cancels = _cancel(api, [t for t in timers if t.path.startswith("cancel")])
         expected = {t.schedule_id for t in timers if t.delivered_expected}
@@ -107,12 +108,12 @@ def run_demo(count: int) -> int:
     return _report(console, timers, recorder, cancels, claims, created_ms, replay_status, conflict_status, periodic_failed)
 
 
-def _delete_periodic(api: ApiClient) -> int:
-    status = api.request("DELETE", f"/periodic/{PERIODIC_ID}")[0]
+def _delete_periodic(api: SchedulerClient) -> int:
+    status = api.raw("deletePeriodic", id=PERIODIC_ID).status
     return time.time_ns() // 1_000_000 if status == 200 else -1
 
 
-def _report_periodic(console: Console, recorder: Recorder, put: tuple[int, dict[str, Any]], deleted_ms: int) -> int:
+def _report_periodic(console: Console, recorder: Recorder, put: Answer, deleted_ms: int) -> int:
     """The periodic timer's line: on its grid, never early, nothing after DELETE. 1 when any of it fails."""
     status, answer = put
     deliveries = sorted(recorder.by_id().get(PERIODIC_ID, []), key=lambda d: d.received_ms)
@@ -131,7 +132,7 @@ def _report_periodic(console: Console, recorder: Recorder, put: tuple[int, dict[
     return 1 if (not on_grid or early or after_delete) else 0
 
 
-def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, int]]:
+def _cancel(api: SchedulerClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, int | None]]:
     """Cancel each timer: waiting ones at once, queued ones as soon as GET shows them QUEUED.
 
     Returns id -> (the status GET showed just before the cancel, the cancel's HTTP code).
@@ -140,20 +141,22 @@ def _cancel(api: ApiClient, timers: list[PlannedTimer]) -> dict[str, tuple[str, 
     queued = [t for t in timers if t.path == "cancel-queued"]
     for timer in timers:
         if timer.path in ("cancel-scheduled", "cancel-short"):
-            outcome[timer.schedule_id] = (api.get(timer.schedule_id)[1].get("status", "?"), api.cancel(timer.schedule_id)[0])
+            outcome[timer.schedule_id] = (api.raw("getSchedule", id=timer.schedule_id).body.get("status", "?"),
+                                          api.raw("cancelSchedule", id=timer.schedule_id).status)
     deadline = time.time() + 10
     while queued and time.time() < deadline:
         for timer in list(queued):
-            seen = api.get(timer.schedule_id)[1].get("status", "?")
+            seen = api.raw("getSchedule", id=timer.schedule_id).body.get("status", "?")
             if seen == "QUEUED" or time.time() > deadline - 0.5:
-                outcome[timer.schedule_id] = (seen, api.cancel(timer.schedule_id)[0])
+                outcome[timer.schedule_id] = (seen, api.raw("cancelSchedule", id=timer.schedule_id).status)
                 queued.remove(timer)
         time.sleep(0.05)
     return outcome
 
 
 def _report(console: Console, timers: list[PlannedTimer], recorder: Recorder, cancels: dict[str, Any], claims: dict[str, Any],
-            created_ms: dict[str, Any], replay_status: int, conflict_status: int, periodic_failed: int) -> int:
+            created_ms: dict[str, Any], replay_status: int | None, conflict_status: int | None,
+            periodic_failed: int) -> int:
     by_id = recorder.by_id()
     expected = [t for t in timers if t.delivered_expected]
     lost = [t.schedule_id for t in expected if t.schedule_id not in by_id]
