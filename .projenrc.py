@@ -111,7 +111,7 @@ project = PythonProject(
 )
 
 project.gitignore.exclude(
-    "node_modules/", "cdk.out/", "dist/", "*.egg-info/", ".local-engine/", "/integ/**/cdk.out/",
+    "node_modules", "cdk.out/", "dist/", "*.egg-info/", ".local-engine/", "/integ/**/cdk.out/",
     "bench/out/", ".ruff_cache/", ".pytest_cache/",
 )
 

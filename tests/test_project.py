@@ -16,6 +16,8 @@ ALLOWED_TEST_MODULE_IMPORTS = {
     # docs/testing.md's example app keeps its tests in docs/examples/test_reminders.py, as a user's project
     # would; this module imports them so that pytest collects and runs them as written there.
     ("tests/testing/test_example_app.py", "test_reminders"),
+    # and its example of a suite on moto's mock_aws, in docs/examples/test_orders.py, the same way.
+    ("tests/testing/test_example_with_mock_aws.py", "test_orders"),
 }
 """(module, the test module it imports) pairs the check accepts, each for the reason given beside it."""
 GENERATED_BY_PROJEN = ["pyproject.toml", ".gitignore", ".gitattributes", ".projen/tasks.json", ".projen/deps.json", ".projen/files.json"]

@@ -15,14 +15,14 @@ nor botocore: they load when a scheduler starts.
 
 from typing import TYPE_CHECKING, Any
 
-from ._deliveries import Delivery, LambdaHandler
+from ._deliveries import Delivery, LambdaHandler, WebhookRequest
 from ._kit import LocalScheduler, local_scheduler
 
 if TYPE_CHECKING:
     from ..local.deliveries import BusTarget, HttpsTarget, LambdaTarget, QueueTarget, StateMachineTarget, TopicTarget
 
 __all__ = ["BusTarget", "Delivery", "HttpsTarget", "LambdaHandler", "LambdaTarget", "LocalScheduler", "QueueTarget",
-           "StateMachineTarget", "TopicTarget", "local_scheduler"]
+           "StateMachineTarget", "TopicTarget", "WebhookRequest", "local_scheduler"]
 _RESOURCE_TARGETS = ("BusTarget", "HttpsTarget", "LambdaTarget", "QueueTarget", "StateMachineTarget", "TopicTarget")
 
 

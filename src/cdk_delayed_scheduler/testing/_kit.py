@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..local.deliveries import ResourceTarget
     from ..operator import RedriveReport
     from ._clock import SimulatedClock
+    from ._webhooks import WebhookAnswer, WebhookReceiver
 
 DEFAULT_TARGET = "default"
 KIT_OPTIONS = ("target", "targets", "endpoint_url", "port", "state_dir")
@@ -28,12 +29,14 @@ _active = threading.Lock()
 class LocalScheduler:
     """A running local scheduler: a client, what each target received, and a clock to move."""
 
-    def __init__(self, engine: Engine, clock: SimulatedClock, log: DeliveryLog, url_env: str | None) -> None:
+    def __init__(self, engine: Engine, clock: SimulatedClock, log: DeliveryLog, url_env: str | None,
+                 webhooks: WebhookReceiver | None = None) -> None:
         self.engine = engine
         """The :class:`~cdk_delayed_scheduler.local.Engine` underneath (its stats, queues, table)."""
         self._clock = clock
         self._log = log
         self._url_env = url_env
+        self._webhooks = webhooks
         self._client: SchedulerClient | None = None
         self._ddb: Any = None
 
@@ -48,6 +51,12 @@ class LocalScheduler:
         from ..local.engine import API_FUNCTION  # noqa: PLC0415
 
         return API_FUNCTION
+
+    @property
+    def aws_endpoint_url(self) -> str:
+        """The kit's moto, where the AWS SDK in this process calls while the scheduler runs (``AWS_ENDPOINT_URL``):
+        an account of its own, apart from moto's ``mock_aws``, emptied at each start."""
+        return self.engine.endpoint_url
 
     @property
     def env(self) -> dict[str, str]:
@@ -75,18 +84,40 @@ class LocalScheduler:
     def deliveries(self, target: str | None = DEFAULT_TARGET) -> list[Delivery]:
         """What ``target`` received so far, in arrival order (``None``: every target's). A queue target's
         messages are received from its queue (and deleted there) when this is called; a state machine
-        target's deliveries are its executions' inputs, in the order they started. An ``HttpsTarget``'s are
-        the requests its receiver got: this raises ``ValueError`` for one."""
+        target's deliveries are its executions' inputs, in the order they started; an ``HttpsTarget``'s are
+        the signed requests the kit received in place of its URL (each delivery's ``request``). An
+        ``HttpsTarget`` whose URL is on this machine is the test's own receiver's: this raises ``ValueError``."""
         self._drain_queues()
+        self._known(target)
+        from ..local.deliveries import HttpsTarget  # noqa: PLC0415 - loaded with the engine
+
+        if isinstance(self.engine.options.targets.get(target or ""), HttpsTarget) and target not in self._received():
+            raise ValueError(f"target: {target!r} is an HttpsTarget whose URL is on this machine: its deliveries are "
+                             "the requests your receiver there got (the kit receives those of any other URL)")
+        return self._log.of(target)
+
+    def answer_webhooks(self, target: str, answer: WebhookAnswer) -> None:
+        """What the kit answers ``target``'s requests (an ``HttpsTarget`` it receives) from now on: a status
+        (a 2xx, the default 200, is a delivery; 408, 429 or a 5xx is retried; any other status parks the schedule),
+        or a callable that takes each ``WebhookRequest`` and returns one (what it raises is answered 500)."""
+        from ._webhooks import check_answer  # noqa: PLC0415
+
+        self._known(target)
+        if self._webhooks is None or target not in self._webhooks.names:
+            received = ", ".join(self._received()) or "none"
+            raise ValueError(f"target: {target!r} is not an HttpsTarget the kit receives (those of a URL on this "
+                             f"machine go there; the kit receives: {received})")
+        check_answer(answer)
+        self._webhooks.answer(target, answer)
+
+    def _known(self, target: str | None) -> None:
         if target is not None and target != DEFAULT_TARGET and target not in self.engine.options.targets:
             known = ", ".join([DEFAULT_TARGET, *self.engine.options.targets])
             raise ValueError(f"target: {target!r} is not a target of this scheduler (it has {known})")
-        from ..local.deliveries import HttpsTarget  # noqa: PLC0415 - loaded with the engine
 
-        if isinstance(self.engine.options.targets.get(target or ""), HttpsTarget):
-            raise ValueError(f"target: {target!r} is an HttpsTarget: its deliveries are the requests its URL "
-                             "received; read them in that receiver")
-        return self._log.of(target)
+    def _received(self) -> list[str]:
+        """The ``HttpsTarget`` names whose requests the kit receives."""
+        return self._webhooks.names if self._webhooks is not None else []
 
     def queue_url(self, target: str) -> str:
         """The SQS queue a resource target's deliveries arrive in: a ``QueueTarget``'s own, the one subscribed to
@@ -209,35 +240,59 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
     endpoint = SharedMoto.fresh_endpoint()
     clock = SimulatedClock(endpoint)
     log = DeliveryLog(clock.now_ms)
-    named = {name: _recorded(log, name, spec) for name, spec in targets.items()}
-    options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
-                            **engine_options)
-    engine = Engine(options)
-    saved = os.environ.get(url_env) if url_env else None
-    try:
-        engine.start()
-        clock.install()
-        if url_env:
-            os.environ[url_env] = engine.api_url
-        yield LocalScheduler(engine, clock, log, url_env)
-    finally:
-        if url_env:
-            if saved is None:
-                os.environ.pop(url_env, None)
-            else:
-                os.environ[url_env] = saved
+    with _webhook_receiver(log, targets) as webhooks:
+        named = {name: _recorded(log, name, spec, webhooks) for name, spec in targets.items()}
+        options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
+                                **engine_options)
+        engine = Engine(options)
+        saved = os.environ.get(url_env) if url_env else None
         try:
-            engine.stop()
+            engine.start()
+            clock.install()
+            if url_env:
+                os.environ[url_env] = engine.api_url
+            yield LocalScheduler(engine, clock, log, url_env, webhooks)
         finally:
-            clock.uninstall()
+            if url_env:
+                if saved is None:
+                    os.environ.pop(url_env, None)
+                else:
+                    os.environ[url_env] = saved
+            try:
+                engine.stop()
+            finally:
+                clock.uninstall()
 
 
-def _recorded(log: DeliveryLog, name: str, spec: LambdaHandler | ResourceTarget | None) -> Any:
+@contextmanager
+def _webhook_receiver(log: DeliveryLog, targets: dict[str, LambdaHandler | ResourceTarget | None]
+                      ) -> Iterator[WebhookReceiver | None]:
+    """The receiver of the ``HttpsTarget`` requests the kit takes, while the block runs (``None``: no target
+    needs one)."""
+    from ..local.deliveries import HttpsTarget  # noqa: PLC0415
+    from ._webhooks import WebhookReceiver, received_by_the_kit  # noqa: PLC0415
+
+    if not any(isinstance(spec, HttpsTarget) and received_by_the_kit(spec) for spec in targets.values()):
+        yield None
+        return
+    receiver = WebhookReceiver(log)
+    try:
+        yield receiver
+    finally:
+        receiver.stop()
+
+
+def _recorded(log: DeliveryLog, name: str, spec: LambdaHandler | ResourceTarget | None,
+              webhooks: WebhookReceiver | None) -> Any:
     """A named target as the engine takes it: a Lambda-style one (a handler, ``None`` or a ``LambdaTarget``)
-    records what it receives before its handler runs; the others are read back from moto."""
-    from ..local.deliveries import RESOURCE_TARGETS, LambdaTarget  # noqa: PLC0415
+    records what it receives before its handler runs; an ``HttpsTarget`` the kit receives sends to the kit's
+    receiver, which records each request; the others are read back from moto."""
+    from ..local.deliveries import RESOURCE_TARGETS, HttpsTarget, LambdaTarget  # noqa: PLC0415
+    from ._webhooks import received_by_the_kit  # noqa: PLC0415
 
     if isinstance(spec, LambdaTarget):
         deliver = log.lambda_target(name, spec.handler)
         return dataclasses.replace(spec, handler=lambda envelope, _context: deliver(envelope))
+    if isinstance(spec, HttpsTarget) and webhooks is not None and received_by_the_kit(spec):
+        return webhooks.take(name, spec)
     return spec if isinstance(spec, RESOURCE_TARGETS) else log.lambda_target(name, spec)
