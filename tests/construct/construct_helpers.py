@@ -108,12 +108,19 @@ def early_result(name: str, timeout: float) -> dict:
     return json.loads(found[-1].removeprefix(RESULT_MARKER))
 
 
-def readme_stack() -> str:
-    """The Python block of the README's "Use it in your stack" section."""
+def readme_block(section: str) -> str:
+    """The first Python block of the README's ``## <section>``, as written."""
     import re
 
-    section = (REPO / "README.md").read_text().split("## Use it in your stack", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"^## {re.escape(section)}\n.*?```python\n(.*?)```", readme, re.S | re.M)
+    assert found, f"the README's {section} section lost its example"
+    return found.group(1)
+
+
+def readme_stack() -> str:
+    """The Python block of the README's "Use it in your stack" section."""
+    return readme_block("Use it in your stack")
 
 
 # --- the README's app with every acknowledgement, under cdk-nag 3 or 2 ---------------------------

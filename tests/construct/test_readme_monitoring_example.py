@@ -3,13 +3,12 @@ publishes to the topic it is given, and the dashboard has the name it is given."
 
 from __future__ import annotations
 
-import re
 
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
-from construct_helpers import REPO, resources_of
+from construct_helpers import readme_block, resources_of
 
 from cdk_delayed_scheduler import DelayedScheduler, targets
 from cdk_delayed_scheduler._alarms import ALARM_IDS
@@ -18,10 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def readme_monitoring_example() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"^## In production\n.*?```python\n(.*?)```", readme, re.S | re.M)
-    assert found, "the README's In production section lost its example"
-    return found.group(1)
+    return readme_block("In production")
 
 
 def test_the_readme_monitoring_example_alarms_to_the_topic_and_adds_the_named_dashboard():

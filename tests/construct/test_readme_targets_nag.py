@@ -5,7 +5,6 @@ acknowledgement is reported, so the check sees cdk-nag run."""
 
 from __future__ import annotations
 
-import re
 
 import aws_cdk as cdk
 import pytest
@@ -15,16 +14,13 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import AwsSolutionsChecks
-from construct_helpers import REPO, nag_clean_callback, nag_violations
+from construct_helpers import nag_clean_callback, readme_block, nag_violations
 
 pytestmark = pytest.mark.slow
 
 
 def readme_targets_example() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"^## Targets\n.*?```python\n(.*?)```", readme, re.S | re.M)
-    assert found, "the README's Targets section lost its example"
-    return found.group(1)
+    return readme_block("Targets")
 
 
 def test_the_readme_targets_example_acknowledges_smg4_on_its_signing_secret(tmp_path):

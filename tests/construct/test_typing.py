@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from construct_helpers import REPO, early_result, print_result
+from construct_helpers import REPO, early_result, print_result, readme_block
 
 pytestmark = pytest.mark.slow
 
@@ -31,11 +30,7 @@ README_TARGETS = "readme_targets.py"
 
 
 def readme_targets_example() -> str:
-    """The code of the README's ``## Targets`` section, as written."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"^## Targets\n.*?```python\n(.*?)```", readme, re.S | re.M)
-    assert found, "the README's Targets section lost its example"
-    return found.group(1)
+    return readme_block("Targets")
 
 
 def run() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from cdk_delayed_scheduler.local.cli import main
 from cdk_delayed_scheduler.local.deliveries import Recorder
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 
+from ..base_install import without_modules
 from .conftest import wait_until
 from .launching import SCRIPT
 
@@ -79,10 +80,7 @@ def target_down(target: Target) -> Iterator[None]:
 @pytest.fixture(scope="module")
 def base_install(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """This environment as a base install sees it: the ``local`` and ``cdk`` extras' modules cannot be imported."""
-    hider = tmp_path_factory.mktemp("base-install")
-    (hider / "sitecustomize.py").write_text("import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in NOT_INSTALLED))
-    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST")}
-    return {**env, "PYTHONPATH": os.pathsep.join([str(hider), str(REPO / "src")])}
+    return without_modules(tmp_path_factory.mktemp("base-install"), NOT_INSTALLED)
 
 
 class CheckProcess:

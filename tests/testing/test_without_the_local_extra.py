@@ -8,7 +8,6 @@ as a real bare install would."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -20,6 +19,8 @@ import pytest
 
 from cdk_delayed_scheduler._local_required import DISTRIBUTIONS
 
+from ..base_install import without_modules
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name("cdk-delayed-scheduler")
 INSTALL = "pip install 'cdk-delayed-scheduler[local]'"
@@ -30,10 +31,7 @@ FAST_SECONDS = 15
 
 @pytest.fixture(scope="module")
 def bare_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    hider = tmp_path_factory.mktemp("bare-install")
-    (hider / "sitecustomize.py").write_text("import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in HIDDEN))
-    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST")}
-    return {**env, "PYTHONPATH": os.pathsep.join([str(hider), str(REPO / "src")])}
+    return without_modules(tmp_path_factory.mktemp("bare-install"), HIDDEN)
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
