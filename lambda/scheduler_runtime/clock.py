@@ -6,11 +6,13 @@ services that read the time or wait take it from there, as an argument or a cons
 the wall clock.
 
 Every context reads :data:`PROCESS` unless it was given a clock of its own: the real clock (:data:`REAL`),
-until :func:`use` sets another for the whole process (the testing kit's simulated clock, for one).
+until :func:`use` sets another for the whole process (the testing kit's simulated clock, or a
+:class:`VirtualClock`, for instance).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Protocol
 
@@ -55,6 +57,54 @@ PROCESS = ProcessClock()
 """Every context's clock unless it was given its own."""
 
 
+class VirtualClock:
+    """Time that moves only when it is told to (:meth:`move_to`, :meth:`advance`) or when something sleeps on
+    it: a sleep never waits, it moves the clock at once. Tests set it with :func:`use` to run the runtime's
+    waits (a remainder before a due time, a settle, a backoff) in no time, at exact instants.
+
+    A sleep ends ``seconds`` after the instant its thread last read (or woke at), unless the clock is past
+    that already: threads that each wait for their own instant, as a dispatcher's batch does, wake at their
+    instants, not one after another. The clock never moves back.
+    """
+
+    def __init__(self, now_ms: int) -> None:
+        self._now_ms = now_ms
+        self._lock = threading.Lock()
+        self._seen = threading.local()
+
+    def now_ms(self) -> int:
+        with self._lock:
+            self._seen.ms = self._now_ms
+            return self._now_ms
+
+    @property
+    def at_ms(self) -> int:
+        """The time, as a peer reads it (a mocked service that shares this clock): a sleep does not count from it."""
+        return self._now_ms
+
+    def sleep(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        with self._lock:
+            woken = getattr(self._seen, "ms", self._now_ms) + round(seconds * 1000)
+            self._now_ms = self._seen.ms = max(self._now_ms, woken)
+
+    def move_to(self, instant_ms: int) -> None:
+        """Move the clock to ``instant_ms``; refused (ValueError) before the clock's time."""
+        with self._lock:
+            if instant_ms < self._now_ms:
+                raise ValueError(f"a virtual clock never moves back: {instant_ms} is before {self._now_ms}")
+            self._now_ms = self._seen.ms = instant_ms
+
+    def advance(self, seconds: float) -> int:
+        """Move the clock ``seconds`` forward; answers the new time (epoch ms)."""
+        if seconds < 0:
+            raise ValueError("a virtual clock never moves back")
+        with self._lock:
+            self._now_ms = self._seen.ms = self._now_ms + round(seconds * 1000)
+            return self._now_ms
+
+
 def use(clock: Clock | None) -> None:
     """Set the clock every handler and context of this process reads (``None``: the real clock again).
 
@@ -78,4 +128,4 @@ def wait_until(clock: Clock, instant_ms: int) -> None:
         clock.sleep(0.001)
 
 
-__all__ = ["PROCESS", "REAL", "Clock", "ProcessClock", "RealClock", "in_use", "use", "wait_until"]
+__all__ = ["PROCESS", "REAL", "Clock", "ProcessClock", "RealClock", "VirtualClock", "in_use", "use", "wait_until"]

@@ -1,4 +1,5 @@
-"""In-process moto (``mock_aws``) with the resources the construct creates, and the runtime's environment."""
+"""In-process moto (``mock_aws``) with the resources the construct creates, the runtime's environment, and virtual
+time (``virtual_clock``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import functools
 import json
 import os
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,10 +19,18 @@ from moto import mock_aws
 
 from cdk_delayed_scheduler.local.pollers import lambda_sqs_record, lambda_stream_record
 from cdk_delayed_scheduler.local.resources import table_definition
+from scheduler_runtime import clock
 from scheduler_runtime.aws import context
 from scheduler_runtime.aws.store import ScheduleStore
+from scheduler_runtime.clock import VirtualClock
+from scheduler_runtime.core import contract
+
+from .virtual_time import START_MS, now_ms, now_s, sqs_following, step_to_next_message
 
 REGION = "us-east-1"
+DELAYER_VISIBILITY_SECONDS = contract.VISIBILITY_TIMEOUT_FACTOR * contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS
+"""The delayer queue's visibility timeout as the construct sets it by default (6 minutes): a failed delivery's
+message comes back after it."""
 
 
 @dataclass
@@ -62,15 +70,22 @@ class Aws:
         ).get("Messages", [])
         return [lambda_sqs_record(m, "arn:aws:sqs:us-east-1:123456789012:q", REGION) for m in messages]
 
+    def take(self, queue_url: str) -> list[dict]:
+        """Receive what ``queue_url`` holds now and delete it, as a consumer that handled it would."""
+        messages = self.receive(queue_url)
+        for message in messages:
+            self.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["receiptHandle"])
+        return messages
+
     def wait_for_messages(self, queue_url: str, timeout: float = 5.0) -> list[dict]:
-        """Receive from ``queue_url`` as soon as anything is visible there; fail after ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """On virtual time: receive what ``queue_url`` holds now, else move the clock to the instant the next message
+        can be received (which must come within ``timeout`` seconds) and receive then."""
+        messages = self.receive(queue_url)
+        if not messages:
+            step_to_next_message(queue_url, timeout)
             messages = self.receive(queue_url)
-            if messages:
-                return messages
-            time.sleep(0.02)
-        raise AssertionError(f"nothing became visible in {queue_url} within {timeout} s")
+        assert messages, f"moto did not hand out the message that came due in {queue_url}"
+        return messages
 
     def item(self, pk: str, sk: str) -> dict | None:
         return self.ddb.get_item(TableName=self.table, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True).get("Item")
@@ -126,7 +141,8 @@ def aws(monkeypatch) -> Aws:
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
         )["TableDescription"]
         dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
-        delayer = sqs.create_queue(QueueName="delayer")["QueueUrl"]
+        delayer = sqs.create_queue(QueueName="delayer",
+                                   Attributes={"VisibilityTimeout": str(DELAYER_VISIBILITY_SECONDS)})["QueueUrl"]
         target = sqs.create_queue(QueueName="target")["QueueUrl"]
         fifo = sqs.create_queue(QueueName="target.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
         targets = {
@@ -146,15 +162,17 @@ def aws(monkeypatch) -> Aws:
 
 
 @pytest.fixture
-def unhurried_start(monkeypatch) -> None:
-    """A periodic occurrence may start up to 10 s after the write that allowed it, not 500 ms, and DELETE
-    settles 10.5 s: for tests of other rules. On a loaded machine the gap between that write and the start
-    can pass half a second, and the dispatcher then rightly puts the occurrence back instead of attempting
-    it, which is not what those tests look at. The deadline's own tests keep the runtime's values."""
-    from scheduler_runtime.aws import periodic
-
-    monkeypatch.setattr(periodic, "START_DEADLINE_MS", 10_000)
-    monkeypatch.setattr(periodic, "SETTLE_MS", 10_500)
+def virtual_clock(monkeypatch) -> Any:
+    """Virtual time (:mod:`.virtual_time`) for one test: the runtime's clock and in-process moto's SQS read one
+    :class:`~scheduler_runtime.clock.VirtualClock`, which starts at ``START_MS`` and moves only when the test
+    moves it or something sleeps on it."""
+    virtual = VirtualClock(START_MS)
+    with sqs_following(virtual, monkeypatch):
+        clock.use(virtual)
+        try:
+            yield virtual
+        finally:
+            clock.use(None)
 
 
 def api_event(method: str, path: str, body: Any = None) -> dict:
@@ -178,25 +196,17 @@ def call_api(method: str, path: str, body: Any = None) -> tuple[int, dict]:
 
 
 FIRST_OCCURRENCE_LEAD_SECONDS = 3
-"""How far ahead :func:`put_starting_soon` puts a periodic timer's first occurrence: time for its PUT to land
-first on a loaded machine (two test workers and the suite's early runs on two cores)."""
+"""How far ahead :func:`put_starting_soon` puts a periodic timer's first occurrence."""
 
 
 def put_starting_soon(periodic_id: str, body: dict, end_after: int | None = None) -> tuple[int, dict]:
-    """PUT ``body`` as a periodic timer whose first occurrence is due in a few seconds: ``(startAt, answer)``.
-
-    The first occurrence is the first at or after the PUT, so a PUT that landed after ``startAt`` would
-    arm the one a period later, and a test waiting for the first would time out without saying why. The
-    runtime's clients are made first (a GET), so that the PUT's own time is what the lead must cover, and
-    the answer's ``nextDueAt`` is checked. ``end_after`` sets ``endAt`` that many seconds after ``startAt``.
-    """
-    call_api("GET", f"/periodic/{periodic_id}")
-    start = int(time.time()) + FIRST_OCCURRENCE_LEAD_SECONDS
+    """PUT ``body`` as a periodic timer whose first occurrence is due a few whole seconds from now (its ``startAt``):
+    ``(startAt, answer)``. ``end_after`` sets ``endAt`` that many seconds after ``startAt``."""
+    start = now_ms() // 1000 + FIRST_OCCURRENCE_LEAD_SECONDS
     bounds = {"startAt": start} if end_after is None else {"startAt": start, "endAt": start + end_after}
     status, answer = call_api("PUT", f"/periodic/{periodic_id}", {**body, **bounds})
     assert status == 201, answer
-    assert answer["nextDueAt"] == answer["startAt"], (
-        f"the PUT landed after startAt (more than {FIRST_OCCURRENCE_LEAD_SECONDS} s): {answer}")
+    assert answer["nextDueAt"] == answer["startAt"], answer
     return start, answer
 
 
@@ -247,7 +257,7 @@ def window(seconds: int):
 
 
 def schedule(schedule_id: str, in_seconds: float, target: str = "default", payload=None, long: bool = False) -> None:
-    body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": payload or {"id": schedule_id}}
+    body = {"id": schedule_id, "dueAt": round(now_s() + in_seconds, 3), "payload": payload or {"id": schedule_id}}
     if target != "default":
         body["target"] = target
     with window(1 if long else 60):

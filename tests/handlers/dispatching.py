@@ -1,12 +1,16 @@
-"""Feeding the dispatcher handler the delayer messages SQS would hand it, keeping the ones it sends the delayer
-queue to hand back, and ageing the table as TTL would."""
+"""Feeding the dispatcher handler the delayer messages SQS would hand it (on virtual time, the clock moved to each
+instant one comes due), keeping the ones it sends the delayer queue to hand back, and ageing the table as TTL would."""
 
 from __future__ import annotations
 
+import itertools
 import json
-import time
 
 from scheduler_runtime.handlers import dispatcher
+
+from .virtual_time import now_ms, step_to_next_message
+
+_record_ids = itertools.count(1)
 
 
 def receive(message: dict, receive_count: int, message_id: str | None = None) -> dict:
@@ -36,12 +40,23 @@ def expire_as_ttl_would(aws, at_epoch_seconds: float) -> list[str]:
     return gone
 
 
+def dispatch_received(aws, messages: list[dict]) -> dict:
+    """Hand the dispatcher ``messages`` received from the delayer queue, then delete those it did not hand
+    back, as Lambda's event source mapping does; its answer."""
+    answer = dispatcher.handler({"Records": messages})
+    failed = {failure["itemIdentifier"] for failure in answer["batchItemFailures"]}
+    for message in messages:
+        if message["messageId"] not in failed:
+            aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    return answer
+
+
 def dispatch_all(aws) -> list[dict]:
-    """Dispatch whatever the delayer queue holds now; return what reached the target."""
+    """Dispatch whatever the delayer queue holds now (as the mapping would); return what reached the target."""
     messages = aws.receive(aws.delayer_url)
     if messages:
-        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-    return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
+        assert dispatch_received(aws, messages) == {"batchItemFailures": []}
+    return [json.loads(m["body"]) for m in aws.take(aws.target_url)]
 
 
 def waiting_in_delayer(aws) -> int:
@@ -56,14 +71,20 @@ def waiting_in_delayer(aws) -> int:
     return sum(int(count) for count in counts)
 
 
+def _visible_in_delayer(aws) -> int:
+    attributes = aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessages"])
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
 def dispatch_until_empty(aws, timeout: float = 5.0) -> list[dict]:
-    """Dispatch whatever surfaces until nothing waits in the delayer queue; fail after ``timeout`` seconds."""
+    """On virtual time: dispatch what can be received, moving the clock to each instant a message can be, until
+    nothing waits in the delayer queue; fail if that takes longer than ``timeout`` seconds."""
     delivered: list[dict] = []
-    deadline = time.monotonic() + timeout
+    until_ms = now_ms() + timeout * 1000
     while waiting_in_delayer(aws):
-        assert time.monotonic() < deadline, f"the delayer queue did not empty within {timeout} s"
+        if not _visible_in_delayer(aws):
+            step_to_next_message(aws.delayer_url, (until_ms - now_ms()) / 1000)
         delivered += dispatch_all(aws)
-        time.sleep(0.02)
     return delivered
 
 
@@ -80,5 +101,5 @@ def capture_delayer_sends(aws, sent: list):
 
 
 def as_record(sent: dict, receive_count: int = 1) -> dict:
-    return {"messageId": f"r{time.monotonic_ns()}", "body": sent["MessageBody"],
+    return {"messageId": f"r{next(_record_ids)}", "body": sent["MessageBody"],
             "attributes": {"ApproximateReceiveCount": str(receive_count)}}

@@ -4,7 +4,6 @@ its sweep messages run through the dispatcher handler, and a fixture that makes 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -12,6 +11,7 @@ from scheduler_runtime.core import groups
 from scheduler_runtime.handlers import dispatcher
 
 from .conftest import call_api
+from .virtual_time import now_s, virtual
 
 
 @pytest.fixture(autouse=True)
@@ -21,7 +21,7 @@ def prompt_sweep(monkeypatch):
 
 
 def create(schedule_id: str, in_seconds: float, group: str | None = "g1", **extra) -> dict:
-    body = {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3), "payload": {"id": schedule_id}, **extra}
+    body = {"id": schedule_id, "dueAt": round(now_s() + in_seconds, 3), "payload": {"id": schedule_id}, **extra}
     if group is not None:
         body["group"] = group
     status, answer = call_api("POST", "/schedules", body)
@@ -29,8 +29,15 @@ def create(schedule_id: str, in_seconds: float, group: str | None = "g1", **extr
     return answer
 
 
+def cancel_call(group: str = "g1") -> tuple[int, dict]:
+    """``DELETE /groups/{group}`` on virtual time, a millisecond after what the test did before it: a cancel stops
+    the members stamped before it, to the millisecond, and one stamped in its own millisecond is not."""
+    virtual().advance(0.001)
+    return call_api("DELETE", f"/groups/{group}")
+
+
 def cancel(group: str = "g1") -> dict:
-    status, answer = call_api("DELETE", f"/groups/{group}")
+    status, answer = cancel_call(group)
     assert status == 200, answer
     return answer
 

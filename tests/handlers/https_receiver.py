@@ -10,7 +10,6 @@ import ipaddress
 import socket
 import ssl
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,13 +57,13 @@ def self_signed_certificate(folder: Path) -> Certificate:
 
 @dataclass(frozen=True)
 class Answer:
-    """How the receiver answers a path: ``status`` with ``body``, after ``delay_s``; ``headers`` added;
-    ``drop_after``: close the connection after answering without saying so (as a server whose
-    keep-alive timeout passed does)."""
+    """How the receiver answers a path: ``status`` with ``body``, ``headers`` added; ``held``: not until the
+    receiver closes (a target slower than any timeout); ``drop_after``: close the connection after answering
+    without saying so (as a server whose keep-alive timeout passed does)."""
 
     status: int = 200
     body: bytes = b""
-    delay_s: float = 0.0
+    held: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     drop_after: bool = False
 
@@ -86,6 +85,7 @@ class Receiver:
         self.connections = 0
         self.handshakes = 0
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         self._tls: ssl.SSLContext | None = None
         if certificate is not None:
             self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -109,6 +109,7 @@ class Receiver:
         return self
 
     def __exit__(self, *_: object) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -160,8 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         answer = self.server.receiver._record(Seen(self.command, self.path, dict(self.headers.items()), body))
-        if answer.delay_s:
-            time.sleep(answer.delay_s)
+        if answer.held:
+            self.server.receiver._closing.wait()
         self.send_response(answer.status)
         for name, value in answer.headers.items():
             self.send_header(name, value)

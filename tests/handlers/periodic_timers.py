@@ -4,7 +4,11 @@ the delayer queue, what reached the target queue, and the CloudFormation events 
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from scheduler_runtime.aws.definitions import DefinitionStore
 
 from .conftest import call_api
 
@@ -21,7 +25,39 @@ def occurrence(aws, timeout: float = 5.0) -> dict:
 
 
 def delivered(aws) -> list[dict]:
-    return [json.loads(m["body"]) for m in aws.receive(aws.target_url)]
+    return [json.loads(m["body"]) for m in aws.take(aws.target_url)]
+
+
+@dataclass
+class SlowWrite:
+    """A write that another call started and that lands late: what was read while it was pending, and its answer."""
+
+    read: list = field(default_factory=list)
+    """Every definition read in the block, in order: those before the write landed, then those after."""
+    landed: list = field(default_factory=list)
+
+
+@contextmanager
+def landing_in_the_first_wait_after_a_read(virtual_clock, monkeypatch, write: Callable[[], Any]) -> Iterator[SlowWrite]:
+    """On virtual time, in the block: ``write`` runs (lands) in the first wait on the clock after something read a
+    definition, as a slow write of another call lands while a dispatcher waits for it, neither sooner nor later."""
+    slow = SlowWrite()
+    real_get, real_sleep = DefinitionStore.get, virtual_clock.sleep
+
+    def get(definitions, periodic_id):
+        definition = real_get(definitions, periodic_id)
+        slow.read.append(definition)
+        return definition
+
+    def sleep(seconds):
+        real_sleep(seconds)
+        if slow.read and not slow.landed:
+            slow.landed.append(write())
+
+    with monkeypatch.context() as patched:
+        patched.setattr(DefinitionStore, "get", get)
+        patched.setattr(virtual_clock, "sleep", sleep)
+        yield slow
 
 
 NIGHTLY = {"cron": "0 2 * * ? *", "timeZone": "Europe/Paris", "payload": {"report": "daily"}}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 from .conftest import call_api
+from .virtual_time import now_s
 
 
 def create(schedule_id: str, in_seconds: float, **extra) -> dict:
-    status, answer = call_api("POST", "/schedules", {"id": schedule_id, "dueAt": round(time.time() + in_seconds, 3),
+    status, answer = call_api("POST", "/schedules", {"id": schedule_id, "dueAt": round(now_s() + in_seconds, 3),
                                                      "payload": {"v": 1}, **extra})
     assert status == 201
     return answer

@@ -3,15 +3,14 @@ record as the table holds it."""
 
 from __future__ import annotations
 
-import time
-
 from scheduler_runtime.core import keys
 
 from .conftest import call_api
+from .virtual_time import now_s
 
 
 def create(schedule_id: str, retry: dict | None, target: str = "broken", due_in: float = 0) -> dict:
-    body = {"id": schedule_id, "dueAt": round(time.time() + due_in, 3), "payload": {"keep": schedule_id},
+    body = {"id": schedule_id, "dueAt": round(now_s() + due_in, 3), "payload": {"keep": schedule_id},
             "target": target}
     if retry is not None:
         body["retry"] = retry

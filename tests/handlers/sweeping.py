@@ -12,6 +12,7 @@ from scheduler_runtime.aws import shards
 from scheduler_runtime.handlers import sweeper
 
 from .conftest import schedule
+from .virtual_time import virtual
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +52,12 @@ def long_timers_claimed(aws, *ids: str, in_seconds: float = 20) -> list[dict]:
         schedule(schedule_id, in_seconds, long=True)
     assert sweeper.handler({})["claimed"] == len(ids)
     return aws.new_stream_records("REMOVE")
+
+
+def sweep_at(instant_ms: int) -> int:
+    """On virtual time: the sweeper's run at ``instant_ms`` (the clock moved there); how many timers it claimed."""
+    virtual().move_to(instant_ms)
+    return sweeper.handler({})["claimed"]
 
 
 def refuse_every_send(real, call_number, **kwargs):

@@ -1,15 +1,19 @@
 import base64
 import json
-import time
+
+import pytest
 
 from scheduler_runtime.core.contract import MAX_BATCH_SIZE
 from scheduler_runtime.handlers import api
 
 from .conftest import api_event, call_api
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def future(seconds: float = 3600) -> float:
-    return round(time.time() + seconds, 3)
+    return round(now_s() + seconds, 3)
 
 
 def test_create_get_replay_conflict(aws):
@@ -29,12 +33,12 @@ def test_create_get_replay_conflict(aws):
     assert aws.count_items("TIMER#") == 1 and aws.count_items("SCHEDULE#") == 1
 
 
-def test_a_conflicting_replay_does_not_add_a_timer_and_a_replay_gets_the_first_answer(aws):
+def test_a_conflicting_replay_does_not_add_a_timer_and_a_replay_gets_the_first_answer(aws, virtual_clock):
     status, first = call_api("POST", "/schedules", {"id": "a", "delaySeconds": 100, "payload": 1})
     assert (status, first["status"]) == (201, "SCHEDULED")
     status, conflict = call_api("POST", "/schedules", {"id": "a", "delaySeconds": 200, "payload": 1})
     assert (status, conflict["field"]) == (409, "id")
-    time.sleep(0.002)  # the replay's own dueAt would differ: it must answer the first one
+    virtual_clock.advance(0.002)  # the replay's own dueAt would differ: it must answer the first one
     assert call_api("POST", "/schedules", {"id": "a", "delaySeconds": 100, "payload": 1}) == (200, first)
     assert aws.count_items("TIMER#") == 1
 

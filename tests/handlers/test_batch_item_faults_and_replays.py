@@ -12,6 +12,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from cdk_delayed_scheduler.client import SchedulerClient
 from cdk_delayed_scheduler.client._models import Schedule
 from cdk_delayed_scheduler.client._transport import Backoff
@@ -19,6 +21,8 @@ from scheduler_runtime.handlers import sweeper
 
 from .conftest import call_api, faulty, service_error, window
 from .dispatching import dispatch_as_received
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def _record_of(put_item_kwargs: dict) -> str | None:

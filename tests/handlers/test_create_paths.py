@@ -7,13 +7,17 @@ token, and the dispatcher delivers only a message whose token the record holds.
 
 import json
 import threading
-import time
+
+import pytest
 
 from scheduler_runtime.core import window
 from scheduler_runtime.handlers import api, dispatcher, sweeper
 
 from .conftest import call_api, faulty, service_error
 from .dispatching import dispatch_all, dispatch_until_empty
+from .virtual_time import now_s, now_ms
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def post(body):
@@ -42,7 +46,7 @@ def test_short_record_write_fails_after_the_send_then_the_retry_is_delivered_onc
 
 
 def test_long_record_write_fails_after_the_timer_then_the_retry_adopts_the_timer(aws):
-    body = {"id": "l1", "dueAt": round(time.time() + 75, 3), "payload": "long"}
+    body = {"id": "l1", "dueAt": round(now_s() + 75, 3), "payload": "long"}
     with faulty("dynamodb", put_item=record_write_fails):
         assert post(body)[0] == 500
     assert aws.count_items("TIMER#") == 1 and aws.count_items("SCHEDULE#") == 0
@@ -52,7 +56,7 @@ def test_long_record_write_fails_after_the_timer_then_the_retry_adopts_the_timer
 
 
 def test_long_record_write_fails_and_no_retry_comes_the_stray_timer_is_never_delivered(aws, monkeypatch):
-    body = {"id": "l2", "dueAt": round(time.time() + 75, 3), "payload": "lost cause"}
+    body = {"id": "l2", "dueAt": round(now_s() + 75, 3), "payload": "lost cause"}
     with faulty("dynamodb", put_item=record_write_fails):
         assert post(body)[0] == 500
     monkeypatch.setenv("DELAY_WINDOW_SECONDS", "120")
@@ -65,7 +69,7 @@ def test_long_record_write_fails_and_no_retry_comes_the_stray_timer_is_never_del
     ref = json.loads(aws.sqs.receive_message(QueueUrl=aws.delayer_url).get("Messages", [{"Body": "{}"}])[0]["Body"] or "{}")
     assert ref == {}  # delayed ~75 s; dispatch its reference as it will surface
     timer = removes[0]["dynamodb"]["OldImage"]
-    stray = {"id": "l2", "dueMs": int(time.time() * 1000) - 1, "token": timer["token"]["S"],
+    stray = {"id": "l2", "dueMs": now_ms() - 1, "token": timer["token"]["S"],
              "createdMs": int(timer["createdMs"]["N"])}
     record = {"messageId": "m", "body": json.dumps(stray), "attributes": {"ApproximateReceiveCount": "1"}}
     assert dispatcher.handler({"Records": [record]}) == {"batchItemFailures": []}
@@ -74,7 +78,7 @@ def test_long_record_write_fails_and_no_retry_comes_the_stray_timer_is_never_del
 
 
 def test_long_replays_and_conflicts_remove_the_timers_they_wrote(aws):
-    body = {"id": "r", "dueAt": round(time.time() + 75, 3), "payload": "original"}
+    body = {"id": "r", "dueAt": round(now_s() + 75, 3), "payload": "original"}
     assert post(body)[0] == 201
     assert post(body)[0] == 200  # same key: meets the original timer, writes nothing new
     assert post({**body, "payload": "other"})[0] == 409
@@ -93,16 +97,30 @@ def test_short_strays_of_a_replay_and_a_conflict_are_dropped_and_the_original_de
     assert aws.receive(aws.delayer_url) == []  # the strays were dropped (token differs), not put back
 
 
-def test_a_message_that_overtakes_its_record_waits_for_it_and_is_delivered(aws):
-    dispatcher_tried = threading.Event()
+def test_a_message_that_overtakes_its_record_waits_for_it_and_is_delivered(aws, virtual_clock, monkeypatch):
+    """The create sends its message, then writes its record; a dispatcher that reads the message first finds no
+    record, waits, and finds it written during its first wait."""
+    tried, written = threading.Event(), threading.Event()
     threads: list[threading.Thread] = []
     dispatched: list = []
+    real_sleep = virtual_clock.sleep
 
     def note_the_try(real, **kwargs):
         try:
             return real.update_item(**kwargs)
         finally:
-            dispatcher_tried.set()
+            tried.set()
+
+    def wait_while_the_record_is_written(seconds):
+        real_sleep(seconds)
+        assert written.wait(5), "the create did not write its record"
+
+    def note_the_write(real, **kwargs):
+        try:
+            return real.put_item(**kwargs)
+        finally:
+            if kwargs["Item"]["pk"]["S"].startswith("SCHEDULE#"):
+                written.set()
 
     def send_then_dispatch_before_the_record_is_written(real, **kwargs):
         response = real.send_message(**kwargs)
@@ -110,11 +128,12 @@ def test_a_message_that_overtakes_its_record_waits_for_it_and_is_delivered(aws):
             return response
         threads.append(threading.Thread(target=lambda: dispatched.extend(dispatch_all(aws))))
         threads[0].start()
-        assert dispatcher_tried.wait(5)  # the record is written only after the dispatcher's first try
+        assert tried.wait(5), "the dispatcher did not try"  # the record is written only after the dispatcher's try
         return response
 
+    monkeypatch.setattr(virtual_clock, "sleep", wait_while_the_record_is_written)
     with faulty("sqs", send_message=send_then_dispatch_before_the_record_is_written), \
-            faulty("dynamodb", update_item=note_the_try):
+            faulty("dynamodb", update_item=note_the_try, put_item=note_the_write):
         assert post({"id": "race", "delaySeconds": 0, "payload": "made it"})[0] == 201
         threads[0].join(timeout=5)
     assert [d["payload"] for d in dispatched] == ["made it"]

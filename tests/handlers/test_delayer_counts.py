@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from .dispatching import waiting_in_delayer
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 VISIBLE, DELAYED = "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import pytest
 
@@ -15,6 +14,9 @@ from scheduler_runtime.aws import delivery as delivery_module
 from scheduler_runtime.handlers import dispatcher
 
 from .conftest import call_api, faulty, schedule, status_of, store
+from .virtual_time import iso, now_ms, step_to_next_message
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 LEAD_SECONDS = 1
 
@@ -23,7 +25,7 @@ def _sends(sent: list):
     """A ``send_message`` override that records when each send starts (ms) and its parameters."""
 
     def send(real, **kwargs):
-        sent.append((time.time() * 1000, kwargs))
+        sent.append((now_ms(), kwargs))
         return real.send_message(**kwargs)
 
     return send
@@ -38,29 +40,21 @@ def lead(aws, monkeypatch):
 
 def test_a_message_sent_with_the_lead_surfaces_early_by_it_and_is_delivered_at_its_due_time(lead):
     aws = lead
-    for attempt in range(3):  # a loaded machine may eat the lead before the dispatch: a new id each try
-        created = time.time() * 1000
-        sent: list = []
-        with faulty("sqs", send_message=_sends(sent)):
-            schedule(f"lead{attempt}", 3.5)
-        answered = time.time() * 1000
-        [(_, message)] = sent
-        due_ms = json.loads(message["MessageBody"])["dueMs"]
-        # the whole seconds left when it was sent (between the request and its answer) less the lead, rounded
-        # down: it surfaces between the lead and a second more early
-        assert (due_ms - answered) / 1000 - LEAD_SECONDS - 1 <= message["DelaySeconds"] <= (
-            due_ms - created) / 1000 - LEAD_SECONDS
-        messages = lead.wait_for_messages(aws.delayer_url)
-        early_ms = due_ms - time.time() * 1000
-        deliveries: list = []
-        with faulty("sqs", send_message=_sends(deliveries)):
-            assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-        [(delivered_at, _)] = deliveries  # delivered by this invocation, not put back
-        assert delivered_at >= due_ms
-        assert status_of(f"lead{attempt}") == "FIRED"
-        if early_ms > 1000:
-            break
-    assert early_ms > 1000, f"the message reached the dispatcher only {early_ms:.0f} ms early, three times: too slow"
+    sent: list = []
+    with faulty("sqs", send_message=_sends(sent)):
+        schedule("lead", 3.5)
+    [(sent_ms, message)] = sent
+    due_ms = json.loads(message["MessageBody"])["dueMs"]
+    # the whole seconds left less the lead, rounded down: it surfaces between the lead and a second more early
+    assert message["DelaySeconds"] == math.floor((due_ms - sent_ms) / 1000 - LEAD_SECONDS) == 2
+    assert step_to_next_message(aws.delayer_url, within_seconds=3) == due_ms - 1500
+    messages = aws.receive(aws.delayer_url)
+    deliveries: list = []
+    with faulty("sqs", send_message=_sends(deliveries)):
+        assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
+    [(delivered_at, delivery)] = deliveries  # delivered by this invocation, not put back, at its due time
+    assert delivered_at == due_ms and json.loads(delivery["MessageBody"])["firedAt"] == iso(due_ms)
+    assert status_of("lead") == "FIRED"
 
 
 def _dispatch_a_copy_now(schedule_id: str) -> tuple[object, list]:
@@ -81,8 +75,7 @@ def test_a_message_earlier_than_the_lead_and_a_second_is_put_back_by_the_same_ru
     record, sent = _dispatch_a_copy_now("far")
     [(at_ms, put_back)] = sent
     assert put_back["QueueUrl"] == lead.delayer_url
-    floor_at_send = (record.due_ms - at_ms - LEAD_SECONDS * 1000) // 1000  # the runtime's clock read a bit before
-    assert put_back["DelaySeconds"] in (floor_at_send, floor_at_send + 1)
+    assert put_back["DelaySeconds"] == (record.due_ms - at_ms - LEAD_SECONDS * 1000) // 1000 == 29
     assert status_of("far") == "QUEUED"
 
 
@@ -93,10 +86,9 @@ def test_second_precision_sends_for_the_seconds_left_rounded_up_and_delivers_on_
         schedule("sec", 1.3)
     [(sent_at, message)] = sent
     due_ms = json.loads(message["MessageBody"])["dueMs"]
-    assert message["DelaySeconds"] * 1000 >= due_ms - sent_at  # surfaces at its due time or later
-    messages = aws.wait_for_messages(aws.delayer_url, timeout=6)
-    arrived_ms = time.time() * 1000
-    assert arrived_ms >= due_ms  # moto's clock is this one
+    assert message["DelaySeconds"] == math.ceil((due_ms - sent_at) / 1000) == 2  # surfaces at its due time or later
+    assert step_to_next_message(aws.delayer_url, within_seconds=2) == sent_at + 2000
+    messages = aws.receive(aws.delayer_url)
     waits: list = []
     real_wait = delivery_module.wait_until
     monkeypatch.setattr(delivery_module, "wait_until",
@@ -105,8 +97,8 @@ def test_second_precision_sends_for_the_seconds_left_rounded_up_and_delivers_on_
     with faulty("sqs", send_message=_sends(deliveries)):
         assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
     [(delivered_at, _)] = deliveries
-    assert delivered_at >= due_ms
-    assert waits and max(waits) <= 0  # nothing left to wait out: delivered on arrival
+    assert delivered_at == sent_at + 2000  # on arrival, 0.7 s after its due time
+    assert waits == [due_ms - delivered_at]  # nothing left to wait out: delivered on arrival
     assert status_of("sec") == "FIRED"
 
 
@@ -115,29 +107,22 @@ def test_second_precision_still_waits_for_a_message_that_arrives_early(aws, monk
     schedule("early", 0.8)  # its own message is delayed a whole second: this copy arrives before it
     record, deliveries = _dispatch_a_copy_now("early")
     [(delivered_at, kwargs)] = deliveries
-    assert kwargs["QueueUrl"] == aws.target_url and delivered_at >= record.due_ms
+    assert kwargs["QueueUrl"] == aws.target_url and delivered_at == record.due_ms
 
 
 def test_a_batch_of_many_messages_due_in_the_same_second_shares_one_invocation(lead):
     aws = lead
-    for attempt in range(3):  # a loaded machine may eat the lead before all forty are read: new ids each try
-        base_ms = (math.floor(time.time()) + 4) * 1000  # a whole second, far enough for 40 creates
-        ids = [f"same{attempt}x{i}" for i in range(40)]
-        for start in range(0, len(ids), 10):
-            status, answer = call_api("POST", "/schedule-batches", {"schedules": [
-                {"id": i, "dueAt": (base_ms + 20 * k) / 1000, "payload": {"k": k}}
-                for k, i in enumerate(ids) if start <= k < start + 10]})
-            assert status == 200 and {r["status"] for r in answer["results"]} == {201}
-        records: list = []
-        deadline = time.monotonic() + 8
-        while len(records) < len(ids) and time.monotonic() < deadline:
-            records += aws.receive(aws.delayer_url)
-            time.sleep(0.02)
-        assert len(records) == len(ids)
-        if time.time() * 1000 < base_ms:  # all surfaced before the first was due: one batch can share the wait
-            break
-    else:
-        pytest.fail("three tries in a row read the forty messages only after the first was due")
+    base_ms = (math.floor(now_ms() / 1000) + 4) * 1000  # a whole second, 3 s after the lead
+    ids = [f"same{i}" for i in range(40)]
+    for start in range(0, len(ids), 10):
+        status, answer = call_api("POST", "/schedule-batches", {"schedules": [
+            {"id": i, "dueAt": (base_ms + 20 * k) / 1000, "payload": {"k": k}}
+            for k, i in enumerate(ids) if start <= k < start + 10]})
+        assert status == 200 and {r["status"] for r in answer["results"]} == {201}
+    # Every one is sent with the same whole seconds less the lead: all surface together, before the first is due.
+    assert step_to_next_message(aws.delayer_url, within_seconds=3) == base_ms - 1000
+    records = [record for _ in range(4) for record in aws.receive(aws.delayer_url)]
+    assert len(records) == len(ids)
     deliveries: list = []
     with faulty("sqs", send_message=_sends(deliveries)):
         assert dispatcher.handler({"Records": records}) == {"batchItemFailures": []}
@@ -156,4 +141,4 @@ def test_a_reschedule_within_the_window_sends_its_message_with_the_lead_as_a_cre
     [(sent_ms, message)] = sent
     due_ms = json.loads(message["MessageBody"])["dueMs"]
     # the whole seconds left less the lead, rounded down (without the lead it would surface a window late)
-    assert message["DelaySeconds"] == math.floor((due_ms - sent_ms) / 1000) - LEAD_SECONDS
+    assert message["DelaySeconds"] == math.floor((due_ms - sent_ms) / 1000) - LEAD_SECONDS == 7

@@ -6,12 +6,14 @@ leaves it findable with its payload and the reason."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from .conftest import call_api, faulty, schedule, service_error
 from .dispatching import dispatch, expire_as_ttl_would, receive
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 VISIBILITY_SECONDS = 6 * 60  # the construct's default: 6 x a 60-second dispatcher timeout
 
@@ -25,9 +27,9 @@ def test_a_fired_record_outlives_the_retry_that_comes_after_the_visibility_timeo
     [message] = aws.receive(aws.delayer_url)
     assert dispatch(receive(message, 1)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
     # The next receive comes a visibility timeout later; TTL has run meanwhile.
-    assert expire_as_ttl_would(aws, time.time() + VISIBILITY_SECONDS + 5) == []
+    assert expire_as_ttl_would(aws, now_s() + VISIBILITY_SECONDS + 5) == []
     assert dispatch(receive(message, 2)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
-    assert expire_as_ttl_would(aws, time.time() + VISIBILITY_SECONDS + 5) == []
+    assert expire_as_ttl_would(aws, now_s() + VISIBILITY_SECONDS + 5) == []
     assert dispatch(receive(message, 3)) == {"batchItemFailures": []}  # the last receive (MAX_RECEIVE_COUNT 3)
     [parked] = aws.receive(aws.dlq_url)
     assert json.loads(parked["body"])["payload"] == {"keep": "me"}
@@ -38,7 +40,7 @@ def test_a_record_stays_readable_for_the_history_retention_after_its_message_can
     monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
     schedule("parked-late", 0, target="broken")
     [message] = aws.receive(aws.delayer_url)
-    began = time.time()
+    began = now_s()
     dispatch(receive(message, 1))
     # Receives 2 and 3 may each end without the dispatcher (a timeout, throttling); SQS then parks the
     # message one visibility timeout after the last one. The record must still be there a retention later.
@@ -94,7 +96,7 @@ def test_a_last_receive_cut_short_by_the_dispatcher_timeout_leaves_the_schedule_
     with faulty("sqs", send_message=hang), pytest.raises(Killed):
         dispatch(receive(message, 3))
     # SQS parks the bare message one visibility timeout later; TTL has run by then, and a retention more.
-    assert expire_as_ttl_would(aws, time.time() + VISIBILITY_SECONDS + 60 - 5) == []
+    assert expire_as_ttl_would(aws, now_s() + VISIBILITY_SECONDS + 60 - 5) == []
     bare = redrive(aws, message)
     status, read = call_api("GET", f"/schedules/{bare['id']}")
     assert status == 200 and read["payload"] == {"keep": "me"} and read["attempts"] == 3

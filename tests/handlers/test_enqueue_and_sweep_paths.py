@@ -21,6 +21,8 @@ from scheduler_runtime.handlers.sweeper import SweepIncomplete
 from .conftest import call_api, faulty, schedule, service_error, status_of
 from .sweeping import RunsOutAfter, long_timers_claimed, recording_sends, refuse_every_send, removed_id, sent_ids
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 
 
@@ -151,9 +153,10 @@ def test_a_sweep_that_stopped_early_is_resumed_by_the_next_and_nothing_is_claime
     assert sorted(claimed) == sorted(ids)  # each exactly once
 
 
-def test_a_conflicting_creates_own_timer_is_removed_without_being_enqueued(aws):
+def test_a_conflicting_creates_own_timer_is_removed_without_being_enqueued(aws, virtual_clock):
     status, first = call_api("POST", "/schedules", {"id": "far", "delaySeconds": 86_400, "payload": 1})
     assert (status, first["status"]) == (201, "SCHEDULED")
+    virtual_clock.advance(0.001)  # a moment later: another dueAt, so the conflicting attempt writes a timer of its own
     assert call_api("POST", "/schedules", {"id": "far", "delaySeconds": 86_400, "payload": 2})[0] == 409
     [stray] = aws.new_stream_records("REMOVE")  # the conflicting attempt removed the timer it wrote
     calls: list = []

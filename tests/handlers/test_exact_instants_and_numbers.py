@@ -9,6 +9,8 @@ import pytest
 
 from .conftest import call_api, store
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 
 @pytest.mark.parametrize("written, answered", [
     ("1763719200.12300001", "2025-11-21T10:00:00.124Z"),  # a float would make it .123: early

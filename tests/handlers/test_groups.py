@@ -3,7 +3,6 @@
 ``group=`` listings."""
 
 import json
-import time
 
 import pytest
 
@@ -14,6 +13,9 @@ from scheduler_runtime.handlers import dispatcher
 from .conftest import call_api, call_direct, faulty, window
 from .dispatching import dispatch_all, dispatch_until_empty
 from .grouping import cancel, create, prompt_sweep, sweep  # noqa: F401 - prompt_sweep is an autouse fixture
+from .virtual_time import now_ms
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def put_periodic(periodic_id: str, group: str | None = "g1", every: int = 1) -> None:
@@ -160,28 +162,28 @@ def test_a_group_too_large_to_count_in_time_is_stopped_all_the_same_and_says_its
 
 def test_a_delivery_started_after_the_cancel_is_refused_by_the_gate_before_the_sweep_reaches_it(aws):
     create("queued", 0)
-    group_store.GroupStore(aws.ddb, aws.table).cancel("g1", int(time.time() * 1000) + 1)  # no sweep sent
+    group_store.GroupStore(aws.ddb, aws.table).cancel("g1", now_ms() + 1)  # no sweep sent
     assert dispatch_all(aws) == []
     record = aws.item("SCHEDULE#queued", "RECORD")
     assert record["status"]["S"] == "CANCELLED" and "group 'g1' was cancelled" in record["lastError"]["S"]
     assert groups.SORT_KEY not in record
 
 
-def test_a_periodic_occurrence_started_after_the_cancel_is_refused_and_the_timer_stops(aws, unhurried_start):
+def test_a_periodic_occurrence_started_after_the_cancel_is_refused_and_the_timer_stops(aws):
     put_periodic("beat")
-    group_store.GroupStore(aws.ddb, aws.table).cancel("g1", int(time.time() * 1000) + 1)
+    group_store.GroupStore(aws.ddb, aws.table).cancel("g1", now_ms() + 1)
     assert dispatch_until_empty(aws, timeout=5) == []
     definition = aws.item("PERIODIC#" + _partition("beat"), "beat")
     assert definition["status"]["S"] == "DELETED" and groups.SORT_KEY not in definition
 
 
-def test_a_gate_read_slower_than_the_start_deadline_never_calls_the_target(aws, monkeypatch):
+def test_a_gate_read_slower_than_the_start_deadline_never_calls_the_target(aws, virtual_clock, monkeypatch):
     create("slow", 0)
     monkeypatch.setattr(group_store.window, "START_DEADLINE_MS", 50)
 
     def slow_read(real, **kwargs):
         if kwargs["Key"]["pk"]["S"].startswith(groups.CANCEL_PREFIX):
-            time.sleep(0.1)
+            virtual_clock.advance(0.1)
         return real.get_item(**kwargs)
 
     messages = aws.wait_for_messages(aws.delayer_url)
@@ -199,10 +201,10 @@ def test_a_stopped_member_cannot_be_rescheduled(aws):
     assert status == 409 and "CANCELLED" in body["message"]
 
 
-def test_the_group_listing_pages_through_waiting_members_in_the_order_they_joined(aws):
+def test_the_group_listing_pages_through_waiting_members_in_the_order_they_joined(aws, virtual_clock):
     for n in range(5):
         create(f"m{n}", 30)
-        time.sleep(0.002)  # distinct stamps
+        virtual_clock.advance(0.002)  # distinct stamps
     create("elsewhere", 30, group="g2")
     put_periodic("p1")
     first, token = listed("/schedules?group=g1&limit=3")

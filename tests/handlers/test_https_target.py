@@ -21,6 +21,8 @@ from .conftest import aws_client, call_api, faulty, schedule, service_error
 from .dispatching import dispatch, receive
 from .https_receiver import Answer, Receiver, self_signed_certificate
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 SECRET = "whsec-first"
 ANSWER_BODY = b"receiver-private-answer-text"
 
@@ -131,7 +133,7 @@ def test_a_408_429_or_5xx_is_retried(aws, webhooks, receiver, status, caplog):
 
 def test_an_answer_slower_than_the_timeout_is_retried(aws, webhooks, receiver, monkeypatch, caplog):
     add_targets(monkeypatch, {"slow": https(receiver.url("/slow"), webhooks["secretArn"], timeout=1)})
-    receiver.answers["/slow"] = Answer(200, delay_s=1.6)
+    receiver.answers["/slow"] = Answer(200, held=True)
     assert retried(deliver_once(aws, "slow-1", target="slow"))
     assert f"{receiver.url('/slow')} did not answer within 1 s" in caplog.text
 

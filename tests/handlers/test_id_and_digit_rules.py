@@ -15,6 +15,8 @@ from scheduler_runtime.handlers import api
 
 from .conftest import call_api
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 
 def invoke(method: str, path: str, body: object = None) -> tuple[int, dict]:
     """The direct-invoke door, which takes query parameters in the path."""

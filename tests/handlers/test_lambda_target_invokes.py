@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -16,18 +15,21 @@ from scheduler_runtime.aws import context
 from .conftest import schedule
 from .dispatching import dispatch, receive
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 
 class FakeLambda:
-    """Lambda's Invoke endpoint on 127.0.0.1 that counts invokes and, per ``mode``, sleeps ``sleep`` seconds
-    and answers (an ``Event`` invoke with 202, as Lambda, unless ``answer-200``), or reads the request and drops
-    the connection without an answer."""
+    """Lambda's Invoke endpoint on 127.0.0.1 that counts invokes and, per ``mode``, answers (an ``Event`` invoke
+    with 202, as Lambda, unless ``answer-200``), reads the request and drops the connection without an answer
+    (``drop``), or holds its answer until it is closed (``hold``: a function slower than any read timeout)."""
 
-    def __init__(self, mode: str, sleep: float = 0.0) -> None:
+    def __init__(self, mode: str) -> None:
         import http.server
         import threading
 
         self.calls = 0
         self.invocation_types: list[str] = []
+        self._closed = threading.Event()
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -35,7 +37,9 @@ class FakeLambda:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 fake.calls += 1
                 fake.invocation_types.append(self.headers.get("X-Amz-Invocation-Type", ""))
-                time.sleep(sleep)
+                if mode == "hold":
+                    fake._closed.wait()
+                    return
                 if mode == "drop":
                     self.close_connection = True
                     return
@@ -65,18 +69,19 @@ class FakeLambda:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        self._closed.set()
         self.server.shutdown()
         self.server.server_close()
 
 
 @pytest.fixture
 def lambda_target(aws, monkeypatch):
-    """Use as ``lambda_target(mode, sleep, **fields)``: schedules naming target ``slow`` go to a fresh fake
+    """Use as ``lambda_target(mode, **fields)``: schedules naming target ``slow`` go to a fresh fake
     endpoint; ``fields`` are more fields of the target's description (``invocationType="Event"``)."""
     started: list[FakeLambda] = []
 
-    def start(mode: str, sleep: float = 0.0, **fields: str) -> FakeLambda:
-        fake = FakeLambda(mode, sleep)
+    def start(mode: str, **fields: str) -> FakeLambda:
+        fake = FakeLambda(mode)
         started.append(fake)
         targets = json.loads(os.environ["TARGETS"])
         targets["slow"] = {"type": "lambda", "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:slow",
@@ -101,7 +106,7 @@ def test_an_invoke_whose_answer_is_lost_is_not_repeated_within_the_attempt(aws, 
 def test_a_target_slower_than_the_read_timeout_is_invoked_once_and_the_timeout_follows_the_dispatchers(
         aws, lambda_target, monkeypatch):
     monkeypatch.setenv("DISPATCHER_TIMEOUT_SECONDS", "1")  # the read timeout: at least the dispatcher's own
-    fake = lambda_target("answer", sleep=1.6)
+    fake = lambda_target("hold")
     schedule("slow-target", 0, target="slow")
     [message] = aws.receive(aws.delayer_url)
     assert dispatch(receive(message, 1)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}

@@ -5,12 +5,16 @@ attempts; the sweeper writes one record for a sweep that stopped early, and none
 
 import json
 
+import pytest
+
 from scheduler_runtime import observability
 from scheduler_runtime.core.contract import (FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS,
                                              SWEEPS_STOPPED_EARLY_METRIC)
 from scheduler_runtime.handlers import dispatcher, sweeper
 
 from .conftest import call_api, schedule
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def test_a_delivery_emits_its_lateness_under_the_contract_names(aws, monkeypatch):

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
 from .conftest import call_api, faulty, put_starting_soon, schedule
 from .dispatching import dispatch, receive
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 SQS_CLASSIC_MAX = 262_144  # a queue's maximum message size before SQS raised its default to 1 MiB
 

@@ -6,21 +6,22 @@ occurrence's read, or failed after the next occurrence was armed."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 
 import pytest
 
 from .conftest import call_api, faulty, service_error
 from .dispatching import dispatch_as_received
-from .periodic_timers import delivered, occurrence, put
+from .periodic_timers import delivered, landing_in_the_first_wait_after_a_read, occurrence, put
+from .virtual_time import iso
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 class Crash(BaseException):
     """The dispatcher's process dies: nothing of the runtime can catch it."""
 
 
-def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_the_chain_goes_on(aws, unhurried_start):
+def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_the_chain_goes_on(aws):
     put("lost-answer", {"every": 2, "payload": 1})
     message = occurrence(aws)
 
@@ -38,7 +39,7 @@ def test_an_advance_whose_answer_is_lost_still_delivers_its_occurrence_once_and_
     assert call_api("GET", "/periodic/lost-answer")[1]["firedCount"] == 2
 
 
-def test_an_occurrence_whose_dispatcher_died_after_the_advance_is_delivered_when_its_message_returns(aws, unhurried_start):
+def test_an_occurrence_whose_dispatcher_died_after_the_advance_is_delivered_when_its_message_returns(aws):
     put("crashy", {"every": 1, "payload": 1})
     first = occurrence(aws)
 
@@ -74,39 +75,43 @@ def test_a_first_receive_of_an_old_token_and_an_old_version_stay_strays(aws):
     assert delivered(aws) == []
 
 
-def test_an_occurrence_read_before_its_predecessors_slow_advance_landed_waits_for_it(aws):
+def test_an_occurrence_read_before_its_predecessors_slow_advance_landed_waits_for_it(aws, virtual_clock, monkeypatch):
     """The next occurrence is armed before the advance, so a late dispatcher whose advance is slow
     (throttled, retried) can let that message be read before the advance lands. It used to be dropped
     as a stray, which ended the chain for good."""
     put("slow-advance", {"every": 1, "payload": 1})
     first = occurrence(aws)
     due_ms = json.loads(first["body"])["dueMs"]
-    slowed = []
+    second: list = []
+    slow: list = []
 
-    def slow_first_advance(real, **kwargs):
-        if not slowed:  # only the first occurrence's advance: the one the next occurrence must wait for
-            slowed.append(True)
-            time.sleep(0.3)
-        return real.update_item(**kwargs)
+    def advance_landing_while_the_next_occurrence_waits(real, **kwargs):
+        if slow:  # every write after the first occurrence's advance
+            return real.update_item(**kwargs)
+        # The first occurrence's advance, slow: the next occurrence (armed with no delay) is read before it lands,
+        # and it lands in that dispatcher's first wait after the read.
+        with landing_in_the_first_wait_after_a_read(virtual_clock, monkeypatch,
+                                                    lambda: real.update_item(**kwargs)) as advance:
+            slow.append(advance)
+            second.append(occurrence(aws))
+            assert dispatch_as_received(second[0]) == {"batchItemFailures": []}
+        return advance.landed[0]
 
-    with faulty("dynamodb", update_item=slow_first_advance):
-        time.sleep(max(0.0, due_ms / 1000 + 0.7 - time.time()))  # a late dispatcher
-        predecessor = threading.Thread(target=dispatch_as_received, args=(first,))
-        predecessor.start()
-        second = occurrence(aws)  # armed with no delay, read while the first one's advance is under way
-        assert json.loads(second["body"])["dueMs"] == due_ms + 1000
-        assert dispatch_as_received(second) == {"batchItemFailures": []}
-        predecessor.join()
-    # The second occurrence is delivered (the first too, or, if its slow advance passed the start
-    # deadline on a loaded machine, sent again for a retry), and the chain goes on: the third is armed.
-    assert f"slow-advance@{due_ms + 1000}" in {e["dedupeKey"] for e in delivered(aws)}
-    deadline = time.monotonic() + 3
-    while not any(json.loads(m["body"])["dueMs"] == due_ms + 2000 for m in aws.receive(aws.delayer_url)):
-        assert time.monotonic() < deadline, "the third occurrence was not armed"
-        time.sleep(0.05)
+    virtual_clock.move_to(due_ms + 700)  # a late dispatcher
+    with faulty("dynamodb", update_item=advance_landing_while_the_next_occurrence_waits):
+        assert dispatch_as_received(first) == {"batchItemFailures": []}
+    assert json.loads(second[0]["body"])["dueMs"] == due_ms + 1000
+    # Read while the definition still waited for the first occurrence, then once the advance had landed.
+    assert [d.next_due_ms for d in slow[0].read] == [due_ms, due_ms + 1000]
+    # Both are delivered, each at its own instant, and the chain goes on: the third is armed.
+    envelopes = delivered(aws)
+    assert [(e["dedupeKey"], e["firedAt"]) for e in envelopes] == [
+        (f"slow-advance@{due_ms + 1000}", iso(due_ms + 1000)), (f"slow-advance@{due_ms}", iso(due_ms + 700))]
+    [third] = aws.wait_for_messages(aws.delayer_url)
+    assert json.loads(third["body"])["dueMs"] == due_ms + 2000
 
 
-def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_then_dropped_once_re_armed(aws, unhurried_start):
+def test_an_occurrence_whose_predecessor_failed_before_its_advance_is_put_back_then_dropped_once_re_armed(aws):
     put("stalled", {"every": 1, "payload": 1})
     first = occurrence(aws)
     with faulty("dynamodb", update_item=lambda real, **kwargs: (_ for _ in ()).throw(

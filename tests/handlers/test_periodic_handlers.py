@@ -4,40 +4,42 @@ a failing target, a replacement, a duplicate message or a DELETE take."""
 from __future__ import annotations
 
 import json
-import time
+
+import pytest
 
 from scheduler_runtime.aws.definitions import DefinitionStore
+from scheduler_runtime.core.window import SETTLE_MS
 
 from .conftest import call_api, faulty, put_starting_soon
 from .dispatching import as_record, capture_delayer_sends, dispatch_as_received, expire_as_ttl_would
 from .periodic_timers import delivered, occurrence, put
+from .virtual_time import START_MS, iso, now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
-def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_and_the_rest_counted(aws, unhurried_start):
+def test_after_an_outage_the_latest_missed_occurrence_is_delivered_once_and_the_rest_counted(aws, virtual_clock):
     answer = put("tick", {"every": 1, "payload": {"n": 1}})
     message = occurrence(aws)
     first_due = json.loads(message["body"])["dueMs"]
-    time.sleep(3.3)  # the dispatcher "was down": three more occurrences came due meanwhile
-    before = time.time() * 1000
+    assert first_due == START_MS + 1000 == virtual_clock.now_ms()  # a period after the PUT
+    virtual_clock.advance(3.3)  # the dispatcher "was down": three more occurrences came due meanwhile
     assert dispatch_as_received(message) == {"batchItemFailures": []}
-    after = time.time() * 1000
     [envelope] = delivered(aws)
-    # The latest occurrence due when the dispatcher ran, delivered once; those before it, the first one
-    # included (at least three after 3.3 s; more if the machine is slow), are counted as skipped.
-    due = int(envelope["dedupeKey"].removeprefix("tick@"))
-    skipped = (due - first_due) // 1000
-    assert (due - first_due) % 1000 == 0 and skipped >= 3 and before - 1000 < due <= after
-    assert envelope["dueAt"] == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(due // 1000)) + f".{due % 1000:03d}Z"
+    # The latest occurrence due when the dispatcher ran, delivered once, at once; the three before it, the
+    # first one included, are counted as skipped.
+    due = first_due + 3000
+    assert (envelope["dueAt"], envelope["firedAt"]) == (iso(due), iso(first_due + 3300))
     assert envelope["dedupeKey"] == f"tick@{due}" and envelope["attempt"] == 1
     status, read = call_api("GET", "/periodic/tick")
-    assert (read["firedCount"], read["skippedCount"], read["lastDueAt"]) == (1, skipped, envelope["dueAt"])
+    assert (read["firedCount"], read["skippedCount"], read["lastDueAt"]) == (1, 3, envelope["dueAt"])
     # The next occurrence is the first one after the dispatcher's now, on the definition's grid (no drift).
-    [following] = aws.receive(aws.delayer_url, wait=2)
+    [following] = aws.wait_for_messages(aws.delayer_url)
     assert json.loads(following["body"])["dueMs"] == due + 1000
-    assert read["nextDueAt"] > envelope["dueAt"] and answer["every"] == 1
+    assert read["nextDueAt"] == iso(due + 1000) and answer["every"] == 1
 
 
-def test_a_failed_delivery_is_retried_by_attempt_then_parked_while_the_next_occurrence_is_armed(aws, unhurried_start):
+def test_a_failed_delivery_is_retried_by_attempt_then_parked_while_the_next_occurrence_is_armed(aws):
     put("flaky", {"every": 5, "payload": {"keep": "me"}, "target": "broken"})
     message = occurrence(aws, timeout=7)
     sent: list = []
@@ -59,12 +61,11 @@ def test_a_failed_delivery_is_retried_by_attempt_then_parked_while_the_next_occu
     assert read["status"] == "ACTIVE" and read["firedCount"] == 1 and "after 3 attempts" in read["lastError"]
 
 
-def test_a_replaced_definitions_queued_occurrence_and_retries_are_not_delivered(aws, unhurried_start):
+def test_a_replaced_definitions_queued_occurrence_and_retries_are_not_delivered(aws):
     put("swap", {"every": 1, "payload": "old"})
     old = occurrence(aws)
     assert put("swap", {"every": 1, "payload": "new"})["status"] == "ACTIVE"
-    new = occurrence(aws)
-    time.sleep(1.1)
+    new = occurrence(aws)  # both are due now
     assert dispatch_as_received(old) == {"batchItemFailures": []} and delivered(aws) == []  # the old token: a stray
     assert dispatch_as_received(new) == {"batchItemFailures": []}
     assert [e["payload"] for e in delivered(aws)] == ["new"]
@@ -73,7 +74,7 @@ def test_a_replaced_definitions_queued_occurrence_and_retries_are_not_delivered(
     assert dispatch_as_received({**old, "body": json.dumps(stale)}) == {"batchItemFailures": []} and delivered(aws) == []
 
 
-def test_the_same_body_again_changes_nothing_and_a_replacement_keeps_the_history(aws, unhurried_start):
+def test_the_same_body_again_changes_nothing_and_a_replacement_keeps_the_history(aws):
     first = put("same", {"every": 60, "payload": 1})
     assert call_api("PUT", "/periodic/same", {"every": 60, "payload": 1}) == (200, first)
     delayed = aws.sqs.get_queue_attributes(QueueUrl=aws.delayer_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
@@ -82,10 +83,9 @@ def test_the_same_body_again_changes_nothing_and_a_replacement_keeps_the_history
     assert status == 200 and replaced["every"] == 30 and replaced["createdAt"] == first["createdAt"]
 
 
-def test_a_duplicate_of_a_delivered_occurrence_is_delivered_again_with_the_same_dedupe_key(aws, unhurried_start):
+def test_a_duplicate_of_a_delivered_occurrence_is_delivered_again_with_the_same_dedupe_key(aws):
     put("dup", {"every": 2, "payload": 1})
     message = occurrence(aws)
-    time.sleep(2.05)
     assert dispatch_as_received(message) == {"batchItemFailures": []}
     assert dispatch_as_received(message, receive_count=2) == {"batchItemFailures": []}  # SQS delivered it twice
     envelopes = delivered(aws)
@@ -94,11 +94,10 @@ def test_a_duplicate_of_a_delivered_occurrence_is_delivered_again_with_the_same_
     assert call_api("GET", "/periodic/dup")[1]["firedCount"] == 1
 
 
-def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(aws):
+def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(aws, virtual_clock):
     put("gone", {"every": 1, "payload": 1})
     message = occurrence(aws)
     assert call_api("DELETE", "/periodic/gone") == (200, {"id": "gone", "status": "DELETED"})
-    time.sleep(1.05)
     assert dispatch_as_received(message) == {"batchItemFailures": []} and delivered(aws) == []
     assert call_api("GET", "/periodic/gone")[0] == 404
     assert call_api("DELETE", "/periodic/gone")[0] == 200  # idempotent: the tombstone answers again
@@ -106,12 +105,12 @@ def test_nothing_starts_after_delete_and_delete_waits_out_a_start_just_allowed(a
 
     put("settle", {"every": 1, "payload": 1})
     message = occurrence(aws)
-    time.sleep(1.05)
     assert dispatch_as_received(message) == {"batchItemFailures": []}
-    began = time.time()
+    [envelope] = delivered(aws)
+    began = virtual_clock.now_ms()
+    assert iso(began) == envelope["firedAt"]
     assert call_api("DELETE", "/periodic/settle")[0] == 200
-    assert time.time() - began >= 0.5  # answered only once the start allowed just before had settled
-    assert len(delivered(aws)) == 1
+    assert virtual_clock.now_ms() == began + SETTLE_MS  # answered once the start allowed just before had settled
     # A re-created id starts afresh, and its version moves past the deleted one's retries.
     assert call_api("PUT", "/periodic/settle", {"every": 1, "payload": 2})[0] == 201
 
@@ -120,8 +119,8 @@ def test_a_delete_answered_between_an_occurrences_read_and_its_advance_stops_it(
     """The occurrence read its definition (ACTIVE) and goes on to arm the next one and advance; a DELETE
     answered in between makes the advance fail, so the target is never called, and the next occurrence
     it armed (a timer: ``every`` is past the window) is removed."""
-    start, _ = put_starting_soon("stopped", {"every": 3600, "payload": 1})
-    message = occurrence(aws, timeout=15)  # due in 3 s; a loaded machine (three test workers on two cores) took > 5 s
+    put_starting_soon("stopped", {"every": 3600, "payload": 1})
+    message = occurrence(aws)  # due now
     read = DefinitionStore.get
     deletes: list = []
 
@@ -131,7 +130,6 @@ def test_a_delete_answered_between_an_occurrences_read_and_its_advance_stops_it(
             deletes.append(call_api("DELETE", f"/periodic/{periodic_id}"))
         return definition
 
-    time.sleep(max(0.0, start - time.time() - 0.5))
     with monkeypatch.context() as patched:
         patched.setattr(DefinitionStore, "get", read_then_delete)
         assert dispatch_as_received(message) == {"batchItemFailures": []}
@@ -141,15 +139,14 @@ def test_a_delete_answered_between_an_occurrences_read_and_its_advance_stops_it(
     assert call_api("GET", "/periodic/stopped")[0] == 404
 
 
-def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws):
+def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws, virtual_clock):
     """The target is called only within START_DEADLINE_MS of the write that allowed it (DELETE's settle relies
     on it); a slower write sends the same attempt again instead, which then starts afresh."""
     put("late", {"every": 1, "payload": 1})
     message = occurrence(aws)
-    time.sleep(1.05)
 
     def slow_update(real, **kwargs):
-        time.sleep(0.6)  # longer than the start deadline
+        virtual_clock.advance(0.6)  # longer than the start deadline
         return real.update_item(**kwargs)
 
     sent: list = []
@@ -166,7 +163,6 @@ def test_a_start_slower_than_its_deadline_is_not_delivered_but_sent_again(aws):
 def test_a_replacement_racing_an_occurrence_keeps_its_count_and_a_delete_beats_a_stale_put(aws):
     put("race", {"every": 1, "payload": "old"})
     message = occurrence(aws)
-    time.sleep(1.05)
     raced: list = []
 
     def put_item(real, **kwargs):
@@ -193,18 +189,19 @@ def test_a_replacement_racing_an_occurrence_keeps_its_count_and_a_delete_beats_a
     assert raced == [200] and status == 201 and answer["firedCount"] == 0
 
 
-def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked(aws, unhurried_start, monkeypatch):
+def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked(aws, virtual_clock, monkeypatch):
     """An ENDED definition's TTL outlives its last occurrence's retries, as a one-shot's record outlives
     its message's, and they may start (only DELETED, or a replacement, stops them)."""
     monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
     put_starting_soon("last", {"every": 60, "payload": {"keep": "me"}, "target": "broken"}, end_after=30)
-    message = occurrence(aws, timeout=6)
+    message = occurrence(aws)
     sent: list = []
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
         assert dispatch_as_received(message) == {"batchItemFailures": []}
         assert call_api("GET", "/periodic/last")[1]["status"] == "ENDED"
         for attempt, delay in ((2, 30), (3, 60)):
-            assert expire_as_ttl_would(aws, time.time() + delay + 5) == []
+            virtual_clock.advance(delay)  # the retry's delay
+            assert expire_as_ttl_would(aws, now_s() + 5) == []
             retry = as_record(sent[-1])
             assert json.loads(retry["body"])["attempt"] == attempt
             assert dispatch_as_received(retry) == {"batchItemFailures": []}
@@ -213,19 +210,18 @@ def test_the_last_occurrence_of_an_ending_definition_is_still_retried_and_parked
     assert "after 3 attempts" in call_api("GET", "/periodic/last")[1]["lastError"]
 
 
-def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws, unhurried_start):
+def test_another_message_for_a_delivered_occurrence_is_not_delivered(aws):
     """As for a one-shot, the crash-redelivery path (the definition's lastToken) is for the same SQS
     message received again; a second message with the same token (an ambiguous send) is dropped."""
     put("once", {"every": 2, "payload": 1})
     message = occurrence(aws)
-    time.sleep(2.05)
     assert dispatch_as_received(message) == {"batchItemFailures": []}
     assert dispatch_as_received({**message, "messageId": "duplicate"}, receive_count=1) == {"batchItemFailures": []}
     assert dispatch_as_received({**message, "messageId": "duplicate"}, receive_count=2) == {"batchItemFailures": []}
     assert len(delivered(aws)) == 1
 
 
-def test_a_last_attempt_whose_dead_letter_send_fails_still_leaves_its_reason_on_the_definition(aws, unhurried_start):
+def test_a_last_attempt_whose_dead_letter_send_fails_still_leaves_its_reason_on_the_definition(aws):
     """As for a one-shot, the reason is written before the park, so a bare message that SQS's redrive
     parks instead still names a definition that says why."""
     put("unparked", {"every": 5, "payload": {"keep": "me"}, "target": "broken"})

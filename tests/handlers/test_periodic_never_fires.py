@@ -6,7 +6,6 @@ naming the field and the rule; nothing is stored or armed. The same body again i
 from __future__ import annotations
 
 import re
-import time
 from typing import Any, Callable
 
 import pytest
@@ -15,7 +14,11 @@ from scheduler_runtime.handlers import api
 from scheduler_runtime.handlers._periodic_resource import DefinitionRefused
 
 from .conftest import call_api, call_direct, put_starting_soon
+from .grouping import cancel_call
 from .periodic_timers import event, put
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 Body = Callable[[float], dict[str, Any]]
 """A PUT body made from the time of the test (epoch seconds), for bounds relative to now."""
@@ -47,7 +50,7 @@ NEVER_FIRING: list[tuple[str, Body, str, str]] = [
 
 @pytest.mark.parametrize(("name", "body", "field", "message"), NEVER_FIRING, ids=[case[0] for case in NEVER_FIRING])
 def test_a_definition_that_would_never_fire_is_400_naming_the_field_and_nothing_is_kept(aws, name, body, field, message):
-    status, answer = call_api("PUT", f"/periodic/{name}", body(time.time()))
+    status, answer = call_api("PUT", f"/periodic/{name}", body(now_s()))
     assert (status, answer["field"]) == (400, field), answer
     assert re.match(message, answer["message"]), answer["message"]
     assert call_api("GET", f"/periodic/{name}")[0] == 404
@@ -63,10 +66,10 @@ def test_a_replacement_that_would_never_fire_leaves_the_live_definition_in_place
         "0 2 * * ? *", "old", live["nextDueAt"])
 
 
-def test_the_same_body_again_is_a_replay_even_once_its_end_has_passed(aws):
+def test_the_same_body_again_is_a_replay_even_once_its_end_has_passed(aws, virtual_clock):
     """Idempotent PUT: a body accepted before is answered as it was, though a new timer of it would now be refused."""
     start, first = put_starting_soon("brief", {"every": 1, "payload": 1}, end_after=1)
-    time.sleep(max(0.0, start + 1 - time.time()) + 0.05)
+    virtual_clock.move_to((start + 1) * 1000 + 50)
     assert call_api("PUT", "/periodic/brief", {"every": 1, "payload": 1, "startAt": start, "endAt": start + 1}) == (
         200, first)
     status, answer = call_api("PUT", "/periodic/brief", {"every": 1, "payload": 2, "startAt": start, "endAt": start + 1})
@@ -87,5 +90,5 @@ def test_a_declared_timer_with_a_group_joins_it(aws):
     assert answer["Data"]["Status"] == "ACTIVE"
     status, listed = call_direct("GET", "/periodic?group=reports")
     assert status == 200 and [item["id"] for item in listed["items"]] == ["nightly"]
-    assert call_api("DELETE", "/groups/reports")[0] == 200
+    assert cancel_call("reports")[0] == 200
     assert call_api("GET", "/periodic/nightly")[0] == 404

@@ -16,6 +16,8 @@ from scheduler_runtime.handlers._periodic_resource import DefinitionRefused
 from .conftest import call_api
 from .periodic_timers import NIGHTLY, event
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 

@@ -7,7 +7,6 @@ schedule due a few seconds out waits as a timer for the sweeper (whose window is
 
 import hashlib
 import json
-import time
 
 import pytest
 from botocore.exceptions import ClientError
@@ -16,6 +15,9 @@ from scheduler_runtime.aws import context
 from scheduler_runtime.handlers import dispatcher, enqueuer, sweeper
 
 from .conftest import call_api, faulty, promote, schedule, status_of, store
+from .virtual_time import now_ms
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def test_a_short_timer_goes_straight_to_the_queue_with_the_records_token(aws):
@@ -29,7 +31,7 @@ def test_a_short_timer_goes_straight_to_the_queue_with_the_records_token(aws):
 
 def test_a_long_timer_waits_as_a_timer_holding_the_records_token(aws):
     schedule("later", 3600, long=True)
-    [timer] = [page for shard in range(4) for page in store().due_timer_pages(shard, int(time.time() * 1000) + 7_200_000) if page][0]
+    [timer] = [page for shard in range(4) for page in store().due_timer_pages(shard, now_ms() + 7_200_000) if page][0]
     assert timer.token == store().get("later").token and timer.schedule_id == "later"
     assert aws.receive(aws.delayer_url) == []
     assert status_of("later") == "SCHEDULED"
@@ -48,7 +50,7 @@ def test_sweeper_claims_due_and_overdue_across_shards_and_leaves_the_rest(aws):
 def test_sweeper_queries_paginate(aws):
     for n in range(10):
         schedule(f"p-{n}", 10, long=True)
-    pages = [page for shard in range(4) for page in store().due_timer_pages(shard, int(time.time() * 1000) + 60_000, page_size=2)]
+    pages = [page for shard in range(4) for page in store().due_timer_pages(shard, now_ms() + 60_000, page_size=2)]
     assert sum(len(p) for p in pages) == 10 and max(len(p) for p in pages) == 2
 
 
@@ -65,7 +67,7 @@ def test_sweeper_stops_early_when_the_invocation_runs_out_of_time(aws):
 
 def test_a_claim_succeeds_exactly_once(aws):
     schedule("race", 10, long=True)
-    timer = next(iter(store().due_timer_pages(store().get("race").shard, int(time.time() * 1000) + 60_000)))[0]
+    timer = next(iter(store().due_timer_pages(store().get("race").shard, now_ms() + 60_000)))[0]
     assert [store().claim(timer) for _ in range(3)] == [True, False, False]
 
 
@@ -132,7 +134,7 @@ def send_times(sent: list):
     """A ``send_message`` override that records when each target send starts (ms), and its parameters."""
 
     def send(real, **kwargs):
-        sent.append((time.time() * 1000, kwargs))
+        sent.append((now_ms(), kwargs))
         return real.send_message(**kwargs)
 
     return send
@@ -141,32 +143,24 @@ def send_times(sent: list):
 @pytest.mark.parametrize("long", [False, True], ids=["short", "long"])
 def test_dispatcher_delivers_the_envelope_never_early(aws, long):
     # Due 0.9 s past a whole second: SQS's delay (whole seconds, rounded down) surfaces the
-    # message about 0.9 s early, and the dispatcher must wait out that remainder.
-    # The lead left at dispatch shrinks by however long the create, sweep and promotion took; on a
-    # busy machine a try can leave too little to show anything, so up to three tries, each a new id.
+    # message 0.9 s early, and the dispatcher must wait out that remainder.
+    schedule("d", 2.9 if long else 1.9, payload={"hello": "world"}, long=long)
     if long:
-        sweeper.handler({})  # a warm sandbox: a cold one's shard probe would take the lead away first
-    for attempt in range(3):
-        schedule(f"d{attempt}", 2.9 if long else 1.9, payload={"hello": "world"}, long=long)
-        if long:
-            sweeper.handler({})
-            assert promote(aws) == []
-        messages = aws.wait_for_messages(aws.delayer_url)
-        due_ms = json.loads(messages[0]["body"])["dueMs"]
-        sent: list = []
-        with faulty("sqs", send_message=send_times(sent)):
-            lead_ms = due_ms - time.time() * 1000  # measured at the moment of dispatch
-            assert dispatcher.handler({"Records": messages}) == {"batchItemFailures": []}
-        [(sent_at_ms, _)] = sent
-        assert sent_at_ms >= due_ms  # never early, whatever the lead
-        [delivery] = aws.receive(aws.target_url)
-        if lead_ms > 100:
-            break
-    assert lead_ms > 100, f"the message reached the dispatcher only {lead_ms:.0f} ms before due, three times: too slow to test"
+        sweeper.handler({})
+        assert promote(aws) == []
+    [message] = aws.wait_for_messages(aws.delayer_url)
+    due_ms = json.loads(message["body"])["dueMs"]
+    assert now_ms() == due_ms - 900  # surfaced 0.9 s early
+    sent: list = []
+    with faulty("sqs", send_message=send_times(sent)):
+        assert dispatcher.handler({"Records": [message]}) == {"batchItemFailures": []}
+    [(sent_at_ms, _)] = sent
+    assert sent_at_ms == due_ms  # waited out the remainder: never early, and not late
+    [delivery] = aws.receive(aws.target_url)
     envelope = json.loads(delivery["body"])
     assert set(envelope) == {"id", "dueAt", "firedAt", "attempt", "dedupeKey", "payload", "target"}
     assert envelope["payload"] == {"hello": "world"} and envelope["attempt"] == 1
-    assert envelope["firedAt"] >= envelope["dueAt"]
+    assert envelope["firedAt"] == envelope["dueAt"]
     assert status_of(envelope["id"]) == "FIRED"
     assert call_api("DELETE", f"/schedules/{envelope['id']}")[0] == 409
 

@@ -6,7 +6,6 @@ not redriven stays in the queue with its reason."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -18,6 +17,9 @@ from .conftest import call_api
 from .dispatching import dispatch, receive
 from .redriving import cut_short_before_its_delete, park, run, run_dispatched_at_once
 from .retrying import create, stored
+from .virtual_time import step_to_next_message
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def mend_the_target(aws) -> str:
@@ -52,7 +54,7 @@ def test_a_run_cut_short_before_its_delete_and_run_again_delivers_the_schedule_o
     park(aws, "cut-short")
     cut_short_before_its_delete(aws)
     ctx = context.current()
-    time.sleep(1.2)  # the dead-letter message is visible again
+    step_to_next_message(aws.dlq_url, within_seconds=1)  # the dead-letter message is visible again
     report = Redrive(ctx.dynamodb, ctx.sqs, aws.table, aws.delayer_url, aws.dlq_url).run()
     assert [entry["note"][:14] for entry in report.moved] == ["re-armed again"]
     target = mend_the_target(aws)
@@ -100,7 +102,7 @@ def test_a_message_whose_redriven_delivery_has_started_is_only_deleted_when_run_
     target = mend_the_target(aws)
     [message] = aws.receive(aws.delayer_url)
     dispatch(receive(message, 1))
-    time.sleep(1.2)
+    step_to_next_message(aws.dlq_url, within_seconds=1)
     report = run(aws)
     assert report.moved[0]["note"].endswith("the record is FIRED now")
     assert aws.receive(aws.delayer_url) == [] and aws.receive(aws.dlq_url) == []

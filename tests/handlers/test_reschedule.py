@@ -2,7 +2,7 @@
 waiting schedule gets its new due time (both ways across the fixture's 60 s window), its old due time is
 never delivered, a repeat changes nothing, and every crash point leaves the schedule as it was or rescheduled."""
 
-import time
+import pytest
 
 from scheduler_runtime.core import keys, window
 from scheduler_runtime.core.timeparse import parse_instant
@@ -12,6 +12,9 @@ from .conftest import call_api, faulty, service_error
 from .dispatching import dispatch_all, dispatch_until_empty, waiting_in_delayer
 from .redriving import cut_short_before_its_delete, park, run
 from .rescheduling import create, patch
+from .virtual_time import now_s, step_to_next_message
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def token_of(aws, schedule_id: str) -> str:
@@ -32,8 +35,9 @@ def test_a_queued_schedule_moved_later_within_the_window_is_delivered_once_at_it
     new_due = parse_instant(answer["dueAt"])
     assert dispatch_all(aws) == []  # the old message surfaces at once: a stray, dropped
     delivered = dispatch_until_empty(aws)
-    assert [(d["payload"], d["dueAt"]) for d in delivered] == [({"v": 2}, answer["dueAt"])]
-    assert parse_instant(delivered[0]["firedAt"]) >= new_due
+    assert [(d["payload"], d["dueAt"], d["firedAt"]) for d in delivered] == [
+        ({"v": 2}, answer["dueAt"], answer["dueAt"])]
+    assert new_due == parse_instant(answer["dueAt"])
     assert call_api("GET", "/schedules/q1")[1]["status"] == "FIRED"
 
 
@@ -73,11 +77,11 @@ def test_a_long_schedule_moved_to_another_long_time_has_one_timer_at_the_new_tim
     assert timers[0]["sk"]["S"] == keys.timer_sort_key(parse_instant(answer["dueAt"]), "l2")
 
 
-def test_a_repeated_patch_answers_the_same_and_changes_nothing(aws):
+def test_a_repeated_patch_answers_the_same_and_changes_nothing(aws, virtual_clock):
     create("r1", 30)
     first = patch("r1", {"delaySeconds": 40, "payload": [1]})
     token = token_of(aws, "r1")
-    time.sleep(0.01)
+    virtual_clock.advance(0.01)  # a moment later, the same delaySeconds would be another dueAt
     assert patch("r1", {"delaySeconds": 40.0, "payload": [1]}) == first  # the same body: the first answer
     assert token_of(aws, "r1") == token
     assert waiting_in_delayer(aws) == 2  # the create's message and the first PATCH's: no third
@@ -101,7 +105,7 @@ def test_a_new_payload_at_the_same_due_time_is_delivered_without_a_new_message(a
 
 
 def test_a_post_replay_of_the_original_body_after_a_reschedule_answers_the_rescheduled_schedule(aws):
-    body = {"id": "o1", "dueAt": round(time.time() + 3600, 3), "payload": "x"}
+    body = {"id": "o1", "dueAt": round(now_s() + 3600, 3), "payload": "x"}
     assert call_api("POST", "/schedules", body)[0] == 201
     new_due = patch("o1", {"delaySeconds": 0})[1]["dueAt"]
     assert call_api("POST", "/schedules", body) == (200, {"id": "o1", "dueAt": new_due, "status": "QUEUED",
@@ -240,7 +244,7 @@ def test_a_redrive_run_again_after_a_reschedule_does_not_re_arm_the_old_due_time
     cut_short_before_its_delete(aws)  # re-armed (QUEUED, this message's tag) and sent, the message left parked
     due = parse_instant(patch("rd1", {"delaySeconds": 30})[1]["dueAt"])  # QUEUED, as the re-arm left it
     token = token_of(aws, "rd1")
-    time.sleep(1.1)  # the parked message is visible again
+    step_to_next_message(aws.dlq_url, within_seconds=1)  # the parked message is visible again
     report = run(aws)
     assert report.moved == [] and [entry["id"] for entry in report.skipped] == ["rd1"]
     record = aws.item("SCHEDULE#rd1", "RECORD")

@@ -17,6 +17,8 @@ from .dispatching import dispatch_all
 from .redriving import park, run
 from .rescheduling import create, patch
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 WITHIN, BEYOND = 40, 7200
 """A new due time's delay: within the window (and past the announce's bound), beyond it."""
 

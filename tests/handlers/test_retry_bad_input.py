@@ -5,11 +5,13 @@ The conftest's deployment has ``MAX_RECEIVE_COUNT`` 3: the most ``retry.maxAttem
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from .conftest import call_api
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 BAD_RETRIES = [
     (5, "retry", "must be an object"),
@@ -31,7 +33,7 @@ BAD_RETRIES = [
 
 
 def later() -> float:
-    return round(time.time() + 3600, 3)
+    return round(now_s() + 3600, 3)
 
 
 @pytest.mark.parametrize(("retry", "field", "says"), BAD_RETRIES)

@@ -15,6 +15,9 @@ from .conftest import call_api, faulty
 from .dispatching import as_record, capture_delayer_sends, dispatch, dispatch_as_received, receive
 from .periodic_timers import occurrence, put
 from .retrying import create, stored
+from .virtual_time import virtual
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def parked_reason(aws, schedule_id: str) -> str:
@@ -96,12 +99,13 @@ def fail_twice(aws, periodic_id: str, retry: dict) -> tuple[list, dict]:
     with faulty("sqs", send_message=capture_delayer_sends(aws, sent)):
         assert dispatch_as_received(message) == {"batchItemFailures": []}
         assert [json.loads(s["MessageBody"]).get("attempt") for s in sent] == [None, 2]
+        virtual().advance(sent[-1]["DelaySeconds"])  # the retry surfaces once its delay has passed
         assert dispatch_as_received(as_record(sent[-1])) == {"batchItemFailures": []}
     [parked] = aws.receive(aws.dlq_url)
     return sent, parked
 
 
-def test_a_periodic_timers_occurrence_honours_its_retry(aws, unhurried_start):
+def test_a_periodic_timers_occurrence_honours_its_retry(aws):
     sent, parked = fail_twice(aws, "flaky-twice", {"maxAttempts": 2})
     assert len(sent) == 2  # no attempt 3, though MAX_RECEIVE_COUNT is 3
     assert json.loads(parked["body"])["attempt"] == 2
@@ -110,7 +114,7 @@ def test_a_periodic_timers_occurrence_honours_its_retry(aws, unhurried_start):
     assert read["retry"] == {"maxAttempts": 2} and "maxAttempts 2 reached" in read["lastError"]
 
 
-def test_a_periodic_occurrence_is_parked_once_its_next_retry_would_start_past_its_age(aws, unhurried_start):
+def test_a_periodic_occurrence_is_parked_once_its_next_retry_would_start_past_its_age(aws):
     # Retries come 30 s, then 60 s, after a failed attempt: the second would start past 60 s.
     sent, parked = fail_twice(aws, "stale", {"maxAgeSeconds": 60})
     assert len(sent) == 2
@@ -122,7 +126,7 @@ class Killed(BaseException):
 
 
 def test_a_periodic_occurrence_received_again_past_max_attempts_is_parked_without_another_delivery(
-        aws, unhurried_start):
+        aws):
     put("one-try", {"every": 5, "payload": {"keep": "me"}, "retry": {"maxAttempts": 1}})
     message = occurrence(aws, timeout=7)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 import botocore.session
 import pytest
@@ -23,6 +22,9 @@ from scheduler_runtime import observability
 from scheduler_runtime.handlers import api, dispatcher, enqueuer, sweeper
 
 from .conftest import call_api, call_direct, faulty, schedule, status_of
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 SENTINEL = "Q7PAYLOADSENTINEL"
 #: Ids within what validation accepts (A-Za-z0-9._:-), shaped like expression syntax.
@@ -127,7 +129,7 @@ def every_path(aws) -> None:
         enqueue(aws)
     assert status_of(IDS["written_back"]) == "SCHEDULED"
     # --- periodic timers: every second, and cron in a time zone (then replaced in another); read, listed, deleted
-    start = round(time.time() + 0.2, 3)
+    start = round(now_s() + 0.2, 3)
     for name, body in (("every", {"every": 1, "startAt": start}), ("cron", {"cron": "* * * * ? *", "timeZone": ZONES[0]}),
                        ("cron", {"cron": "0 9 ? * MON-FRI *", "timeZone": ZONES[1]}),
                        ("periodic_broken", {"every": 60, "startAt": start, "target": "broken"})):

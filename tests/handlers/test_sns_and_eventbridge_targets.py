@@ -19,6 +19,8 @@ from .conftest import aws_client, call_api, faulty, schedule
 from .dispatching import dispatch, receive
 from .target_delivery import ACCOUNT, deliver_once, parked_reason, raises
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 SOURCE, DETAIL_TYPE = "com.example.timers", "Timer due"
 
 

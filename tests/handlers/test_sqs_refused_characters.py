@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import pytest
@@ -18,6 +17,9 @@ from scheduler_runtime.aws.context import current
 from .conftest import call_api, faulty, service_error
 from .dispatching import as_record, capture_delayer_sends, dispatch_as_received
 from .periodic_timers import occurrence
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 # What SQS accepts in a message body or a string attribute: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
 _REFUSED_BY_SQS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -71,7 +73,7 @@ def test_a_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact_with_a_sendable_r
 
 
 def test_a_periodic_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact(aws):
-    start = round(time.time() + 0.5, 3)  # the first occurrence is due at once, not a period from now
+    start = round(now_s() + 0.5, 3)  # the first occurrence is due at once, not a period from now
     assert call_api("PUT", "/periodic/odd", {"every": 5, "startAt": start, "payload": NONCHARACTERS, "target": "broken"})[0] == 201
     message = occurrence(aws)
     sent: list = []
@@ -84,7 +86,7 @@ def test_a_periodic_payload_sqs_refuses_raw_is_parked_in_the_dlq_intact(aws):
 
 @pytest.mark.parametrize("create", [
     lambda: call_api("POST", "/schedules", {"id": "odd", "delaySeconds": 0, "payload": NONCHARACTERS}),
-    lambda: call_api("PUT", "/periodic/odd", {"every": 5, "startAt": round(time.time() + 0.3, 3), "payload": NONCHARACTERS}),
+    lambda: call_api("PUT", "/periodic/odd", {"every": 5, "startAt": round(now_s() + 0.3, 3), "payload": NONCHARACTERS}),
 ], ids=["one-shot", "periodic"])
 def test_a_payload_sqs_refuses_raw_reaches_an_sqs_target_intact(aws, create):
     assert create()[0] == 201

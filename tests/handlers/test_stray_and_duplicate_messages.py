@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 import logging
-import time
+
+import pytest
 
 from .conftest import call_api, faulty, schedule, service_error
 from .dispatching import dispatch, receive
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def warnings_of(caplog) -> list[str]:
@@ -25,7 +29,7 @@ def dropped_strays(caplog) -> list[str]:
 
 def test_the_strays_of_a_replay_and_a_conflict_are_dropped_below_warning_and_the_schedule_delivered_once(aws, caplog):
     caplog.set_level(logging.INFO, logger="scheduler_runtime")
-    body = {"id": "retried", "dueAt": round(time.time(), 3), "payload": {"n": 1}}
+    body = {"id": "retried", "dueAt": round(now_s(), 3), "payload": {"n": 1}}
     assert call_api("POST", "/schedules", body)[0] == 201
     assert call_api("POST", "/schedules", body)[0] == 200  # a client's retry: an idempotent replay
     assert call_api("POST", "/schedules", {**body, "payload": {"n": 2}})[0] == 409

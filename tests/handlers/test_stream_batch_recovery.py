@@ -5,7 +5,6 @@ message.
 """
 
 import json
-import time
 
 import pytest
 from botocore.exceptions import ClientError
@@ -16,6 +15,9 @@ from scheduler_runtime.handlers import enqueuer, sweeper
 from .conftest import call_api, faulty, schedule, status_of, window
 from .sweeping import fresh_sandbox  # noqa: F401 - autouse: each test a cold sandbox
 from .sweeping import long_timers_claimed, recording_sends, refuse_every_send, removed_id, sent_ids
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def recording_writes(calls: list):
@@ -86,7 +88,7 @@ def fail_every_write_back(real, **kwargs):
 
 def test_claims_the_stream_mapping_gave_up_on_are_enqueued_again_from_its_on_failure_message(aws):
     with window(1):
-        periodic = call_api("PUT", "/periodic/every-hour", {"every": 3600, "startAt": round(time.time() + 20, 3),
+        periodic = call_api("PUT", "/periodic/every-hour", {"every": 3600, "startAt": round(now_s() + 20, 3),
                                                             "payload": "tick"})
     assert periodic[0] == 201
     for schedule_id in ("lost-0", "lost-1"):

@@ -4,8 +4,6 @@ claim errors before the early stop still raise ``SweepIncomplete``; timers in sh
 ``shard_count`` dropped are still swept.
 """
 
-import time
-
 import pytest
 
 from scheduler_runtime.aws import shards
@@ -15,6 +13,9 @@ from scheduler_runtime.handlers.sweeper import SweepIncomplete
 
 from .conftest import call_api, faulty, schedule, service_error, window
 from .sweeping import RunsOutAfter, fresh_sandbox, removed_id  # noqa: F401 - fresh_sandbox is an autouse fixture
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 # --- an early-stopped sweep is resumed where it stopped ------------------------------------------
@@ -67,7 +68,7 @@ def written_under_sixteen_shards(monkeypatch) -> list[str]:
         schedule(schedule_id, 20, long=True)
     periodic = next(i for i in (f"tick-{n}" for n in range(100)) if shard_for(i, 16) >= 4)
     with window(1):
-        assert call_api("PUT", f"/periodic/{periodic}", {"every": 3600, "startAt": round(time.time() + 20, 3),
+        assert call_api("PUT", f"/periodic/{periodic}", {"every": 3600, "startAt": round(now_s() + 20, 3),
                                                         "payload": "tick"})[0] == 201
     return sorted(one_shots + [f"{periodic}#p"])
 

@@ -12,6 +12,8 @@ from botocore.response import StreamingBody
 
 from scheduler_runtime.aws.targets import DeliveryError, deliver
 
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
 TARGET = {"type": "lambda", "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:f"}
 ENVELOPE = {"id": "a", "dueAt": "2030-01-01T00:00:00.000Z", "payload": {}, "dedupeKey": "a#1"}
 
