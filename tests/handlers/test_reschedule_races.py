@@ -2,12 +2,15 @@
 step ordered by the test, on in-process moto. Both arm the same timer key (the id and the new due time), so
 neither may remove or replace the timer the record ends up naming."""
 
-import time
+import pytest
 
 from scheduler_runtime.core.timeparse import parse_instant
 
 from .conftest import faulty
 from .rescheduling import create, patch
+from .virtual_time import now_s
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
 
 
 def _timers(aws) -> list[dict]:
@@ -23,7 +26,7 @@ def test_a_repeat_patch_that_read_the_record_before_the_first_landed_keeps_the_f
     the repeat's timer write comes last, on the same key. Written over the first's timer, then removed as the
     repeat's own once its record update failed, it left the schedule SCHEDULED with no timer: never delivered."""
     create("twice", 3600)
-    body = {"dueAt": round(time.time() + 7200, 3)}
+    body = {"dueAt": round(now_s() + 7200, 3)}
     first: list = []
 
     def first_call_lands_before_this_write(real, **kwargs):
@@ -46,7 +49,7 @@ def test_a_patch_meets_a_timer_of_a_crashed_call_on_its_key_and_still_arms_its_n
     """A call that crashed after its timer write left a stray on the key; the client's retry of that body arms the
     new due time all the same (the record names the live timer), whether or not the stray is old."""
     create("retried", 3600)
-    body = {"dueAt": round(time.time() + 7200, 3)}
+    body = {"dueAt": round(now_s() + 7200, 3)}
     before = len(_timers(aws))
 
     def crash_after_the_timer(real, **kwargs):
