@@ -62,7 +62,7 @@ def write(data: dict, out: Path) -> None:
         add(f"- Code: commit {', '.join(f'`{c}`' for c in commits)}" + (" with uncommitted changes in `lambda/` or `src/`" if g.get("runtime_or_engine_modified") else "") + ".")
     la = data.get("load_average_1min")
     if la:
-        add("- The machine is shared with other work (test suites of other sessions ran during this run). 1-minute load "
+        add("- The machine is shared with other work, so its load varies from section to section. 1-minute load "
             "average before/after each section: " + ", ".join(
                 f"{k} {v['before']:.1f}/{v['after']:.1f}" for k, v in la.items()) + " (2 cores: above 2 means CPU queueing).")
     add("")
@@ -344,7 +344,8 @@ def _suite(s: dict | None) -> list[str]:
     if last.get("slowest_modules"):
         out += ["", f"pytest's own time in the last repeat: {_f(last['pytest_seconds'])} s (the rest is set-up). Its ten "
                 "slowest modules, by test time summed over setup, call and teardown (the early runs started at the "
-                "session's start, such as the chaos run, are not test time):", "", "| module | seconds |", "|---|---|"]
+                "test session's start, such as the chaos run, are not test time):",
+                "", "| module | seconds |", "|---|---|"]
         out += [f"| `{module}` | {_f(seconds)} |" for module, seconds in last["slowest_modules"]]
     return out + _suite_cpu(last) + [""]
 
@@ -363,7 +364,7 @@ def _suite_cpu(run: dict) -> list[str]:
     early = run.get("early_runs") or []
     if early:
         total = sum(e["cpu_seconds"] for e in early)
-        out += ["", f"The early runs, run again in the same clone all at once as the session starts them: "
+        out += ["", f"The early runs, run again in the same clone all at once as the test session starts them: "
                 f"{_f(total)} s of CPU together.", "", "| early run | CPU seconds | exit |", "|---|---|---|"]
         out += [f"| {e['name']} | {_f(e['cpu_seconds'])} | {e['exit']} |"
                 for e in sorted(early, key=lambda e: -e["cpu_seconds"])]

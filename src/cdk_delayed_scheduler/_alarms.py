@@ -17,6 +17,7 @@ from ._contract import contract
 from ._dashboard import alarm_row, dashboard_widgets
 from ._metrics import MetricOptions, SchedulerMetrics
 from ._validation import check_duration, check_range, describe
+from ._wiring import KEY_PRODUCER, grant_key
 
 #: The ``Alarms`` scope's children, by attribute of ``SchedulerAlarms``: construct IDs, part of the public
 #: contract (renaming one replaces the alarm).
@@ -95,10 +96,8 @@ def _alarm_action(action: Any) -> Optional[cloudwatch.IAlarmAction]:
 
 def _let_cloudwatch_use_the_key(topic: Any) -> None:
     """CloudWatch publishes to a topic encrypted with a customer managed key only if the key lets it: the
-    two actions a publisher needs (``Topic.grant_publish``'s), named, not ``kms:GenerateDataKey*``."""
-    key = getattr(topic, "master_key", None)
-    if key is not None:
-        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey")
+    actions a producer needs (``KEY_PRODUCER``), named, not ``kms:GenerateDataKey*``."""
+    grant_key(getattr(topic, "master_key", None), iam.ServicePrincipal("cloudwatch.amazonaws.com"), *KEY_PRODUCER)
 
 
 class SchedulerMonitoring(SchedulerMetrics):

@@ -20,6 +20,8 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+from cdk_delayed_scheduler.local.pollers import LambdaContext
+
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
 KILLED_ATTEMPT_BUDGET_MS = 1000  # the killed attempt's Lambda context: 1 s left, so its in-progress record expires fast
@@ -64,6 +66,8 @@ import pathlib
 import sys
 import time
 
+from cdk_delayed_scheduler.local.pollers import LambdaContext
+
 source, envelope, started, budget_ms = sys.argv[1], json.loads(sys.argv[2]), pathlib.Path(sys.argv[3]), int(sys.argv[4])
 
 
@@ -72,25 +76,15 @@ def settle_order(order):
     time.sleep(60)
 
 
-class Context:
-    def get_remaining_time_in_millis(self):
-        return budget_ms
-
-
 namespace = {"settle_order": settle_order}
 exec(compile(pathlib.Path(source).read_text(), "recipe", "exec"), namespace)
-namespace["handler"](envelope, Context())
+namespace["handler"](envelope, LambdaContext("recipe", budget_ms / 1000))
 '''
 
 
-class Context:
-    """The slice of a Lambda context Powertools reads: the time left in the invocation."""
-
-    def __init__(self, remaining_ms: int = 30_000) -> None:
-        self.remaining_ms = remaining_ms
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_ms
+def context() -> LambdaContext:
+    """A Lambda context for one invocation of the recipe's handler, with 30 s to run."""
+    return LambdaContext("recipe", 30)
 
 
 def documented_block(heading: str) -> str:
@@ -136,11 +130,11 @@ def envelope() -> dict[str, Any]:
             "target": "default"}
 
 
-def load(source: str, settle_order: Callable[[str], None]) -> Callable[[dict[str, Any], Context], Any]:
+def load(source: str, settle_order: Callable[[str], None]) -> Callable[[dict[str, Any], LambdaContext], Any]:
     """The recipe's handler, its `settle_order` being the one given."""
     namespace: dict[str, Any] = {"settle_order": settle_order}
     exec(compile(source, "recipe", "exec"), namespace)  # noqa: S102 - the recipe under test, verbatim
-    handler: Callable[[dict[str, Any], Context], Any] = namespace["handler"]
+    handler: Callable[[dict[str, Any], LambdaContext], Any] = namespace["handler"]
     return handler
 
 
@@ -178,7 +172,7 @@ def settled_by_retries_after_a_killed_attempt(source: str, env: dict[str, str], 
     handler = load(source, settled.append)
     time.sleep(max(0.0, in_the_work + KILLED_ATTEMPT_BUDGET_MS / 1000 + 0.1 - time.time()))
     for attempt in range(2, 2 + retries):
-        handler({**event, "attempt": attempt}, Context())
+        handler({**event, "attempt": attempt}, context())
     return event, settled
 
 
@@ -193,8 +187,8 @@ def test_a_repeat_after_a_successful_attempt_does_not_redo_the_work(aws: dict[st
     settled: list[str] = []
     handler = load(documented_block("A Lambda target"), settled.append)
     event = envelope()
-    handler(event, Context())
-    handler(event, Context())  # the same delivery handed over twice
+    handler(event, context())
+    handler(event, context())  # the same delivery handed over twice
     assert settled == [event["payload"]["order"]]
 
 
@@ -211,8 +205,8 @@ def test_a_failed_attempt_leaves_the_work_to_the_retry(aws: dict[str, str]) -> N
     handler = load(documented_block("A Lambda target"), settle_once_it_works)
     event = envelope()
     with pytest.raises(RuntimeError):
-        handler(event, Context())
-    handler({**event, "attempt": 2}, Context())
+        handler(event, context())
+    handler({**event, "attempt": 2}, context())
     assert settled == [event["payload"]["order"]]
 
 
@@ -226,8 +220,8 @@ def test_the_sqs_consumer_settles_each_envelope_once_across_redeliveries(aws: di
                              "messageAttributes": {"dedupeKey": {"stringValue": body["dedupeKey"]}}}
                             for body in bodies]}
 
-    assert handler(sqs_event(first), Context()) == {"batchItemFailures": []}
-    assert handler(sqs_event(first, second), Context()) == {"batchItemFailures": []}
+    assert handler(sqs_event(first), context()) == {"batchItemFailures": []}
+    assert handler(sqs_event(first, second), context()) == {"batchItemFailures": []}
     assert settled == [first["payload"]["order"], second["payload"]["order"]]
 
 

@@ -14,6 +14,7 @@ from unittest import mock
 import pytest
 
 from cdk_delayed_scheduler.local.event_filter import matches
+from cdk_delayed_scheduler.local.pollers import LambdaContext
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -27,18 +28,6 @@ def forget_stream_triggers(account: str) -> None:
 
     for table in dynamodb_backends[account][REGION].tables.values():
         table.lambda_event_source_mappings.clear()
-
-
-class LambdaContext:
-    """The parts of Lambda's context object the runtime reads."""
-
-    def __init__(self, function_name: str, timeout_seconds: float) -> None:
-        self.function_name = function_name
-        self.aws_request_id = f"wiring-{time.monotonic_ns()}"
-        self._deadline = time.monotonic() + timeout_seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
 class DeployedFunction:

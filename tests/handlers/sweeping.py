@@ -5,9 +5,11 @@ out of time, and a fixture that starts each test with no sweep to resume."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
+from cdk_delayed_scheduler.local.pollers import LambdaContext
 from scheduler_runtime.aws import shards
 from scheduler_runtime.handlers import sweeper
 
@@ -65,12 +67,20 @@ def refuse_every_send(real, call_number, **kwargs):
                                          for e in kwargs["Entries"]]}
 
 
-class RunsOutAfter:
-    """A Lambda context with time to spare for the first ``checks`` checks, then almost none."""
+class _StopsAfter(threading.Event):
+    """An engine's stopping signal that is set once it has been looked at ``checks`` times."""
 
     def __init__(self, checks: int) -> None:
-        self.left = checks
+        super().__init__()
+        self._looks_left = checks
 
-    def get_remaining_time_in_millis(self) -> int:
-        self.left -= 1
-        return 60_000 if self.left >= 0 else 1_000
+    def is_set(self) -> bool:
+        self._looks_left -= 1
+        if self._looks_left < 0:
+            self.set()
+        return super().is_set()
+
+
+def runs_out_after(checks: int) -> LambdaContext:
+    """A Lambda context with time to spare for the first ``checks`` checks of its time left, then none."""
+    return LambdaContext("sweeper", 60, _StopsAfter(checks))

@@ -19,7 +19,7 @@ from scheduler_runtime.handlers import enqueuer, sweeper
 from scheduler_runtime.handlers.sweeper import SweepIncomplete
 
 from .conftest import call_api, faulty, schedule, service_error, status_of
-from .sweeping import RunsOutAfter, long_timers_claimed, recording_sends, refuse_every_send, removed_id, sent_ids
+from .sweeping import long_timers_claimed, recording_sends, refuse_every_send, removed_id, runs_out_after, sent_ids
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 
@@ -143,7 +143,7 @@ def test_a_sweep_that_stopped_early_is_resumed_by_the_next_and_nothing_is_claime
     assert len(set(shards.values())) == 4  # the ids spread over every shard
     for schedule_id in ids:
         schedule(schedule_id, 20, long=True)
-    first = sweeper.handler({}, RunsOutAfter(checks=1))  # one page per shard: stops after its second shard
+    first = sweeper.handler({}, runs_out_after(checks=1))  # one page per shard: stops after its second shard
     assert first["complete"] is False
     swept = {first["startShard"], (first["startShard"] + 1) % 4}
     assert first["claimed"] == sum(1 for s in shards.values() if s in swept)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from cdk_delayed_scheduler.local.pollers import LambdaContext
 from scheduler_runtime import observability
 from scheduler_runtime.core.contract import (FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS,
                                              SWEEPS_STOPPED_EARLY_METRIC)
@@ -61,13 +62,6 @@ def test_a_batch_with_only_failed_attempts_emits_them_and_no_lateness(aws, monke
     assert record[FAILED_ATTEMPTS_METRIC] == 2 and LATENESS_METRIC not in record
 
 
-class _ShortOfTime:
-    """A Lambda context with almost no time left: the sweep stops after its first page."""
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 1_000
-
-
 def test_a_sweep_that_stops_early_emits_one_count_and_a_complete_sweep_none(aws, monkeypatch):
     lines: list[str] = []
     monkeypatch.setattr(observability, "_metric_sink", lines.append)
@@ -79,7 +73,8 @@ def test_a_sweep_that_stops_early_emits_one_count_and_a_complete_sweep_none(aws,
     assert lines == []
     for n in range(4, 40):
         schedule(f"s-{n}", 20, long=True)
-    assert sweeper.handler({}, _ShortOfTime())["complete"] is False
+    short_of_time = LambdaContext("sweeper", timeout_seconds=1)  # the sweep stops after its first page
+    assert sweeper.handler({}, short_of_time)["complete"] is False
     (record,) = [json.loads(line) for line in lines]
     (directive,) = record["_aws"]["CloudWatchMetrics"]
     assert directive["Namespace"] == "Orders/Timers"

@@ -11,6 +11,7 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
+from cdk_delayed_scheduler.local.pollers import LambdaContext
 from scheduler_runtime.aws import context
 from scheduler_runtime.handlers import dispatcher, enqueuer, sweeper
 
@@ -56,13 +57,7 @@ def test_sweeper_queries_paginate(aws):
 
 def test_sweeper_stops_early_when_the_invocation_runs_out_of_time(aws):
     schedule("t", 10, long=True)
-
-    class NearlyOutOfTime:
-        @staticmethod
-        def get_remaining_time_in_millis():
-            return 1_000
-
-    assert sweeper.handler({}, NearlyOutOfTime())["complete"] is False
+    assert sweeper.handler({}, LambdaContext("sweeper", timeout_seconds=1))["complete"] is False
 
 
 def test_a_claim_succeeds_exactly_once(aws):

@@ -12,7 +12,7 @@ from scheduler_runtime.handlers import sweeper
 from scheduler_runtime.handlers.sweeper import SweepIncomplete
 
 from .conftest import call_api, faulty, schedule, service_error, window
-from .sweeping import RunsOutAfter, fresh_sandbox, removed_id  # noqa: F401 - fresh_sandbox is an autouse fixture
+from .sweeping import fresh_sandbox, removed_id, runs_out_after  # noqa: F401 - fresh_sandbox is an autouse fixture
 from .virtual_time import now_s
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
@@ -36,7 +36,7 @@ def test_sweeps_that_keep_stopping_early_still_reach_every_shard(aws):
     ids = spread_over_shards("load", 2)
     for schedule_id in ids:
         schedule(schedule_id, 20, long=True)
-    results = [sweeper.handler({}, RunsOutAfter(checks=1)) for _ in range(2)]  # each has time for two shards
+    results = [sweeper.handler({}, runs_out_after(checks=1)) for _ in range(2)]  # each has time for two shards
     assert [r["complete"] for r in results] == [False, False]
     claimed = [removed_id(r) for r in aws.new_stream_records("REMOVE")]
     assert sorted(claimed) == ids  # every shard, each timer once
@@ -53,7 +53,7 @@ def test_a_claim_error_before_an_early_stop_still_raises(aws):
     for schedule_id in ids:
         schedule(schedule_id, 20, long=True)
     with faulty("dynamodb", delete_item=claims_of_bad_fail), pytest.raises(SweepIncomplete, match="1 claims failed"):
-        sweeper.handler({}, RunsOutAfter(checks=0))  # stops after its first shard
+        sweeper.handler({}, runs_out_after(checks=0))  # stops after its first shard
     again = sweeper.handler({})
     assert again["complete"] is True and again["claimed"] == len(ids) - 1
 

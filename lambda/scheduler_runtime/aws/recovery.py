@@ -17,8 +17,6 @@ from typing import Any
 
 from ..core import contract, keys
 
-GET_RECORDS_LIMIT = contract.STREAM_BATCH_SIZE.max
-"""The most records one ``GetRecords`` call returns."""
 MAX_EMPTY_PAGES = 5
 """An open shard answers empty pages past its newest record; give up after this many in a row."""
 
@@ -75,7 +73,7 @@ def claims_in_range(streams: Any, message: dict[str, Any] | str) -> list[dict[st
     claims: list[dict[str, Any]] = []
     empty = 0
     while iterator and empty < MAX_EMPTY_PAGES:
-        page = streams.get_records(ShardIterator=iterator, Limit=GET_RECORDS_LIMIT)
+        page = streams.get_records(ShardIterator=iterator, Limit=contract.GET_RECORDS_LIMIT)
         iterator = page.get("NextShardIterator")
         empty = 0 if page.get("Records") else empty + 1
         for record in page.get("Records", []):

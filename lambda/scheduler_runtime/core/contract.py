@@ -139,6 +139,8 @@ PRECISIONS: tuple[str, ...] = tuple(_CONTRACT["precision"]["values"])
 DEFAULT_PRECISION: str = _CONTRACT["precision"]["default"]
 STREAM_BATCH_SIZE = Bounds.of(_CONTRACT["streamBatchSize"])
 """Stream records per enqueuer invocation; its ``max`` is also the most one ``GetRecords`` returns."""
+GET_RECORDS_LIMIT: int = STREAM_BATCH_SIZE.max
+"""The most records one DynamoDB Streams ``GetRecords`` call returns (its ``Limit``)."""
 STREAM_RETRY_ATTEMPTS = Bounds.of(_CONTRACT["streamRetryAttempts"])
 MEMORY_SIZE_MIB = Bounds.of(_CONTRACT["memorySizeMiB"])
 """Any function's memory range (no default: see :data:`DEFAULT_MEMORY_SIZES_MIB`)."""

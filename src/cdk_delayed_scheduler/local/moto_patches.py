@@ -108,6 +108,8 @@ import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
+from .._contract import contract
+
 _applied = False
 _ROUTED_BY_SCOPE = {"dynamodb", "sqs"}  # signing names whose backend the scope and target prefix decide
 STREAM_ITERATORS_KEPT = 1000
@@ -375,7 +377,8 @@ def _patch_streams() -> None:
     from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
     def get_records(self: Any) -> str:
-        result = self.backend.get_records(self._get_param("ShardIterator"), self._get_param("Limit") or 1000)
+        limit = self._get_param("Limit") or contract.GET_RECORDS_LIMIT
+        result = self.backend.get_records(self._get_param("ShardIterator"), limit)
         return json.dumps(result, default=_wire_value)
 
     DynamoDBStreamsHandler.get_records = get_records  # type: ignore[method-assign,assignment]

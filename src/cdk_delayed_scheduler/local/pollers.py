@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .._contract import contract
 from .checkpoints import CheckpointStore
 from .event_filter import matches
 
 Handler = Callable[[dict[str, Any], Any], Any]
-GET_RECORDS_LIMIT = 1000  # DynamoDB Streams' maximum per GetRecords call
 SQS_RECEIVE_LIMIT = 10  # SQS's maximum per ReceiveMessage call
 GATHER_PAUSE_SECONDS = 0.05  # between receives that found nothing, while a batching window gathers
 logger = logging.getLogger("cdk_delayed_scheduler.local")
@@ -182,7 +182,7 @@ class StreamPoller(_PollerThread):
             iterator = self._iterators[shard_id] or self._iterator_from_checkpoint(shard_id)
             # Read as much as GetRecords gives; filter, then invoke in batches (Lambda
             # filters before it batches, so filtered-out records cost no invocation).
-            response = self._streams.get_records(ShardIterator=iterator, Limit=GET_RECORDS_LIMIT)
+            response = self._streams.get_records(ShardIterator=iterator, Limit=contract.GET_RECORDS_LIMIT)
             records = response.get("Records", [])
             self._iterators[shard_id] = response.get("NextShardIterator")  # None once a shard is closed
             if records:
