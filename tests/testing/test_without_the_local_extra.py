@@ -62,6 +62,14 @@ def test_local_and_demo_say_to_install_the_local_extra_and_start_nothing(bare_en
     assert ("rich" in line) == (command[0] == "demo")
 
 
+def test_recover_stream_runs_in_a_base_install(bare_env, tmp_path):
+    """It only invokes the enqueuer, which botocore does: it reads its message before anything else."""
+    result, seconds = _run([str(SCRIPT), "recover-stream", "--destination-message", "not json"], bare_env, tmp_path)
+    assert (result.returncode, result.stderr.strip().splitlines()) == (
+        2, ["error: --destination-message is not JSON: Expecting value: line 1 column 1 (char 0)"]), result.stderr
+    assert seconds < FAST_SECONDS
+
+
 def test_the_fixture_fails_with_the_message_and_a_test_without_it_passes(bare_env, tmp_path):
     (tmp_path / "test_user.py").write_text(
         "def test_plain():\n"

@@ -315,7 +315,7 @@ def _recover_stream(args: argparse.Namespace) -> int:
     """Invoke the enqueuer with the on-failure message; print its answer; 1 if it failed."""
     import json  # noqa: PLC0415
 
-    import boto3  # noqa: PLC0415 - only this command needs it
+    import botocore.session  # noqa: PLC0415 - only this command needs it; botocore is in the base install
 
     text = args.destination_message
     if text.startswith("@"):
@@ -325,7 +325,7 @@ def _recover_stream(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: --destination-message is not JSON: {exc}", file=sys.stderr)
         return 2
-    client = boto3.client("lambda", endpoint_url=args.endpoint_url)
+    client = botocore.session.get_session().create_client("lambda", endpoint_url=args.endpoint_url)
     response = client.invoke(FunctionName=args.function_name, Payload=json.dumps({"recover": message}).encode())
     print(response["Payload"].read().decode())
     return 1 if response.get("FunctionError") else 0
