@@ -83,6 +83,31 @@ def test_a_last_receive_whose_dead_letter_send_is_throttled_leaves_the_schedule_
     assert "after 3 attempts" in read["lastError"]
 
 
+def test_a_park_whose_dead_letter_send_failed_is_made_when_its_message_comes_back_with_receives_left(aws):
+    """maxAttempts 1: the first receive fails the delivery and writes FAILED, then its dead-letter send fails, so the
+    message comes back while SQS still has receives left for it. Refused as FAILED and dropped, it left a FAILED
+    schedule with nothing in the dead-letter queue (a redrive found nothing to send back)."""
+    body = {"id": "unparked", "dueAt": now_s(), "target": "broken", "payload": {"keep": "me"},
+            "retry": {"maxAttempts": 1}}
+    assert call_api("POST", "/schedules", body)[0] == 201
+    [message] = aws.receive(aws.delayer_url)
+
+    def dlq_refused(real, **kwargs):
+        if kwargs["QueueUrl"] == aws.dlq_url:
+            raise service_error("SendMessage", "ThrottlingException")
+        return real.send_message(**kwargs)
+
+    with faulty("sqs", send_message=dlq_refused):
+        assert dispatch(receive(message, 1)) == {"batchItemFailures": [{"itemIdentifier": message["messageId"]}]}
+    assert call_api("GET", "/schedules/unparked")[1]["status"] == "FAILED"
+    assert aws.receive(aws.dlq_url) == []
+    assert dispatch(receive(message, 2)) == {"batchItemFailures": []}  # back, with receives left: parked now
+    [parked] = aws.receive(aws.dlq_url)
+    envelope = json.loads(parked["body"])
+    assert (envelope["id"], envelope["payload"], envelope["attempt"]) == ("unparked", {"keep": "me"}, 1)
+    assert "attempt" in parked["messageAttributes"]["reason"]["stringValue"]
+
+
 def test_a_last_receive_cut_short_by_the_dispatcher_timeout_leaves_the_schedule_findable_with_a_reason(aws, monkeypatch):
     monkeypatch.setenv("HISTORY_RETENTION_SECONDS", "60")
     schedule("timed-out", 0, target="broken", payload={"keep": "me"})

@@ -35,6 +35,7 @@ from .config import Config
 from .context import Context
 from . import groups as groups_module
 from .delayer import DelayerQueue
+from .items import ScheduleRecord
 from .store import ScheduleStore
 from .targets import DeliveryError, Undeliverable, deliver, refused_for_good
 
@@ -89,6 +90,9 @@ class Delivery:
             fired = clock.now_ms()
             start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id,
                                          note)
+        if start.unparked is not None:
+            self._park_again(start.unparked)
+            return None
         if start.record is None:
             self._not_delivered(ref, start.refusal)
             return None
@@ -203,6 +207,14 @@ class Delivery:
         except Exception:  # noqa: BLE001 - see above
             logger.exception("recording the failure of %s failed", envelope["id"])
         self._dead_letter(envelope, reason, route)
+
+    def _park_again(self, record: ScheduleRecord) -> None:
+        """Park, from its FAILED record, the delivery whose message failed it and came back: the dead-letter send
+        after the FAILED write did not happen (it failed, or the invocation died), so the message is the only thing
+        left that can put the envelope where a FAILED schedule must be. Raises, to come back again, if it fails."""
+        envelope = build_envelope(record.schedule_id, record.due_ms, record.fired_ms or record.due_ms, record.attempts,
+                                  record.payload_json, record.target)
+        self._dead_letter(envelope, record.last_error or "failed", f"/schedules/{record.schedule_id}")
 
     def _dead_letter(self, envelope: dict[str, Any], reason: str, route: str) -> None:
         """Park ``envelope`` with ``reason``. One too large for the dead-letter queue as well is parked without

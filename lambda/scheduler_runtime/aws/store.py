@@ -43,6 +43,9 @@ class DeliveryStart:
 
     record: ScheduleRecord | None
     refusal: Refusal | None = None
+    unparked: ScheduleRecord | None = None
+    """FAILED by this very message, which came back: its dead-letter send failed, or its invocation died after the
+    FAILED write. The envelope must still be parked (from this record), or nothing would hold it there."""
 
 
 class ScheduleStore:
@@ -327,6 +330,8 @@ class ScheduleStore:
             return DeliveryStart(None, Refusal.MISSING if pending else Refusal.STRAY)
         if old["status"]["S"] == states.FIRED:
             return DeliveryStart(None, Refusal.DUPLICATE)
+        if old["status"]["S"] == states.FAILED and old.get("msgId", {}).get("B") == values[":mid"]:
+            return DeliveryStart(None, Refusal.FAILED, unparked=ScheduleRecord.from_item(old))
         return DeliveryStart(None, Refusal(old["status"]["S"]))
 
     def cancel_started(self, record: ScheduleRecord, reason: str, now_ms: int, retention_seconds: int,
