@@ -12,6 +12,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from botocore.config import Config as BotoConfig
+
 from .._contract import contract
 from .._local_required import ENGINE, require_local
 from .._runtime_asset import event_filters, runtime_asset_path
@@ -193,7 +195,8 @@ class Engine:
         functions[API_FUNCTION] = lambda event: direct_api(event, None)  # direct invoke
         functions[ENQUEUER_FUNCTION] = lambda event: handlers["enqueuer"](event, None)  # stream recovery
 
-        sqs = session.client("sqs")
+        # the dispatcher's mapping deletes and releases messages from each of its concurrent invocations, and receives
+        sqs = session.client("sqs", config=BotoConfig(max_pool_connections=opts.dispatcher_max_concurrency + 1))
         self._failure_clients = (session.client("dynamodbstreams"), session.client("sqs"))
         if opts.state_dir:
             opts.state_dir.mkdir(parents=True, exist_ok=True)
