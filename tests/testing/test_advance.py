@@ -1,11 +1,12 @@
 """Time passes without sleeping: ``advance`` delivers what comes due, through the runtime's protocol."""
 
 import time
+import random
 from datetime import timedelta
 
 import pytest
 
-from cdk_delayed_scheduler.client import ScheduleStatus
+from cdk_delayed_scheduler.client import ScheduleRequest, ScheduleStatus
 from cdk_delayed_scheduler.testing import local_scheduler
 
 
@@ -22,7 +23,7 @@ def test_a_timer_an_hour_away_is_delivered_once_at_its_due_time(local_scheduler)
     (delivery,) = local_scheduler.deliveries()
     assert (delivery.id, delivery.payload, delivery.target) == (scheduled.id, {"order": 42}, "default")
     assert delivery.due_at == scheduled.due_at                       # dueAt as scheduled
-    assert timedelta(0) <= delivery.lateness < timedelta(seconds=2)   # never early
+    assert delivery.lateness == timedelta(0)                          # at its due instant, to the millisecond
     assert delivery.envelope.fired_at >= delivery.due_at
     assert timers.get(scheduled.id).status == ScheduleStatus.FIRED
 
@@ -33,10 +34,10 @@ def test_a_timer_an_hour_away_is_delivered_once_at_its_due_time(local_scheduler)
 def test_the_clock_moves_by_what_advance_was_given(local_scheduler):
     before = local_scheduler.now()
     local_scheduler.advance(days=1, hours=2)
-    assert timedelta(days=1, hours=2) <= local_scheduler.now() - before < timedelta(days=1, hours=2, seconds=5)
+    assert local_scheduler.now() - before == timedelta(days=1, hours=2)  # and it stands still between calls
     # the server's clock is the same one: a delay counts from the moved clock
     due = local_scheduler.client.schedule(timedelta(seconds=30), {}).due_at
-    assert timedelta(seconds=25) < due - local_scheduler.now() <= timedelta(seconds=30)
+    assert due - local_scheduler.now() == timedelta(seconds=30)
 
 
 def test_timers_come_in_due_order_whichever_path_they_take(local_scheduler):
@@ -47,7 +48,7 @@ def test_timers_come_in_due_order_whichever_path_they_take(local_scheduler):
 
     local_scheduler.advance(days=1)
     assert [d.id for d in local_scheduler.deliveries()] == ["in-ten-seconds", "in-twenty-minutes", "in-a-day"]
-    assert all(timedelta(0) <= d.lateness < timedelta(seconds=2) for d in local_scheduler.deliveries())
+    assert [d.lateness for d in local_scheduler.deliveries()] == [timedelta(0)] * 3
 
 
 def test_a_cancelled_schedule_is_never_delivered(local_scheduler):
@@ -116,13 +117,29 @@ def test_advance_refuses_a_negative_or_unbounded_time(local_scheduler, seconds):
         local_scheduler.advance(seconds)
 
 
-def test_a_timer_that_entered_the_window_in_real_time_is_still_delivered():
-    """With a 5 s window, a timer due in 5.1 s waits in the table and enters the window 0.1 s later:
-    by the time advance runs, real time has carried it past its claim, which advance makes at once."""
+def test_a_timer_in_a_window_shorter_than_the_sweep_interval_is_claimed_as_it_enters_it():
+    """With a 5 s window and the rule's minute, a timer due in 5.1 s waits in the table and enters the window
+    0.1 s later, long before the rule's next run: advance claims it then, and it comes at its due time."""
     with local_scheduler(delay_window=5) as scheduler:
         scheduled = scheduler.client.schedule(timedelta(seconds=5, milliseconds=100), {})
         assert scheduled.status == ScheduleStatus.SCHEDULED
-        time.sleep(0.2)
 
+        scheduler.advance(seconds=1)
+        assert scheduler.client.get(scheduled.id).status == ScheduleStatus.QUEUED
         scheduler.advance(seconds=5)
-        assert [d.id for d in scheduler.deliveries()] == [scheduled.id]
+        (delivery,) = scheduler.deliveries()
+        assert (delivery.id, delivery.lateness) == (scheduled.id, timedelta(0))
+
+
+def test_timers_spread_over_an_hour_each_come_at_their_due_instant_in_due_order(local_scheduler):
+    """Some short (straight to the delayer queue), most waiting in the table until the rule's sweep claims
+    them: each delivery starts at its due instant to the millisecond, whichever path it took."""
+    spread = random.Random(7)
+    requests = [ScheduleRequest(timedelta(seconds=spread.randint(1, 3600)), {"n": n}) for n in range(30)]
+    scheduled = local_scheduler.client.schedule_many(requests)
+    local_scheduler.advance(hours=1)
+    deliveries = local_scheduler.deliveries()
+    by_due = sorted(scheduled, key=lambda s: (s.due_at, s.id))
+    assert sorted(d.id for d in deliveries) == sorted(s.id for s in scheduled)
+    assert [d.due_at for d in deliveries] == [s.due_at for s in by_due]  # in due order
+    assert {d.lateness for d in deliveries} == {timedelta(0)}

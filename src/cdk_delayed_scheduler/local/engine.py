@@ -24,9 +24,9 @@ from .deliveries import LocalTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
-from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
-from .quiet import QuietCheck
 from .named_targets import LOCAL_TARGET_FUNCTION, make_named_targets
+from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
+from .quiet import QuietCheck, under_way
 from .resources import REGION, function_arn, provision, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
 
@@ -107,8 +107,16 @@ class Engine:
     engine-started moto keeps its state per process.
     """
 
-    def __init__(self, options: EngineOptions | None = None) -> None:
+    def __init__(self, options: EngineOptions | None = None, *, corrected_endpoint: bool = False,
+                 before_api_call: Callable[[], None] | None = None) -> None:
+        """``corrected_endpoint``: ``options.endpoint_url`` is a moto with this package's corrections
+        (``local.moto_patches``), whose long polls answer as soon as a message is receivable: the dispatcher's
+        mapping then long-polls it, as it does the moto the engine starts. Default: a plain endpoint, polled.
+        ``before_api_call`` runs before each invocation of the api function, HTTP or direct (the testing kit
+        moves its clock there). Default: nothing."""
         self.options = options or EngineOptions()
+        self._long_polls = corrected_endpoint
+        self._before_api_call = before_api_call
         self.stats = EngineStats()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -182,6 +190,8 @@ class Engine:
         self._set_function_environment(named.descriptions)
         handlers = self._load_handlers()
         handlers["api"] = within_timeout(handlers["api"], contract.API_FUNCTION_TIMEOUT_SECONDS)
+        if self._before_api_call is not None:
+            handlers["api"] = _preceded(self._before_api_call, handlers["api"])
         if resources.table_created:
             self._mark_shards(session)
         self._deadlines.install()  # after set-up, as the faults: the engine's own requests have no deadline
@@ -210,7 +220,8 @@ class Engine:
         self._dispatcher_poller = QueuePoller(
             dispatcher, sqs, self.queue_url, resources.queue_arn, self._stop, concurrency=opts.dispatcher_max_concurrency,
             batch_size=opts.dispatcher_batch_size, max_batching_window=opts.dispatcher_max_batching_window,
-            visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto else 0, region=REGION)
+            visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto or self._long_polls else 0,
+            region=REGION)
         self._threads += [self._stream, self._dispatcher_poller, ScheduleRule(sweeper, opts.sweep_interval, self._stop)]
         self._quiet = QuietCheck(session, self.queue_url, self.table_name, opts.delay_window, opts.shard_count,
                                  self.stats.claims_settled, self._stream)
@@ -261,23 +272,26 @@ class Engine:
                        dead_letter_queue=self.dead_letter_queue_url, enqueuer_function=ENQUEUER_FUNCTION,
                        **selection)
 
-    def under_way(self) -> list[str]:
+    def under_way(self, delayer_counts: Callable[[], tuple[int, int | None]] | None = None) -> list[str]:
         """What is under way now, if anything: a receivable message in the delayer queue, a dispatcher
         invocation running, a target function invoked as an event still running, a claim not yet enqueued
         or written back. Empty when the engine is settled;
-        messages that wait out a delay or a visibility timeout do not count, nor do timers."""
-        assert self._quiet is not None and self._dispatcher_poller is not None, "the engine is not started"
-        # in flight is counted from before a receive: read on both sides of the queue's count, a message
-        # received in between shows
-        in_flight = self._dispatcher_poller.in_flight
-        claims_settled = self.stats.claims_settled()
-        receivable = self._quiet.receivable_messages()
-        in_flight = max(in_flight, self._dispatcher_poller.in_flight)
-        events = self._lambda.events_running if self._lambda is not None else 0
-        return [what for what, busy in ((f"{in_flight} dispatcher invocations", in_flight),
-                                        (f"{events} target functions invoked as an event", events),
-                                        ("a claim not yet enqueued", not claims_settled),
-                                        (f"{receivable} receivable delayer messages", receivable)) if busy]
+        messages that wait out a delay or a visibility timeout do not count, nor do timers.
+
+        With a long-polling mapping, a receive's messages count once its answer came back. ``delayer_counts``
+        reads the delayer queue's receivable messages and how many its receives handed out so far (the
+        testing kit reads both from its moto, in one request, and only when nothing else is under way):
+        messages handed out but not taken up by an invocation yet then count too. Default: the queue's count,
+        from SQS."""
+        quiet, functions = self._quiet, self._lambda
+        assert quiet is not None and self._dispatcher_poller is not None, "the engine is not started"
+
+        def sqs_counts() -> tuple[int, int | None]:
+            return quiet.receivable_messages(), None
+
+        return under_way(self._dispatcher_poller, self.stats.claims_settled,
+                         lambda: functions.events_running if functions is not None else 0,
+                         delayer_counts or sqs_counts, read_counts_when_busy=delayer_counts is None)
 
     # --- set-up --------------------------------------------------------------
     def _start_moto(self) -> str:
@@ -411,3 +425,10 @@ class Engine:
         message = stream_failure_message(streams, self.stream_arn, function, sequence_numbers)
         sqs.send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(message))
 
+
+def _preceded(before: Callable[[], None], handler: Handler) -> Handler:
+    def invoke(event: dict[str, Any], context: Any) -> Any:
+        before()
+        return handler(event, context)
+
+    return invoke

@@ -264,7 +264,7 @@ def _patch_sqs() -> None:
 
     def messages(self: Any) -> list[Any]:
         now = unix_time_millis()
-        return [m for m in self._messages if m.visible_at < now and m.delayed_until <= now]
+        return [m for m in self._messages if m.visible_at <= now and m.delayed_until <= now]
 
     def wait_for_messages(self: Any, timeout: float) -> None:
         with self._messages_lock:

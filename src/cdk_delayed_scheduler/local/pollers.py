@@ -278,9 +278,12 @@ class QueuePoller(_PollerThread):
         self._window = max_batching_window
         self._visibility = visibility_timeout
         self._wait_seconds = wait_seconds
+        if wait_seconds:  # a receive that found nothing waited already: receive again at once, as Lambda's pollers do
+            self.idle_seconds = 0.0
         self._region = region
         self._slots = threading.Semaphore(concurrency)
         self._in_flight = 0
+        self._received = 0
         self._in_flight_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"invoke:{function.name}")
 
@@ -293,19 +296,26 @@ class QueuePoller(_PollerThread):
     def poll_once(self) -> bool:
         if not self._slots.acquire(timeout=0.5):
             return True
-        self._count_in_flight(1)  # before the receive: its messages are in flight from then on
+        # A short receive is in flight from before it: its messages are then never unaccounted for. A long poll
+        # would be in flight for all of its wait: its messages count once it returns (``messages_received``).
+        counted_before = not self._wait_seconds
+        if counted_before:
+            self._count_in_flight(1)
         try:
             messages = self._receive(self._wait_seconds)
             if messages and self._window > 0:
                 messages += self._gather(len(messages))
         except BaseException:
-            self._count_in_flight(-1)
+            if counted_before:
+                self._count_in_flight(-1)
             self._slots.release()
             raise
         if not messages:
-            self._count_in_flight(-1)
+            if counted_before:
+                self._count_in_flight(-1)
             self._slots.release()
             return False
+        self._count_in_flight(0 if counted_before else 1, len(messages))
         self._pool.submit(self._invoke, messages)
         return True
 
@@ -331,13 +341,21 @@ class QueuePoller(_PollerThread):
                 time.sleep(min(GATHER_PAUSE_SECONDS, max(0.0, deadline - time.monotonic())))
         return more
 
-    def _count_in_flight(self, change: int) -> None:
+    def _count_in_flight(self, change: int, received: int = 0) -> None:
         with self._in_flight_lock:
             self._in_flight += change
+            self._received += received
+
+    @property
+    def messages_received(self) -> int:
+        """Messages the receives handed to invocations so far."""
+        with self._in_flight_lock:
+            return self._received
 
     @property
     def in_flight(self) -> int:
-        """Receives and invocations under way (an invocation's messages deleted, or left for a retry, once it ends)."""
+        """Invocations under way (an invocation's messages deleted, or left for a retry, once it ends), and a short
+        receive under way."""
         with self._in_flight_lock:
             return self._in_flight
 

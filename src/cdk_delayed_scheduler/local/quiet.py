@@ -85,3 +85,32 @@ class QuietCheck:
                 raise TimeoutError(f"the engine did not become quiet within {timeout} s: "
                                    f"{'; '.join(self.pending()) or 'nothing pending at the last check'}")
             time.sleep(CHECK_INTERVAL_SECONDS)
+
+
+class DispatcherProgress(Protocol):
+    @property
+    def in_flight(self) -> int:
+        """Invocations under way, and a short receive."""
+
+    @property
+    def messages_received(self) -> int:
+        """Messages the receives handed to invocations so far."""
+
+
+def under_way(poller: DispatcherProgress, claims_settled: Callable[[], bool], events_running: Callable[[], int],
+              delayer_counts: Callable[[], tuple[int, int | None]], *, read_counts_when_busy: bool) -> list[str]:
+    """What is under way (see ``Engine.under_way``), each said in a few words: empty when nothing is."""
+    # read on both sides of the queue's counts: a message received in between shows in one of them
+    in_flight, taken = poller.in_flight, poller.messages_received
+    settled, events = claims_settled(), events_running()
+    if read_counts_when_busy or not (in_flight or events or not settled):
+        receivable, handed_out = delayer_counts()
+    else:
+        receivable, handed_out = 0, None  # busy already: the queue's counts are not read
+    in_flight = max(in_flight, poller.in_flight)
+    untaken = 0 if handed_out is None else handed_out - max(taken, poller.messages_received)
+    return [what for what, busy in ((f"{in_flight} dispatcher invocations", in_flight),
+                                    (f"{untaken} delayer messages received, not yet handed to an invocation", untaken),
+                                    (f"{events} target functions invoked as an event", events),
+                                    ("a claim not yet enqueued", not settled),
+                                    (f"{receivable} receivable delayer messages", receivable)) if busy]

@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import threading
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ..local import Engine
     from ..local.deliveries import ResourceTarget
     from ..operator import RedriveReport
-    from ._clock import SimulatedClock
+    from ._clock import KitClock
     from ._webhooks import WebhookAnswer, WebhookReceiver
 
 DEFAULT_TARGET = "default"
@@ -29,7 +30,7 @@ _active = threading.Lock()
 class LocalScheduler:
     """A running local scheduler: a client, what each target received, and a clock to move."""
 
-    def __init__(self, engine: Engine, clock: SimulatedClock, log: DeliveryLog, url_env: str | None,
+    def __init__(self, engine: Engine, clock: KitClock, log: DeliveryLog, url_env: str | None,
                  webhooks: WebhookReceiver | None = None) -> None:
         self.engine = engine
         """The :class:`~cdk_delayed_scheduler.local.Engine` underneath (its stats, queues, table)."""
@@ -78,7 +79,8 @@ class LocalScheduler:
         return self._client
 
     def now(self) -> datetime:
-        """The scheduler's clock: the real time plus every :meth:`advance` so far."""
+        """The scheduler's clock: the real time the block started at, plus every :meth:`advance` so far (and the
+        waits of the scheduler's own, such as a sub-second remainder before a due time); it stands still between."""
         return datetime.fromtimestamp(self._clock.now_ms() / 1000, tz=timezone.utc)
 
     def deliveries(self, target: str | None = DEFAULT_TARGET) -> list[Delivery]:
@@ -162,7 +164,7 @@ class LocalScheduler:
         total = seconds + 60 * minutes + 3600 * hours + 86400 * days
         if not total >= 0 or math.isinf(total):
             raise ValueError(f"advance: the time to pass must be a finite number of seconds >= 0, got {total}")
-        advance(self.engine, self._clock, self._dynamodb(), math.ceil(total * 1000))
+        advance(self.engine, self._clock, math.ceil(total * 1000))
         self._drain_queues()
 
     def redrive(self, **selection: Any) -> RedriveReport:
@@ -174,11 +176,7 @@ class LocalScheduler:
 
     def _dynamodb(self) -> Any:
         if self._ddb is None:
-            from botocore.config import Config  # noqa: PLC0415
-
-            from ._stepping import SHARD_READERS  # noqa: PLC0415
-
-            self._ddb = self.engine.client("dynamodb", config=Config(max_pool_connections=SHARD_READERS))
+            self._ddb = self.engine.client("dynamodb")
         return self._ddb
 
     def _drain_queues(self) -> None:
@@ -231,24 +229,24 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
     require_local("the testing kit (local_scheduler)")
     from ..local import Engine, EngineOptions  # noqa: PLC0415 - the engine only once a kit is used
     from ..local.deliveries import RESOURCE_TARGETS, resource_target_names  # noqa: PLC0415
-    from ._clock import SharedMoto, SimulatedClock  # noqa: PLC0415
+    from ._clock import KitClock, SharedMoto  # noqa: PLC0415
 
     for name, spec in targets.items():
         if spec is not None and not callable(spec) and not isinstance(spec, RESOURCE_TARGETS):
             raise ValueError(f"targets[{name!r}] must be a Lambda-style handler, None (record only) or "
                              f"{resource_target_names()}, got {type(spec).__name__}")
     endpoint = SharedMoto.fresh_endpoint()
-    clock = SimulatedClock(endpoint)
+    clock = KitClock(endpoint, time.time_ns() // 1_000_000)  # it starts at the real time
     log = DeliveryLog(clock.now_ms)
     with _webhook_receiver(log, targets) as webhooks:
         named = {name: _recorded(log, name, spec, webhooks) for name, spec in targets.items()}
         options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
                                 **engine_options)
-        engine = Engine(options)
+        engine = Engine(options, corrected_endpoint=True, before_api_call=clock.tick)  # the kit's moto child
         saved = os.environ.get(url_env) if url_env else None
         try:
             engine.start()
-            clock.install()
+            clock.install(engine.queue_url.rstrip("/").rsplit("/", 1)[-1])
             if url_env:
                 os.environ[url_env] = engine.api_url
             yield LocalScheduler(engine, clock, log, url_env, webhooks)
