@@ -7,26 +7,31 @@
    message's token (refused once cancelled, and for a stray of a replay, a conflict or a
    crashed create); a record not written yet is waited for, then the message is put back,
    until the create that sent it can no longer write;
-4. deliver; on failure retry through SQS, until the schedule's retry limits
+4. the one sequence of a started delivery (:meth:`Delivery._carry_out`): the group check, the attempt
+   limit, the target; on failure a retry, until the schedule's retry limits
    (:mod:`scheduler_runtime.core.retry`) are reached: then park the full envelope and the
    reason in the dead-letter queue and mark it FAILED.
 
 An occurrence of a periodic timer takes the same first two steps, then :class:`~.periodic.Periodic`
-arms the next occurrence and advances the definition (its step 3), and a failed delivery is retried
-by a message of its own naming the attempt, so the next occurrence is never held up by it.
+arms the next occurrence and advances the definition (its step 3), then the same sequence (as a
+:class:`Started`); a failed delivery is retried by a message of its own naming the attempt, so the
+next occurrence is never held up by it.
 
-A message refused as a stray is dropped, and logged at the level :data:`STRAY_LOG_LEVELS` gives its
-refusal (the rule is in :mod:`scheduler_runtime.handlers.dispatcher`'s docstring).
+A message refused a start is put back, dropped as a stray or dropped as not delivered, as
+:data:`~scheduler_runtime.core.states.ON_REFUSAL` says; a dropped stray is logged at the level
+:data:`STRAY_LOG_LEVELS` gives its refusal (the rule is in :mod:`scheduler_runtime.handlers.dispatcher`'s
+docstring).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..clock import wait_until
-from ..core.envelope import TimerRef, build_envelope
+from ..core import states
+from ..core.envelope import TimerRef, build_envelope, message_tag
 from ..core.retry import Limits, RetryPolicy, limits_of
 from ..core.states import Refusal
 from ..core.window import SLOW_WRITE_PAUSES, is_stray_age, record_expiry_seconds
@@ -52,6 +57,36 @@ class Receipt:
     """Kept across SQS's redeliveries of one message, new for every send: a retry keeps it, a duplicate
     (an ambiguous send's second message with the same token) has another."""
     receive_count: int
+    tag: bytes = field(init=False)
+    """The message's tag (:func:`~scheduler_runtime.core.envelope.message_tag`), as records and definitions keep it."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tag", message_tag(self.message_id))
+
+
+@dataclass(frozen=True)
+class Started:
+    """A delivery whose start was allowed, a one-shot's or a periodic occurrence's: what the one sequence that
+    follows (group check, limits, deliver, park) needs to know of it."""
+
+    envelope: dict[str, Any]
+    limits: Limits
+    attempt: int
+    """The attempt this start makes (a one-shot's: its message's receive count)."""
+    late_ms: int
+    route: str
+    """Where GET reads the schedule (or periodic timer) and its failure."""
+    group_stamp: tuple[str, int] | None
+    """The group and the instant its membership dates from, when it has one: a cancel after it stops the start."""
+    stop_for_group: Callable[[], None]
+    record_failure: Callable[[str], None]
+    spent: str
+    """Why an attempt past ``limits.max_attempts`` ends it: the attempt before it ended without an answer."""
+    retry: Callable[[DeliveryError], str | None]
+    """After a failed attempt: the limit reached (then it is parked), or None once the next attempt is arranged;
+    raises to have SQS hand the message out again."""
+    too_late_to_start: Callable[[], bool] = lambda: False
+    """Whether the target must not be called any more (the attempt was arranged again instead)."""
 
 
 class Delivery:
@@ -75,60 +110,83 @@ class Delivery:
             log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
-            return self._dispatch_occurrence(ref, receipt)
-        wait_until(clock, ref.due_ms)
+            started = self._start_occurrence(ref, receipt)
+        else:
+            wait_until(clock, ref.due_ms)
+            started = self._start_one_shot(ref, receipt)
+        return None if started is None else self._carry_out(ref, started)
 
-        config, store = self._config, self._store
+    def _carry_out(self, ref: TimerRef, started: Started) -> int | None:
+        """The one sequence of a started delivery: the group check, the attempt limit, the target, a retry or
+        the park. Its lateness when delivered, else None."""
+        if started.group_stamp is not None and not groups_module.may_start(self._groups(), *started.group_stamp,
+                                                                            self._clock):
+            started.stop_for_group()
+            self._refused(ref, Refusal.GROUP_CANCELLED)
+            return None
+        if started.attempt > started.limits.max_attempts:
+            # The receive of the last attempt allowed ended without the dispatcher: park now, not try again.
+            self._park(started, f"{started.limits.attempts_reached()}: {started.spent}")
+            return None
+        if started.too_late_to_start():
+            return None
+        try:
+            self._deliver(started.envelope)
+        except DeliveryError as exc:
+            limit = None if isinstance(exc, Undeliverable) else started.retry(exc)
+            if limit is None and not isinstance(exc, Undeliverable):
+                return None
+            self._park(started, _exhausted(started.attempt, exc, limit))
+            return None
+        return _delivered(started.envelope, started.late_ms)
+
+    def _start_one_shot(self, ref: TimerRef, receipt: Receipt) -> Started | None:
+        """Start a one-shot's delivery with the conditional write (waiting a little for a record still being
+        written); None when it does not start."""
+        config, store, clock = self._config, self._store, self._clock
         attempts_left = config.max_receive_count - receipt.receive_count
         note = _retry_note(receipt, config.max_receive_count)
         fired = clock.now_ms()
-        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id, note)
+        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag, note)
         for pause in SLOW_WRITE_PAUSES:
             if start.refusal is not Refusal.MISSING or is_stray_age(ref.created_ms, clock.now_ms()):
                 break
             clock.sleep(pause)
             fired = clock.now_ms()
-            start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.message_id,
-                                         note)
+            start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag, note)
         if start.unparked is not None:
             self._park_again(start.unparked)
             return None
         if start.record is None:
-            self._not_delivered(ref, start.refusal)
+            self._refused(ref, start.refusal)
             return None
         record = start.record
-        if record.group is not None and not groups_module.may_start(self._groups(), record.group, record.created_ms, clock):
-            store.cancel_started(record, groups_module.stopped_reason(record.group), clock.now_ms(),
-                                 config.history_retention_seconds, receipt.message_id)
-            self._not_delivered(ref, Refusal.GROUP_CANCELLED)
-            return None
-        envelope = build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json,
-                                  record.target)
         limits = retry_limits(config, record.retry)
 
-        def park(reason: str) -> None:
+        def record_failure(reason: str) -> None:
             failed_at = clock.now_ms()
-            self._fail_then_park(envelope, reason, lambda: store.mark_failed(
-                record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.message_id),
-                f"/schedules/{record.schedule_id}")
+            store.mark_failed(record, reason, failed_at, record_expiry(config, failed_at, 0), receipt.tag)
 
-        if receipt.receive_count > limits.max_attempts:
-            # The receive of the last attempt allowed ended without the dispatcher: park now, not try again.
-            park(f"{limits.attempts_reached()}: {note}")
-            return None
-        try:
-            self._deliver(envelope)
-        except DeliveryError as exc:
-            limit = None if isinstance(exc, Undeliverable) else limits.park_reason(
-                receipt.receive_count, record.due_ms, clock.now_ms() + config.visibility_timeout_seconds * 1000)
-            if limit is None and not isinstance(exc, Undeliverable):
-                raise
-            park(_exhausted(receipt.receive_count, exc, limit))
-            return None
-        return _delivered(envelope, fired - record.due_ms)
+        def retry(exc: DeliveryError) -> str | None:
+            limit = limits.park_reason(receipt.receive_count, record.due_ms,
+                                       clock.now_ms() + config.visibility_timeout_seconds * 1000)
+            if limit is None:
+                raise exc  # SQS hands the message out again after its visibility timeout
+            return limit
 
-    def _dispatch_occurrence(self, ref: TimerRef, receipt: Receipt) -> int | None:
-        """Deliver one occurrence of a periodic timer (the next one is armed first). Its lateness, or None."""
+        def stop_for_group() -> None:
+            store.cancel_started(record, groups_module.stopped_reason(record.group or ""), clock.now_ms(),
+                                 config.history_retention_seconds, receipt.tag)
+
+        return Started(
+            build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json,
+                           record.target),
+            limits, receipt.receive_count, fired - record.due_ms, f"/schedules/{record.schedule_id}",
+            None if record.group is None else (record.group, record.created_ms),
+            stop_for_group, record_failure, note or "", retry)
+
+    def _start_occurrence(self, ref: TimerRef, receipt: Receipt) -> Started | None:
+        """Start an occurrence of a periodic timer (the next one is armed first); None when it does not start."""
         # Imported on first use: a deployment without periodic timers never loads it (nor the cron
         # parser and ``zoneinfo``), which keeps the dispatcher's cold start as it was.
         from . import periodic as periodic_module  # noqa: PLC0415
@@ -136,53 +194,40 @@ class Delivery:
         ctx, clock = self._ctx, self._clock
         periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name),
                                             self._store, self._queue, ctx.config, clock)
-        occurrence = periodic.start(ref, receipt.receive_count, receipt.message_id,
+        occurrence = periodic.start(ref, receipt.receive_count, receipt.tag,
                                     lambda instant_ms: wait_until(clock, instant_ms))
         definition = occurrence.definition
         if definition is None:
-            if occurrence.refusal in (Refusal.PREDECESSOR_PENDING, Refusal.RECORD_NOT_WRITTEN_YET):
-                # Again later, each time about twice as late as before (at most a minute): a few sends in all;
-                # a definition write not landed yet: a second later (a stray's age ends it, as for a one-shot).
-                delay = (1 if occurrence.refusal is Refusal.RECORD_NOT_WRITTEN_YET
-                         else min(60, max(1, (clock.now_ms() - ref.due_ms) // 1000)))
-                self._queue.send_one(ref, delay)
-                log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=occurrence.refusal)
-                return None
-            self._not_delivered(ref, occurrence.refusal)
+            self._refused(ref, occurrence.refusal)
             return None
-        if (definition.group is not None and definition.group_stamp_ms is not None
-                and not groups_module.may_start(self._groups(), definition.group, definition.group_stamp_ms, clock)):
-            periodic.stop_for_group(definition.periodic_id, groups_module.member_sort_key(definition), clock.now_ms())
-            self._not_delivered(ref, Refusal.GROUP_CANCELLED)
-            return None
-        envelope = build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
-                                  definition.payload_json, definition.target)
         limits = retry_limits(ctx.config, definition.retry)
-        route = f"/periodic/{definition.periodic_id}"
-        if occurrence.attempt > limits.max_attempts:
-            # Received again after the dispatcher of its last allowed attempt ended without an answer.
-            spent = f"{limits.attempts_reached()}: attempt {occurrence.attempt - 1} ended without an answer"
-            self._fail_then_park(envelope, spent, lambda: periodic.record_failure(definition, spent), route)
-            return None
-        if clock.now_ms() - occurrence.began_ms > periodic_module.START_DEADLINE_MS:
+
+        def retry(exc: DeliveryError) -> str | None:
+            limit = periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt, limits)
+            if limit is None:
+                log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id, attempt=occurrence.attempt,
+                          reason=str(exc)[:500])
+            return limit
+
+        def too_late_to_start() -> bool:
+            if clock.now_ms() - occurrence.began_ms <= periodic_module.START_DEADLINE_MS:
+                return False
             # A DELETE may be answered from began + SETTLE_MS on: too late to start safely; again at once.
             periodic.start_late(definition, occurrence.due_ms, occurrence.attempt)
             log_event("put_back", id=ref.schedule_id, delaySeconds=0, reason=Refusal.START_DEADLINE_PASSED)
-            return None
-        try:
-            self._deliver(envelope)
-        except DeliveryError as exc:
-            limit = None
-            if not isinstance(exc, Undeliverable):
-                limit = periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt, limits)
-                if limit is None:
-                    log_event("retry_scheduled", level=logging.WARNING, id=ref.schedule_id,
-                              attempt=occurrence.attempt, reason=str(exc)[:500])
-                    return None
-            reason = _exhausted(occurrence.attempt, exc, limit)
-            self._fail_then_park(envelope, reason, lambda: periodic.record_failure(definition, reason), route)
-            return None
-        return _delivered(envelope, occurrence.began_ms - occurrence.due_ms)
+            return True
+
+        def stop_for_group() -> None:
+            periodic.stop_for_group(definition.periodic_id, groups_module.member_sort_key(definition), clock.now_ms())
+
+        group, stamp = definition.group, definition.group_stamp_ms
+        return Started(
+            build_envelope(definition.periodic_id, occurrence.due_ms, occurrence.began_ms, occurrence.attempt,
+                           definition.payload_json, definition.target),
+            limits, occurrence.attempt, occurrence.began_ms - occurrence.due_ms, f"/periodic/{definition.periodic_id}",
+            None if group is None or stamp is None else (group, stamp), stop_for_group,
+            lambda reason: periodic.record_failure(definition, reason),
+            f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start)
 
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)
@@ -228,18 +273,25 @@ class Delivery:
             self._queue.dead_letter({name: value for name, value in envelope.items() if name != "payload"}, reason)
         log_event("dead_lettered", level=logging.ERROR, id=envelope["id"], reason=reason)
 
-    def _not_delivered(self, ref: TimerRef, refusal: Refusal | None) -> None:
-        """A refused start: wait longer for a record still being written, else drop the message."""
+    def _park(self, started: Started, reason: str) -> None:
+        self._fail_then_park(started.envelope, reason, lambda: started.record_failure(reason), started.route)
+
+    def _refused(self, ref: TimerRef, refusal: Refusal | None) -> None:
+        """A message refused a start: put back, dropped as a stray or dropped as not delivered, as
+        :data:`~scheduler_runtime.core.states.ON_REFUSAL` says for its refusal."""
         if refusal is Refusal.MISSING and not is_stray_age(ref.created_ms, self._clock.now_ms()):
-            self._queue.send_one(ref, 1)
-            log_event("put_back", id=ref.schedule_id, delaySeconds=1, reason=Refusal.RECORD_NOT_WRITTEN_YET)
-            return None
-        level = STRAY_LOG_LEVELS.get(refusal) if refusal is not None else None
-        if level is not None:
-            log_event("stray_dropped", level=level, id=ref.schedule_id, reason=refusal)
+            refusal = Refusal.RECORD_NOT_WRITTEN_YET  # its create may still write it
+        action = states.Action.NOT_DELIVERED if refusal is None else states.ON_REFUSAL.get(refusal,
+                                                                                         states.Action.NOT_DELIVERED)
+        if refusal is not None and action is states.Action.PUT_BACK:
+            delay = states.put_back_seconds(refusal, ref.due_ms, self._clock.now_ms())
+            self._queue.send_one(ref, delay)
+            log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=refusal)
+        elif refusal is not None and action is states.Action.DROP_AS_STRAY:
+            log_event("stray_dropped", level=STRAY_LOG_LEVELS.get(refusal, logging.INFO), id=ref.schedule_id,
+                      reason=refusal)
         else:
             log_event("not_delivered", id=ref.schedule_id, reason=refusal)
-        return None
 
 
 def retry_limits(config: Config, policy: RetryPolicy | None) -> Limits:

@@ -29,7 +29,7 @@ from typing import Callable
 from ..clock import Clock
 from ..core import keys
 from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
-from ..core.envelope import TimerRef, message_tag
+from ..core.envelope import TimerRef
 from ..core.periodic import PeriodicRequest
 from ..core.retry import Limits
 from ..core.states import Refusal
@@ -181,12 +181,12 @@ class Periodic:
         raise RuntimeError(f"periodic timer '{periodic_id}' kept changing under this PATCH; retry it")
 
     # --- dispatcher ------------------------------------------------------------------
-    def start(self, ref: TimerRef, receive_count: int, message_id: str,
+    def start(self, ref: TimerRef, receive_count: int, message: bytes,
               wait_until: Callable[[int], None]) -> Occurrence:
         """Decide on an occurrence message: arm the next occurrence, wait until it is due
         (``wait_until(epoch_ms)``), then advance the definition and allow the delivery; or refuse.
 
-        The advance keeps the tag of the SQS message (``message_id``) that started the occurrence, and
+        The advance keeps ``message``, the tag of the SQS message that started the occurrence, and
         an occurrence already advanced past is delivered again only for that same message received
         again (a dispatcher that died before it confirmed): another message with the same token (an
         ambiguous send's duplicate) is refused, so a delivered occurrence is not delivered again.
@@ -215,12 +215,12 @@ class Periodic:
             return Occurrence(None, refusal=Refusal(definition.status))
         if definition.token != ref.token:
             if definition.last_token == ref.token and definition.version == ref.version:
-                if definition.last_message != message_tag(message_id):
+                if definition.last_message != message:
                     return Occurrence(None, refusal=Refusal.DUPLICATE)
                 # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
                 wait_until(ref.due_ms)
                 return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count,
-                                           message_tag(message_id))
+                                           message)
             if _redelivered_after_the_chain_moved_on(ref, definition, receive_count):
                 wait_until(ref.due_ms)
                 return self._start_attempt(ref, receive_count)
@@ -231,7 +231,7 @@ class Periodic:
             return Occurrence(None, refusal=Refusal.ENDED)
         armed_at = self._clock.now_ms()
         due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
-        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message_tag(message_id))
+        step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message)
         if following is not None:
             step = replace(step, next_shard=self.arm(
                 TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version), armed_at))

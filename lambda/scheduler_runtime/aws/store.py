@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 from ..core import groups, keys, states
 from ..core.contract import LISTING
-from ..core.envelope import TimerRef, message_tag
+from ..core.envelope import TimerRef
 from ..core.states import Refusal
 from .items import ScheduleRecord, TimerItem, is_condition_failure
 
@@ -291,12 +291,12 @@ class ScheduleStore:
         return left
 
     # --- dispatcher --------------------------------------------------------------
-    def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int, message_id: str,
+    def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int, tag: bytes,
                        note: str | None = None) -> DeliveryStart:
         """Mark delivery started (FIRED, attempts + 1) if the record holds this message's token.
 
-        A SCHEDULED or QUEUED record starts its first attempt and keeps the tag of the SQS message
-        that started it (``msgId``, :func:`message_tag`); a FIRED one starts a retry only for that
+        A SCHEDULED or QUEUED record starts its first attempt and keeps ``tag``, the tag of the SQS message
+        that started it (``msgId``, :func:`~scheduler_runtime.core.envelope.message_tag`); a FIRED one starts a retry only for that
         same message received again. Another message with the same token (an ambiguous send made
         it) is refused as DUPLICATE, so an occurrence is never delivered again once delivered.
         Anything else is refused, with the reason; a message whose token the record holds as its
@@ -307,7 +307,7 @@ class ScheduleStore:
         says why the receive before it did not deliver).
         """
         values: dict[str, Any] = {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
-                        ":tok": ref.token, ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": message_tag(message_id)}
+                        ":tok": ref.token, ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": tag}
         update = "SET #st = :fired, firedMs = :now, expiresAt = :exp, msgId = :mid"
         if note:
             update += ", lastError = :why"
@@ -335,21 +335,21 @@ class ScheduleStore:
         return DeliveryStart(None, Refusal(old["status"]["S"]))
 
     def cancel_started(self, record: ScheduleRecord, reason: str, now_ms: int, retention_seconds: int,
-                       message_id: str) -> bool:
-        """CANCELLED, with ``reason``, a delivery the message ``message_id`` started and that must not go ahead (its
+                       tag: bytes) -> bool:
+        """CANCELLED, with ``reason``, a delivery the message tagged ``tag`` started and that must not go ahead (its
         group was cancelled before it): only while it is still FIRED by that message. Whether it was written."""
         new, _ = self._update_record(
             record.schedule_id, "SET #st = :cancelled, lastError = :why, endedMs = :now, expiresAt = :exp",
             "#st = :fired AND msgId = :mid",
             {":cancelled": states.CANCELLED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
-             ":exp": now_ms // 1000 + retention_seconds, ":mid": message_tag(message_id)})
+             ":exp": now_ms // 1000 + retention_seconds, ":mid": tag})
         return new is not None
 
-    def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, expires_at: int, message_id: str) -> None:
+    def mark_failed(self, record: ScheduleRecord, reason: str, now_ms: int, expires_at: int, tag: bytes) -> None:
         """FAILED with ``reason``, kept until ``expires_at`` (epoch seconds), if the delivery is still FIRED
-        by the message ``message_id`` (a stale duplicate never fails a schedule that another delivered)."""
+        by the message tagged ``tag`` (a stale duplicate never fails a schedule that another delivered)."""
         values: dict[str, Any] = {":failed": states.FAILED, ":fired": states.FIRED, ":why": reason[:1000], ":now": now_ms,
-                        ":exp": expires_at, ":mid": message_tag(message_id)}
+                        ":exp": expires_at, ":mid": tag}
         update = "SET #st = :failed, lastError = :why, endedMs = :now, expiresAt = :exp"
         if self._listing_shards:
             index = keys.index_keys(states.FAILED, record.schedule_id, record.due_ms, self._listing_shards)

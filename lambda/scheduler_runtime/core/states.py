@@ -64,12 +64,9 @@ class DefinitionStatus(_Text):
 
 
 class Refusal(_Text):
-    """Why a delayer message does not start a delivery now; the value is the text logs show.
-
-    The dispatcher drops a message refused as MISSING (once its create can no longer write), STRAY
-    or DUPLICATE as a stray; it puts back one refused as PREDECESSOR_PENDING, START_DEADLINE_PASSED
-    or RECORD_NOT_WRITTEN_YET; it drops the rest as not delivered.
-    """
+    """Why a delayer message does not start a delivery now; the value is the text logs show. What the
+    dispatcher does with the message is :data:`ON_REFUSAL`'s (a START_DEADLINE_PASSED occurrence is sent again
+    as its attempt's own message)."""
 
     MISSING = "missing"
     """No record (no definition): not written yet, or never (the create that sent the message failed)."""
@@ -96,6 +93,37 @@ class Refusal(_Text):
     DELETED = DefinitionStatus.DELETED.value
     PAUSED = DefinitionStatus.PAUSED.value
     ENDED = DefinitionStatus.ENDED.value
+
+
+class Action(_Text):
+    """What the dispatcher does with a message refused a start (:data:`ON_REFUSAL`)."""
+
+    PUT_BACK = "put back"
+    """Sent again, a little later (:func:`put_back_seconds`): what refused it may pass."""
+    DROP_AS_STRAY = "drop as stray"
+    """Dropped and logged as a stray: another message, or none, is the schedule's."""
+    NOT_DELIVERED = "not delivered"
+    """Dropped: the schedule ended otherwise (cancelled, failed, deleted, paused, ended)."""
+
+
+ON_REFUSAL: dict[Refusal, Action] = {
+    Refusal.RECORD_NOT_WRITTEN_YET: Action.PUT_BACK,
+    Refusal.PREDECESSOR_PENDING: Action.PUT_BACK,
+    Refusal.MISSING: Action.DROP_AS_STRAY,
+    Refusal.STRAY: Action.DROP_AS_STRAY,
+    Refusal.DUPLICATE: Action.DROP_AS_STRAY,
+}
+"""The action for each refusal the dispatcher puts back or drops as a stray; every other one is not delivered.
+(MISSING is RECORD_NOT_WRITTEN_YET while the create that sent the message may still write its record.)"""
+
+
+def put_back_seconds(refusal: Refusal, due_ms: int, now_ms: int) -> int:
+    """How long a message put back for ``refusal`` waits: a second for a record or definition not written yet;
+    for an occurrence whose predecessor is pending, about as long as it is late already (at most a minute), so
+    each send comes about twice as late as the one before, a few sends in all."""
+    if refusal is Refusal.PREDECESSOR_PENDING:
+        return min(60, max(1, (now_ms - due_ms) // 1000))
+    return 1
 
 
 def cancel_outcome(stored_status: str) -> str:
