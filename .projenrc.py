@@ -113,6 +113,8 @@ project = PythonProject(
 project.gitignore.exclude(
     "node_modules", "cdk.out/", "dist/", "*.egg-info/", ".local-engine/", "/integ/**/cdk.out/",
     "bench/out/", ".ruff_cache/", ".pytest_cache/",
+    # The suite's own virtual environments beside .venv (tests/e2e/test_runtime_interpreters.py).
+    ".venv-*/",
 )
 
 pyproject = project.try_find_object_file("pyproject.toml")

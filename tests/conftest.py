@@ -91,6 +91,9 @@ EARLY_RUNS += tuple(EarlyRun(name, CONSTRUCT / module, (*priority, sys.executabl
 # The testing kit's wheel check: the wheel with the local extra in a fresh venv, running the kit's example.
 EARLY_RUNS += (EarlyRun("kit_wheel", Path(__file__).parent / "testing" / "test_kit_wheel.py",
                         (*LOWER_PRIORITY, sys.executable, str(Path(__file__).parent / "testing" / "test_kit_wheel.py"))),)
+# The runtime's tests on the default runtime's Python, in environments of their own (uv.lock's packages; the SDK floor).
+EARLY_RUNS += (EarlyRun("runtime_interpreters", E2E / "test_runtime_interpreters.py",
+                        (*LOWER_PRIORITY, sys.executable, str(E2E / "test_runtime_interpreters.py"))),)
 _started: list = []
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -18,9 +18,10 @@ from ._runtime_asset import ASSET_EXCLUDES, function_asset_path
 _HANDLER_MODULE = "scheduler_runtime.handlers"
 _QUIET_LEVELS = (LogLevel.WARNING, LogLevel.ERROR, LogLevel.CRITICAL)
 
-#: The functions' runtime unless the ``runtime`` prop says otherwise. Pinned: it changes with a
-#: release of this package, never with an upgrade of aws-cdk-lib.
-DEFAULT_RUNTIME: lambda_.Runtime = lambda_.Runtime.PYTHON_3_14
+#: The functions' runtime unless the ``runtime`` prop says otherwise: the newest Python on which the suite runs
+#: the runtime's tests (``./dev test --all``: tests/e2e/test_runtime_interpreters.py runs them on this
+#: runtime's Python). Pinned: it changes with a release of this package, never with an upgrade of aws-cdk-lib.
+DEFAULT_RUNTIME: lambda_.Runtime = lambda_.Runtime.PYTHON_3_13
 
 
 def newest_python_runtime() -> lambda_.Runtime:
@@ -35,20 +36,25 @@ def _python_version(runtime: lambda_.Runtime) -> tuple[int, ...]:
 
 
 def acknowledge_pinned_runtime(function: lambda_.Function, runtime: lambda_.Runtime) -> None:
-    """AwsSolutions-L1 (not the newest runtime) on a function of the pinned default runtime, only
-    while this aws-cdk-lib offers a newer Python; a runtime the user chose is the user's to answer."""
+    """AwsSolutions-L1 (not the newest runtime) on a function of the default runtime, only while this
+    aws-cdk-lib offers a newer Python; a runtime the user chose is the user's to answer."""
     if runtime.name != DEFAULT_RUNTIME.name:
         return
     newest = newest_python_runtime()
     if _python_version(newest) <= _python_version(DEFAULT_RUNTIME):
         return
     _nag.acknowledge(
-        function,
+        cast(lambda_.CfnFunction, function.node.default_child),  # what the rule reads, not what is added under it
         rule="AwsSolutions-L1",
-        reason=f"cdk-delayed-scheduler pins its functions' runtime ({DEFAULT_RUNTIME.name}) so that an aws-cdk-lib "
-               f"upgrade never changes it; {newest.name} is chosen with the runtime prop "
-               f"(runtime=Runtime.{newest.name.upper().replace('PYTHON', 'PYTHON_').replace('.', '_')}).",
+        reason=f"cdk-delayed-scheduler's runtime is tested on {DEFAULT_RUNTIME.name}, its default runtime, "
+               f"and pinned there so that an aws-cdk-lib upgrade never changes it; {newest.name} is chosen "
+               f"with the runtime prop (runtime=Runtime.{_runtime_attribute(newest)}).",
     )
+
+
+def _runtime_attribute(runtime: lambda_.Runtime) -> str:
+    """The ``lambda.Runtime`` attribute that names ``runtime``: ``PYTHON_3_13`` for ``python3.13``."""
+    return runtime.name.upper().replace("PYTHON", "PYTHON_").replace(".", "_")
 
 
 def logging_config(level: LogLevel) -> dict[str, Any]:

@@ -160,11 +160,14 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         token keeps Lambda's text format.) Default: ``LogLevel.WARNING``.
     :param log_retention: how long the functions' and the API's logs are kept.
         Default: ``RetentionDays.ONE_MONTH``.
-    :param runtime: the functions' Lambda runtime. Allowed: Python 3.11 or later. Default:
-        ``Runtime.PYTHON_3_14``, pinned by this package: it changes only with a release of
-        cdk-delayed-scheduler, never with an aws-cdk-lib upgrade. (When aws-cdk-lib offers a newer
-        Python, cdk-nag's AwsSolutions-L1 finding on the pinned default is acknowledged; set
-        ``runtime`` to move.)
+    :param runtime: the functions' Lambda runtime. Allowed: Python 3.11 or later; a newer Python
+        than the default (``Runtime.PYTHON_3_14``) is accepted, but the runtime is not tested on it.
+        Default: ``Runtime.PYTHON_3_13``, the newest Python the runtime is tested on (its unit and
+        handler tests run on Python 3.13, the handler tests also with botocore 1.34.0, the oldest
+        this package supports: docs/runtime.md, "Interpreters and SDK versions"). Pinned by this
+        package: it changes only with a release of cdk-delayed-scheduler, never with an aws-cdk-lib
+        upgrade. (While aws-cdk-lib offers a newer Python, cdk-nag's AwsSolutions-L1 finding on the
+        default is acknowledged; set ``runtime`` to move.)
     :param architecture: the functions' processor architecture. Default: ``Architecture.ARM_64``.
     :param tracing: X-Ray tracing of the four functions (``Tracing.ACTIVE`` or ``.PASS_THROUGH``); each
         role is then allowed ``xray:PutTraceSegments`` and ``xray:PutTelemetryRecords``, which X-Ray

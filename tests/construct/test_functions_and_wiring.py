@@ -36,7 +36,7 @@ def test_functions_defaults(stacks):
     handlers = {}
     for fid in FUNCTION_IDS:
         props = function_props(b, fid)
-        assert props["Runtime"] == "python3.14"  # the pinned default
+        assert props["Runtime"] == "python3.13"  # the pinned default
         assert props["Architectures"] == ["arm64"]
         assert props["MemorySize"] == contract.DEFAULT_MEMORY_SIZES_MIB[MODULES[fid]]
         handlers[fid] = props["Handler"]
@@ -111,8 +111,8 @@ def test_the_runtime_is_pinned_and_a_prop(stacks, monkeypatch):
     assert _functions.newest_python_runtime().name == "python3.12"  # what "the newest" would now pick
     stack = cdk.Stack(cdk.App(), "Upgraded")
     upgraded = Built(stack, DelayedScheduler(stack, "Timers", target=targets.LambdaInvoke(callback(stack))))
-    assert {function_props(upgraded, fid)["Runtime"] for fid in FUNCTION_IDS} == {"python3.14"}
-    assert upgraded.scheduler.runtime.name == "python3.14"
+    assert {function_props(upgraded, fid)["Runtime"] for fid in FUNCTION_IDS} == {"python3.13"}
+    assert upgraded.scheduler.runtime.name == "python3.13"
     assert {function_props(stacks["custom"], fid)["Runtime"] for fid in FUNCTION_IDS} == {"python3.12"}
 
 

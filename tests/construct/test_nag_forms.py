@@ -1,11 +1,9 @@
 """The construct's cdk-nag acknowledgements in both forms: CDK's native acknowledgements (cdk-nag 3,
 a validation plugin) and ``cdk_nag`` resource metadata (cdk-nag 2, an Aspect), and the one on the
-pinned runtime, present only while aws-cdk-lib offers a newer Python. cdk-nag 2 itself is run over
+default runtime, present only while aws-cdk-lib offers a newer Python. cdk-nag 2 itself is run over
 them in test_floor.py."""
 
 from __future__ import annotations
-
-import types
 
 import aws_cdk as cdk
 import pytest
@@ -66,15 +64,30 @@ def test_granular_findings_become_applies_to(rest):
         ["PATCH", "periodic", "*"], ["PATCH", "schedules", "*"], ["PUT", "periodic", "*"]]
 
 
-def test_the_pinned_runtime_is_acknowledged_only_while_a_newer_python_exists(monkeypatch):
+def test_the_default_runtime_is_acknowledged_only_while_a_newer_python_exists(monkeypatch):
     from cdk_delayed_scheduler import _functions
 
-    stack, scheduler = _scheduler("Current")
+    stack, scheduler = _scheduler("Current")  # this aws-cdk-lib offers python3.14, newer than the default
+    assert _functions.newest_python_runtime().name == "python3.14"
+    functions = {f.node.default_child.node.path for f in scheduler.functions}  # each AWS::Lambda::Function
+    assert {path for path, rules in acknowledged(stack).items() if "AwsSolutions-L1" in rules} == functions
+    reasons = {_l1_reason(f) for f in scheduler.functions}
+    assert reasons == {"cdk-delayed-scheduler's runtime is tested on python3.13, its default runtime, and pinned "
+                       "there so that an aws-cdk-lib upgrade never changes it; python3.14 is chosen with the "
+                       "runtime prop (runtime=Runtime.PYTHON_3_14)."}
+    # an aws-cdk-lib whose newest Python is the default: nothing to acknowledge
+    monkeypatch.setattr(_functions, "newest_python_runtime", lambda: lambda_.Runtime.PYTHON_3_13)
+    stack, _ = _scheduler("Newest")
     assert not any("AwsSolutions-L1" in rules for rules in acknowledged(stack).values())
-    monkeypatch.setattr(_functions, "newest_python_runtime", lambda: types.SimpleNamespace(name="python3.99"))
-    stack, scheduler = _scheduler("Newer")
-    assert {path for path, rules in acknowledged(stack).items() if "AwsSolutions-L1" in rules} == {
-        f.node.path for f in scheduler.functions}
-    # the user's own choice of runtime is theirs to answer
-    stack, _ = _scheduler("Chosen", runtime=lambda_.Runtime.PYTHON_3_13)
-    assert not any("AwsSolutions-L1" in rules for rules in acknowledged(stack).values())
+    monkeypatch.undo()
+    # the user's own choice of runtime is theirs to answer, older or newer
+    for name, runtime in (("Older", lambda_.Runtime.PYTHON_3_12), ("Newer", lambda_.Runtime.PYTHON_3_14)):
+        stack, _ = _scheduler(name, runtime=runtime)
+        assert not any("AwsSolutions-L1" in rules for rules in acknowledged(stack).values())
+
+
+def _l1_reason(function: lambda_.Function) -> str:
+    """The reason of the cdk-nag 2 suppression of AwsSolutions-L1 on ``function``'s CloudFormation resource."""
+    (suppression,) = [s for s in function.node.default_child.get_metadata("cdk_nag")["rules_to_suppress"]
+                      if s["id"] == "AwsSolutions-L1"]
+    return suppression["reason"]
