@@ -73,6 +73,7 @@ class SchedulerProps:
     precision: DeliveryPrecision
     max_receive_count: int
     retry_max_age: Duration
+    max_lateness: Optional[Duration]
     stream_batch_size: int
     stream_retry_attempts: int
     metrics_namespace: str
@@ -131,7 +132,7 @@ Rule = Callable[[SchedulerProps], None]
 """One check of the props: raises ``ValueError`` naming the prop, or returns."""
 
 _DURATIONS = ("delay_window", "history_retention", "dispatcher_timeout", "dispatcher_max_batching_window",
-              "retry_max_age")
+              "retry_max_age", "max_lateness")
 
 
 def _value(props: SchedulerProps, prop: str) -> Any:
@@ -329,6 +330,7 @@ RULES: tuple[Rule, ...] = (
     _in_range("history_retention", contract.HISTORY_RETENTION_SECONDS, show=seconds_or_days),
     _in_range("max_receive_count", contract.MAX_RECEIVE_COUNT),
     _in_range("retry_max_age", contract.RETRY_MAX_AGE_SECONDS, show=seconds_or_days),
+    _in_range("max_lateness", contract.MAX_LATENESS_SECONDS, show=seconds_or_days),
     _api_name_fits,
     _capacity_only_provisioned,
     _at_least("read_capacity", MIN_CAPACITY_UNITS),

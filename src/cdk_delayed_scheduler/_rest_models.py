@@ -43,6 +43,12 @@ def _retry() -> apigw.JsonSchema:
     return apigw.JsonSchema()
 
 
+def _max_lateness() -> apigw.JsonSchema:
+    """``maxLatenessSeconds``: allowed through, any value, for the api handler to check, so that its 400 names
+    the field and its range (as for ``retry``)."""
+    return apigw.JsonSchema()
+
+
 def _group() -> apigw.JsonSchema:
     """``group``: allowed through, any value, for the api handler to check, so that its 400 names ``group``
     and the rule (as for ``retry``)."""
@@ -58,6 +64,7 @@ def create_schedule_schema() -> apigw.JsonSchema:
         "payload": apigw.JsonSchema(),
         "target": _target(),
         "retry": _retry(),
+        "maxLatenessSeconds": _max_lateness(),
         "group": _group(),
     })
 
@@ -96,6 +103,7 @@ def put_periodic_schema() -> apigw.JsonSchema:
         "endAt": _instant(),
         "target": _target(),
         "retry": _retry(),
+        "maxLatenessSeconds": _max_lateness(),
         "group": _group(),
     })
 

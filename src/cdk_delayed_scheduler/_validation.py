@@ -56,11 +56,11 @@ def seconds(duration: Duration) -> Any:
 
 
 def seconds_or_days(value: float) -> str:
-    """A number of seconds as a reader counts them: ``"3650 days"``, ``"1 day"``, ``"59 seconds"``."""
+    """A number of seconds as a reader counts them: ``"3650 days"``, ``"1 day"``, ``"59 seconds"``, ``"1 second"``."""
     days, rest = divmod(value, 86400)
     if days and not rest:
         return f"{int(days)} day{'s' if days != 1 else ''}"
-    return f"{int(value) if float(value).is_integer() else value} seconds"
+    return f"{int(value) if float(value).is_integer() else value} second{'' if value == 1 else 's'}"
 
 
 def check_type(prop: str, value: Any, expected: type, example: str) -> None:

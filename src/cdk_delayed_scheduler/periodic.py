@@ -9,9 +9,9 @@ API refuses fails the deploy with the API's message, naming the field and the ru
 
 What can be judged without tokens is judged at synth: the id, exactly one of ``cron`` and ``every``,
 the cron expression (by the runtime's own parser), the time zone, the bounds, the target's name, the
-group, a retry limit beyond the scheduler's ``max_receive_count``, and a timer that would never fire
-(a cron that matches no date or only past ones, an end already past, or none of the cron's occurrences
-between the start and the end; the synth's time stands for the deploy's)::
+group, a retry limit beyond the scheduler's ``max_receive_count``, the lateness bound, and a timer that
+would never fire (a cron that matches no date or only past ones, an end already past, or none of the
+cron's occurrences between the start and the end; the synth's time stands for the deploy's)::
 
     timers.add_periodic("nightly-report", cron="0 2 * * ? *", time_zone="Europe/Paris",
                         payload={"report": "daily"})
@@ -63,7 +63,7 @@ class SchedulerPeriodic:
                      time_zone: Optional[str] = None, start_at: Optional[dt.datetime] = None,
                      end_at: Optional[dt.datetime] = None, target: Optional[str] = None,
                      retry_max_attempts: Optional[int] = None, retry_max_age: Optional[Duration] = None,
-                     group: Optional[str] = None) -> "PeriodicTimer":
+                     max_lateness: Optional[Duration] = None, group: Optional[str] = None) -> "PeriodicTimer":
         """Declare a periodic timer in this stack (``PeriodicTimer``, with the construct id
         ``Periodic-<timer_id>``); the parameters are ``PeriodicTimer``'s.
 
@@ -81,7 +81,7 @@ class SchedulerPeriodic:
         return PeriodicTimer(scope, f"Periodic-{timer_id}", scheduler=self, timer_id=timer_id, payload=payload,
                              cron=cron, every=every, time_zone=time_zone, start_at=start_at, end_at=end_at,
                              target=target, retry_max_attempts=retry_max_attempts, retry_max_age=retry_max_age,
-                             group=group)
+                             max_lateness=max_lateness, group=group)
 
     def _periodic_provider(self) -> cr.Provider:
         """The provider framework that hands CloudFormation's events to the api function: one per scheduler,
@@ -152,6 +152,10 @@ class PeriodicTimer(Construct):
     :param retry_max_age: each occurrence's ``retry.maxAgeSeconds``: a failed attempt whose next one
         would start later than this after the occurrence's due time is parked instead. Allowed: 60
         seconds to 1 day, whole seconds. Default: the scheduler's ``retry_max_age``.
+    :param max_lateness: each occurrence's lateness bound (the definition's ``maxLatenessSeconds``): an
+        occurrence whose delivery would start more than this long after its due time (first attempt or
+        retry) is skipped and counted in ``skippedCount``. Allowed: 1 second to 365 days, whole seconds.
+        Default: the scheduler's ``max_lateness`` (none: a late occurrence is delivered late).
     :param group: the group it joins, as ``PUT /periodic/{id}`` with ``group``: ``DELETE /groups/{group}``
         deletes it with the group's other members, and ``GET /periodic?group=`` lists it. Allowed: 1-64
         characters of ``A-Za-z0-9._:-``. Default: none.
@@ -161,11 +165,14 @@ class PeriodicTimer(Construct):
                  cron: Optional[str] = None, every: Optional[Duration] = None, time_zone: Optional[str] = None,
                  start_at: Optional[dt.datetime] = None, end_at: Optional[dt.datetime] = None,
                  target: Optional[str] = None, retry_max_attempts: Optional[int] = None,
-                 retry_max_age: Optional[Duration] = None, group: Optional[str] = None) -> None:
+                 retry_max_age: Optional[Duration] = None, max_lateness: Optional[Duration] = None,
+                 group: Optional[str] = None) -> None:
         if not isinstance(scheduler, SchedulerPeriodic):
             raise ValueError(f"scheduler: must be a DelayedScheduler, got {describe(scheduler)}")
         body = _definition(timer_id, payload, cron, every, time_zone, start_at, end_at, target, group,
                            now=dt.datetime.now(dt.timezone.utc))
+        if max_lateness is not None:
+            body["maxLatenessSeconds"] = _bounded_seconds("max_lateness", max_lateness, contract.MAX_LATENESS_SECONDS)
         retry = _retry(retry_max_attempts, retry_max_age, scheduler._max_receive_count)
         definition = _render(scope, {**body, "retry": retry} if retry else body)
         super().__init__(scope, id)
@@ -298,12 +305,17 @@ def _retry(max_attempts: Any, max_age: Any, max_receive_count: Any) -> dict[str,
                              f"receives, whatever its retry policy")
         retry["maxAttempts"] = max_attempts
     if max_age is not None:
-        check_duration("retry_max_age", max_age)
-        check_whole_seconds("retry_max_age", max_age)
-        bounds = contract.RETRY_MAX_AGE_SECONDS
-        check_range("retry_max_age", seconds(max_age), bounds.min, bounds.max, show=seconds_or_days)
-        retry["maxAgeSeconds"] = seconds(max_age)
+        retry["maxAgeSeconds"] = _bounded_seconds("retry_max_age", max_age, contract.RETRY_MAX_AGE_SECONDS)
     return retry
+
+
+def _bounded_seconds(prop: str, duration: Any, bounds: contract.Bounds) -> Any:
+    """``duration``'s whole seconds (or its token), once it is a ``Duration`` of whole seconds within ``bounds``
+    (``ValueError`` naming ``prop`` otherwise)."""
+    check_duration(prop, duration)
+    check_whole_seconds(prop, duration)
+    check_range(prop, seconds(duration), bounds.min, bounds.max, show=seconds_or_days)
+    return seconds(duration)
 
 
 def _checked(value: Any, prop: str, parse: Any) -> Any:

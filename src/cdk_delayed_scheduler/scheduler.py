@@ -213,9 +213,15 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
     :param retry_max_age: the default of a schedule's ``retry.maxAgeSeconds``: a failed delivery
         whose next attempt would start more than this long after its due time is parked in the
         dead-letter queue, with its payload and the reason, instead of retried. The first attempt
-        is always made, however late. Allowed: 60 seconds to 1 day, whole seconds. Default: 1 hour,
-        which the default 5 attempts (about 24 minutes for a one-shot) never reach: it bounds a
-        deployment that raises ``max_receive_count``.
+        is always made, however late (unless ``max_lateness`` bounds it). Allowed: 60 seconds to
+        1 day, whole seconds. Default: 1 hour, which the default 5 attempts (about 24 minutes for a
+        one-shot) never reach: it bounds a deployment that raises ``max_receive_count``.
+    :param max_lateness: the default lateness bound of every schedule and periodic occurrence that gives no
+        ``maxLatenessSeconds`` (``MAX_LATENESS_SECONDS`` on the functions): a delivery that would start more
+        than this long after its due time, first attempt or retry, is not started. A one-shot ends ``FAILED``
+        with a reason starting ``stale`` and is parked in the dead-letter queue with its payload (a redrive
+        may still send it); a periodic occurrence is skipped and counted in ``skippedCount``. Allowed: 1
+        second to 365 days, whole seconds. Default: none (a late timer is delivered late, however late).
     :param stream_batch_size: stream records per enqueuer invocation. Allowed: 1-1000. Default: 100.
     :param stream_retry_attempts: retries of a failing stream batch (halved on each error)
         before it goes to the dead-letter queue. Allowed: 0-10000. Default: 10.
@@ -263,6 +269,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         precision: Optional[DeliveryPrecision] = None,
         max_receive_count: int = default_of(contract.MAX_RECEIVE_COUNT),
         retry_max_age: Optional[Duration] = None,
+        max_lateness: Optional[Duration] = None,
         stream_batch_size: int = default_of(contract.STREAM_BATCH_SIZE),
         stream_retry_attempts: int = default_of(contract.STREAM_RETRY_ATTEMPTS),
         metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE,
@@ -382,6 +389,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         """Every function's environment (``contract.ENV``'s names): where the state is, the targets
         (rendered at synthesis, so that targets added later are in), and the props the runtime reads."""
         env = contract.ENV
+        # set only when given: a deployment without a lateness bound gets no variable
+        lateness = props.max_lateness
+        optional = {} if lateness is None else {env.max_lateness_seconds: text(seconds(lateness))}
         return {
             env.table_name: self.table.table_name,
             env.delayer_queue_url: self.delayer_queue.queue_url,
@@ -399,6 +409,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
             env.listing: "true" if props.listing else "false",
             env.metrics_namespace: props.metrics_namespace,
             env.log_level: props.log_level.name,
+            **optional,
         }
 
     # --- public methods ------------------------------------------------------------------

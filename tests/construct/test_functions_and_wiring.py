@@ -41,7 +41,8 @@ def test_functions_defaults(stacks):
         assert props["MemorySize"] == contract.DEFAULT_MEMORY_SIZES_MIB[MODULES[fid]]
         handlers[fid] = props["Handler"]
         env = props["Environment"]["Variables"]
-        assert set(env) == set(NAMES.names())  # one name per concept, the same set on every function
+        # one name per concept, the same set on every function; MAX_LATENESS_SECONDS only when max_lateness is given
+        assert set(env) == set(NAMES.names()) - {NAMES.max_lateness_seconds}
         assert (env[NAMES.shard_count], env[NAMES.delay_window_seconds], env[NAMES.history_retention_seconds],
                 env[NAMES.max_receive_count], env[NAMES.dispatcher_timeout_seconds]) == tuple(
             str(bounds.default) for bounds in (contract.SHARD_COUNT, contract.DELAY_WINDOW_SECONDS,

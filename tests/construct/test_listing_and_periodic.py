@@ -198,7 +198,7 @@ def test_the_rest_api_validates_the_periodic_body_and_the_list_queries(built):
     schema = model["Schema"]
     assert (schema["type"], schema["required"], schema["additionalProperties"]) == ("object", ["payload"], False)
     assert set(schema["properties"]) == {"payload", "every", "cron", "timeZone", "startAt", "endAt", "target",
-                                         "retry", "group"}
+                                         "retry", "maxLatenessSeconds", "group"}
     for verb, path, names in (("GET", "/schedules", {"status", "dueAfter", "dueBefore", "limit", "nextToken", "group"}),
                               ("GET", "/periodic", {"limit", "nextToken", "group"})):
         listing = methods[(verb, path)]

@@ -35,7 +35,8 @@ def test_rest_api_routes_iam_auth_and_validation(stacks):
     assert model["ContentType"] == "application/json"
     schema = model["Schema"]
     assert schema["type"] == "object" and schema["required"] == ["payload"]
-    assert set(schema["properties"]) == {"id", "dueAt", "delaySeconds", "payload", "target", "retry", "group"}
+    assert set(schema["properties"]) == {"id", "dueAt", "delaySeconds", "payload", "target", "retry",
+                                         "maxLatenessSeconds", "group"}
     assert schema["additionalProperties"] is False
     validator = b.json["Resources"][post["RequestValidatorId"]["Ref"]]["Properties"]
     assert validator["ValidateRequestBody"] is True

@@ -1,12 +1,12 @@
 """Time passes without sleeping: ``advance`` delivers what comes due, through the runtime's protocol."""
 
-import time
 import random
 from datetime import timedelta
 
 import pytest
 
 from cdk_delayed_scheduler.client import ScheduleRequest, ScheduleStatus
+from cdk_delayed_scheduler.local import EngineOptions
 from cdk_delayed_scheduler.testing import local_scheduler
 
 
@@ -143,3 +143,24 @@ def test_timers_spread_over_an_hour_each_come_at_their_due_instant_in_due_order(
     assert sorted(d.id for d in deliveries) == sorted(s.id for s in scheduled)
     assert [d.due_at for d in deliveries] == [s.due_at for s in by_due]  # in due order
     assert {d.lateness for d in deliveries} == {timedelta(0)}
+
+
+def test_a_retry_past_the_lateness_bound_is_parked_as_stale_and_the_target_not_called_again():
+    """``max_lateness`` (the construct's prop, an engine option here) of one and a half visibility timeouts: the
+    first attempt fails at its due time, the second a visibility timeout later, and the third would start two
+    visibility timeouts after the due time, past the bound: it is not started."""
+    calls: list = []
+
+    def down(envelope, _context):
+        calls.append(envelope)
+        raise RuntimeError("the target is down")
+
+    visibility = EngineOptions().visibility_timeout  # the kit's, as the engine's default
+    with local_scheduler(down, max_lateness=visibility * 3 // 2) as timers:
+        scheduled = timers.client.schedule(timedelta(minutes=1), {"n": 1})
+        timers.advance(minutes=1, seconds=3 * visibility)
+        assert [envelope["attempt"] for envelope in calls] == [1, 2]
+        read = timers.client.get(scheduled.id)
+        assert read.status == ScheduleStatus.FAILED
+        assert read.last_error == (f"stale: it would start {2 * visibility} s after its due time, past "
+                                   f"maxLatenessSeconds {visibility * 3 // 2}")

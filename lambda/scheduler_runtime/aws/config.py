@@ -13,6 +13,7 @@ Every variable's name comes from ``contract.json`` (``environment``), through :d
 | ``history_retention_seconds`` | ``HISTORY_RETENTION_SECONDS`` | final states stay readable this long | ``contract.json`` |
 | ``max_receive_count`` | ``MAX_RECEIVE_COUNT`` | the delayer queue's redrive ``maxReceiveCount``; also every delivery's default (and most) ``retry.maxAttempts`` | ``contract.json`` |
 | ``retry_max_age_seconds`` | ``RETRY_MAX_AGE_SECONDS`` | a delivery's default ``retry.maxAgeSeconds`` | ``contract.json`` |
+| ``max_lateness_seconds`` | ``MAX_LATENESS_SECONDS`` | a schedule's default ``maxLatenessSeconds`` | none: no bound |
 | ``dispatcher_timeout_seconds`` | ``DISPATCHER_TIMEOUT_SECONDS`` | the dispatcher's timeout; the delayer queue's visibility timeout is ``VISIBILITY_TIMEOUT_FACTOR`` times it | ``contract.json`` |
 | ``dispatcher_max_batching_window_seconds`` | ``DISPATCHER_MAX_BATCHING_WINDOW_SECONDS`` | the dispatcher mapping's batching window: with ``SUB_SECOND`` precision, messages are sent to surface this much earlier (the lead) | ``0`` |
 | ``precision`` | ``PRECISION`` | ``SUB_SECOND`` (wait out the sub-second rest) or ``SECOND`` (delay by the seconds left rounded up, deliver on arrival) | ``contract.json`` |
@@ -55,6 +56,7 @@ class Config:
     history_retention_seconds: int = contract.DEFAULT_HISTORY_RETENTION_SECONDS
     max_receive_count: int = contract.DEFAULT_MAX_RECEIVE_COUNT
     retry_max_age_seconds: int = contract.DEFAULT_RETRY_MAX_AGE_SECONDS
+    max_lateness_seconds: int | None = None
     dispatcher_timeout_seconds: int = contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS
     dispatcher_max_batching_window_seconds: int = 0
     precision: str = contract.DEFAULT_PRECISION
@@ -88,6 +90,7 @@ class Config:
                 env, ENV.history_retention_seconds, contract.DEFAULT_HISTORY_RETENTION_SECONDS),
             max_receive_count=_positive_int(env, ENV.max_receive_count, contract.DEFAULT_MAX_RECEIVE_COUNT),
             retry_max_age_seconds=_positive_int(env, ENV.retry_max_age_seconds, contract.DEFAULT_RETRY_MAX_AGE_SECONDS),
+            max_lateness_seconds=_positive_int(env, ENV.max_lateness_seconds, 0) or None,
             dispatcher_timeout_seconds=_positive_int(
                 env, ENV.dispatcher_timeout_seconds, contract.DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
             dispatcher_max_batching_window_seconds=_positive_int(

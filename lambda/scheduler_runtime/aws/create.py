@@ -128,6 +128,7 @@ class Creator:
             shard=shard,
             retry=request.retry,
             group=request.group,
+            max_lateness_seconds=request.max_lateness_seconds,
         )
         stored, created = self._store.put_record(record)
         return Created(stored, created)

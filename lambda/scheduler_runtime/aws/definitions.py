@@ -21,8 +21,8 @@ from botocore.exceptions import ClientError
 from ..core import groups, keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.periodic import ACTIVE, DELETED, ENDED, PAUSED, Spec
-from ..core.retry import RetryPolicy
-from .items import is_condition_failure, n_attr, retry_attributes, retry_of, s_attr
+from ..core.retry import MAX_LATENESS, RetryPolicy
+from .items import is_condition_failure, lateness_attributes, n_attr, retry_attributes, retry_of, s_attr
 from .store import query_pages
 
 # Reused across invocations of a warm function: a GET /periodic page reads the partitions at once.
@@ -57,6 +57,8 @@ class Definition:
     """The tag (:func:`~scheduler_runtime.core.envelope.message_tag`) of the SQS message that started the latest occurrence."""
     retry: RetryPolicy | None = None
     """The PUT's ``retry``, kept only when it gave one: each occurrence's delivery is held to it."""
+    max_lateness_seconds: int | None = None
+    """The PUT's ``maxLatenessSeconds``, kept only when it gave one: an occurrence later than that is skipped."""
     paused_ms: int | None = None
     """While PAUSED: when it was paused."""
     paused_due_ms: int | None = None
@@ -93,6 +95,7 @@ class Definition:
             if value is not None:
                 item[name] = _n(value) if isinstance(value, int) else {"S": value}
         item.update(retry_attributes(self.retry))
+        item.update(lateness_attributes(self.max_lateness_seconds))
         if self.group is not None:
             item[groups.PARTITION_KEY] = {"S": self.group}
             if self.group_stamp_ms is not None:
@@ -117,7 +120,8 @@ class Definition:
             began_ms=n_attr(item, "beganMs", None), last_fired_ms=n_attr(item, "lastFiredMs", None),
             fired_count=n_attr(item, "firedCount", 0), skipped_count=n_attr(item, "skippedCount", 0),
             last_error=s_attr(item, "lastError", None), last_message=item.get("lastMsg", {}).get("B"),
-            retry=retry_of(item), paused_ms=n_attr(item, "pausedMs", None),
+            retry=retry_of(item), max_lateness_seconds=n_attr(item, MAX_LATENESS, None),
+            paused_ms=n_attr(item, "pausedMs", None),
             paused_due_ms=n_attr(item, "pausedDueMs", None), paused_count=n_attr(item, "pausedCount", 0),
             group=s_attr(item, groups.PARTITION_KEY, None), group_stamp_ms=groups.stamp_of(item),
         )
@@ -296,6 +300,12 @@ class DefinitionStore:
     def record_failure(self, periodic_id: str, version: int, reason: str) -> None:
         """Keep the reason of an occurrence's exhausted delivery on its definition (the failure path only)."""
         self._update(periodic_id, "SET lastError = :why", "version = :v", {":why": {"S": reason[:1000]}, ":v": _n(version)})
+
+    def record_stale(self, periodic_id: str, version: int, reason: str) -> None:
+        """Count an occurrence its lateness bound ended as skipped, not fired (its advance counted it fired), with
+        the reason as ``lastError``."""
+        self._update(periodic_id, "SET lastError = :why, firedCount = firedCount - :one, skippedCount = skippedCount + :one",
+                     "version = :v", {":why": {"S": reason[:1000]}, ":v": _n(version), ":one": _n(1)})
 
     def page(self, after_id: str | None, limit: int) -> tuple[list[Definition], bool]:
         """Up to ``limit`` live definitions with ids after ``after_id``, in id order, and whether more follow.

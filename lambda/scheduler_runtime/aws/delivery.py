@@ -26,7 +26,7 @@ docstring).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..clock import wait_until
@@ -87,6 +87,8 @@ class Started:
     raises to have SQS hand the message out again."""
     too_late_to_start: Callable[[], bool] = lambda: False
     """Whether the target must not be called any more (the attempt was arranged again instead)."""
+    skip_stale: Callable[[str], None] | None = None
+    """How a delivery its lateness bound ended is skipped (a periodic occurrence's); None: parked, FAILED."""
 
 
 class Delivery:
@@ -123,6 +125,14 @@ class Delivery:
                                                                             self._clock):
             started.stop_for_group()
             self._refused(ref, Refusal.GROUP_CANCELLED)
+            return None
+        stale = started.limits.stale_reason(started.late_ms)
+        if stale is not None:  # the target is not called: parked (a one-shot) or skipped (an occurrence)
+            if started.skip_stale is None:
+                self._park(started, stale)
+            else:
+                started.skip_stale(stale)
+                log_event("stale_skipped", level=logging.WARNING, id=ref.schedule_id, dueMs=ref.due_ms, reason=stale)
             return None
         if started.attempt > started.limits.max_attempts:
             # The receive of the last attempt allowed ended without the dispatcher: park now, not try again.
@@ -161,7 +171,9 @@ class Delivery:
             self._refused(ref, start.refusal)
             return None
         record = start.record
-        limits = retry_limits(config, record.retry)
+        limits = retry_limits(config, record.retry, record.max_lateness_seconds)
+        if record.redriven_ms is not None:  # an operator's redrive sends it back past its bound on purpose
+            limits = replace(limits, max_lateness_seconds=None)
 
         def record_failure(reason: str) -> None:
             failed_at = clock.now_ms()
@@ -200,7 +212,7 @@ class Delivery:
         if definition is None:
             self._refused(ref, occurrence.refusal)
             return None
-        limits = retry_limits(ctx.config, definition.retry)
+        limits = retry_limits(ctx.config, definition.retry, definition.max_lateness_seconds)
 
         def retry(exc: DeliveryError) -> str | None:
             limit = periodic.retry_later(definition, occurrence.due_ms, occurrence.attempt, limits)
@@ -227,7 +239,8 @@ class Delivery:
             limits, occurrence.attempt, occurrence.began_ms - occurrence.due_ms, f"/periodic/{definition.periodic_id}",
             None if group is None or stamp is None else (group, stamp), stop_for_group,
             lambda reason: periodic.record_failure(definition, reason),
-            f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start)
+            f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start,
+            lambda reason: periodic.skip_stale(definition, reason))
 
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)
@@ -294,9 +307,11 @@ class Delivery:
             log_event("not_delivered", id=ref.schedule_id, reason=refusal)
 
 
-def retry_limits(config: Config, policy: RetryPolicy | None) -> Limits:
-    """The retry limits of a delivery: its schedule's ``retry``, the deployment's defaults for what it left out."""
-    return limits_of(policy, config.max_receive_count, config.retry_max_age_seconds)
+def retry_limits(config: Config, policy: RetryPolicy | None, max_lateness_seconds: int | None = None) -> Limits:
+    """The limits of a delivery: its schedule's ``retry`` and ``maxLatenessSeconds``, the deployment's defaults for
+    what it left out."""
+    return limits_of(policy, config.max_receive_count, config.retry_max_age_seconds,
+                     config.max_lateness_seconds if max_lateness_seconds is None else max_lateness_seconds)
 
 
 def record_expiry(config: Config, now: int, attempts_left: int) -> int:

@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from ..core import groups, keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.envelope import TimerRef
-from ..core.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, RetryPolicy
+from ..core.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_LATENESS, RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,10 @@ class ScheduleRecord:
     """The create's ``retry``, kept only when it gave one (:func:`retry_attributes`)."""
     group: str | None = None
     """The create's ``group``; its stamp in the group (:mod:`~scheduler_runtime.core.groups`) is ``created_ms``."""
+    max_lateness_seconds: int | None = None
+    """The create's ``maxLatenessSeconds``, kept only when it gave one."""
+    redriven_ms: int | None = None
+    """When an operator's redrive last sent it back (a redriven delivery is not held to its lateness bound)."""
 
     @property
     def timer_key(self) -> keys.Key | None:
@@ -58,6 +62,7 @@ class ScheduleRecord:
         if self.shard is not None:
             item["shard"] = {"N": str(self.shard)}
         item.update(retry_attributes(self.retry))
+        item.update(lateness_attributes(self.max_lateness_seconds))
         item.update(groups.member_attributes(self.group, groups.SCHEDULES, self.created_ms, self.schedule_id))
         return item
 
@@ -81,6 +86,8 @@ class ScheduleRecord:
             last_error=s_attr(item, "lastError", None),
             retry=retry_of(item),
             group=s_attr(item, groups.PARTITION_KEY, None),
+            max_lateness_seconds=n_attr(item, MAX_LATENESS, None),
+            redriven_ms=n_attr(item, "redrivenMs", None),
         )
 
 
@@ -88,6 +95,11 @@ def retry_attributes(retry: RetryPolicy | None) -> dict[str, Any]:
     """A record's or a definition's attributes for ``retry``: one number per limit given, none without it."""
     values = {} if retry is None else retry.to_json()
     return {name: {"N": str(value)} for name, value in values.items()}
+
+
+def lateness_attributes(max_lateness_seconds: int | None) -> dict[str, Any]:
+    """A record's or a definition's attribute for ``maxLatenessSeconds``: none without one."""
+    return {} if max_lateness_seconds is None else {MAX_LATENESS: {"N": str(max_lateness_seconds)}}
 
 
 def retry_of(item: dict[str, Any]) -> RetryPolicy | None:

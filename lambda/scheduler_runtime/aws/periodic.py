@@ -106,7 +106,7 @@ class Periodic:
             definition = Definition(
                 periodic_id=request.periodic_id, spec=request.spec, anchor_ms=anchor, payload_json=request.payload_json,
                 target=request.target, request_hash=request.request_hash, version=version, updated_ms=now_ms,
-                retry=request.retry, status=PAUSED if paused else ACTIVE if first is not None else ENDED, token=token,
+                retry=request.retry, max_lateness_seconds=request.max_lateness_seconds, status=PAUSED if paused else ACTIVE if first is not None else ENDED, token=token,
                 next_due_ms=None if paused else first, shard=shard, group=request.group,
                 group_stamp_ms=None if request.group is None or first is None else now_ms, **history,
             )
@@ -291,6 +291,10 @@ class Periodic:
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)
+
+    def skip_stale(self, definition: Definition, reason: str) -> None:
+        """An occurrence its lateness bound ended: skipped and counted (the next one is armed already)."""
+        self._definitions.record_stale(definition.periodic_id, definition.version, reason)
 
     def _ended_expiry(self, now_ms: int) -> int:
         """The TTL of a definition that ends at ``now_ms``: past every retry its last occurrence may

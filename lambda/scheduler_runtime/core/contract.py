@@ -45,6 +45,7 @@ class Environment:
     history_retention_seconds: str
     max_receive_count: str
     retry_max_age_seconds: str
+    max_lateness_seconds: str
     dispatcher_timeout_seconds: str
     dispatcher_max_batching_window_seconds: str
     precision: str
@@ -127,6 +128,9 @@ HISTORY_RETENTION_SECONDS = Bounds.of(_CONTRACT["historyRetentionSeconds"])
 MAX_RECEIVE_COUNT = Bounds.of(_CONTRACT["maxReceiveCount"])
 RETRY_MAX_AGE_SECONDS = Bounds.of(_CONTRACT["retryMaxAgeSeconds"])
 """A delivery's maximum age (``retry.maxAgeSeconds``, the ``retry_max_age`` prop): its range and default."""
+MAX_LATENESS_SECONDS = Bounds.of(_CONTRACT["maxLatenessSeconds"])
+"""A schedule's lateness bound (``maxLatenessSeconds``, the ``max_lateness`` prop): its range; no default
+(without one, a late delivery is delivered late)."""
 DISPATCHER_TIMEOUT_SECONDS = Bounds.of(_CONTRACT["dispatcherTimeoutSeconds"])
 DISPATCHER_BATCH_SIZE = Bounds.of(_CONTRACT["dispatcherBatchSize"])
 DISPATCHER_MAX_BATCHING_WINDOW_SECONDS = Bounds.of(_CONTRACT["dispatcherMaxBatchingWindowSeconds"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import listing, periodic, retry, states, validation
+from . import contract, listing, periodic, retry, states, validation
 from .contract import (DEFAULT_TARGET_NAME, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT,
                        PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS, RETRY_MAX_AGE_SECONDS, ROUTES,
                        TARGET_NAME_PATTERN, Route)
@@ -134,6 +134,17 @@ _GROUP = {"type": "string", "pattern": GROUP_PATTERN.pattern,
 _COUNT = {"type": "integer", "minimum": 0}
 
 
+def _max_lateness(what: str) -> Schema:
+    """``maxLatenessSeconds``, as a create body, a batch item or a PUT gives it and as GET answers it."""
+    bounds = contract.MAX_LATENESS_SECONDS
+    return {"type": "integer", "minimum": bounds.min, "maximum": bounds.max,
+            "description": f"{what}: an attempt (the first, or a retry) that would start more than this many seconds "
+                           "after the due time is not started. A one-shot schedule ends FAILED with a reason that "
+                           "begins `stale` and is parked in the dead-letter queue; a periodic occurrence is skipped "
+                           "(`skippedCount`). Unlike `retry.maxAgeSeconds`, which only stops retries, it stops a "
+                           "first attempt too. Default: the construct's `max_lateness`, if any; else no bound."}
+
+
 def _retry(what: str) -> Schema:
     """``retry``, as a create body, a batch item or a PUT gives it and as GET answers it (the fields given)."""
     limits = {
@@ -161,6 +172,7 @@ def _schedule_view(with_payload: bool, statuses: tuple[str, ...]) -> Schema:
         "attempts": {**_COUNT, "description": "Delivery attempts started."},
         "firedAt": _instant_out("When it was delivered"), "endedAt": _instant_out("When it was cancelled or failed"),
         "lastError": _LAST_ERROR, "retry": _retry("The create's retry policy, as given (absent when none was)"),
+        retry.MAX_LATENESS: _max_lateness("The create's lateness bound, as given (absent when none was)"),
         "group": _GROUP,
     }
     required = ["id", "dueAt", "status", "target", "createdAt", "attempts"]
@@ -184,6 +196,7 @@ def _definition_view(with_payload: bool) -> Schema:
         "lastDueAt": _instant_out("The latest occurrence's due time"),
         "lastFiredAt": _instant_out("When the latest occurrence was delivered"), "lastError": _LAST_ERROR,
         "retry": _retry("The PUT's retry policy, as given (absent when none was)"), "group": _GROUP,
+        retry.MAX_LATENESS: _max_lateness("The PUT's lateness bound, as given (absent when none was)"),
     }
     required = ["id", "status", "target", "nextDueAt", "firedCount", "skippedCount", "pausedCount", "createdAt",
                 "updatedAt"]
@@ -207,6 +220,7 @@ def _schemas() -> dict[str, Schema]:
         "dueAt": _instant_in("When to deliver"),
         "delaySeconds": {"type": "number", "minimum": 0, "description": "Deliver this many seconds from now."},
         "payload": _PAYLOAD, "target": _TARGET_IN, "retry": _retry("The delivery's retry policy"), "group": _GROUP,
+        retry.MAX_LATENESS: _max_lateness("The schedule's lateness bound"),
     }
     periodic_fields = {
         "payload": _PAYLOAD, "target": _TARGET_IN,
@@ -220,6 +234,7 @@ def _schemas() -> dict[str, Schema]:
         "timeZone": {"type": "string", "default": PERIODIC_DEFAULT_TIME_ZONE,
                      "description": "The IANA time zone of cron (cron only)."},
         "retry": _retry("Each occurrence's retry policy"), "group": _GROUP,
+        retry.MAX_LATENESS: _max_lateness("Each occurrence's lateness bound"),
     }
     error_statuses = sorted({400, 409, 413, 500, 503})
     return {

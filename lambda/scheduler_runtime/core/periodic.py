@@ -34,13 +34,14 @@ from typing import Any, Iterable
 from . import cron as cron_module
 from .contract import DEFAULT_MAX_RECEIVE_COUNT, PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS
 from .retry import FIELD as RETRY
-from .retry import RetryPolicy
+from .retry import MAX_LATENESS, RetryPolicy
 from .states import DefinitionStatus
 from .timeparse import InvalidInstant, exact_decimal, format_rfc3339_ms, parse_instant
 from .validation import (GROUP_FIELD, ApiError, canonical_json, group_hashed, optional_group, retry_hashed,
-                         validate_new_id, validate_payload, validate_retry, validate_target)
+                         validate_max_lateness, validate_new_id, validate_payload, validate_retry, validate_target)
 
-ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY, GROUP_FIELD)
+ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY, MAX_LATENESS,
+                  GROUP_FIELD)
 ACTIVE, ENDED, DELETED = DefinitionStatus.ACTIVE, DefinitionStatus.ENDED, DefinitionStatus.DELETED
 PAUSED = DefinitionStatus.PAUSED
 STATE_FIELD = "state"
@@ -137,6 +138,8 @@ class PeriodicRequest:
     """The body's ``retry`` (every occurrence's delivery is held to it), None when it gave none."""
     group: str | None = None
     """The body's ``group``, None when it gave none."""
+    max_lateness_seconds: int | None = None
+    """The body's ``maxLatenessSeconds`` (an occurrence later than that is skipped), None when it gave none."""
 
     def anchor_ms(self, now_ms: int) -> int:
         """Where ``every`` counts from: ``startAt``, else one period after the PUT."""
@@ -195,9 +198,12 @@ def validate_periodic(periodic_id: str, body: dict[str, Any], targets: Iterable[
     target = validate_target(body, targets, default_target)
     retry = validate_retry(body, max_receive_count)
     group = optional_group(body)
-    normalized.update(payload=payload_json, target=target, **retry_hashed(retry), **group_hashed(group))
+    max_lateness = validate_max_lateness(body)
+    normalized.update(payload=payload_json, target=target, **retry_hashed(retry), **group_hashed(group),
+                      **({} if max_lateness is None else {MAX_LATENESS: max_lateness}))
     request_hash = hashlib.sha256(canonical_json(normalized).encode("utf-8")).digest()[:16]
-    return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry, group)
+    return PeriodicRequest(periodic_id, Spec(**spec_fields), payload_json, target, request_hash, retry, group,
+                           max_lateness)
 
 
 def never_fires(request: PeriodicRequest, now_ms: int) -> ApiError | None:

@@ -11,6 +11,12 @@ that attempt was attempt ``maxAttempts``, or when the next attempt would start a
 ``dueAt + maxAgeSeconds``. The first attempt is always made, however late. A limit only ever parks:
 it never drops a delivery, and never makes one early. A body's ``retry`` is read by
 :func:`~.validation.validate_retry`.
+
+**The lateness bound** (:meth:`Limits.stale_reason`), checked before each attempt starts, the first one
+included: a schedule's ``maxLatenessSeconds`` (or the construct's ``max_lateness``; neither: no bound) ends
+a delivery that would start more than that after its due time instead of starting it. ``maxAgeSeconds``
+limits retries and never stops a first attempt; ``maxLatenessSeconds`` stops any attempt that would come
+too late. A delivery redriven by an operator is not held to it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ from dataclasses import dataclass
 
 FIELD = "retry"
 MAX_ATTEMPTS, MAX_AGE_SECONDS = "maxAttempts", "maxAgeSeconds"
+MAX_LATENESS = "maxLatenessSeconds"
+"""The lateness bound's field (a create's, a batch item's, a periodic timer's) and the attribute that keeps it."""
+STALE = "stale"
+"""How the reason of a delivery ended by its lateness bound begins."""
 POLICY_FIELDS = (MAX_ATTEMPTS, MAX_AGE_SECONDS)
 """The fields of ``retry``, and the names of the record's or definition's attributes that keep them."""
 
@@ -42,6 +52,14 @@ class Limits:
 
     max_attempts: int
     max_age_seconds: int
+    max_lateness_seconds: int | None = None
+
+    def stale_reason(self, late_ms: int) -> str | None:
+        """Why an attempt that would start ``late_ms`` after the due time must not start, or None."""
+        if self.max_lateness_seconds is None or late_ms <= self.max_lateness_seconds * 1000:
+            return None
+        return (f"{STALE}: it would start {late_ms / 1000:g} s after its due time, past "
+                f"{MAX_LATENESS} {self.max_lateness_seconds}")
 
     def attempts_reached(self) -> str:
         return f"{MAX_ATTEMPTS} {self.max_attempts} reached"
@@ -55,13 +73,15 @@ class Limits:
         return None
 
 
-def limits_of(policy: RetryPolicy | None, max_receive_count: int, default_max_age_seconds: int) -> Limits:
-    """The limits of a delivery under ``policy``; ``maxAttempts`` never above the deployment's
+def limits_of(policy: RetryPolicy | None, max_receive_count: int, default_max_age_seconds: int,
+              max_lateness_seconds: int | None = None) -> Limits:
+    """The limits of a delivery under ``policy`` and its lateness bound (``max_lateness_seconds``: the
+    schedule's, else the deployment's, if any); ``maxAttempts`` never above the deployment's
     ``max_receive_count`` (a record written before a redeploy that lowered it included)."""
     given = policy or RetryPolicy()
     attempts = max_receive_count if given.max_attempts is None else min(given.max_attempts, max_receive_count)
     age = default_max_age_seconds if given.max_age_seconds is None else given.max_age_seconds
-    return Limits(attempts, age)
+    return Limits(attempts, age, max_lateness_seconds)
 
 
-__all__ = ["FIELD", "Limits", "POLICY_FIELDS", "RetryPolicy", "limits_of"]
+__all__ = ["FIELD", "MAX_LATENESS", "STALE", "Limits", "POLICY_FIELDS", "RetryPolicy", "limits_of"]

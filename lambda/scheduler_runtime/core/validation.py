@@ -13,13 +13,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import contract
 from .contract import DEFAULT_MAX_RECEIVE_COUNT, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, RETRY_MAX_AGE_SECONDS
 from .retry import FIELD as RETRY
-from .retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, POLICY_FIELDS, RetryPolicy
+from .retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_LATENESS, POLICY_FIELDS, RetryPolicy
 from .timeparse import MAX_EPOCH_MS, InvalidInstant, JsonNumber, ceil_milliseconds, exact_decimal, parse_instant
 
 GROUP_FIELD = "group"
-ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target", RETRY, GROUP_FIELD)
+ALLOWED_FIELDS = ("id", "dueAt", "delaySeconds", "payload", "target", RETRY, MAX_LATENESS, GROUP_FIELD)
 DOT_SEGMENTS = (".", "..")
 """Ids the id pattern allows but no URL path can carry: HTTP clients remove them as dot segments (RFC 3986),
 so ``GET /schedules/..`` is sent as ``GET /``. A create refuses them; a read or cancel still takes them
@@ -56,6 +57,8 @@ class CreateRequest:
     """The body's ``retry``, None when it gave none (the deployment's defaults apply)."""
     group: str | None = None
     """The body's ``group``, None when it gave none."""
+    max_lateness_seconds: int | None = None
+    """The body's ``maxLatenessSeconds``, None when it gave none (the deployment's, if any, applies)."""
 
 
 def canonical_json(value: Any) -> str:
@@ -115,12 +118,23 @@ def validate_create(body: dict[str, Any], now_ms: int, targets: Iterable[str], d
     target = validate_target(body, targets, default_target)
     retry = validate_retry(body, max_receive_count)
     group = optional_group(body)
+    max_lateness = validate_max_lateness(body)
 
-    # A body without retry or group hashes as it always did, so its replays still match records written before.
+    # A body without retry, group or bound hashes as it always did, so its replays still match records written before.
     hashed = {"id": schedule_id, **timing, "payload": payload_json, "target": target, **retry_hashed(retry),
-              **group_hashed(group)}
+              **group_hashed(group), **({} if max_lateness is None else {MAX_LATENESS: max_lateness})}
     request_hash = hashlib.sha256(canonical_json(hashed).encode("utf-8")).digest()[:16]
-    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated, retry, group)
+    return CreateRequest(schedule_id, due_ms, payload_json, target, request_hash, id_generated, retry, group,
+                         max_lateness)
+
+
+def validate_max_lateness(body: dict[str, Any]) -> int | None:
+    """The body's ``maxLatenessSeconds``: a whole number of seconds in the contract's range (``30`` and ``30.0``
+    are one), None when absent; :class:`ApiError` naming the field else."""
+    if MAX_LATENESS not in body:
+        return None
+    bounds = contract.MAX_LATENESS_SECONDS
+    return _whole_number(body[MAX_LATENESS], MAX_LATENESS, bounds.min, bounds.max, "seconds")
 
 
 def validate_group(value: Any, field: str = GROUP_FIELD) -> str:
@@ -254,7 +268,11 @@ def _retry_limit(value: dict[str, Any], name: str, low: int, high: int, what: st
     """``value[name]``: a whole number in ``low..high`` (``3`` and ``3.0`` are one), None when absent."""
     if name not in value:
         return None
-    number, field = value[name], f"{RETRY}.{name}"
+    return _whole_number(value[name], f"{RETRY}.{name}", low, high, what)
+
+
+def _whole_number(number: Any, field: str, low: int, high: int, what: str) -> int:
+    """``number``, the value of ``field``: a whole number in ``low..high`` (``3`` and ``3.0`` are one)."""
     rule = f"{field} must be a whole number from {low} to {high} ({what})"
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         raise ApiError(400, rule, field)

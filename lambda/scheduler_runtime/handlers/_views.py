@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..aws.items import ScheduleRecord
+from ..core.retry import MAX_LATENESS
 from ..core.timeparse import format_rfc3339_ms
 
 if TYPE_CHECKING:  # imported by the periodic routes, which load on first use
@@ -23,6 +24,8 @@ def describe_record(record: ScheduleRecord, status: str, *, with_payload: bool =
         body["lastError"] = record.last_error
     if record.retry is not None:
         body["retry"] = record.retry.to_json()
+    if record.max_lateness_seconds is not None:
+        body[MAX_LATENESS] = record.max_lateness_seconds
     if record.group is not None:
         body["group"] = record.group
     return body
@@ -47,6 +50,8 @@ def describe_definition(definition: Definition, *, with_payload: bool = True) ->
         body["lastError"] = definition.last_error
     if definition.retry is not None:
         body["retry"] = definition.retry.to_json()
+    if definition.max_lateness_seconds is not None:
+        body[MAX_LATENESS] = definition.max_lateness_seconds
     if definition.group is not None:
         body["group"] = definition.group
     if with_payload:

@@ -123,9 +123,9 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     # --- one-shot schedules ---------------------------------------------------------------
     async def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
                        target: str | None = None, retry: RetryPolicy | None = None,
-                       group: str | None = None) -> Schedule:
+                       group: str | None = None, max_lateness: timedelta | None = None) -> Schedule:
         """:meth:`SchedulerClient.schedule`: ``POST /schedules``."""
-        return await self._run(self._calls.schedule(at, payload, id, target, retry, group))
+        return await self._run(self._calls.schedule(at, payload, id, target, retry, group, max_lateness))
 
     async def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """:meth:`SchedulerClient.schedule_many`: ``POST /schedule-batches``, 10 items a call."""
@@ -147,10 +147,11 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     async def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002
                            cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
                            end_at: datetime | None = None, target: str | None = None,
-                           retry: RetryPolicy | None = None, group: str | None = None) -> Periodic:
+                           retry: RetryPolicy | None = None, group: str | None = None,
+                           max_lateness: timedelta | None = None) -> Periodic:
         """:meth:`SchedulerClient.put_periodic`: ``PUT /periodic/{id}``."""
         return await self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target,
-                                                        retry, group))
+                                                        retry, group, max_lateness))
 
     async def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """:meth:`SchedulerClient.get_periodic`: ``GET /periodic/{id}``."""

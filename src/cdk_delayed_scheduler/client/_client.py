@@ -80,7 +80,8 @@ class SchedulerClient(ClientCore[Transport]):
 
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, *, id: str | None = None,  # noqa: A002 - the API's name
-                 target: str | None = None, retry: RetryPolicy | None = None, group: str | None = None) -> Schedule:
+                 target: str | None = None, retry: RetryPolicy | None = None, group: str | None = None,
+                 max_lateness: timedelta | None = None) -> Schedule:
         """Schedule ``payload`` for delivery at ``at``: ``POST /schedules``.
 
         ``at`` is a timezone-aware ``datetime`` (sent as ``dueAt``, RFC 3339 UTC with milliseconds)
@@ -89,16 +90,20 @@ class SchedulerClient(ClientCore[Transport]):
         retried call is idempotent. ``retry`` (a :class:`RetryPolicy`) caps the delivery's attempts
         and age before it is parked in the dead-letter queue; without it the deployment's defaults
         apply. ``group`` (1-64 of ``A-Za-z0-9._:-``) puts it in a group, for :meth:`cancel_group` and
-        ``list(group=...)``. Answers the schedule's ``id``, ``due_at``, ``status`` (``QUEUED`` or
+        ``list(group=...)``. ``max_lateness`` (a ``timedelta`` of whole seconds, 1 s to 365 days; sent as
+        ``maxLatenessSeconds``) bounds how late its delivery may start: one that would start later after the due
+        time (first attempt or retry) ends ``FAILED``, parked in the dead-letter queue; without it the deployment's
+        bound applies, if any. Answers the schedule's ``id``, ``due_at``, ``status`` (``QUEUED`` or
         ``SCHEDULED``) and ``target``; the same id and body (group included) again answers the same.
         """
-        return self._run(self._calls.schedule(at, payload, id, target, retry, group))
+        return self._run(self._calls.schedule(at, payload, id, target, retry, group, max_lateness))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> builtins.list[Schedule | SchedulerError]:
         """Schedule many at once: ``POST /schedule-batches``, ``MAX_BATCH_SIZE`` (10) items a call.
 
         Each item is a :class:`ScheduleRequest` or a mapping with its keys (``at``, ``payload``,
-        ``id``, ``target``, ``retry``, ``group``). The answer has one entry per item, in order: the :class:`Schedule`, or
+        ``id``, ``target``, ``retry``, ``group``, ``max_lateness``). The answer has one entry per item, in order:
+        the :class:`Schedule`, or
         the typed error for that item (returned, not raised; its ``field`` names the item's place in
         ``items``: ``schedules[12].dueAt``). Items answered with throttling or a server error are
         sent again, alone, within ``max_attempts``. Raises only when a whole call fails.
@@ -132,17 +137,20 @@ class SchedulerClient(ClientCore[Transport]):
     def put_periodic(self, id: str, payload: Any, *, every: int | timedelta | None = None,  # noqa: A002 - the API's name
                      cron: str | None = None, time_zone: str | None = None, start_at: datetime | None = None,
                      end_at: datetime | None = None, target: str | None = None,
-                     retry: RetryPolicy | None = None, group: str | None = None) -> Periodic:
+                     retry: RetryPolicy | None = None, group: str | None = None,
+                     max_lateness: timedelta | None = None) -> Periodic:
         """Create or replace a periodic timer: ``PUT /periodic/{id}``.
 
         Give exactly one of ``every`` (whole seconds, an int or a timedelta) or ``cron``
         (EventBridge's six fields, e.g. ``"0 9 ? * MON-FRI *"``, in ``time_zone``, IANA, default
         UTC). ``start_at``/``end_at`` are aware datetimes. ``retry`` (a :class:`RetryPolicy`) holds
-        each occurrence's delivery to its limits. ``group`` puts it in a group (:meth:`cancel_group`). The
-        same body again changes nothing; a different one replaces the definition from its next occurrence.
+        each occurrence's delivery to its limits. ``max_lateness`` (as for :meth:`schedule`) skips an occurrence
+        whose delivery would start later than that after its due time (counted in ``skipped_count``). ``group``
+        puts it in a group (:meth:`cancel_group`). The same body again changes nothing; a different one
+        replaces the definition from its next occurrence.
         """
         return self._run(self._calls.put_periodic(id, payload, every, cron, time_zone, start_at, end_at, target,
-                                                    retry, group))
+                                                    retry, group, max_lateness))
 
     def get_periodic(self, id: str) -> Periodic:  # noqa: A002 - the API's name
         """The periodic timer's definition and progress: ``GET /periodic/{id}``; :class:`NotFoundError` if unknown."""

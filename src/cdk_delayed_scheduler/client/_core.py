@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 from .._contract import contract
 from ._errors import SchedulerError, ValidationError, error_for, retryable_status
 from ._models import (GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body,
-                      format_time, reschedule_body, whole_seconds)
+                      format_time, lateness_seconds, reschedule_body, whole_seconds)
 from ._statuses import PeriodicStatus, ScheduleStatus
 from ._transport import Backoff
 
@@ -185,9 +185,10 @@ class Calls:
 
     # --- one-shot schedules ---------------------------------------------------------------
     def schedule(self, at: When, payload: Any, schedule_id: str | None, target: str | None,
-                 retry: RetryPolicy | None = None, group: str | None = None) -> Plan[Schedule]:
+                 retry: RetryPolicy | None = None, group: str | None = None,
+                 max_lateness: timedelta | None = None) -> Plan[Schedule]:
         body = create_body(at, payload, schedule_id if schedule_id is not None else str(uuid.uuid4()), target,
-                           retry=retry, group=group)
+                           retry=retry, group=group, max_lateness=max_lateness)
         return Schedule.from_json((yield from self.call("createSchedule", body)))
 
     def schedule_many(self, items: Iterable[BatchItem]) -> Plan[list[Schedule | SchedulerError]]:
@@ -229,11 +230,12 @@ class Calls:
     def put_periodic(self, periodic_id: str, payload: Any, every: int | timedelta | None, cron: str | None,
                      time_zone: str | None, start_at: datetime | None, end_at: datetime | None,
                      target: str | None, retry: RetryPolicy | None = None,
-                     group: str | None = None) -> Plan[Periodic]:
+                     group: str | None = None, max_lateness: timedelta | None = None) -> Plan[Periodic]:
         fields = {"payload": payload, "every": None if every is None else whole_seconds(every), "cron": cron,
                   "timeZone": time_zone, "startAt": _time_or_none(start_at, "start_at"),
                   "endAt": _time_or_none(end_at, "end_at"), "target": target,
-                  "retry": None if retry is None else retry.to_json(), "group": group}
+                  "retry": None if retry is None else retry.to_json(),
+                  "maxLatenessSeconds": lateness_seconds(max_lateness), "group": group}
         body = {name: value for name, value in fields.items() if value is not None or name == "payload"}
         return Periodic.from_json((yield from self.call("putPeriodic", body, id=periodic_id)))
 
@@ -289,8 +291,8 @@ def _time_or_none(value: datetime | None, argument: str) -> str | None:
 def _item_body(index: int, item: BatchItem) -> dict[str, Any]:
     request = item if isinstance(item, ScheduleRequest) else ScheduleRequest(**item)
     schedule_id = request.id if request.id is not None else str(uuid.uuid4())
-    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].at", request.retry,
-                       request.group)
+    return create_body(request.at, request.payload, schedule_id, request.target, f"items[{index}].", request.retry,
+                       request.group, request.max_lateness)
 
 
 def _renumbered(body: Any, position: int, index: int) -> Any:

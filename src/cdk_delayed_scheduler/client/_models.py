@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Union
 
+from .._contract import contract
 from ..envelope import parse_time
 from ._statuses import PeriodicStatus, PeriodicStatusText, ScheduleStatus, ScheduleStatusText, known, removed_status
 
@@ -72,6 +73,8 @@ class Schedule:
     last_error: str | None = None
     retry: RetryPolicy | None = None
     """The create's retry policy as given (``GET`` only); ``None`` when it gave none."""
+    max_lateness: timedelta | None = None
+    """The create's lateness bound (``maxLatenessSeconds``) as given (``GET`` only); ``None`` when it gave none."""
     group: str | None = None
     """The create's group (``GET`` and listings; a create's answer carries none); ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
@@ -85,7 +88,8 @@ class Schedule:
             target=body.get("target"), payload=body.get("payload"), created_at=parse_time(body.get("createdAt")),
             attempts=body.get("attempts"), fired_at=parse_time(body.get("firedAt")),
             ended_at=parse_time(body.get("endedAt")), last_error=body.get("lastError"),
-            retry=RetryPolicy.from_json(body.get("retry")), group=body.get("group"), raw=dict(body),
+            retry=RetryPolicy.from_json(body.get("retry")), max_lateness=_lateness(body), group=body.get("group"),
+            raw=dict(body),
         )
 
 
@@ -118,6 +122,8 @@ class Periodic:
     payload: Any = field(default=None, hash=False)
     retry: RetryPolicy | None = None
     """The PUT's retry policy as given; ``None`` when it gave none."""
+    max_lateness: timedelta | None = None
+    """The PUT's lateness bound (``maxLatenessSeconds``) as given; ``None`` when it gave none."""
     group: str | None = None
     """The PUT's group; ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
@@ -135,8 +141,8 @@ class Periodic:
             every=body.get("every"), cron=body.get("cron"), time_zone=body.get("timeZone"),
             fired_count=int(body.get("firedCount") or 0), skipped_count=int(body.get("skippedCount") or 0),
             paused_count=int(body.get("pausedCount") or 0),
-            payload=body.get("payload"), retry=RetryPolicy.from_json(body.get("retry")), group=body.get("group"),
-            raw=dict(body), **times,
+            payload=body.get("payload"), retry=RetryPolicy.from_json(body.get("retry")),
+            max_lateness=_lateness(body), group=body.get("group"), raw=dict(body), **times,
         )
 
 
@@ -192,6 +198,27 @@ class ScheduleRequest:
     target: str | None = None
     retry: RetryPolicy | None = None
     group: str | None = None
+    max_lateness: timedelta | None = None
+
+
+def _lateness(body: Mapping[str, Any]) -> timedelta | None:
+    """The answer's ``maxLatenessSeconds`` (absent: ``None``)."""
+    seconds = body.get("maxLatenessSeconds")
+    return None if seconds is None else timedelta(seconds=seconds)
+
+
+def lateness_seconds(max_lateness: timedelta | None, argument: str = "max_lateness") -> int | None:
+    """``max_lateness`` as the wire's ``maxLatenessSeconds`` (``None`` stays ``None``): ``ValueError`` naming
+    ``argument`` unless it is whole seconds within the contract's range, ``TypeError`` unless a ``timedelta``."""
+    if max_lateness is None:
+        return None
+    if not isinstance(max_lateness, timedelta):
+        raise TypeError(f"{argument} must be a timedelta, got {type(max_lateness).__name__}")
+    seconds, bounds = max_lateness.total_seconds(), contract.MAX_LATENESS_SECONDS
+    if seconds != int(seconds) or not bounds.min <= seconds <= bounds.max:
+        raise ValueError(f"{argument} must be whole seconds from {bounds.min} to {bounds.max} "
+                         f"({bounds.max // 86400} days), got {seconds}")
+    return int(seconds)
 
 
 def _required_time(body: Mapping[str, Any], name: str) -> datetime:
@@ -210,14 +237,18 @@ def format_time(value: datetime, argument: str) -> str:
     return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def create_body(at: When, payload: Any, schedule_id: str, target: str | None, argument: str = "at",
-                retry: RetryPolicy | None = None, group: str | None = None) -> dict[str, Any]:
-    """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta."""
-    body: dict[str, Any] = {"id": schedule_id, **timing_body(at, argument), "payload": payload}
+def create_body(at: When, payload: Any, schedule_id: str, target: str | None, where: str = "",
+                retry: RetryPolicy | None = None, group: str | None = None,
+                max_lateness: timedelta | None = None) -> dict[str, Any]:
+    """The ``POST /schedules`` body: ``dueAt`` for a datetime, ``delaySeconds`` for a timedelta. ``where`` prefixes
+    the arguments an error names (``items[3].`` for a batch item's)."""
+    body: dict[str, Any] = {"id": schedule_id, **timing_body(at, f"{where}at"), "payload": payload}
     if target is not None:
         body["target"] = target
     if retry is not None:
         body["retry"] = retry.to_json()
+    if max_lateness is not None:
+        body["maxLatenessSeconds"] = lateness_seconds(max_lateness, f"{where}max_lateness")
     if group is not None:
         body["group"] = group
     return body

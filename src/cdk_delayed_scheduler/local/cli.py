@@ -108,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a delivery's default retry.maxAgeSeconds (the construct's retry_max_age): a failed "
                             "attempt whose next one would start later than this after the due time is parked "
                             f"({age.min}-{age.max}; default {EngineOptions.retry_max_age})")
+    lateness = contract.MAX_LATENESS_SECONDS
+    local.add_argument("--max-lateness", type=_seconds_in(lateness.min, lateness.max), default=None, metavar="SECONDS",
+                       help="the default lateness bound, a schedule's maxLatenessSeconds when it gives none (the "
+                            "construct's max_lateness): a delivery that would start later than this after its due "
+                            "time is not started (a one-shot ends FAILED, stale, in the dead-letter queue; a periodic "
+                            f"occurrence is skipped) ({lateness.min}-{lateness.max}; default none: delivered late)")
     local.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, default=None,
                        help="the runtime's log level (the construct's log_level): its records at this level and "
                             f"above go to stderr (default {contract.DEFAULT_LOG_LEVEL}; INFO with --verbose)")
@@ -245,7 +251,8 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
         shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
         listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
         dispatcher_timeout=args.dispatcher_timeout, log_level=log_level, metrics_namespace=args.metrics_namespace,
-        retry_max_age=args.retry_max_age, dispatcher_batch_size=args.dispatcher_batch_size,
+        retry_max_age=args.retry_max_age, max_lateness=args.max_lateness,
+        dispatcher_batch_size=args.dispatcher_batch_size,
         dispatcher_max_batching_window=args.dispatcher_max_batching_window, precision=args.precision,
     )
     stop = threading.Event()

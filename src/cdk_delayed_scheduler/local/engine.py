@@ -381,6 +381,12 @@ class Engine:
             env.metrics_namespace: opts.metrics_namespace,
             env.log_level: opts.log_level.upper(),
         }
+        lateness = env.max_lateness_seconds
+        if opts.max_lateness is not None:
+            values[lateness] = str(opts.max_lateness)
+        else:  # as a deployment without the prop: no variable, whatever this process's environment holds
+            self._saved_env.setdefault(lateness, os.environ.get(lateness))
+            os.environ.pop(lateness, None)
         self._set_env(**values)
 
     def _load_handlers(self) -> dict[str, Handler]:

@@ -63,6 +63,11 @@ class EngineOptions:
     retry_max_age: int = contract.RETRY_MAX_AGE_SECONDS.default or 0
     """Seconds (the construct's ``retry_max_age``): a delivery's default ``retry.maxAgeSeconds``. A failed
     attempt whose next one would start later than this after the due time is parked instead."""
+    max_lateness: int | None = None
+    """Seconds (the construct's ``max_lateness``): the default lateness bound of a schedule or periodic timer
+    that gives no ``maxLatenessSeconds`` (the functions' ``MAX_LATENESS_SECONDS``, set only when given). A
+    delivery that would start later than this after its due time is not started: a one-shot ends ``FAILED``
+    (``stale``) in the dead-letter queue, a periodic occurrence is skipped. ``None``: a late timer is delivered late."""
     history_retention: int = contract.HISTORY_RETENTION_SECONDS.default or 0
     stream_retry_attempts: int = 3
     """Retries of a failing stream batch before it goes to the dead-letter queue (the construct's
@@ -99,6 +104,11 @@ class EngineOptions:
         age = contract.RETRY_MAX_AGE_SECONDS
         if not age.min <= self.retry_max_age <= age.max:
             raise ValueError(f"retry_max_age must be {age.min}-{age.max} seconds, got {self.retry_max_age}")
+        lateness = contract.MAX_LATENESS_SECONDS
+        if self.max_lateness is not None and (isinstance(self.max_lateness, bool) or not isinstance(
+                self.max_lateness, int) or not lateness.min <= self.max_lateness <= lateness.max):
+            raise ValueError(f"max_lateness must be whole seconds, {lateness.min}-{lateness.max}, "
+                             f"got {self.max_lateness!r}")
         self._check_dispatcher_batching()
         if self.log_level.upper() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
