@@ -4,6 +4,9 @@
     ./dev bench --quick         # a smoke run (about 2-3 minutes), written to bench/.quick/
     ./dev bench --only precision,cost
     ./dev bench --report-only   # re-render the document from an existing JSON file
+
+Before each section, a pure-Python loop of 10 million additions is timed (``common.LOOP``): the machine-speed
+reference its figures are read against. Each section's figures are kept as ``stored.compact`` trims them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 from . import common
 from .common import ROOT, log
+from .stored import compact, dump
 
 SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit", "targets",
             "scale", "https", "redrive", "groups")
@@ -29,7 +33,7 @@ FULL = {
     "synth": {"repeats": 3},
     "suite": {"repeats": 1},
     "load": {"repeats": 2, "n": 10_000},
-    "kit": {"repeats": 15},
+    "kit": {"repeats": 15, "workload_repeats": 3},
     "targets": {"n": 300, "span_s": 20.0},
     "scale": {"bursts": [100_000, 1_000_000], "raised_burst": 1_000_000, "rates": [1, 10, 100, 1000], "poisson_s": 60.0,
               "periodic_n": 1_000_000, "periodic_s": 30.0, "create_rates": [1000, 10_000, 50_000], "create_s": 10.0,
@@ -47,9 +51,9 @@ QUICK = {
              "cancel_n": 3, "levels": ["sparse", "heavy"]},
     "coldstart": {"repeats": 3},
     "synth": None,
-    "suite": None,
+    "suite": {"repeats": 1, "paths": ["tests/unit/test_timeparse.py"]},
     "load": {"repeats": 1, "n": 1000},
-    "kit": {"repeats": 3},
+    "kit": {"repeats": 3, "workload_repeats": 1},
     "targets": {"n": 40, "span_s": 5.0},
     "scale": {"bursts": [10_000], "raised_burst": 10_000, "rates": [1, 100], "poisson_s": 10.0, "periodic_n": 60_000,
               "periodic_s": 5.0, "create_rates": [1000], "create_s": 2.0, "waiting_n": 10_000_000},
@@ -83,11 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "benchmarks.json"
 
-    from . import report
+    from . import render
 
     if args.report_only:
         data = json.loads(json_path.read_text())
-        report.write(data, out_dir)
+        render.write(data, out_dir)
         log(f"wrote {out_dir / 'benchmarks.md'}")
         return 0
 
@@ -112,14 +116,19 @@ def main(argv: list[str] | None = None) -> int:
             continue
         params = sizes[section]
         module = __import__(f"bench.{section}", fromlist=["run"])
+        data["machine_speed"] = common.loop_seconds()  # the reference the section's figures are read against
+        data.setdefault("section_loop_s", {})[section] = data["machine_speed"]["median_s"]
+        log(f"{section}: machine speed, a pure-Python loop of 10 million additions: "
+            f"{data['machine_speed']['median_s']:.2f} s (median of 3)")
         started = time.monotonic()
         import os
 
         load_before = os.getloadavg()
         data.setdefault("section_started_utc", {})[section] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        data.setdefault("section_git", {})[section] = data["git"].get("commit")
+        modified = data["git"].get("runtime_or_engine_modified") and section != "suite"  # the suite runs a clone
+        data.setdefault("section_git", {})[section] = f"{data['git'].get('commit')}{'+' if modified else ''}"
         try:
-            data[section] = module.run(**params)
+            data[section] = compact(section, module.run(**params))
         except Exception as exc:  # noqa: BLE001 - one broken section must not lose the others
             import traceback
 
@@ -131,14 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         data = _save(json_path, data, section, merge=bool(args.only))
     data["total_seconds"] = time.monotonic() - t0
     data["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    json_path.write_text(json.dumps(data, indent=1, default=str))
-    report.write(data, out_dir)
+    json_path.write_text(dump(data))
+    render.write(data, out_dir)
     log(f"wrote {json_path}, {out_dir / 'benchmarks.md'} and plots in {data['total_seconds']:.0f} s")
     return 0
 
 
 #: The per-section entries of the JSON: each run writes only its own sections' keys in them.
-PER_SECTION = ("section_started_utc", "section_git", "section_seconds", "load_average_1min")
+PER_SECTION = ("section_started_utc", "section_git", "section_loop_s", "section_seconds", "load_average_1min")
 
 
 def _save(json_path: Path, data: dict, section: str, merge: bool) -> dict:
@@ -152,7 +161,7 @@ def _save(json_path: Path, data: dict, section: str, merge: bool) -> dict:
         for key in PER_SECTION:
             on_disk.setdefault(key, {})[section] = data[key][section]
         data = on_disk
-    json_path.write_text(json.dumps(data, indent=1, default=str))
+    json_path.write_text(dump(data))
     return data
 
 

@@ -33,10 +33,11 @@ class BurstEngine(BenchEngine):
         self.load_s = 0.0
         self.loaded_at = 0.0
 
-    def _provision(self, session) -> None:  # noqa: ANN001
-        super()._provision(session)
+    def _load_handlers(self) -> dict:  # the table and the queue exist; no poller runs yet
+        handlers = super()._load_handlers()
         self.load_s = load_short(self, self._bodies)
         self.loaded_at = time.time()
+        return handlers
 
 
 def run_once(n: int, lead_s: float, cap_s: float, profile: bool, counter=None) -> dict:

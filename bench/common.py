@@ -289,5 +289,21 @@ def machine() -> dict:
     return info
 
 
+LOOP = ("import time\nt = time.perf_counter()\ntotal = 0\nfor i in range(10_000_000):\n    total += i\n"
+        "print(time.perf_counter() - t)\n")
+"""The machine-speed reference: a pure-Python loop of 10 million additions, as ``python -c`` runs it."""
+LOOP_REFERENCE_S = 0.6
+"""``LOOP``'s seconds on the machine that the limits of the test suite and of the engine are read against."""
+
+
+def loop_seconds(repeats: int = 3) -> dict:
+    """``LOOP``'s seconds in ``repeats`` fresh interpreters, and their median."""
+    import subprocess
+
+    times = [float(subprocess.run([sys.executable, "-c", LOOP], capture_output=True, text=True, check=True).stdout)
+             for _ in range(repeats)]
+    return {"median_s": statistics.median(times), "runs": times}
+
+
 def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)

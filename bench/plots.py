@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-BURST_TARGET_S = {1000: 5, 10_000: 30}  # seconds after the due second
+from .report_timing import BURST_TARGET_S, precision_sets
 
 
 def plots(data: dict, out: Path) -> list[str]:
@@ -23,19 +23,17 @@ def plots(data: dict, out: Path) -> list[str]:
         made.append(name)
 
     prec = data.get("precision") or {}
-    sets = _precision_sets(prec)
-    if any(r.get("raw") for _, runs in sets for r in runs):
+    sets = precision_sets(prec) if prec.get("runs") else []
+    if any(r.get("series") for _, runs in sets for r in runs):
         fig, ax = plt.subplots(figsize=(7, 4.2))
         early = 0
         for label, runs in sets:
             paths: dict = {}
             for run in runs:
-                for path, values in run.get("raw", {}).items():
-                    paths.setdefault(path, []).extend(values)
+                for _, lateness, path in run.get("series", []):
+                    paths.setdefault(path, []).append(lateness)
             early += sum(1 for values in paths.values() for x in values if x < 0)
             for path, values in sorted(paths.items(), key=lambda kv: kv[0] != "short"):
-                if not values:
-                    continue
                 v = sorted(max(x, 1.0) for x in values)
                 ax.plot(v, [(i + 1) / len(v) for i in range(len(v))], label=f"{label}: {path} (n={len(v)})")
         ax.axvline(100, color="grey", ls="--", lw=0.8)
@@ -70,12 +68,11 @@ def plots(data: dict, out: Path) -> list[str]:
         n, cap = int(size), float(burst["cap_s"].get(size, 0))
         fig, ax = plt.subplots(figsize=(7, 4.2))
         for i, run in enumerate(runs):
-            t = sorted(run.get("timeline_s", []))
-            if t:
-                ax.plot(t, range(1, len(t) + 1), label=f"repeat {i + 1}: {run['delivered']:,} delivered")
+            if run.get("curve"):
+                ax.plot(*zip(*run["curve"]), label=f"repeat {i + 1}: {run['delivered']:,} delivered")
         ax.axhline(n, color="grey", ls=":", lw=0.8)
         goal = BURST_TARGET_S.get(n)
-        ax.set_xlim(0, max([cap, goal or 0] + [max(r.get("timeline_s") or [0]) for r in runs]) * 1.02)
+        ax.set_xlim(0, max([cap, goal or 0] + [r["curve"][-1][0] for r in runs if r.get("curve")]) * 1.02)
         if goal:
             ax.axvline(goal, color="red", ls="--", lw=0.8)
             ax.text(goal, n * 0.5, f" {goal} s target", color="red", fontsize=8)
@@ -101,9 +98,3 @@ def plots(data: dict, out: Path) -> list[str]:
         save(fig, "bench-memory.png")
     return made
 
-
-def _precision_sets(prec: dict) -> list[tuple[str, list]]:
-    """The run sets of the precision section's current shape (none for a section stored in an older shape)."""
-    if "mixed_runs" not in prec:
-        return []
-    return [("default window", prec.get("runs") or []), (f"{prec.get('mixed_window_s', 5)} s window", prec["mixed_runs"])]

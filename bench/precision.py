@@ -176,7 +176,6 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_conc
                 "dispatcher_fired_late_ms": distribution(eng.stats.lateness_ms),
                 "duplicates": sum(1 for c in collections.Counter(
                     sid for sid, _, _ in collector.lateness() if sid in due_of).values() if c > 1),
-                "raw": {p: v for p, v in by_path.items()},
                 "series": series,
                 "stages": stage_summary,
                 "handler_ms": {k: distribution(v) for k, v in times.durations.items()},
@@ -207,7 +206,7 @@ def run(repeats: int, n: int, span_s: float, lead_s: tuple[float, float] = (2.0,
             log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
                 f"max {a.get('max', 0):.0f} ms; early {a['early']}; by path "
                 + ", ".join(f"{p} p99 {v.get('p99', 0):.0f}" for p, v in res["by_path"].items()))
-            if options:  # the plots read the default sets' raw lateness only
-                res = {k: v for k, v in res.items() if k not in ("raw", "series")}
+            if options:  # the plots read the default sets' series only
+                res.pop("series")
             into.append(res)
     return out

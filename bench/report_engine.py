@@ -1,195 +1,137 @@
-"""The engine section of docs/benchmarks.md and its rows of the summary, from the JSON ``bench.engine`` writes.
-
-It also holds the number formatting the other report modules share (``fmt``, ``mmm``, ``verdict``).
-"""
+"""The figures of the engine's own sections: the engine against moto's ceiling, ingest and load."""
 
 from __future__ import annotations
 
-import statistics
+from .fmt import met, mmm, num, pct, pick, verdict
 
-_RATES = (("new_connection_long_per_s", "one client, a new connection per request", "long"),
-          ("new_connection_short_per_s", "one client, a new connection per request", "short"),
-          ("pooled_long_per_s", "8 concurrent keep-alive clients", "long"),
-          ("pooled_short_per_s", "8 concurrent keep-alive clients", "short"))
-_OPS = ("PutItem", "UpdateItem", "SendMessage", "ReceiveMessage (10)", "DeleteMessageBatch (10)")
+RATES = (("new_connection_long_per_s", "one client, a new connection per request", "long"),
+         ("new_connection_short_per_s", "one client, a new connection per request", "short"),
+         ("pooled_long_per_s", "8 concurrent keep-alive clients", "long"),
+         ("pooled_short_per_s", "8 concurrent keep-alive clients", "short"))
+OPS = ("PutItem", "UpdateItem", "SendMessage", "ReceiveMessage (10)", "DeleteMessageBatch (10)")
+FLOORS = {"new_connection": 150, "pooled": 400}  # creates a second, empty engine
+FULL_RATIO = 0.8  # a full table's create rate, as a share of the empty engine's
 FLAT_SHARE = 0.01  # "flat over the soak": growth over its second half under 1 % of the peak
 
 
-# --- formatting shared by the report modules --------------------------------------------------
-def fmt(x, nd: int = 0, unit: str = "") -> str:
-    if x is None or (isinstance(x, float) and x != x):
-        return "n/a"
-    return f"{x:,.{nd}f}{unit}"
+def ceiling_calls(c: dict) -> str:
+    """What moto answered, one kind of call at a time, and the timers and deliveries a second that allows."""
+    return (", ".join(f"{op} {num(c['calls_per_s'].get(op))}/s" for op in OPS)
+            + f"; {num(c['timers_per_s'])} timers/s, {num(c['deliveries_per_s'])} deliveries/s")
 
 
-def mmm(values: list, nd: int = 0) -> str:
-    """``median (min – max)`` of the repeats of one figure."""
-    v = sorted(x for x in values if x is not None and x == x)
-    if not v:
-        return "n/a"
-    if len(v) == 1:
-        return fmt(v[0], nd)
-    return f"{fmt(statistics.median(v), nd)} ({fmt(v[0], nd)} – {fmt(v[-1], nd)})"
-
-
-def pct(share: float | None, nd: int = 1) -> str:
-    return "n/a" if share is None else f"{share * 100:.{nd}f} %"
-
-
-def target(ok: bool | None) -> str:
-    return "n/a" if ok is None else ("met" if ok else "**missed**")
-
-
-def verdict(oks: list[bool]) -> str:
-    """met when every repeat meets the target; otherwise missed, with how many repeats missed it."""
-    if not oks:
-        return "n/a"
-    missed = oks.count(False)
-    if not missed or missed == len(oks):
-        return target(not missed)
-    return f"**missed** in {missed} of {len(oks)} repeats"
-
-
-# --- the summary's rows -----------------------------------------------------------------------
-def create_rows(e: dict | None) -> list[str]:
-    """The three create targets: one client with new connections, 8 keep-alive clients, a full table."""
-    e = e or {}
-    runs = e.get("runs") or []
-    rows = []
-    for kind, label, floor in (("new_connection", "sequential creates, one client, a new connection per request", 150),
-                               ("pooled", f"creates with {e.get('clients', 8)} concurrent keep-alive clients", 400)):
-        keys = [f"{kind}_{path}_per_s" for path in ("long", "short")]
-        if not runs:
-            rows.append(f"| {label}: long / short timers | not measured | ≥ {floor} per second | |")
-            continue
-        oks = [all(r["empty"][k] >= floor for k in keys) for r in runs]
-        rows.append(f"| {label} (empty engine): long / short timers | "
-                    + " / ".join(mmm([r["empty"][k] for r in runs]) for k in keys)
-                    + f" creates/s | ≥ {floor} per second: {verdict(oks)} | |")
+def engine(data: dict) -> dict | None:
+    e = data.get("engine") or {}
+    runs = e.get("runs")
     if not runs:
-        return rows + [f"| create rate with 10,000 long timers already waiting, as a share of the empty engine's rate | "
-                       "not measured | within 20 % (ratio ≥ 0.8) | |"]
-    ratios = " / ".join(mmm([r["full_over_empty"].get(k) for r in runs], 2) for k, _, _ in _RATES)
-    oks = [all(v >= 0.8 for v in r["full_over_empty"].values()) for r in runs]
-    rows.append(f"| create rate with {e.get('waiting', 10_000):,} long timers already waiting (1 s sweeps), as a share of "
-                "the empty engine's rate in the same run: new connection long / short, keep-alive long / short | "
-                f"{ratios} | within 20 % (ratio ≥ 0.8): {verdict(oks)} | |")
-    return rows
-
-
-def resource_rows(e: dict | None) -> list[str]:
-    """Memory over the soak, idle CPU and moto's ceiling."""
-    e = e or {}
-    rows = []
-    s = e.get("soak")
-    if s:
-        flat = s["growth_second_half_mb"] <= FLAT_SHARE * s["peak_mb"]
-        rows.append(f"| the engine's peak memory with {s['waiting']:,} waiting timers (engine process + moto child, "
-                    f"resident) | peak {fmt(s['peak_mb'])} MB; growth over the second half of the {fmt(s['seconds'])} s "
-                    f"soak {s['growth_second_half_mb']:+.1f} MB | reported; flat (growth under "
-                    f"{pct(FLAT_SHARE, 0)} of the peak): {target(flat)} | |")
-    else:
-        rows.append("| the engine's peak memory with 10,000 waiting timers | not measured | reported, and flat | |")
-    i = e.get("idle")
-    rows.append("| idle engine CPU, share of one core: engine process / moto child | "
-                + (f"{pct(i['engine_core_share'])} / {pct(i['moto_core_share'])} (over {fmt(i['seconds'])} s)" if i
-                   else "not measured") + " | reported | |")
-    runs = e.get("runs") or []
-    if runs:
-        calls = ", ".join(f"{op} {mmm([r['ceiling']['calls_per_s'].get(op) for r in runs])}" for op in _OPS)
-        rows.append(f"| moto's ceiling, calls/s from {runs[0]['ceiling'].get('threads', 8)} threads | {calls}; they allow "
-                    f"{mmm([r['ceiling']['timers_per_s'] for r in runs])} timers/s, "
-                    f"{mmm([r['ceiling']['deliveries_per_s'] for r in runs])} deliveries/s | reported | |")
-    else:
-        rows.append("| moto's ceiling | not measured | reported | |")
-    return rows
-
-
-# --- the section ------------------------------------------------------------------------------
-def section(e: dict | None) -> list[str]:
-    if not e or not e.get("runs"):
-        return []
-    runs = e["runs"]
-    out = ["## Engine", "",
-           "The local engine against its own ceiling (`bench/engine.py`). Each repeat measures moto's ceiling, then "
-           "the creates in a fresh engine with an empty table and in another with "
-           f"{e['waiting']:,} long timers already waiting; idle CPU and memory are measured once.", ""]
-    out += ceiling_lines(runs[0]["ceiling"] if len(runs) == 1 else None, "### moto's ceiling")
-    if len(runs) > 1:
-        out += ["| repeat | " + " | ".join(_OPS) + " | timers/s | deliveries/s |", "|---" * (len(_OPS) + 3) + "|"]
-        for k, r in enumerate(runs):
-            c = r["ceiling"]
-            out.append(f"| {k + 1} | " + " | ".join(fmt(c["calls_per_s"].get(op)) for op in _OPS)
-                       + f" | {fmt(c['timers_per_s'])} | {fmt(c['deliveries_per_s'])} |")
-        out.append("")
-    loads = [r["full"].get("load_s") for r in runs]
-    out += ["### Creates", "",
-            f"`POST /schedules` through the engine's HTTP API, sweeps every second: {e['n']} creates from one client "
-            "opening a new connection per request (as `curl` or `urllib` make them), one after another, then "
-            f"{2 * e['n']} creates from {e['clients']} clients at once, each on its own keep-alive connection. **Long** "
-            "timers are due in a day (a timer item, then the record); **short** ones in 10 minutes, within the default "
-            "window (a delayer message, then the record). *Full*: the same in an engine holding "
-            f"{e['waiting']:,} long timers (written in bulk as the API writes them, in {mmm(loads, 1)} s) and sweeping "
-            "every second.", "",
-            "| client | timers | empty engine, creates/s | full table, creates/s | full / empty |", "|---|---|---|---|---|"]
-    for key, client, path in _RATES:
-        out.append(f"| {client} | {path} | {mmm([r['empty'].get(key) for r in runs])} | "
-                   f"{mmm([r['full'].get(key) for r in runs])} | {mmm([r['full_over_empty'].get(key) for r in runs], 2)} |")
-    out.append("")
+        return None
+    out: dict = {"waiting": num(e["waiting"]), "n": e["n"], "n_pooled": 2 * e["n"], "clients": e["clients"],
+                 "load_s": mmm(pick(runs, "full", "load_s"), 1), "ops": " | ".join(OPS),
+                 "ceilings": [[k + 1, *(num(r["ceiling"]["calls_per_s"].get(op)) for op in OPS),
+                               num(r["ceiling"]["timers_per_s"]), num(r["ceiling"]["deliveries_per_s"])]
+                              for k, r in enumerate(runs)],
+                 "creates": [[client, path, mmm(pick(runs, "empty", key)), mmm(pick(runs, "full", key)),
+                              mmm(pick(runs, "full_over_empty", key), 2)] for key, client, path in RATES],
+                 "core_shares": None, "idle": None, "soak": None}
     if all(r["empty"].get("core_share") for r in runs):
-        out += ["Where the time goes, empty engine: each process's share of one core while the creates ran (1.0 = a "
-                "core saturated; the engine process also runs the load generator). Neither near 1.0 means the creates "
-                "wait on each other's round trips and on the GIL, not on a saturated core.", "",
-                "| client | timers | engine process | moto |", "|---|---|---|---|"]
-        for key, client, path in _RATES:
-            shares = [r["empty"]["core_share"].get(key.removesuffix("_per_s")) or {} for r in runs]
-            out.append(f"| {client} | {path} | {mmm([x.get('engine') for x in shares], 2)} | "
-                       f"{mmm([x.get('moto') for x in shares], 2)} |")
-        out.append("")
+        shares = {key: pick(runs, "empty", "core_share", key.removesuffix("_per_s")) for key, _, _ in RATES}
+        out["core_shares"] = {"part": "core_shares", "rows": [
+            [client, path, mmm(pick(shares[key], "engine"), 2), mmm(pick(shares[key], "moto"), 2)]
+            for key, client, path in RATES]}
+    for kind in FLOORS:
+        keys = [f"{kind}_{path}_per_s" for path in ("long", "short")]
+        out[kind] = " / ".join(mmm(pick(runs, "empty", k)) for k in keys)
+        out[f"{kind}_floor"] = FLOORS[kind]
+        out[f"{kind}_verdict"] = verdict([all(r["empty"][k] >= FLOORS[kind] for k in keys) for r in runs])
+    out["ratios"] = " / ".join(mmm(pick(runs, "full_over_empty", k), 2) for k, _, _ in RATES)
+    out["ratio_verdict"] = verdict([all(v >= FULL_RATIO for v in r["full_over_empty"].values()) for r in runs])
+    out["ceiling_summary"] = ", ".join(f"{op} {mmm(pick(runs, 'ceiling', 'calls_per_s', op))}" for op in OPS)
+    out.update(ceiling_threads=runs[0]["ceiling"].get("threads", 8),
+               timers_per_s=mmm(pick(runs, "ceiling", "timers_per_s")),
+               deliveries_per_s=mmm(pick(runs, "ceiling", "deliveries_per_s")))
     i = e.get("idle")
+    out["idle_summary"] = (f"{pct(i['engine_core_share'])} / {pct(i['moto_core_share'])} (over {num(i['seconds'])} s)"
+                           if i else "not measured")
     if i:
-        out += ["### Idle CPU", "",
-                f"Nothing scheduled, the engine's default options, over {fmt(i['seconds'])} s: the engine process (the "
-                f"benchmark's own process, asleep meanwhile) used {pct(i['engine_core_share'])} of one core, its moto "
-                f"child {pct(i['moto_core_share'])}.", ""]
-    out += _soak(e.get("soak"))
+        out["idle"] = {"part": "idle", "seconds": num(i["seconds"]), "engine": pct(i["engine_core_share"]),
+                       "moto": pct(i["moto_core_share"])}
+    s = e.get("soak")
+    out["soak_summary"] = {"part": "soak_summary" if s else "no_soak"}
+    if s:
+        samples = s["samples"]
+        step = max(1, round(len(samples) / 8))
+        shown = samples[::step] + ([samples[-1]] if (len(samples) - 1) % step else [])
+        figures = {"waiting": num(s["waiting"]), "seconds": num(s["seconds"]), "samples": len(samples),
+                   "first": num(s["first_mb"]), "peak": num(s["peak_mb"]), "last": num(s["last_mb"]),
+                   "growth": f"{s['growth_second_half_mb']:+.1f}", "flat_share": pct(FLAT_SHARE, 0),
+                   "flat": met(s["growth_second_half_mb"] <= FLAT_SHARE * s["peak_mb"]),
+                   "rows": [[num(x["t_s"]), num(x["engine_mb"]), num(x["moto_mb"]), num(x["engine_mb"] + x["moto_mb"])]
+                            for x in shown]}
+        out["soak"] = {"part": "soak", **figures}
+        out["soak_summary"].update(figures)
     return out
 
 
-def ceiling_lines(c: dict | None, title: str | None) -> list[str]:
-    """What moto answers, one kind of call at a time from 8 threads, and the timers/s it allows (with ``c``, its figures).
+def ingest(data: dict) -> dict | None:
+    g = data.get("ingest") or {}
+    runs = g.get("runs")
+    if not runs:
+        return None
+    c, b = g["concurrency"], g["batch"]
+    rows = [["single client, creates/s", mmm(pick(runs, "single_per_s"), 1)],
+            ["single client, latency p50 ms", mmm(pick(runs, "single_latency_ms", "p50"), 1)],
+            [f"{c} clients, creates/s", mmm(pick(runs, "concurrent_per_s"), 1)],
+            [f"{c} clients, answers 5xx", mmm(pick(runs, "concurrent_5xx"))],
+            [f"batches of {b} (`POST /schedule-batches`), one client, schedules/s", mmm(pick(runs, "batch_per_s"), 1)],
+            [f"batches of {b}, {c} clients, schedules/s", mmm(pick(runs, "batch_concurrent_per_s"), 1)],
+            ["batch requests refused or with an item not created",
+             mmm([r["batch_failed_requests"] + r["batch_concurrent_failed_requests"] for r in runs])],
+            ["api handler called directly (no HTTP), create p50 ms", mmm(pick(runs, "handler_direct_create_ms", "p50"), 1)],
+            ["HTTP round trip of a `GET` answered 404, p50 ms", mmm(pick(runs, "http_get_404_ms", "p50"), 1)]]
+    rows += [[f"`PATCH /schedules/{{id}}` {what}, p50 / p99 ms", f"{mmm(pick(runs, 'reschedule_ms', kind, 'p50'), 1)} / "
+              f"{mmm(pick(runs, 'reschedule_ms', kind, 'p99'), 1)}"]
+             for kind, what in (("long_to_long", "to another day"), ("long_to_window", "into the window (10 min)"),
+                                ("long_to_soon", "to 5 s out (announced)"))]
+    wi = g.get("what_if_nodelay")
+    if wi:
+        rows += [["what-if (bench-side patch): TCP_NODELAY on the engine's HTTP servers, single client creates/s",
+                  num(wi["single_per_s"], 1)],
+                 ["what-if: the same, `GET` 404 round trip p50 ms", num(wi["http_get_404_ms"]["p50"], 1)]]
+    return {"n": g["n"], "concurrency": c, "batch": b, "rows": rows, "single": rows[0][1], "concurrent": rows[2][1],
+            "batches": f"{rows[4][1]} / {rows[5][1]}"}
 
-    Without a title, only the figures of ``c``, on one line.
-    """
-    if title is None:
-        return [f"moto's ceiling in this run ({c.get('threads', 8)} threads, measured as in the engine section): "
-                + ", ".join(f"{op} {fmt(c['calls_per_s'].get(op))}/s" for op in _OPS)
-                + f"; {fmt(c['timers_per_s'])} timers/s, {fmt(c['deliveries_per_s'])} deliveries/s.", ""] if c else []
-    out = [title, "",
-           "Each call a timer needs, one kind at a time, from 8 threads for a few seconds against moto in the engine's "
-           "child process: PutItem of a record, a conditional UpdateItem, SendMessage, ReceiveMessage and "
-           "DeleteMessageBatch of 10 messages. A timer needs one PutItem, one SendMessage, one UpdateItem and a tenth "
-           "of a receive and of a delete: *timers/s* is one over the sum of those calls' times. A delivery alone (the "
-           "timer already created) needs the UpdateItem and the tenths: *deliveries/s*. These are calls moto answers "
-           "one after another, not a measured pipeline."]
-    if c:
-        out[-1] += (" Here: " + ", ".join(f"{op} {fmt(c['calls_per_s'].get(op))}/s" for op in _OPS)
-                    + f"; {fmt(c['timers_per_s'])} timers/s, {fmt(c['deliveries_per_s'])} deliveries/s.")
-    return out + [""]
+
+MODES = (("single", "`POST /schedules`, one schedule a request"),
+         ("batch", "`POST /schedule-batches`, 10 schedules a request"))
 
 
-def _soak(s: dict | None) -> list[str]:
-    if not s:
-        return []
-    samples = s["samples"]
-    step = max(1, round(len(samples) / 8))
-    shown = samples[::step] + ([samples[-1]] if (len(samples) - 1) % step else [])
-    out = ["### Memory over a soak", "",
-           f"{s['waiting']:,} long timers waiting, sweeps every second, for {fmt(s['seconds'])} s; the resident set of "
-           "the engine process (which also holds the benchmark's code) and of its moto child, sampled "
-           f"{len(samples)} times. Total: first {fmt(s['first_mb'])} MB, peak {fmt(s['peak_mb'])} MB, last "
-           f"{fmt(s['last_mb'])} MB; growth over the second half {s['growth_second_half_mb']:+.1f} MB.", "",
-           "| s | engine MB | moto MB | total MB |", "|---|---|---|---|"]
-    for x in shown:
-        out.append(f"| {fmt(x['t_s'])} | {fmt(x['engine_mb'])} | {fmt(x['moto_mb'])} | {fmt(x['engine_mb'] + x['moto_mb'])} |")
-    return out + [""]
+def load(data: dict) -> dict | None:
+    d = data.get("load") or {}
+    runs = d.get("runs")
+    if not runs:
+        return None
+    rows, odd = [], []
+    for mode, label in MODES:
+        for k, run in enumerate(runs):
+            x = run.get(mode)
+            if not x:
+                continue
+            req, idle, busy = x["request_latency_ms"], x["get_idle_ms"], x["get_loaded_ms"]
+            before, after = x["memory_mb"]["before_load"], x["memory_mb"]["after_load"]
+            rows.append([label, k + 1, num(x["creates_per_s"]), num(x["seconds"], 1), x["failed_creates"],
+                         f"{num(req.get('p50'), 1)} / {num(req.get('p99'), 1)}",
+                         f"{num(idle.get('p50'), 1)} / {num(idle.get('p99'), 1)}",
+                         " / ".join(num(busy.get(q), 1) for q in ("p50", "p99", "max")) + f" ({busy.get('n', 0)})",
+                         f"{num(before['engine']['rss'])}, {num(after['engine']['peak'])}",
+                         f"{num(before['moto']['rss'])}, {num(after['moto']['peak'])}"])
+            if x["get_not_200"] or x["engine_errors_logged"]:
+                odd.append(f"{mode} #{k + 1}: {x['get_not_200']} GETs not answered 200, {x['engine_errors_logged']} "
+                           "errors logged by the engine")
+    peaks = " / ".join(mmm([max(r[m]["memory_mb"]["after_load"][proc]["peak"] for m, _ in MODES if r.get(m)) for r in runs])
+                       for proc in ("engine", "moto"))
+    gets = "; ".join(" / ".join(mmm(pick(runs, mode, "get_loaded_ms", q), 1) for q in ("p50", "p99", "max"))
+                     + f" ms ({label.split(',')[1].strip()})" for mode, label in MODES)
+    return {"n": num(d["n"]), "clients": d["clients"], "batch": d["batch"], "due_in_h": num(d["due_in_s"] / 3600),
+            "get_rate": num(d["get_rate_per_s"]), "rows": rows,
+            "anomalies": {"part": "anomalies", "list": "; ".join(odd)} if odd else {"part": "no_anomaly"},
+            "rates": " / ".join(mmm(pick(runs, mode, "creates_per_s")) for mode, _ in MODES), "peaks": peaks, "gets": gets}

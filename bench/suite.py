@@ -1,12 +1,12 @@
-"""Suite: ``./dev test`` timed from a fresh clone of the committed code, as CI runs it.
+"""Suite: both test tiers timed from a fresh clone of the committed code, as CI runs them.
 
-The clone goes to a temporary directory; its set-up (the venv through uv, the pinned CDK CLI
-through npm) is part of the time, with the machine's package caches as CI finds them.
-
-Besides the time, the CPU the run used (user and system seconds of every process it started and waited
-for: pytest's workers, the moto servers, the CDK toolkit's node processes, the early runs): on this
-machine's cores it is the floor under the suite's time, whatever the scheduling. The early runs
-(tests/conftest.py's ``EARLY_RUNS``) are then run again in the same clone, all at once as the session
+``./dev test`` runs the quick tier (every test not marked e2e or slow); ``./dev test --all`` the full tier
+(what CI runs). Each goes in its own fresh clone in a temporary directory; its set-up (the venv through uv,
+the pinned CDK CLI through npm) is part of the wall time, with the machine's package caches as CI finds them.
+Besides the wall time and pytest's own time, the CPU the run used (user and system seconds of every process it
+started and waited for: pytest's workers, the moto servers, the CDK toolkit's node processes, the early runs):
+on this machine's cores it is the floor under the tier's time, whatever the scheduling. After the full tier,
+its early runs (tests/conftest.py's ``EARLY_RUNS``) run again in the same clone, all at once as the session
 starts them, each one's CPU counted, to show their share of it.
 """
 
@@ -21,26 +21,32 @@ import tempfile
 import time
 from collections import defaultdict
 
-from .common import ROOT, log, spread
+from .common import ROOT, log
+
+TIERS = {"quick": ("./dev", "test"), "full": ("./dev", "test", "--all")}
+TARGETS_S = {"quick": 120, "full": 480}  # pytest's own seconds, on a machine where common.LOOP takes LOOP_REFERENCE_S
 
 
-def run_once() -> dict:
+def run_tier(tier: str, paths: tuple[str, ...] = ()) -> dict:
+    """One tier from a fresh clone (``paths``: run only those, a smoke of this code path)."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
         clone = os.path.join(tmp, "clone")
         subprocess.run(["git", "clone", "--quiet", str(ROOT), clone], check=True)
         start, cpu = time.monotonic(), _children_cpu()
-        done = subprocess.run(["./dev", "test", "-q", "-p", "no:cacheprovider", "--durations=0", "--durations-min=0.05"],
-                              cwd=clone, capture_output=True, text=True, env={**os.environ, "CI": "true"},
+        done = subprocess.run([*TIERS[tier], "-q", "-p", "no:cacheprovider", "--durations=0", "--durations-min=0.05",
+                               *paths], cwd=clone, capture_output=True, text=True, env={**os.environ, "CI": "true"},
                               stdin=subprocess.DEVNULL)
         seconds, cpu_seconds = time.monotonic() - start, _children_cpu() - cpu
         lines = done.stdout.strip().splitlines()
-        failures = [line[:300] for line in lines if line.startswith(("FAILED ", "ERROR "))]
         summary = (lines[-1:] or [""])[0]
         pytest_seconds = re.search(r" in ([0-9.]+)s", summary)
-        return {"seconds": seconds, "passed": done.returncode == 0, "summary": summary[-200:], "failures": failures,
-                "pytest_seconds": float(pytest_seconds[1]) if pytest_seconds else None,
-                "slowest_modules": slowest_modules(lines), "cpu_seconds": cpu_seconds, "cores": os.cpu_count(),
-                "early_runs": early_runs_cpu(clone)}
+        out = {"seconds": seconds, "passed": done.returncode == 0,
+               "summary": summary[-200:], "failures": [line[:300] for line in lines if line.startswith(("FAILED ", "ERROR "))],
+               "pytest_seconds": float(pytest_seconds[1]) if pytest_seconds else None,
+               "slowest_modules": slowest_modules(lines), "cpu_seconds": cpu_seconds, "cores": os.cpu_count()}
+        if tier == "full" and not paths:
+            out["early_runs"] = early_runs_cpu(clone)
+        return out
 
 
 def _children_cpu() -> float:
@@ -85,13 +91,16 @@ def slowest_modules(lines: list[str], count: int = 10) -> list[tuple[str, float]
     return sorted(per_module.items(), key=lambda item: -item[1])[:count]
 
 
-def run(repeats: int) -> dict:
+def run(repeats: int, paths: tuple[str, ...] = ()) -> dict:
     runs = []
     for r in range(repeats):
-        log(f"suite {r + 1}/{repeats}: ./dev test from a fresh clone")
-        res = run_once()
-        log(f"  {res['seconds']:.0f} s, {'passed' if res['passed'] else 'FAILED'}: {res['summary']}")
-        for failure in res["failures"]:
-            log(f"    {failure}")
-        runs.append(res)
-    return {"runs": runs, "seconds": spread([r["seconds"] for r in runs])}
+        run: dict = {}
+        for tier in TIERS:
+            log(f"suite {r + 1}/{repeats}: {' '.join(TIERS[tier])} from a fresh clone")
+            res = run_tier(tier, tuple(paths))
+            log(f"  {res['seconds']:.0f} s, {'passed' if res['passed'] else 'FAILED'}: {res['summary']}")
+            for failure in res["failures"]:
+                log(f"    {failure}")
+            run[tier] = res
+        runs.append(run)
+    return {"runs": runs, "targets_s": TARGETS_S}

@@ -51,9 +51,7 @@ def calibration(data: dict) -> dict:
         return {"missing": "no recorded burst section in docs/benchmarks.json"}
     profile = params.engine(burst)
     profile.update(params.measured(data))
-    out: dict = {"source": f"docs/benchmarks.json burst section, run {data.get('section_started_utc', {}).get('burst')} "
-                           f"at commit {data.get('section_git', {}).get('burst')}",
-                 "ceiling_calls_per_s": burst["ceiling"]["calls_per_s"], "dispatcher_pollers": profile["esm_max"],
+    out: dict = {"ceiling_calls_per_s": burst["ceiling"]["calls_per_s"], "dispatcher_pollers": profile["esm_max"],
                  "sizes": {}}
     for size, runs in sorted(burst["by_size"].items(), key=lambda kv: int(kv[0])):
         n = int(size)

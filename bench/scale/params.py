@@ -124,9 +124,9 @@ def measured(data: dict) -> dict[str, float]:
     rows send one timer a request, so not the headline's batch of ten), the dispatcher's CPU per delivery."""
     out: dict[str, float] = {}
     cost = data.get("cost") or {}
-    single = (((cost.get("scenarios") or {}).get("short/sparse/1KB") or {}).get("functions") or {}).get("api") or {}
-    if single.get("ms"):
-        out["api_ms"] = sum(single["ms"]) / len(single["ms"])
+    single = ((cost.get("scenarios") or {}).get("short/sparse/1KB") or {}).get("summary", {}).get("functions", {}).get("api")
+    if single:
+        out["api_ms"] = single["ms"]["mean"]
     for run in ((data.get("burst") or {}).get("by_size") or {}).get("1000", []):
         cpu = ((run.get("profile") or {}).get("cpu_s_by_role") or {})
         share = [v for k, v in cpu.items() if k.startswith("dispatcher deliveries")]

@@ -11,7 +11,7 @@ import pytest
 from bench.cron_lever import DESIGNS, HOUR_S, TODAY, break_even_period_s, priced, sweep_reads
 from bench.operation_costs import DELETE, PUT, UPDATE
 from bench.pricing import PRICES
-from bench.report_cron_lever import section
+from bench.render import section_text
 
 MEASURED = json.loads((Path(__file__).resolve().parents[2] / "docs" / "benchmarks.json").read_text())["cost"][
     "periodic_long"]
@@ -39,7 +39,7 @@ def test_sweeping_every_definition_costs_what_a_timer_item_does_at_the_break_eve
 
 
 def test_the_section_says_no_design_is_cheaper_only_while_none_is() -> None:
-    text = "\n".join(section(MEASURED))
+    text = section_text("cron_lever", {"cost": {"periodic_long": MEASURED}})
     cheaper = [row for row in priced()[1:] if row["on_demand"] < priced()[0]["on_demand"]]
     assert cheaper == [] and "No design in this table costs less than today's" in text
     assert len([line for line in text.splitlines() if line.startswith("| ") and "$" in line]) == len(DESIGNS)

@@ -133,17 +133,18 @@ def test_the_mapping_gives_back_pollers_while_its_receives_come_back_empty():
 
 
 def test_the_section_renders_each_scenario_its_calibration_and_the_verdict():
-    from bench import report_scale, scale
+    from bench import scale
+    from bench.render import section_text, summary_text
 
     d = scale.run(bursts=[2_000], raised_burst=2_000, rates=[10], poisson_s=1.0, periodic_n=600, periodic_s=2.0,
                   create_rates=[100], create_s=1.0, waiting_n=1_000)
-    text = "\n".join(report_scale.section(d))
+    text = section_text("scale", {"scale": d})
     for row in d["rows"] + d["raised"]:
         assert row["scenario"].split(": ", 1)[-1] in text
     assert "the target is **met**" in text or "the target is **missed**" in text
     assert "| 1,000 |" in text and "| 10,000 |" in text  # the calibration's bursts
     assert text.count("docs.aws.amazon.com") >= 10  # the parameters' pages
-    summary = "\n".join(report_scale.summary_rows(d))
+    summary = summary_text("scale", {"scale": d})
     assert "2,000 timers due in one second" in summary and "within ±20 %" in summary
 
 
