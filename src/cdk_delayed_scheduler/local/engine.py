@@ -108,15 +108,17 @@ class Engine:
     """
 
     def __init__(self, options: EngineOptions | None = None, *, corrected_endpoint: bool = False,
-                 before_api_call: Callable[[], None] | None = None) -> None:
+                 before_api_call: Callable[[], None] | None = None, on_stop: Callable[[], None] | None = None) -> None:
         """``corrected_endpoint``: ``options.endpoint_url`` is a moto with this package's corrections
         (``local.moto_patches``), whose long polls answer as soon as a message is receivable: the dispatcher's
         mapping then long-polls it, as it does the moto the engine starts. Default: a plain endpoint, polled.
         ``before_api_call`` runs before each invocation of the api function, HTTP or direct (the testing kit
-        moves its clock there). Default: nothing."""
+        moves its clock there); ``on_stop``, once the engine stops taking work, before it waits for its pollers
+        (the kit ends its moto's long polls there). Default: nothing."""
         self.options = options or EngineOptions()
         self._long_polls = corrected_endpoint
         self._before_api_call = before_api_call
+        self._on_stop = on_stop
         self.stats = EngineStats()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -233,6 +235,8 @@ class Engine:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._on_stop is not None:
+            self._on_stop()
         for thread in self._threads:
             thread.join(timeout=10)
         for server in (self._api, self._lambda):

@@ -5,7 +5,8 @@ Off unless the child is started with it (``MotoProcess(clock=True)``, which only
 ``cdk_delayed_scheduler.testing`` does). Until the first move the child reads the real clock; from then on
 SQS's delays, visibility timeouts and timestamps read the instant last set. ``/_local/clock`` on the child's
 endpoint answers (GET) or moves (POST ``{"atMs": n}``, never back) that instant, or sets the real clock
-again (DELETE). A POST's ``holdUntilDue`` names queues whose messages are receivable only once their body's
+again (DELETE). A POST of ``{"endLongPolls": true}`` answers every long poll under way at once, empty (its
+engine is stopping). A POST's ``holdUntilDue`` names queues whose messages are receivable only once their body's
 ``dueMs`` has come (the delayer queue: a deployed one hands a message out up to a second early, and the
 dispatcher waits out the rest; here it comes at its due instant, so no wait of the runtime races another).
 The answer has:
@@ -42,6 +43,7 @@ class _Instant:
         self.lock = threading.Lock()
         self.handed_out: dict[str, int] = {}  # queue name -> messages its receives answered, since the last DELETE
         self.held: set[str] = set()  # queues whose messages are receivable from their body's dueMs on
+        self.polls_ended = 0  # how many times the long polls under way were ended (their engine stopping)
 
 
 def install(app: WsgiApp) -> WsgiApp:
@@ -82,11 +84,11 @@ def install(app: WsgiApp) -> WsgiApp:
                         **kwargs: Any) -> Any:
         # moto ends a long poll on its own clock, which stands still between moves: end it in real time instead,
         # and look again whenever a message arrives or the clock moves
-        ends = time.monotonic() + (wait_seconds_timeout or 0)
+        ends, ended = time.monotonic() + (wait_seconds_timeout or 0), instant.polls_ended
         while True:
             messages = real_receive(backend, queue_name, count, 0, *args, **kwargs)
             left = ends - time.monotonic()
-            if messages or left <= 0:
+            if messages or left <= 0 or instant.polls_ended != ended:
                 with instant.lock:
                     instant.handed_out[queue_name] = instant.handed_out.get(queue_name, 0) + len(messages)
                 return messages
@@ -111,8 +113,11 @@ def install(app: WsgiApp) -> WsgiApp:
         if method == "POST":
             moved = json.loads(environ["wsgi.input"].read() or b"{}")
             with instant.lock:
-                instant.ms = max(int(moved["atMs"]), instant.ms or 0)
-                instant.held.update(moved.get("holdUntilDue", []))
+                if "atMs" in moved:
+                    instant.ms = max(int(moved["atMs"]), instant.ms or 0)
+                    instant.held.update(moved.get("holdUntilDue", []))
+                if moved.get("endLongPolls"):
+                    instant.polls_ended += 1
             _wake_long_polls(sqs_models)
         elif method == "DELETE":
             with instant.lock:
@@ -178,12 +183,17 @@ def _earliest_sort_keys(prefix: str) -> list[dict[str, str]]:
 
 
 def moto_clock(endpoint_url: str, at_ms: int | None = None, *, messages: bool = False, timers: str | None = None,
-               real: bool = False, hold_until_due: tuple[str, ...] = ()) -> dict[str, Any]:
+               real: bool = False, hold_until_due: tuple[str, ...] = (), end_long_polls: bool = False) -> dict[str, Any]:
     """Read (or, with ``at_ms``, move; with ``real``, set back to the real clock) the clock of a moto child
     started with ``clock=True``; with ``messages``, the messages waiting for it; with ``timers``, the earliest sort
     key of each partition whose key starts with it; with ``hold_until_due`` (and ``at_ms``), the queues whose
-    messages come at their due time."""
-    data = None if at_ms is None else json.dumps({"atMs": at_ms, "holdUntilDue": list(hold_until_due)}).encode()
+    messages come at their due time; with ``end_long_polls``, answer every long poll under way at once."""
+    body: dict[str, Any] = {}
+    if at_ms is not None:
+        body.update(atMs=at_ms, holdUntilDue=list(hold_until_due))
+    if end_long_polls:
+        body["endLongPolls"] = True
+    data = json.dumps(body).encode() if body else None
     params = {**({"messages": ""} if messages else {}), **({"timers": timers} if timers else {})}
     query = "?" + urllib.parse.urlencode(params) if params else ""
     method = "DELETE" if real else "GET" if data is None else "POST"

@@ -102,6 +102,10 @@ class KitClock:
         clock.use(self)
         self._installed = True
 
+    def end_long_polls(self) -> None:
+        """Answer every long poll under way in moto at once: the engine stopping need not wait them out."""
+        self._moto_clock(end_long_polls=True)
+
     def uninstall(self) -> None:
         """The real clock again, in this process and in moto."""
         if self._installed:
@@ -112,11 +116,12 @@ class KitClock:
         self._moto_clock(real=True)
 
     def _moto_clock(self, at_ms: int | None = None, *, messages: bool = False, timers: str | None = None,
-                    real: bool = False, hold_until_due: tuple[str, ...] = ()) -> dict[str, Any]:
+                    real: bool = False, hold_until_due: tuple[str, ...] = (), end_long_polls: bool = False
+                    ) -> dict[str, Any]:
         from ..local.moto_clock import moto_clock  # noqa: PLC0415
 
         return moto_clock(self._moto_endpoint, at_ms, messages=messages, timers=timers, real=real,
-                          hold_until_due=hold_until_due)
+                          hold_until_due=hold_until_due, end_long_polls=end_long_polls)
 
 
 class SharedMoto:

@@ -242,7 +242,8 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
         named = {name: _recorded(log, name, spec, webhooks) for name, spec in targets.items()}
         options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
                                 **engine_options)
-        engine = Engine(options, corrected_endpoint=True, before_api_call=clock.tick)  # the kit's moto child
+        engine = Engine(options, corrected_endpoint=True, before_api_call=clock.tick,  # the kit's moto child
+                        on_stop=clock.end_long_polls)
         saved = os.environ.get(url_env) if url_env else None
         try:
             engine.start()
