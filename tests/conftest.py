@@ -13,9 +13,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 os.environ.setdefault("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -64,10 +65,7 @@ class EarlyRun:
         else:
             report = Path(tempfile.mkdtemp(prefix=f"suite-{self.name}-")) / "report.txt"
             subprocess.run(self.shell(report), check=False, timeout=timeout)
-        deadline = time.monotonic() + timeout
-        while not report.exists():
-            assert time.monotonic() < deadline, f"the suite's {self.name} run did not end within {timeout} s"
-            time.sleep(0.5)
+        wait_until(report.exists, timeout, f"the suite's {self.name} run ended")
         return int(Path(f"{report}.rc").read_text()), report.read_text()
 
 

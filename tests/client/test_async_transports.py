@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import threading
 from datetime import timedelta
 from typing import Any, Callable
 
@@ -160,31 +160,32 @@ def test_sequential_calls_reuse_one_kept_alive_connection(scripted: Scripted, mo
 
 @BOTH
 def test_the_event_loop_keeps_running_while_calls_wait_for_their_answers(over: Any, transport: str) -> None:
-    def slowly(seen: Seen) -> tuple[int, Any]:
-        time.sleep(0.6)
-        body = {"statusCode": 200, "body": CREATED} if seen.path.endswith("/invocations") else CREATED
-        return 200, body
+    both_waiting = threading.Event()
+    arrived = threading.Barrier(2, action=both_waiting.set)
+    loop_ran = threading.Event()
+    held: list[tuple[bool, bool]] = []
+
+    def answered_once_the_loop_ran(seen: Seen) -> tuple[int, Any]:
+        """Answers each call only once both wait for their answers at once and the event loop ran meanwhile."""
+        try:
+            arrived.wait(timeout=5)
+        except threading.BrokenBarrierError:
+            pass
+        held.append((both_waiting.is_set(), loop_ran.wait(timeout=5)))
+        return 200, {"statusCode": 200, "body": CREATED} if seen.path.endswith("/invocations") else CREATED
 
     make, server = over(transport, [])
-    server.script.append(slowly)
+    server.script.append(answered_once_the_loop_ran)
 
-    async def calls(timers: AsyncSchedulerClient) -> tuple[int, float]:
-        ticks, began = 0, time.monotonic()
+    async def calls(timers: AsyncSchedulerClient) -> None:
+        async def on_the_loop() -> None:
+            await asyncio.to_thread(both_waiting.wait, 10)
+            loop_ran.set()  # the loop resumed this task while both calls waited for their answers
 
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0.01)
+        await asyncio.gather(timers.get("x"), timers.get("y"), on_the_loop())
 
-        ticker = asyncio.create_task(tick())
-        await asyncio.gather(timers.get("x"), timers.get("y"))
-        ticker.cancel()
-        return ticks, time.monotonic() - began
-
-    ticks, took = run(make, calls)
-    assert took < 1.1  # the two calls waited at once (0.6 s), not one after the other (1.2 s)
-    assert ticks >= 20  # ~60 ticks of 10 ms fit in 0.6 s: a blocked loop would make none while it waits
+    run(make, calls)
+    assert held == [(True, True), (True, True)]
 
 
 def test_no_answer_is_a_transport_error(scripted: Scripted) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -22,9 +23,11 @@ from moto.server import ThreadedMotoServer
 
 from cdk_delayed_scheduler.local.pollers import LambdaContext
 
+from ..e2e.conftest import wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
-KILLED_ATTEMPT_BUDGET_MS = 1000  # the killed attempt's Lambda context: 1 s left, so its in-progress record expires fast
+KILLED_ATTEMPT_BUDGET_MS = 0  # the killed attempt is at its deadline in the work: Lambda kills it as it times out
 
 # The recipe docs/consuming.md had before: claim the key first, release it only when the work raises.
 CLAIM_FIRST_RECIPE = '''
@@ -59,21 +62,23 @@ def handler(envelope, context):
         raise
 '''
 
-# A Lambda invocation that gets as far as the work and hangs there until it is killed.
+# A Lambda invocation that gets as far as the work, says so on stdout (the order, and the time then), and hangs
+# there until it is killed.
 KILLED_ATTEMPT = '''
 import json
 import pathlib
+import signal
 import sys
 import time
 
 from cdk_delayed_scheduler.local.pollers import LambdaContext
 
-source, envelope, started, budget_ms = sys.argv[1], json.loads(sys.argv[2]), pathlib.Path(sys.argv[3]), int(sys.argv[4])
+source, envelope, budget_ms = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 
 
 def settle_order(order):
-    started.write_text(order)
-    time.sleep(60)
+    print(json.dumps({"order": order, "at": time.time()}), flush=True)
+    signal.pause()
 
 
 namespace = {"settle_order": settle_order}
@@ -139,27 +144,24 @@ def load(source: str, settle_order: Callable[[str], None]) -> Callable[[dict[str
 
 
 def kill_mid_work(source: str, event: dict[str, Any], env: dict[str, str], tmp_path: Path) -> float:
-    """Run one attempt in a child process, SIGKILL it once it is inside the work; answer when it was seen there
-    (after its claim on the key was written, so its in-progress record expires before this time plus its budget)."""
+    """Run one attempt in a child process, SIGKILL it once it is inside the work; answer when it was there, on its
+    clock (after its claim on the key was written, so its in-progress record expires at this time plus its budget)."""
     recipe = tmp_path / "recipe.py"
     recipe.write_text(source, encoding="utf-8")
-    started = tmp_path / "started"
     child = subprocess.Popen(  # noqa: S603 - this interpreter, fixed arguments
-        [sys.executable, "-c", KILLED_ATTEMPT, str(recipe), json.dumps(event), str(started),
-         str(KILLED_ATTEMPT_BUDGET_MS)], env={**os.environ, **env}, stderr=subprocess.PIPE)
+        [sys.executable, "-c", KILLED_ATTEMPT, str(recipe), json.dumps(event), str(KILLED_ATTEMPT_BUDGET_MS)],
+        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 10
-        while not started.exists():
-            assert child.poll() is None, f"the attempt ended before the work: {child.stderr.read().decode()}"  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "the attempt never reached the work"
-            time.sleep(0.02)
-        in_the_work = time.time()
+        readable, _, _ = select.select([child.stdout], [], [], 10)
+        line = child.stdout.readline() if readable else ""  # type: ignore[union-attr]
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-        child.stderr.close()  # type: ignore[union-attr]
-    assert started.read_text() == event["payload"]["order"]
-    return in_the_work
+    with child.stdout, child.stderr:  # type: ignore[union-attr]
+        assert line, f"the attempt never reached the work: {child.stderr.read()}"  # type: ignore[union-attr]
+    in_the_work = json.loads(line)
+    assert in_the_work["order"] == event["payload"]["order"]
+    return float(in_the_work["at"])
 
 
 def settled_by_retries_after_a_killed_attempt(source: str, env: dict[str, str], tmp_path: Path,
@@ -170,7 +172,8 @@ def settled_by_retries_after_a_killed_attempt(source: str, env: dict[str, str], 
     in_the_work = kill_mid_work(source, event, env, tmp_path)
     settled: list[str] = []
     handler = load(source, settled.append)
-    time.sleep(max(0.0, in_the_work + KILLED_ATTEMPT_BUDGET_MS / 1000 + 0.1 - time.time()))
+    deadline_ms = int(in_the_work * 1000) + KILLED_ATTEMPT_BUDGET_MS  # the in-progress record's expiry, or later
+    wait_until(lambda: int(time.time() * 1000) > deadline_ms, 1, "the killed attempt's deadline passed")
     for attempt in range(2, 2 + retries):
         handler({**event, "attempt": attempt}, context())
     return event, settled

@@ -6,12 +6,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import time
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
 from moto_wiring import REGION
+
+from tests.waiting import wait_until
 
 
 @contextmanager
@@ -69,11 +70,12 @@ def deploy_assembly(session, outdir: Path, stack_name: str, deployed_name: str, 
     cfn = session.client("cloudformation")
     cfn.create_stack(StackName=deployed_name, TemplateBody=(outdir / f"{stack_name}.template.json").read_text(),
                      Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"])
-    deadline = time.monotonic() + timeout
-    while True:
-        stack = cfn.describe_stacks(StackName=deployed_name)["Stacks"][0]
-        if not stack["StackStatus"].endswith("_IN_PROGRESS") or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    stack = wait_until(lambda: _settled(cfn.describe_stacks(StackName=deployed_name)["Stacks"][0]), timeout,
+                       f"the stack {deployed_name} no longer in progress", interval=0.2)
     summaries = cfn.list_stack_resources(StackName=deployed_name)["StackResourceSummaries"]
     return stack, {r["LogicalResourceId"]: r for r in summaries}
+
+
+def _settled(stack: dict) -> dict | None:
+    """The stack's description once it is no longer in progress."""
+    return None if stack["StackStatus"].endswith("_IN_PROGRESS") else stack

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import time
 from contextlib import contextmanager
 from fnmatch import fnmatchcase
 from unittest import mock
@@ -15,6 +14,7 @@ import pytest
 
 from cdk_delayed_scheduler.local.event_filter import matches
 from cdk_delayed_scheduler.local.pollers import LambdaContext
+from tests.waiting import wait_until
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -215,17 +215,18 @@ def role_statements(session, role_arn: str) -> list[dict]:
 # --- driving the pipeline ------------------------------------------------------------------------
 def drive_until(predicate, steps, timeout: float = 30.0):
     """Run each of ``steps`` (pollers) until ``predicate()`` holds; return what it returned."""
-    deadline = time.monotonic() + timeout
     handed = [0] * len(steps)
-    while time.monotonic() < deadline:
+
+    def driven():
         for i, step in enumerate(steps):
             outcome = step()
             handed[i] += outcome if isinstance(outcome, int) else 1
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"the pipeline did not get there in time; records/messages handed over per step: {handed}")
+        return predicate()
+
+    try:
+        return wait_until(driven, timeout, "the pipeline got there", interval=0.2)
+    except AssertionError as late:
+        raise AssertionError(f"{late}; records/messages handed over per step: {handed}") from None
 
 
 def receive_one(session, queue_url: str) -> dict | None:

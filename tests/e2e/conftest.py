@@ -5,21 +5,13 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 
+from ..waiting import wait_until
 
-def wait_until(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """``condition()``'s first truthy value; AssertionError naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(interval)
+__all__ = ["all_pages", "external_moto", "lead_ms", "process_alive", "wait_until"]
 
 
 def process_alive(pid: int) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from zoneinfo import ZoneInfo
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
@@ -28,9 +27,9 @@ def run() -> dict:
     recorder = Recorder()
     with Engine(EngineOptions(target=recorder, delay_window=90, sweep_interval=1, shard_count=2)) as engine:
         api = raw_client(engine.api_url)
-        if dt.datetime.now(dt.timezone.utc).second >= 57:
-            time.sleep(4)  # too close to the minute to PUT before it: aim at the one after
-        next_minute = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
+        now = dt.datetime.now(dt.timezone.utc)
+        ahead = 2 if now.second >= 57 else 1  # too close to the minute to PUT before it: aim at the one after
+        next_minute = now.replace(second=0, microsecond=0) + dt.timedelta(minutes=ahead)
         answers = {}
         for zone in ZONES:
             local = next_minute.astimezone(ZoneInfo(zone))

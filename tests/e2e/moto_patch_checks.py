@@ -376,12 +376,14 @@ def main(patched: bool) -> dict:
 
         from botocore.exceptions import ClientError
 
-        from cdk_delayed_scheduler.local.deadlines import DeadlineLayer, within_timeout
+        from cdk_delayed_scheduler.local import deadlines
+
+        real_now_ms, started_ms, passed_ms = deadlines.real_now_ms, deadlines.real_now_ms(), [0]
 
         def invocation(_event: Any, _context: Any) -> list[str]:
             answers = []
-            for name, wait in (("in-time", 0.0), ("late", 0.3)):
-                time.sleep(wait)  # the time is up after 0.2 s, as Lambda would stop the function
+            for name, taken_ms in (("in-time", 0), ("late", 300)):
+                passed_ms[0] += taken_ms  # the time is up after 0.2 s, as Lambda would stop the function
                 with ThreadPoolExecutor(1) as pool:  # from a pool too, as the runtime writes a batch's records
                     for writer in (lambda: ddb, lambda: pool.submit(lambda: ddb).result()):
                         item = {"pk": {"S": "D#"}, "sk": {"S": f"{name}-{len(answers)}"}}
@@ -392,11 +394,13 @@ def main(patched: bool) -> dict:
                             answers.append(f"{name}: {exc.response['Error']['Code']}")
             return answers
 
-        layer = DeadlineLayer()
+        layer = deadlines.DeadlineLayer()
         layer.install()
+        deadlines.real_now_ms = lambda: started_ms + passed_ms[0]  # Lambda's clock, moved only by the invocation
         try:
-            answers = within_timeout(invocation, 0.2)({}, None)
+            answers = deadlines.within_timeout(invocation, 0.2)({}, None)
         finally:
+            deadlines.real_now_ms = real_now_ms
             layer.uninstall()
         stored = sorted(i["sk"]["S"] for i in ddb.query(
             TableName="t", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "D#"}})["Items"])

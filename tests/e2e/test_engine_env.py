@@ -4,13 +4,12 @@ environment as it found it."""
 import json
 import logging
 import os
-import time
 
 import pytest
 
 from cdk_delayed_scheduler._contract import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
-from cdk_delayed_scheduler.local.api_calls import raw_client
+from cdk_delayed_scheduler.local.api_calls import parse_due_ms, raw_client
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
 pytestmark = pytest.mark.e2e
@@ -62,12 +61,24 @@ def test_a_default_engine_counts_the_runtime_events_logs_none_below_warning_and_
 
 def test_wait_until_quiet_counts_a_timer_item_only_once_it_is_due_within_the_window():
     """A timer item due beyond the window leaves the engine quiet; the same timer, once within the window
-    and not yet swept (sweeps an hour apart here), keeps it from being quiet."""
+    and not yet swept (sweeps an hour apart here), keeps it from being quiet. The time moves on a virtual
+    clock, the one the runtime (and the engine's check) reads."""
     options = EngineOptions(target=Recorder(), shard_count=2, delay_window=3, sweep_interval=3600)
     with Engine(options) as engine:
-        created = raw_client(engine.api_url).raw("createSchedule", {"id": "quiet-1", "delaySeconds": 6, "payload": 1})
-        assert created.status == 201
+        from scheduler_runtime import clock
+        from scheduler_runtime.clock import VirtualClock
+
+        status, created = raw_client(engine.api_url).raw("createSchedule",
+                                                         {"id": "quiet-1", "delaySeconds": 6, "payload": 1})
+        assert status == 201
         engine.wait_until_quiet(timeout=2)
-        time.sleep(3.5)  # now due in about 2 s: within the 3 s window
-        with pytest.raises(TimeoutError):
-            engine.wait_until_quiet(timeout=1)
+        within_window_ms = parse_due_ms(created["dueAt"]) - 3000  # from this instant on, due within the window
+        virtual = VirtualClock(within_window_ms - 1)
+        clock.use(virtual)
+        try:
+            engine.wait_until_quiet(timeout=2)  # a millisecond before: still beyond the window
+            virtual.move_to(within_window_ms)
+            with pytest.raises(TimeoutError, match="timers due within the delay window"):
+                engine.wait_until_quiet(timeout=1)
+        finally:
+            clock.use(None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,8 @@ import pytest
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.cli import build_parser
+
+from .conftest import wait_until
 
 pytestmark = pytest.mark.e2e
 SCRIPT = str(Path(sys.executable).with_name("cdk-delayed-scheduler"))
@@ -22,20 +23,19 @@ def refuse(envelope) -> None:
     raise RuntimeError("the target is down")
 
 
+def _failed(read: dict) -> dict | None:
+    return read if read["status"] == "FAILED" else None
+
+
 def test_the_engines_retry_max_age_parks_a_schedule_that_gave_no_retry():
     # A visibility timeout of 66 s (6 x 11) puts the second attempt past a 60-second age: parked after the first.
     options = EngineOptions(target=refuse, shard_count=1, dispatcher_timeout=11, retry_max_age=60)
     with Engine(options) as engine:
         api = raw_client(engine.api_url)
         assert api.raw("createSchedule", {"id": "aged", "delaySeconds": 0, "payload": {"keep": "me"}})[0] == 201
-        deadline = time.monotonic() + 20
-        read: dict = {}
-        while time.monotonic() < deadline:
-            read = api.raw("getSchedule", id="aged")[1]
-            if read["status"] == "FAILED":
-                break
-            time.sleep(0.2)
-        assert read["status"] == "FAILED" and read["attempts"] == 1, read
+        read = wait_until(lambda: _failed(api.raw("getSchedule", id="aged")[1]), 20, "the schedule parked as FAILED",
+                          interval=0.2)
+        assert read["attempts"] == 1, read
         assert "maxAgeSeconds 60 exceeded" in read["lastError"]
 
 

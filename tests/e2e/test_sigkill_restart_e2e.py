@@ -114,11 +114,13 @@ class Client:
         return self.engine.api().raw(operation, body, **parameters)
 
     def _until_answered(self, call: Any) -> None:
-        deadline = time.monotonic() + CALL_DEADLINE_S
-        while not call():
-            assert time.monotonic() < deadline, "a call got no final answer"
+        def answered() -> bool:
+            if call():
+                return True
             self.calls.retried += 1
-            time.sleep(0.05)
+            return False
+
+        wait_until(answered, CALL_DEADLINE_S, "a final answer to a call")
 
     def create(self, group: list[Planned]) -> None:
         """Create the timers, one call each or in one batch; cancelled ones get a cancel moment."""
@@ -242,7 +244,7 @@ def killed_run(tmp_path_factory) -> tuple[ChaosReport, ClientCalls, list, Path]:
                 time.sleep(rng.uniform(1.5, 3.5))  # a seeded-random moment of this start's run
                 engine.kill()
                 engine.start()
-            time.sleep(1.0)
+            wait_until(lambda: engine.generation in generations, 30, "a delivery by the engine's last start")
             creating.clear()
             for driver in drivers:
                 driver.join(timeout=60)

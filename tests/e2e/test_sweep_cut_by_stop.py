@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any, Iterator
 
 import pytest
 
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.deliveries import Recorder
+
+from .conftest import wait_until
 
 pytestmark = pytest.mark.e2e
 EVENT = '"event": "sweep_stopped_early"'
@@ -42,9 +43,8 @@ def sweep_held_until_the_stop(monkeypatch: pytest.MonkeyPatch) -> threading.Even
     def due_timer_pages(self: ScheduleStore, shard: int, cutoff_ms: int, page_size: int = 500) -> Iterator[list[Any]]:
         if not held.is_set():
             held.set()
-            deadline = time.monotonic() + HOLD_LIMIT_SECONDS
-            while contexts[-1].get_remaining_time_in_millis() > 0 and time.monotonic() < deadline:
-                time.sleep(0.01)
+            wait_until(lambda: contexts[-1].get_remaining_time_in_millis() == 0, HOLD_LIMIT_SECONDS,
+                       "the engine stopping, its sweep's context with no time left", interval=0.01)
         yield []
 
     monkeypatch.setattr(sweeper, "handler", handler)

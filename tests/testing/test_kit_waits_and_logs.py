@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-import time
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -45,17 +45,20 @@ def test_wait_until_quiet_with_a_retry_pending_names_it_and_the_advance_that_rea
 
 def test_advance_through_timers_in_every_shard_and_a_burst_logs_no_connection_pool_warning(
         caplog: pytest.LogCaptureFixture) -> None:
+    burst_under_way = threading.Barrier(MAX_PARALLEL_DELIVERIES)
+
     def held(envelope: Any, _context: Any) -> None:
-        time.sleep(0.05)  # real time on purpose: the burst's deliveries overlap, as many connections at once
+        if isinstance(envelope["payload"], dict):  # a burst delivery: held until the whole burst is under way at once
+            burst_under_way.wait(timeout=20)
 
     with local_scheduler(held) as timers, caplog.at_level(logging.WARNING):
         shards = timers.engine.options.shard_count
         for n in range(2 * shards):  # the kit reads every shard's earliest timer at each step
             timers.client.schedule(timedelta(hours=1, seconds=7 * n), n)
         burst = timers.now() + timedelta(hours=2)
-        timers.client.schedule_many([ScheduleRequest(burst, n) for n in range(MAX_PARALLEL_DELIVERIES)])
+        timers.client.schedule_many([ScheduleRequest(burst, {"burst": n}) for n in range(MAX_PARALLEL_DELIVERIES)])
         timers.advance(hours=2)
-        assert len(timers.deliveries()) == 2 * shards + MAX_PARALLEL_DELIVERIES
+        assert [d.error for d in timers.deliveries()] == [None] * (2 * shards + MAX_PARALLEL_DELIVERIES)
     assert shards > 10  # more than a botocore client's default pool of connections
     assert [r.getMessage() for r in caplog.records if r.name.startswith("urllib3")] == []
 
