@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .fmt import met, num
+from .pricing import PRICES
 
 
 def _usd(x: float | None) -> str:
@@ -57,6 +58,43 @@ def _verdict(big: dict, d: dict) -> dict:
     return out
 
 
+def _sparse(d: dict) -> dict:
+    """Sparse traffic's cold starts: each row without and with a lead of one cold start, the verdict, and what the
+    lead costs in billed wait, per timer and per million invocations of a warm dispatcher (the lead waited out)."""
+    rows, target = d["sparse"], d.get("sparse_target_ms", 100.0)
+    sparse, sparse_lead, dense, dense_lead = rows
+    lead = sparse_lead["lead_s"]
+    usd_per_s = PRICES["lambda_memory_mb"]["dispatcher"] / 1024 * PRICES["lambda_arm_per_gb_second"]  # a billed second
+    table = [[r["scenario"], f"{r['timers']:,}", f"{num(r['cold_starts'])} of {num(r['invocations'])} "
+              f"({num(100 * r['cold_starts'] / r['invocations'])} %)", _late(r), r["early"],
+              num(r["cost"]["billed_ms_per_timer"]), _usd(r["cost"]["dispatcher_per_million"])] for r in rows]
+    ok = sparse["lateness_ms"]["p99"] <= target
+    ok_lead = sparse_lead["lateness_ms"]["p99"] <= target
+    extra = {key: r2["cost"]["billed_ms_per_timer"] - r1["cost"]["billed_ms_per_timer"]
+             for key, r1, r2 in (("sparse", sparse, sparse_lead), ("dense", dense, dense_lead))}
+    return {"part": "sparse", "rows": table, "target": num(target), "p99": num(sparse["lateness_ms"]["p99"]),
+            "met": met(ok), "cold": num(100 * sparse["cold_starts"] / sparse["invocations"]), "lead": num(lead, 1),
+            "p99_lead": num(sparse_lead["lateness_ms"]["p99"]), "met_lead": met(ok_lead),
+            "keep": num(d["profile"]["lambda_idle_keep_s"]), "init": num(1000 * d["profile"]["lat_cold_start_s"]),
+            "extra_sparse": num(extra["sparse"]), "extra_dense": num(extra["dense"]),
+            "usd_sparse": _usd(extra["sparse"] / 1000 * usd_per_s * 1e6),
+            "usd_dense": _usd(extra["dense"] / 1000 * usd_per_s * 1e6),
+            "usd_invocation": _usd(lead * usd_per_s * 1e6), "usd_batch": _usd(lead * usd_per_s * 1e6 / 10),
+            "dense_rate": num(dense["rate"]), "dense_p99": num(dense["lateness_ms"]["p99"]),
+            "dense_p99_lead": num(dense_lead["lateness_ms"]["p99"])}
+
+
+def _sparse_summary(d: dict) -> dict | None:
+    if not d.get("sparse"):
+        return None
+    sparse, sparse_lead = d["sparse"][:2]
+    target = d.get("sparse_target_ms", 100.0)
+    return {"part": "sparse_summary", "p99": num(sparse["lateness_ms"]["p99"]), "target": num(target),
+            "met": met(sparse["lateness_ms"]["p99"] <= target), "lead": num(sparse_lead["lead_s"], 1),
+            "p99_lead": num(sparse_lead["lateness_ms"]["p99"]),
+            "extra": num(sparse_lead["cost"]["billed_ms_per_timer"] - sparse["cost"]["billed_ms_per_timer"])}
+
+
 def scale(data: dict) -> dict | None:
     d = data.get("scale") or {}
     rows = d.get("rows")
@@ -97,7 +135,9 @@ def scale(data: dict) -> dict | None:
                    "met": met(all(abs(v["ratio"] - 1) <= 0.2 for v in c["sizes"].values()))} if c.get("sizes") else None,
         "big_last": num(big["last_delivery_s"], 1), "big_early": big["early"],
         "big_met": met(big["last_delivery_s"] <= d["target_s"] and big["early"] == 0),
-        "big_ebs": num(big["ebs"]["last_delivery_s"]), "parameters": []}
+        "big_ebs": num(big["ebs"]["last_delivery_s"]), "parameters": [],
+        "sparse": _sparse(d) if d.get("sparse") else None, "sparse_summary": _sparse_summary(d)}
+    out["summary_rows"] = [row for row in (out["sparse_summary"], out["ratios"]) if row]  # one a line, none blank
     w = d["waiting"]
     out["waiting"] = {"part": "waiting", "scenario": w["scenario"], "gb": num(w["storage_gb"], 1),
                       "usd": _usd(w["usd_per_month"]), "quota": f"{w['ebs']['quota']:,}",

@@ -21,6 +21,7 @@ from .pipeline import Delivery
 from scheduler_runtime.aws.periodic import ARM_LEAD_MS  # noqa: E402  (bench.common puts lambda/ on the path)
 
 TARGET_S = 60.0  # 1,000,000 timers due in one second: last delivery within this, none early
+SPARSE_TARGET_MS = 100.0  # sparse traffic (one timer every 10 minutes): p99 lateness within this
 
 
 def _profiles(data: dict) -> tuple[dict, dict]:
@@ -69,12 +70,12 @@ def calibration(data: dict) -> dict:
 
 def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: float, periodic_n: int,
         periodic_s: float, create_rates: list[float], create_s: float, waiting_n: int,
-        provisioned_rate: float = 10.0, provisioned_s: float = 600.0) -> dict:
+        provisioned_rate: float = 10.0, provisioned_s: float = 600.0, sparse_gap_s: float = 600.0) -> dict:
     data = json.loads((ROOT / "docs" / "benchmarks.json").read_text())
     aws, periodic = _profiles(data)
     started = time.monotonic()
     out: dict = {"parameters": [dict(p.__dict__, value=aws.get(p.key, p.value)) for p in params.PARAMETERS],  # as used
-                 "profile": aws, "rows": [], "target_s": TARGET_S}
+                 "profile": aws, "rows": [], "target_s": TARGET_S, "sparse_target_ms": SPARSE_TARGET_MS}
     log("scale: calibration against the engine's recorded bursts")
     out["calibration"] = calibration(data)
     table = burst_table_wru(aws)
@@ -101,6 +102,10 @@ def run(bursts: list[int], raised_burst: int, rates: list[float], poisson_s: flo
             log(f"scale: Poisson due times at {rate:,.0f}/s, {how}")
             out["rows"].append(scenarios.poisson(aws, rate, poisson_s, pollers=pollers,
                                                  name=f"due times Poisson at {rate:,.0f}/s, {how}"))
+    lead = aws["lat_cold_start_s"]
+    log(f"scale: sparse traffic, one due every {sparse_gap_s:.0f} s, without and with a lead of {lead:g} s")
+    out["sparse"] = scenarios.cold_start_lead(aws, sparse_gap_s, 10.0, poisson_s, lead)
+    out["rows"].append(out["sparse"][0])
     rate = periodic_n / 60
     log(f"scale: {periodic_n:,} periodic timers every minute ({rate:,.0f} occurrences/s) for {periodic_s:.0f} s")
     out["rows"].append(scenarios.poisson(periodic, rate, periodic_s, path="periodic", pollers="max", warmup_s=5.0,

@@ -25,7 +25,7 @@ class Param:
     value: float
     unit: str
     what: str
-    source: str  # a URL, or "stated" (an assumed AWS service latency), or "engine" (measured here)
+    source: str  # a URL, or "stated" (an assumed AWS figure: a service latency, an unpublished lifetime), or "engine"
 
 
 PARAMETERS: tuple[Param, ...] = (
@@ -96,6 +96,9 @@ PARAMETERS: tuple[Param, ...] = (
     Param("lat_invoke_s", 0.015, "s", "Lambda invoke overhead of a warm function (mapping to function)", "stated"),
     Param("lat_target_s", 0.020, "s", "the target's synchronous invoke (the target's own work excluded)", "stated"),
     Param("lat_cold_start_s", 0.400, "s", "a new execution environment's init (Python, the runtime's imports)", "stated"),
+    Param("lambda_idle_keep_s", 300, "s", "how long Lambda keeps an idle execution environment for the next invocation "
+          "(\"a non-deterministic period\", the Lambda operator guide; no figure is published): a dispatcher invocation "
+          "that finds none used within it starts cold; the most recently used is reused first", "stated"),
     Param("visibility_s", 360, "s", "the delayer queue's visibility timeout: 6 x the dispatcher's 60 s timeout (the "
           "construct's defaults); a failed delivery is handed out again after it", "engine"),
     Param("sweep_interval_s", 60, "s", "the sweeper's schedule (the construct's)", "engine"),

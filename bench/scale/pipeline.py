@@ -2,8 +2,9 @@
 
 Delivery: the delayer queue -> the SQS event source mapping's pollers (standard mode: a start
 concurrency, a scaling step a minute, a maximum; or provisioned mode) -> a dispatcher invocation
-(Lambda concurrency and its scaling rate) that waits out each message's sub-second remainder in
-parallel, writes the FIRED update (DynamoDB throughput) and calls the target -> the batch's delete.
+(Lambda concurrency and its scaling rate; a new execution environment's init when none was used within
+``lambda_idle_keep_s``) that waits out each message's sub-second remainder in parallel, writes the FIRED
+update (DynamoDB throughput) and calls the target -> the batch's delete.
 
 Messages become visible up to a second before they are due (SQS delays are whole seconds), never
 later than they reach the queue (a scenario may shift that: a lead, or ``SECOND`` precision). With a
@@ -34,6 +35,7 @@ class Outcome:
     last_delivery_s: float = float("nan")  # after the first due second
     drain_s: float = float("nan")  # after the last due time
     batches: list[int] = field(default_factory=list)  # messages per dispatcher invocation
+    cold: list[bool] = field(default_factory=list)  # whether each invocation in ``batches`` started a new environment
     billed_ms: list[int] = field(default_factory=list)
     throttles: dict[str, int] = field(default_factory=dict)
     peak_concurrency: int = 0
@@ -54,7 +56,7 @@ class Outcome:
         keep = [i for i, d in enumerate(self.due_of) if d >= t]
         runs = [i for i, s in enumerate(self.started) if s >= t]
         return Outcome(lateness=[self.lateness[i] for i in keep], last_delivery_s=self.last_delivery_s,
-                       drain_s=self.drain_s, batches=[self.batches[i] for i in runs],
+                       drain_s=self.drain_s, batches=[self.batches[i] for i in runs], cold=[self.cold[i] for i in runs],
                        billed_ms=[self.billed_ms[i] for i in runs], throttles=dict(self.throttles),
                        peak_concurrency=self.peak_concurrency, receives=len(runs), failed=self.failed,
                        peak_writes_per_s=self.peak_writes_per_s, events=self.events,
@@ -89,7 +91,7 @@ class Delivery:
         self.scaling = Bucket(p["lambda_scale_per_10s"] / 10, p["lambda_scale_per_10s"])
         self.moto = Server() if p.get("moto") else None
         self.in_use = 0
-        self.warm_free = 0
+        self.warm: deque[float] = deque()  # when each idle execution environment was last used, oldest first
         if p.get("provisioned"):
             start = p["prov_min_pollers"] * p["prov_invokes_per_poller"]
             self.max_pollers = p["prov_max_pollers"] * p["prov_invokes_per_poller"]
@@ -221,13 +223,16 @@ class Delivery:
     # --- the dispatcher ------------------------------------------------------------------------
     def _invoke(self, poller: int, batch: list[int]) -> None:
         p, now = self.p, self.sim.now
-        cold = self.warm_free == 0
+        while self.warm and self.warm[0] < now - p.get("lambda_idle_keep_s", math.inf):
+            self.warm.popleft()  # idle too long: Lambda has reclaimed it
+        cold = not self.warm
         if self.in_use >= p["lambda_account_concurrency"] or (cold and not self.scaling.admit(now)):
             self.out.throttles["lambda"] += 1
             self.sim.after(THROTTLE_BACKOFF_S, lambda: self._invoke(poller, batch))
             return
         if not cold:
-            self.warm_free -= 1
+            self.warm.pop()  # the most recently used
+        self.out.cold.append(cold)
         self.in_use += 1
         self.out.peak_concurrency = max(self.out.peak_concurrency, self.in_use)
         start = now + p["lat_invoke_s"] + (p["lat_cold_start_s"] if cold else 0.0)
@@ -311,7 +316,7 @@ class Delivery:
 
     def _done(self, poller: int, end: float) -> None:
         self.in_use -= 1
-        self.warm_free += 1
+        self.warm.append(end)
         # the mapping deletes the batch, then the poller receives again
         self.sim.at(self._sqs(end, "moto_delete_s"), self._receive_start(poller))
 

@@ -31,7 +31,7 @@ def _row(name: str, n: int, out: Outcome, usd: dict, ebs: dict, **extra) -> dict
         "early": sum(1 for x in late if x < 0), "failed_deliveries": out.failed,
         "throttles": dict(out.throttles), "peak_concurrency": out.peak_concurrency,
         "peak_table_writes_per_s": out.peak_writes_per_s,
-        "invocations": inv, "mean_batch": (sum(out.batches) / inv) if inv else None,
+        "invocations": inv, "cold_starts": sum(out.cold), "mean_batch": (sum(out.batches) / inv) if inv else None,
         "batch_share": {str(k): sizes[k] / inv for k in sorted(sizes)} if inv else {},
         "events": out.events, "cost": usd, "ebs": ebs, **extra,
     }
@@ -81,6 +81,22 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
     out.last_delivery_s = out.drain_s  # a steady load has no one due second: the last delivery after the last due time
     return _row(name or f"due times Poisson at {rate:,.0f}/s for {seconds:.0f} s", n, out,
                 cost.scenario(profile, out, n, path), ebs_rate(profile, ebs_rate_per_s or rate, n), pollers=pollers)
+
+
+def cold_start_lead(profile: dict, gap_s: float, dense_rate: float, dense_s: float, lead_s: float) -> list[dict]:
+    """Sparse traffic, due times as Poisson arrivals one every ``gap_s`` seconds, where a dispatcher invocation
+    finds no environment kept (``lambda_idle_keep_s``) more often than not and starts cold; and ``dense_rate`` a
+    second for ``dense_s`` (pollers at the maximum: the most invocations, each paying a lead). Each without and with
+    its messages sent to surface ``lead_s`` earlier (a lead in the delay rule, as a batching window's is): a cold
+    invocation's init then runs while the message would have waited, and a warm one waits the lead out, billed."""
+    rows = []
+    for rate, seconds, pollers, what in ((1 / gap_s, 0.0, "scaled", f"one every {gap_s / 60:g} minutes (sparse)"),
+                                         (dense_rate, dense_s, "max", f"{dense_rate:,.0f}/s")):
+        for lead in (0.0, lead_s):
+            name = f"due times Poisson at {what}, " + (f"sent to surface {lead:g} s earlier" if lead else "no lead")
+            rows.append(dict(poisson(profile, rate, seconds, pollers=pollers, lead_s=lead, name=name),
+                             rate=rate, lead_s=lead))
+    return rows
 
 
 def batch_formation(profile: dict, rate: float, pollers: str, early_s: float | None = None,

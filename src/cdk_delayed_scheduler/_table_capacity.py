@@ -1,5 +1,6 @@
 """``TableCapacity``: the Schedules table's provisioned capacity (``provisioned_capacity``), fixed or
-auto scaled, for the table and each of its global secondary indexes alike."""
+auto scaled, for the table and each of its global secondary indexes alike, and the synth warning on a
+capacity left to its default."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ MIN_CAPACITY_UNITS = 1
 TARGET_UTILIZATION_PERCENT = (20, 90)
 #: The target utilisation of ``TableCapacity.autoscaled()`` when not given (as ``Capacity.autoscaled``'s).
 DEFAULT_TARGET_UTILIZATION_PERCENT = 70
+#: The id of the synth warning on a provisioned table whose read or write capacity is left to its default;
+#: ``Annotations.of(scheduler).acknowledge_warning`` takes it.
+CAPACITY_DEFAULTED_WARNING = "cdk-delayed-scheduler:provisionedCapacityDefaulted"
+#: The table writes of a short timer, one write unit each up to 1 KB: the api's record, the dispatcher's FIRED write.
+SHORT_TIMER_WRITES = 2
 
 #: Only the factories hold it: ``TableCapacity`` is never built directly.
 _FACTORY = object()
@@ -32,7 +38,13 @@ class TableCapacity:
 
         DelayedScheduler(self, "Timers", target=target, billing_mode=BillingMode.PROVISIONED,
                          provisioned_capacity=TableCapacity.autoscaled(max_read=100, max_write=200))
+
+    A capacity left to its default (``BillingMode.PROVISIONED`` alone, a ``read_capacity`` or
+    ``write_capacity`` alone, or ``fixed()`` without a unit) gets a synth warning,
+    ``TableCapacity.DEFAULTED_WARNING``.
     """
+
+    DEFAULTED_WARNING = CAPACITY_DEFAULTED_WARNING
 
     def __init__(self, key: object = None, /, *, min_read: Optional[int], min_write: Optional[int],
                  max_read: Optional[int] = None,
@@ -111,6 +123,23 @@ class TableCapacity:
         return (f"TableCapacity.autoscaled(min_read={self.min_read!r}, max_read={self.max_read!r}, "
                 f"min_write={self.min_write!r}, max_write={self.max_write!r}, "
                 f"target_utilization_percent={self.target_utilization_percent!r})")
+
+
+def defaulted_capacity_warning(capacity: TableCapacity, default_units: int) -> Optional[str]:
+    """The warning on a provisioned ``capacity`` whose reads or writes take ``default_units``, the fixed
+    default, because no one stated them: what the table gets, and how to state it; ``None`` when both
+    are stated."""
+    defaulted = [kind for kind, units in (("read", capacity.min_read), ("write", capacity.min_write)) if units is None]
+    if not defaulted:
+        return None
+    given = " and ".join(f"{default_units} {kind}" for kind in defaulted)
+    beyond = (f"{default_units} write units take about {default_units / SHORT_TIMER_WRITES:g} short timers a second "
+              f"(each writes the table {SHORT_TIMER_WRITES} times), and creates and deliveries beyond that are "
+              "throttled" if "write" in defaulted else "reads beyond them are throttled")
+    return (f"billing_mode=BillingMode.PROVISIONED with no {' or '.join(defaulted)} capacity stated: the table and "
+            f"each index get a fixed {given} units and no auto scaling; {beyond}. State it with "
+            "provisioned_capacity=TableCapacity.autoscaled(max_read=..., max_write=...), or "
+            "TableCapacity.fixed(read=..., write=...) for a fixed capacity, to have this warning go.")
 
 
 def _check_max(prop: str, value: Any, low_prop: str, low: Any) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 import jsii
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Annotations, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
@@ -21,6 +21,7 @@ from constructs import Construct
 from . import _nag
 from ._contract import contract
 from ._runtime_asset import event_filters
+from ._table_capacity import CAPACITY_DEFAULTED_WARNING, defaulted_capacity_warning
 
 if TYPE_CHECKING:
     from ._table_capacity import TableCapacity
@@ -43,7 +44,11 @@ def schedules_table(scope: Construct, *, billing_mode: dynamodb.BillingMode, cap
     ``capacity`` (``None`` on demand) is the table's and each index's, and with
     ``TableCapacity.autoscaled()`` each one's reads and writes are auto scaled (``scale_capacity``).
     ``warm_throughput`` (``None``: DynamoDB's own) is the table's and each index's too: a delivery writes
-    an index its timer is in, and an index short of write throughput throttles the table's writes."""
+    an index its timer is in, and an index short of write throughput throttles the table's writes.
+    A capacity left to its default is warned about on ``scope`` (``CAPACITY_DEFAULTED_WARNING``)."""
+    warning = defaulted_capacity_warning(capacity, DEFAULT_CAPACITY_UNITS) if capacity else None
+    if warning:
+        Annotations.of(scope).add_warning_v2(CAPACITY_DEFAULTED_WARNING, warning)
     reads = (capacity.min_read or DEFAULT_CAPACITY_UNITS) if capacity else None
     writes = (capacity.min_write or DEFAULT_CAPACITY_UNITS) if capacity else None
     table = dynamodb.Table(

@@ -129,7 +129,9 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         Scaling holds each one's consumed reads and writes near the target (20-90 %) between the
         minimum and the maximum. A fixed capacity throttles beyond itself and is paid for when idle.
         Not with ``read_capacity``/``write_capacity``. Default: ``TableCapacity.fixed()`` from
-        ``read_capacity`` and ``write_capacity`` (5 and 5).
+        ``read_capacity`` and ``write_capacity``, 5 read and 5 write units (about 2.5 short timers a
+        second, 2 writes each) with no auto scaling, as aws-cdk-lib's ``Table``, and a synth warning,
+        ``TableCapacity.DEFAULTED_WARNING``, for each unit left to it.
     :param warm_throughput: pre-warms the table: the reads and writes a second it serves at once
         (``WarmThroughput(read_units_per_second=..., write_units_per_second=...)``, CloudFormation's
         ``WarmThroughput``), where a new on-demand table serves 4,000 writes and throttles the rest until its
