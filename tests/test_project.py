@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 FREE_OF_TEST_MODULE_IMPORTS = ["tests"]
 """Where no module imports a test module (``test_*.py``), but for the imports allowed below."""
@@ -23,6 +25,7 @@ ALLOWED_TEST_MODULE_IMPORTS = {
 GENERATED_BY_PROJEN = ["pyproject.toml", ".gitignore", ".gitattributes", ".projen/tasks.json", ".projen/deps.json", ".projen/files.json"]
 
 
+@pytest.mark.slow  # a child process: projen (.projenrc.py, on jsii's node)
 def test_projen_regenerates_the_committed_files_unchanged(tmp_path):
     shutil.copy(ROOT / ".projenrc.py", tmp_path / ".projenrc.py")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")

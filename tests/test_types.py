@@ -24,6 +24,7 @@ from .doc_examples import located, write_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(tempfile.gettempdir()) / f"cdk-delayed-scheduler-mypy-{mypy.version.__version__}"
+pytestmark = pytest.mark.slow  # a child process: mypy, run as the gate runs it
 
 
 def _mypy(target: str, cwd: Path, cache: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -149,11 +149,13 @@ def test_expiring_credentials_are_refreshed_on_a_worker_thread_not_the_event_loo
     assert all("Credential=AKIDREFRESHED/" in (header or "") for header in sent(server, "authorization"))
 
 
+@pytest.mark.slow  # a child process: only a fresh interpreter shows what an import loads
 def test_importing_the_client_does_not_import_httpx() -> None:
     done = run_python("import cdk_delayed_scheduler.client, sys; assert 'httpx' not in sys.modules")
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # a child process: an interpreter where httpx cannot be imported
 def test_without_httpx_a_direct_invoke_client_works_and_an_http_one_names_the_extra(scripted: Scripted) -> None:
     server = scripted([(200, {"statusCode": 200, "body": ANSWER})])
     code = textwrap.dedent(f"""

@@ -5,19 +5,24 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from .subprocess_python import HEAVY, imports_none_of, run_python
 
 
+@pytest.mark.slow  # a child process: only a fresh interpreter shows what an import loads
 def test_importing_the_client_imports_no_cdk_jsii_or_boto3_nor_the_runtime():
     done = imports_none_of("cdk_delayed_scheduler.client", (*HEAVY, "scheduler_runtime"))
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # a child process: only a fresh interpreter shows what an import loads
 def test_importing_the_envelope_imports_nothing_beyond_the_standard_library():
     done = imports_none_of("cdk_delayed_scheduler.envelope", (*HEAVY, "botocore", "scheduler_runtime"))
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # a child process: an interpreter where they cannot be imported
 def test_the_client_works_where_the_constructs_dependencies_cannot_be_imported(scripted):
     answer = {"id": "x", "dueAt": "2030-01-01T00:00:00.000Z", "status": "QUEUED", "target": "default"}
     server = scripted([(201, answer)])

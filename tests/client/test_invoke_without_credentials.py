@@ -56,6 +56,7 @@ def run_without_credentials(code: str, local: Local, credential_free: dict[str, 
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # a child process: a process without AWS credentials, whose warning is given once
 @pytest.mark.parametrize("flavour", [SYNC, ASYNC], ids=["sync", "async"])
 def test_for_function_on_the_local_engine_without_credentials_warns_once_and_schedules(
         flavour: str, local: Local, credential_free: dict[str, str]) -> None:

@@ -69,6 +69,7 @@ def test_sign_true_without_credentials_refuses_to_make_the_client(no_credentials
         SchedulerClient(scripted([(200, ANSWER)]).url, region="us-east-1", sign=True)
 
 
+@pytest.mark.slow  # a child process: the warning is given once a process
 def test_the_warning_is_given_once_for_many_clients_and_calls(credential_free: dict[str, str],
                                                               scripted: Scripted) -> None:
     """In a plain process, under Python's default warning filters, as a user runs it."""
@@ -83,6 +84,7 @@ def test_the_warning_is_given_once_for_many_clients_and_calls(credential_free: d
     assert authorizations(server) == [None] * 3
 
 
+@pytest.mark.slow  # a child process: a process without AWS credentials
 def test_an_engine_that_requires_signatures_answers_the_signed_client_and_refuses_the_unsigned(
         local: Local, credential_free: dict[str, str]) -> None:
     signed = SchedulerClient(local.engine.api_url)  # the suite's (fake) credentials: any will do
@@ -112,6 +114,7 @@ def open_engine() -> Iterator[Engine]:
         yield engine
 
 
+@pytest.mark.slow  # a child process: a process without AWS credentials
 def test_the_local_example_in_the_client_docs_runs_as_written_without_credentials(
         open_engine: Engine, credential_free: dict[str, str]) -> None:
     docs = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")

@@ -15,7 +15,10 @@ import re
 import subprocess
 import sys
 import tempfile
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pytest's own dependency there reads TOML the same way
+    import tomli as tomllib  # type: ignore[no-redef]
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -100,6 +103,7 @@ def test_moto_is_bounded_to_the_minor_release_the_engine_patches_were_tested_on(
     assert version("moto").startswith("5.2.")  # the locked, tested version is inside the bound
 
 
+@pytest.mark.slow  # a child process: the installed console script
 def test_version_and_plain_help():
     shown = subprocess.run([str(SCRIPT), "--version"], capture_output=True, text=True, check=True).stdout.strip()
     assert shown == f"cdk-delayed-scheduler {PROJECT['version']}"

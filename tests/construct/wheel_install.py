@@ -15,8 +15,11 @@ UV = Path(sys.executable).with_name("uv")
 
 def user_env(**extra: str) -> dict[str, str]:
     """The environment of a user outside this checkout: none of the variables that would point
-    Python at the checkout's sources or venv (``PYTHONPATH``, ``VIRTUAL_ENV``, ``PYTHONHOME``)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    Python at the checkout's sources or venv (``PYTHONPATH``, ``VIRTUAL_ENV``, ``PYTHONHOME``), nor the
+    suite's bytecode cache (``PYTHONPYCACHEPREFIX``, tests/__init__.py): a user's bytecode lands beside
+    the installed modules."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONPYCACHEPREFIX")}
     env.update(JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20", CDK_DISABLE_CLI_TELEMETRY="true", **extra)
     return env
 

@@ -91,7 +91,9 @@ class Receiver:
             self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self._tls.load_cert_chain(certificate.cert_path, certificate.key_path)
         self._server = _Server(("127.0.0.1", 0), _Handler, self)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="https-receiver", daemon=True)
+        # shutdown waits for the loop to look at its flag, at most ``poll_interval`` (0.5 s by default) after asking
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="https-receiver", daemon=True)
 
     @property
     def port(self) -> int:

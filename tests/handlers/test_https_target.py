@@ -131,6 +131,7 @@ def test_a_408_429_or_5xx_is_retried(aws, webhooks, receiver, status, caplog):
     assert not aws.receive(aws.dlq_url)
 
 
+@pytest.mark.slow  # real time: the 1 s read timeout runs out on the socket, not on the virtual clock
 def test_an_answer_slower_than_the_timeout_is_retried(aws, webhooks, receiver, monkeypatch, caplog):
     add_targets(monkeypatch, {"slow": https(receiver.url("/slow"), webhooks["secretArn"], timeout=1)})
     receiver.answers["/slow"] = Answer(200, held=True)

@@ -66,7 +66,8 @@ class FakeLambda:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # (shutdown waits for the loop to look at its flag, at most ``poll_interval`` after asking: 0.5 s by default)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def close(self) -> None:
         self._closed.set()
@@ -103,6 +104,7 @@ def test_an_invoke_whose_answer_is_lost_is_not_repeated_within_the_attempt(aws, 
     assert fake.calls == 1  # the target may have run: only the next receive tries again
 
 
+@pytest.mark.slow  # real time: the 1 s read timeout runs out on the socket, not on the virtual clock
 def test_a_target_slower_than_the_read_timeout_is_invoked_once_and_the_timeout_follows_the_dispatchers(
         aws, lambda_target, monkeypatch):
     monkeypatch.setenv("DISPATCHER_TIMEOUT_SECONDS", "1")  # the read timeout: at least the dispatcher's own

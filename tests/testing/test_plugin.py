@@ -6,6 +6,8 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
+import pytest
+
 HEAVY = ("moto", "boto3", "botocore", "scheduler_runtime", "cdk_delayed_scheduler.local", "aws_cdk", "jsii")
 PROBE = """
 import json, sys, threading
@@ -22,12 +24,14 @@ def test_the_package_registers_the_plugin_with_pytest(request):
     assert any(line.startswith("local_scheduler(") for line in request.config.getini("markers"))
 
 
+@pytest.mark.slow  # a child process: only a fresh interpreter shows what loading the plugin imports and starts
 def test_loading_the_plugin_imports_no_engine_no_aws_sdk_and_starts_nothing():
     probe = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY)], capture_output=True, text=True,
                            check=True)
     assert json.loads(probe.stdout) == {"heavy": [], "threads": 1}
 
 
+@pytest.mark.slow  # a child process: a pytest run of its own
 def test_the_marker_takes_keyword_options_only(tmp_path):
     (tmp_path / "test_user.py").write_text(
         "import pytest\n\n"

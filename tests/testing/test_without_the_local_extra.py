@@ -12,7 +12,10 @@ import re
 import subprocess
 import sys
 import time
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pytest's own dependency there reads TOML the same way
+    import tomli as tomllib  # type: ignore[no-redef]
 from pathlib import Path
 
 import pytest
@@ -40,6 +43,7 @@ def _run(command: list[str], env: dict[str, str], cwd: Path) -> tuple[subprocess
     return result, time.monotonic() - started
 
 
+@pytest.mark.slow  # a child process: the bare install is a child's environment
 def test_the_extra_s_modules_are_hidden_in_the_bare_environment(bare_env, tmp_path):
     probe, _ = _run([sys.executable, "-c", "import moto"], bare_env, tmp_path)
     assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr
@@ -51,6 +55,7 @@ def test_the_checked_distributions_are_the_local_extra_s():
     assert names == set(DISTRIBUTIONS)
 
 
+@pytest.mark.slow  # a child process: the bare install is a child's environment
 @pytest.mark.parametrize("command", [["local", "--port", "0"], ["demo", "--timers", "2"]])
 def test_local_and_demo_say_to_install_the_local_extra_and_start_nothing(bare_env, tmp_path, command):
     result, seconds = _run([str(SCRIPT), *command], bare_env, tmp_path)
@@ -62,6 +67,7 @@ def test_local_and_demo_say_to_install_the_local_extra_and_start_nothing(bare_en
     assert ("rich" in line) == (command[0] == "demo")
 
 
+@pytest.mark.slow  # a child process: the bare install is a child's environment
 def test_recover_stream_runs_in_a_base_install(bare_env, tmp_path):
     """It only invokes the enqueuer, which botocore does: it reads its message before anything else."""
     result, seconds = _run([str(SCRIPT), "recover-stream", "--destination-message", "not json"], bare_env, tmp_path)
@@ -70,6 +76,7 @@ def test_recover_stream_runs_in_a_base_install(bare_env, tmp_path):
     assert seconds < FAST_SECONDS
 
 
+@pytest.mark.slow  # a child process: a pytest run in the bare install
 def test_the_fixture_fails_with_the_message_and_a_test_without_it_passes(bare_env, tmp_path):
     (tmp_path / "test_user.py").write_text(
         "def test_plain():\n"
@@ -85,6 +92,7 @@ def test_the_fixture_fails_with_the_message_and_a_test_without_it_passes(bare_en
     assert "zygote" not in result.stdout and "Traceback" not in result.stdout
 
 
+@pytest.mark.slow  # a child process: the bare install is a child's environment
 def test_the_kit_and_the_engine_raise_module_not_found_naming_the_extra(bare_env, tmp_path):
     code = ("from cdk_delayed_scheduler.{module} import {name}\n"
             "try:\n"

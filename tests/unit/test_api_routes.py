@@ -109,6 +109,7 @@ def test_a_lazily_included_module_must_answer_exactly_its_routes(monkeypatch):
         router.answer(None, request("GET", "/things/a"))
 
 
+@pytest.mark.slow  # a child process: only a fresh interpreter shows what an import loads
 def test_the_periodic_routes_are_imported_by_the_first_periodic_call_only():
     """A deployment that only schedules one-shots never pays for the periodic routes' imports."""
     probe = """

@@ -148,6 +148,7 @@ def test_definition_statuses_are_the_stores():
                                                                   definitions.DELETED)
 
 
+@pytest.mark.slow  # a child process: only a fresh interpreter shows what an import loads
 def test_the_api_function_never_imports_the_generator():
     """Its cold start does not grow: only the engine and the script load the document."""
     probe = "import sys, scheduler_runtime.handlers.api; print('scheduler_runtime.core.openapi' in sys.modules)"

@@ -2,10 +2,11 @@
 AWS SDK for Python that the runtime ships.
 
 Every module of ``scheduler_runtime`` is imported in a clean interpreter (``python -I``, so no
-``PYTHONPATH``, user site or working directory) of a throwaway virtual environment that holds
-nothing but boto3 and botocore (and their own dependencies), with only the asset directory added
-to ``sys.path``. The development venv, which every other test imports the handlers from, has
-far more (moto, rich, aws-cdk-lib...), so a stray import there passes everything else.
+``PYTHONPATH``, user site or working directory; ``-B``, so no bytecode beside the functions' code)
+of a throwaway virtual environment that holds nothing but boto3 and botocore (and their own
+dependencies), with only the asset directory added to ``sys.path``. The development venv, which
+every other test imports the handlers from, has far more (moto, rich, aws-cdk-lib...), so a stray
+import there passes everything else.
 
 ``LAMBDA_SDK`` is the SDK of the newest Lambda Python runtime (python3.14); the environment is
 built once per version under the temp directory and reused.
@@ -29,6 +30,7 @@ LAMBDA_SDK = {"boto3": "1.40.4", "botocore": "1.40.4"}
 # The development venv's base interpreter (Lambda's is 3.14; the runtime supports 3.10 and later).
 PYTHON = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
 UV = Path(sys.executable).with_name("uv")
+pytestmark = pytest.mark.slow  # child processes: a virtual environment of its own, and a clean interpreter in it
 
 IMPORT_EVERY_MODULE = """
 import importlib, json, pkgutil, sys
@@ -69,7 +71,7 @@ def lambda_python() -> Path:
 
 
 def import_every_module(python: Path, asset_dir: Path, cwd: Path) -> dict:
-    result = subprocess.run([str(python), "-I", "-c", IMPORT_EVERY_MODULE, str(asset_dir)], cwd=cwd,
+    result = subprocess.run([str(python), "-I", "-B", "-c", IMPORT_EVERY_MODULE, str(asset_dir)], cwd=cwd,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
