@@ -13,14 +13,10 @@ from aws_cdk import aws_sqs as sqs
 from cdk_delayed_scheduler import DelayedScheduler, PeriodicTimer, SchedulerApi, targets
 from cdk_delayed_scheduler._contract import contract
 
-FUNCTIONS = ("api_function", "sweeper_function", "enqueuer_function", "dispatcher_function")
+from construct_helpers import resources_of
+from prop_stacks import REST_BODIES, build, function_variables, rest_body_validators
+
 VARIABLE = contract.ENV.max_lateness_seconds
-
-
-def build(app: cdk.App | None = None, name: str = "S", **props) -> tuple[cdk.Stack, DelayedScheduler]:
-    stack = cdk.Stack(app or cdk.App(), name)
-    scheduler = DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")), **props)
-    return stack, scheduler
 
 
 @pytest.fixture(scope="module")
@@ -47,24 +43,14 @@ def synthesized() -> dict[str, tuple[cdk.Stack, DelayedScheduler, dict]]:
             for name, (stack, scheduler) in built.items()}
 
 
-def variables(stack: cdk.Stack, scheduler: DelayedScheduler, template: dict) -> list[dict]:
-    resources = template["Resources"]
-    return [resources[stack.get_logical_id(getattr(scheduler, name).node.default_child)]["Properties"]["Environment"][
-        "Variables"] for name in FUNCTIONS]
-
-
-def resources_of_type(template: dict, cfn_type: str) -> list[dict]:
-    return [r for r in template["Resources"].values() if r["Type"] == cfn_type]
-
-
 def test_max_lateness_is_set_on_every_function_in_whole_seconds_and_only_when_given(synthesized):
-    assert {env[VARIABLE] for env in variables(*synthesized["FiveMinutes"])} == {"300"}
-    assert [VARIABLE in env for env in variables(*synthesized["Unbounded"])] == [False] * 4  # no cost without it
-    assert {env[VARIABLE] for env in variables(*synthesized["Year"])} == {str(contract.MAX_LATENESS_SECONDS.max)}
+    assert {env[VARIABLE] for env in function_variables(*synthesized["FiveMinutes"])} == {"300"}
+    assert [VARIABLE in env for env in function_variables(*synthesized["Unbounded"])] == [False] * 4  # no cost without it
+    assert {env[VARIABLE] for env in function_variables(*synthesized["Year"])} == {str(contract.MAX_LATENESS_SECONDS.max)}
 
 
 def test_a_max_lateness_token_is_left_for_cloudformation_to_resolve(synthesized):
-    rendered = {json.dumps(env[VARIABLE]) for env in variables(*synthesized["Token"])}
+    rendered = {json.dumps(env[VARIABLE]) for env in function_variables(*synthesized["Token"])}
     assert len(rendered) == 1 and "Lateness" in rendered.pop()
 
 
@@ -81,13 +67,8 @@ def test_a_bad_max_lateness_is_refused_naming_the_prop(value, message):
 
 def test_the_rest_apis_body_models_let_max_lateness_through_for_the_handler_to_judge(synthesized):
     """API Gateway's refusal says only "Invalid request body": the api handler's 400 names the field and its range."""
-    import jsonschema
-
-    models = {props["Properties"]["Name"]: props["Properties"]["Schema"]
-              for props in resources_of_type(synthesized["Rest"][2], "AWS::ApiGateway::Model")}
-    bodies = (("CreateSchedule", {"delaySeconds": 1, "payload": 1}), ("PutPeriodic", {"every": 60, "payload": 1}))
-    for name, body in bodies:
-        validator = jsonschema.Draft4Validator(models[name])
+    for name, validator in rest_body_validators(synthesized["Rest"][2]).items():
+        body = REST_BODIES[name]
         assert validator.is_valid({**body, "maxLatenessSeconds": 300})
         assert validator.is_valid({**body, "maxLatenessSeconds": 0})  # the handler answers 400 naming the field
         assert not validator.is_valid({**body, "maxLateness": 300})
@@ -95,7 +76,7 @@ def test_the_rest_apis_body_models_let_max_lateness_through_for_the_handler_to_j
 
 def test_a_periodic_timer_declared_in_the_stack_carries_its_bound_in_the_put_body(synthesized):
     bodies = {props["Properties"]["Id"]: json.loads(props["Properties"]["Definition"])
-              for props in resources_of_type(synthesized["Periodic"][2], "Custom::DelayedSchedulerPeriodic")}
+              for props in resources_of(synthesized["Periodic"][2], "Custom::DelayedSchedulerPeriodic").values()}
     assert bodies["bounded"]["maxLatenessSeconds"] == 90
     assert (bodies["declared"]["maxLatenessSeconds"], bodies["declared"]["retry"]) == (3600, {"maxAttempts": 2})
     assert "maxLatenessSeconds" not in bodies["unbounded"]

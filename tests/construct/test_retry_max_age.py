@@ -8,18 +8,12 @@ import json
 
 import aws_cdk as cdk
 import pytest
-from aws_cdk import aws_sqs as sqs
 
-from cdk_delayed_scheduler import DelayedScheduler, targets
+from cdk_delayed_scheduler import DelayedScheduler
 from cdk_delayed_scheduler._contract import contract
 
-FUNCTIONS = ("api_function", "sweeper_function", "enqueuer_function", "dispatcher_function")
-
-
-def build(app: cdk.App | None = None, name: str = "S", **props) -> tuple[cdk.Stack, DelayedScheduler]:
-    stack = cdk.Stack(app or cdk.App(), name)
-    scheduler = DelayedScheduler(stack, "Timers", target=targets.SqsSendMessage(sqs.Queue(stack, "Q")), **props)
-    return stack, scheduler
+from construct_helpers import resources_of
+from prop_stacks import REST_BODIES, build, function_variables, rest_body_validators
 
 
 @pytest.fixture(scope="module")
@@ -41,14 +35,8 @@ def synthesized() -> dict[str, tuple[cdk.Stack, DelayedScheduler, dict]]:
             for name, (stack, scheduler) in built.items()}
 
 
-def resources_of_type(template: dict, cfn_type: str) -> list[dict]:
-    return [r for r in template["Resources"].values() if r["Type"] == cfn_type]
-
-
 def rendered(stack: cdk.Stack, scheduler: DelayedScheduler, template: dict) -> set[str]:
-    resources = template["Resources"]
-    return {resources[stack.get_logical_id(getattr(scheduler, name).node.default_child)]["Properties"]["Environment"][
-        "Variables"][contract.ENV.retry_max_age_seconds] for name in FUNCTIONS}
+    return {env[contract.ENV.retry_max_age_seconds] for env in function_variables(stack, scheduler, template)}
 
 
 def test_retry_max_age_defaults_to_an_hour_on_every_function(synthesized):
@@ -73,12 +61,8 @@ def test_a_bad_retry_max_age_is_refused_naming_the_prop(value, message):
 
 def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its_mistakes(synthesized):
     """API Gateway's refusal says only "Invalid request body": the api handler's 400 names ``retry.maxAttempts``."""
-    import jsonschema
-
-    models = {props["Properties"]["Name"]: props["Properties"]["Schema"]
-              for props in resources_of_type(synthesized["Rest"][2], "AWS::ApiGateway::Model")}
-    for name, body in (("CreateSchedule", {"delaySeconds": 1, "payload": 1}), ("PutPeriodic", {"every": 60, "payload": 1})):
-        validator = jsonschema.Draft4Validator(models[name])
+    for name, validator in rest_body_validators(synthesized["Rest"][2]).items():
+        body = REST_BODIES[name]
         assert validator.is_valid({**body, "retry": {"maxAttempts": 2, "maxAgeSeconds": 600}})
         assert validator.is_valid({**body, "retry": 5})  # the handler answers 400 naming retry
         assert not validator.is_valid({**body, "retries": {}})
@@ -86,7 +70,7 @@ def test_the_rest_apis_body_models_let_retry_through_for_the_handler_to_name_its
 
 def test_a_periodic_timer_declared_in_the_stack_carries_its_retry_in_the_put_body(synthesized):
     bodies = {props["Properties"]["Id"]: json.loads(props["Properties"]["Definition"])
-              for props in resources_of_type(synthesized["Periodic"][2], "Custom::DelayedSchedulerPeriodic")}
+              for props in resources_of(synthesized["Periodic"][2], "Custom::DelayedSchedulerPeriodic").values()}
     assert bodies["with-retry"]["retry"] == {"maxAttempts": 2, "maxAgeSeconds": 600}
     assert "retry" not in bodies["without"]
 
