@@ -29,7 +29,8 @@ def moto_server_environment():
         AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION=REGION,
         AWS_REGION=REGION, AWS_ACCOUNT_ID_ENDPOINT_MODE="disabled", AWS_ENDPOINT_URL=f"http://{host}:{port}",
     )
-    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
+    # every call goes to this server: no profile, and no service's own endpoint (AWS_ENDPOINT_URL_LAMBDA, ...)
+    for key in ["AWS_PROFILE", "AWS_SESSION_TOKEN", *(name for name in os.environ if name.startswith("AWS_ENDPOINT_URL_"))]:
         os.environ.pop(key, None)
     try:
         yield os.environ["AWS_ENDPOINT_URL"]

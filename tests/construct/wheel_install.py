@@ -53,5 +53,7 @@ def site_packages(venv: Path) -> Path:
 
 
 def megabytes(path: Path) -> int:
-    """``du -sm path``: the disk space under ``path``, in MiB."""
-    return int(subprocess.run(["du", "-sm", str(path)], check=True, capture_output=True, text=True).stdout.split()[0])
+    """``du -sm path``: the disk space under ``path``, in MiB, as installed: without the bytecode that running
+    from it may add beside the modules (whether it does depends on the interpreter's settings, not the install)."""
+    return int(subprocess.run(["du", "-sm", "--exclude=__pycache__", str(path)], check=True, capture_output=True,
+                              text=True).stdout.split()[0])
