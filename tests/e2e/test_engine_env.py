@@ -82,3 +82,15 @@ def test_wait_until_quiet_counts_a_timer_item_only_once_it_is_due_within_the_win
                 engine.wait_until_quiet(timeout=1)
         finally:
             clock.use(None)
+
+
+def test_an_engine_whose_stop_hook_fails_still_stops_and_leaves_the_environment_as_it_found_it(caplog):
+    before = dict(os.environ)
+
+    def failing() -> None:
+        raise RuntimeError("the hook's endpoint is gone")
+
+    with Engine(EngineOptions(target=Recorder(), shard_count=1), on_stop=failing) as engine:
+        assert os.environ["AWS_ENDPOINT_URL_LAMBDA"] == engine.lambda_endpoint_url
+    assert dict(os.environ) == before
+    assert "on_stop failed" in caplog.text

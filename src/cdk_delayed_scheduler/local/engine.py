@@ -235,20 +235,25 @@ class Engine:
 
     def stop(self) -> None:
         self._stop.set()
-        if self._on_stop is not None:
-            self._on_stop()
-        for thread in self._threads:
-            thread.join(timeout=10)
-        for server in (self._api, self._lambda):
-            if server is not None:
-                server.stop()
-        if self._moto is not None:
-            self._moto.stop()
-        if self.faults:
-            self.faults.uninstall()
-        self._deadlines.uninstall()
-        self._detach_runtime_logs()
-        self._restore_env()
+        try:
+            if self._on_stop is not None:
+                try:
+                    self._on_stop()
+                except Exception:  # noqa: BLE001 - a speed-up only: the pollers end on their own
+                    logger.warning("on_stop failed; the pollers end at their next poll", exc_info=True)
+            for thread in self._threads:
+                thread.join(timeout=10)
+            for server in (self._api, self._lambda):
+                if server is not None:
+                    server.stop()
+            if self._moto is not None:
+                self._moto.stop()
+        finally:  # whatever failed above, the process is left as the engine found it
+            if self.faults:
+                self.faults.uninstall()
+            self._deadlines.uninstall()
+            self._detach_runtime_logs()
+            self._restore_env()
 
     def wait_until_quiet(self, timeout: float = 20.0) -> None:
         """Return once nothing is left that could still deliver, on two checks in a row a quarter second
