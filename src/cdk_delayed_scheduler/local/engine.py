@@ -25,7 +25,7 @@ from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
 from .named_targets import LOCAL_TARGET_FUNCTION, make_named_targets
-from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller
+from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller, PollerThread
 from .quiet import QuietCheck, under_way
 from .resources import REGION, function_arn, provision, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
@@ -121,7 +121,7 @@ class Engine:
         self._on_stop = on_stop
         self.stats = EngineStats()
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._threads: list[PollerThread] = []
         self._moto: MotoProcess | None = None
         self._api: ApiServer | None = None
         self._lambda: LambdaEndpoint | None = None
@@ -235,6 +235,8 @@ class Engine:
 
     def stop(self) -> None:
         self._stop.set()
+        for poller in self._threads:
+            poller.wake()
         try:
             if self._on_stop is not None:
                 try:
@@ -268,9 +270,11 @@ class Engine:
         self._quiet.wait(timeout)
 
     def sweep_now(self) -> None:
-        """Run the sweeper once now, in this thread (as the schedule rule does every ``sweep_interval``)."""
-        assert self._sweeper is not None, "the engine is not started"
+        """Run the sweeper once now, in this thread (as the schedule rule does every ``sweep_interval``); the
+        stream poller then reads at once the claims it made (Lambda's mapping would within a quarter second)."""
+        assert self._sweeper is not None and self._stream is not None, "the engine is not started"
         self._sweeper.invoke({"source": "aws.events", "detail-type": "Scheduled Event"})
+        self._stream.wake()
 
     def redrive(self, **selection: Any) -> RedriveReport:
         """Redrive the engine's dead-letter queue: :func:`cdk_delayed_scheduler.operator.redrive` on the

@@ -99,10 +99,15 @@ def lambda_sqs_record(message: dict[str, Any], queue_arn: str, region: str) -> d
     }
 
 
-class _PollerThread(threading.Thread):
+class PollerThread(threading.Thread):
     def __init__(self, name: str, stop: threading.Event) -> None:
         super().__init__(name=name, daemon=True)
         self._stop_event = stop
+        self._woken = threading.Event()
+
+    def wake(self) -> None:
+        """Poll again now rather than after the idle wait (the engine is stopping, or knows there is work)."""
+        self._woken.set()
 
     def run(self) -> None:
         while not self._stop_event.is_set():
@@ -115,7 +120,8 @@ class _PollerThread(threading.Thread):
                 logger.exception("%s: poll failed", self.name)
                 busy = False
             if not busy:
-                self._stop_event.wait(self.idle_seconds)
+                self._woken.wait(self.idle_seconds)
+                self._woken.clear()
 
     idle_seconds = 0.05
 
@@ -123,7 +129,7 @@ class _PollerThread(threading.Thread):
         raise NotImplementedError
 
 
-class StreamPoller(_PollerThread):
+class StreamPoller(PollerThread):
     """A DynamoDB stream event source mapping: filter, batch, partial failures, retries, checkpoints.
 
     Records are read from every shard of the stream in order. Records that do
@@ -242,7 +248,7 @@ class StreamPoller(_PollerThread):
             return {r["dynamodb"]["SequenceNumber"] for r in records}
 
 
-class QueuePoller(_PollerThread):
+class QueuePoller(PollerThread):
     """An SQS event source mapping: batches, concurrency, visibility timeout, partial batch failures.
 
     One thread long-polls the queue and hands each batch to a pool of
@@ -381,7 +387,7 @@ class QueuePoller(_PollerThread):
             self._slots.release()
 
 
-class ScheduleRule(_PollerThread):
+class ScheduleRule(PollerThread):
     """An EventBridge ``rate()`` rule: invokes the function every ``interval_seconds``."""
 
     def __init__(self, function: FunctionSpec, interval_seconds: float, stop: threading.Event) -> None:
