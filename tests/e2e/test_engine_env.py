@@ -20,7 +20,7 @@ def test_every_function_variable_is_set_from_the_options_and_log_level_governs_t
     options = EngineOptions(target=recorder, shard_count=1, metrics_namespace="MyTimers", log_level="info")
     caplog.set_level(logging.DEBUG, logger="cdk_delayed_scheduler.local")
     with Engine(options) as engine:
-        optional = {contract.ENV.max_lateness_seconds}  # set only when the option is given
+        optional = {contract.ENV.max_lateness_seconds, contract.ENV.outcomes}  # set only when the option is given
         seen = {name: os.environ.get(name) for name in contract.ENV.names() if name not in optional}
         created = raw_client(engine.api_url).raw("createSchedule", {"id": "env-1", "delaySeconds": 0, "payload": 1})
         assert created.status == 201

@@ -20,6 +20,7 @@ Every variable's name comes from ``contract.json`` (``environment``), through :d
 | ``listing`` | ``LISTING`` | ``true``: keep the listing index's keys on each record and serve ``GET /schedules`` | ``false`` |
 | ``metrics_namespace`` | ``METRICS_NAMESPACE`` | CloudWatch namespace of the EMF metrics | ``contract.json`` |
 | ``log_level`` | ``LOG_LEVEL`` | the runtime's log level (read by ``observability``) | ``contract.json`` |
+| ``outcomes`` | ``OUTCOMES`` | JSON ``{"target": <description>, "kinds": [...]?, "includePayload": bool?}``: where each occurrence's outcome event goes (:mod:`scheduler_runtime.core.outcomes`) | none: no outcome events |
 
 Each name is the construct prop's name in capitals (``delay_window`` -> ``DELAY_WINDOW_SECONDS``)
 and the local engine's option and flag (``delay_window``, ``--delay-window``).
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core import contract
+from ..core.outcomes import Settings as OutcomeSettings
 from ..core.window import DelayRule
 
 ENV = contract.ENV
@@ -62,6 +64,8 @@ class Config:
     precision: str = contract.DEFAULT_PRECISION
     metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE
     listing: bool = False
+    outcomes: OutcomeSettings | None = None
+    """Where each occurrence's outcome event goes, and which kinds; None: no outcome events (nothing is sent)."""
 
     @property
     def visibility_timeout_seconds(self) -> int:
@@ -98,6 +102,7 @@ class Config:
             precision=_one_of(env, ENV.precision, contract.PRECISIONS, contract.DEFAULT_PRECISION),
             metrics_namespace=env.get(ENV.metrics_namespace) or contract.DEFAULT_METRICS_NAMESPACE,
             listing=_flag(env, ENV.listing),
+            outcomes=_outcomes(env),
         )
 
 
@@ -115,6 +120,16 @@ def _targets(env: Mapping[str, str]) -> dict[str, Mapping[str, Any]]:
         if problem:
             raise ConfigError(f"{ENV.targets}: target {name!r}: {problem}")
     return targets
+
+
+def _outcomes(env: Mapping[str, str]) -> OutcomeSettings | None:
+    raw = env.get(ENV.outcomes)
+    if not raw:
+        return None
+    try:
+        return OutcomeSettings.from_json(json.loads(raw))
+    except ValueError as exc:
+        raise ConfigError(f"{ENV.outcomes}: {exc}") from None
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int, least: int = 1) -> int:

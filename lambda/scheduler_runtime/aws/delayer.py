@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..clock import PROCESS, Clock
-from ..core.envelope import TimerRef, sqs_safe_json, sqs_safe_text
-from ..core.groups import GroupSweep
+from ..core.envelope import sqs_safe_json, sqs_safe_text
 
 SQS_BATCH_LIMIT = 10
 SEND_ATTEMPTS = 2
@@ -15,7 +14,13 @@ SEND_ATTEMPTS = 2
 # Reused across invocations of a warm function: a stream batch of 100 is ten sends at once.
 _senders = ThreadPoolExecutor(max_workers=10, thread_name_prefix="send")
 
-Message = tuple[str, TimerRef, int]
+class Body(Protocol):
+    """What a delayer message carries: a reference (:class:`~..core.envelope.TimerRef`), a group's sweep, an outcome."""
+
+    def to_message_body(self) -> str: ...
+
+
+Message = tuple[str, Body, int]
 """``(entry_id, ref, delay_seconds)``: one entry of a send."""
 
 
@@ -60,12 +65,13 @@ class DelayerQueue:
         # Reported in Failed, or reported neither way: not confirmed, so not sent.
         return {entry_id for entry_id, _, _ in chunk if entry_id not in accepted}
 
-    def send_one(self, ref: TimerRef | GroupSweep, delay_seconds: int) -> None:
+    def send_one(self, ref: Body, delay_seconds: int) -> None:
         """Send one message (a single create, a message put back for the rest of its delay, a group's sweep)."""
         self._sqs.send_message(QueueUrl=self._url, MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
 
-    def dead_letter(self, envelope: dict[str, Any], reason: str) -> None:
-        """Park an exhausted delivery with its full envelope and the reason.
+    def dead_letter(self, envelope: dict[str, Any], reason: str, schedule_id: str | None = None) -> None:
+        """Park an exhausted delivery with its full envelope and the reason (an outcome event, its message's body
+        with the ``schedule_id`` it is about).
 
         The body and the reason are written so that SQS accepts them whatever they hold (a
         payload may contain U+FFFE or U+FFFF, a target's error message anything): see
@@ -76,6 +82,6 @@ class DelayerQueue:
             MessageBody=sqs_safe_json(envelope),
             MessageAttributes={
                 "reason": {"DataType": "String", "StringValue": sqs_safe_text(reason[:1000]) or "unknown"},
-                "scheduleId": {"DataType": "String", "StringValue": envelope["id"]},
+                "scheduleId": {"DataType": "String", "StringValue": schedule_id or envelope["id"]},
             },
         )

@@ -17,6 +17,9 @@ arms the next occurrence and advances the definition (its step 3), then the same
 :class:`Started`); a failed delivery is retried by a message of its own naming the attempt, so the
 next occurrence is never held up by it.
 
+Each occurrence that ends here (delivered, parked as failed or stale, stopped by its group's cancel) gives its
+outcome event to the invocation's :class:`~.outcomes.OutcomeSink`, when the deployment has outcomes.
+
 A message refused a start is put back, dropped as a stray or dropped as not delivered, as
 :data:`~scheduler_runtime.core.states.ON_REFUSAL` says; a dropped stray is logged at the level
 :data:`STRAY_LOG_LEVELS` gives its refusal (the rule is in :mod:`scheduler_runtime.handlers.dispatcher`'s
@@ -31,6 +34,7 @@ from typing import Any, Callable
 
 from ..clock import wait_until
 from ..core import states
+from ..core.outcomes import CancelReason, Kind, kind_of_park
 from ..core.envelope import TimerRef, build_envelope, message_tag
 from ..core.retry import Limits, RetryPolicy, limits_of
 from ..core.states import Refusal
@@ -41,6 +45,7 @@ from .context import Context
 from . import groups as groups_module
 from .delayer import DelayerQueue
 from .items import ScheduleRecord
+from .outcomes import OutcomeSink
 from .store import ScheduleStore
 from .targets import DeliveryError, Undeliverable, deliver, refused_for_good
 
@@ -94,8 +99,10 @@ class Started:
 class Delivery:
     """The protocol over one environment's table and queues (:class:`~.context.Context`)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, outcomes: OutcomeSink | None = None) -> None:
         self._ctx = ctx
+        self._outcomes = outcomes
+        """Where the outcome of each occurrence ended here goes; None: the deployment has no outcomes."""
         self._config = ctx.config
         self._clock = ctx.clock
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
@@ -125,30 +132,42 @@ class Delivery:
                                                                             self._clock):
             started.stop_for_group()
             self._refused(ref, Refusal.GROUP_CANCELLED)
+            self._outcome(Kind.CANCELLED, started, not_started=True, reason=CancelReason.GROUP_CANCELLED)
             return None
         stale = started.limits.stale_reason(started.late_ms)
         if stale is not None:  # the target is not called: parked (a one-shot) or skipped (an occurrence)
             if started.skip_stale is None:
-                self._park(started, stale)
+                self._park(started, stale, not_started=True)
             else:
                 started.skip_stale(stale)
                 log_event("stale_skipped", level=logging.WARNING, id=ref.schedule_id, dueMs=ref.due_ms, reason=stale)
+                self._outcome(Kind.STALE, started, not_started=True, reason=stale)
             return None
         if started.attempt > started.limits.max_attempts:
             # The receive of the last attempt allowed ended without the dispatcher: park now, not try again.
-            self._park(started, f"{started.limits.attempts_reached()}: {started.spent}")
+            self._park(started, f"{started.limits.attempts_reached()}: {started.spent}", not_started=True)
             return None
         if started.too_late_to_start():
             return None
         try:
-            self._deliver(started.envelope)
+            answer = self._deliver(started.envelope)
         except DeliveryError as exc:
             limit = None if isinstance(exc, Undeliverable) else started.retry(exc)
             if limit is None and not isinstance(exc, Undeliverable):
                 return None
-            self._park(started, _exhausted(started.attempt, exc, limit))
+            self._park(started, _exhausted(started.attempt, exc, limit), last_error=str(exc)[:500])
             return None
+        self._outcome(Kind.DELIVERED, started, firedAt=started.envelope["firedAt"], latenessMs=started.late_ms,
+                      answer=answer)
         return _delivered(started.envelope, started.late_ms)
+
+    def _outcome(self, kind: Kind, started: Started, not_started: bool = False, **details: Any) -> None:
+        """Gather the outcome of a started delivery's occurrence (``not_started``: its target was not called
+        this time, so the attempts made are one fewer than its envelope's ``attempt``)."""
+        if self._outcomes is not None:
+            envelope = started.envelope
+            group = None if started.group_stamp is None else started.group_stamp[0]
+            self._outcomes.add(kind, envelope, group, envelope["attempt"] - (1 if not_started else 0), **details)
 
     def _start_one_shot(self, ref: TimerRef, receipt: Receipt) -> Started | None:
         """Start a one-shot's delivery with the conditional write (waiting a little for a record still being
@@ -245,11 +264,11 @@ class Delivery:
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)
 
-    def _deliver(self, envelope: dict[str, Any]) -> None:
+    def _deliver(self, envelope: dict[str, Any]) -> dict[str, Any]:
         target = self._config.targets.get(envelope["target"])
         if target is None:
             raise DeliveryError(f"target '{envelope['target']}' is not registered")
-        deliver(self._ctx, target, envelope)
+        return deliver(self._ctx, target, envelope)
 
     def _fail_then_park(self, envelope: dict[str, Any], reason: str, record_failure: Callable[[], None],
                         route: str) -> None:
@@ -272,7 +291,12 @@ class Delivery:
         left that can put the envelope where a FAILED schedule must be. Raises, to come back again, if it fails."""
         envelope = build_envelope(record.schedule_id, record.due_ms, record.fired_ms or record.due_ms, record.attempts,
                                   record.payload_json, record.target)
-        self._dead_letter(envelope, record.last_error or "failed", f"/schedules/{record.schedule_id}")
+        reason = record.last_error or "failed"
+        self._dead_letter(envelope, reason, f"/schedules/{record.schedule_id}")
+        if self._outcomes is not None:  # the park's outcome may not have been sent either
+            kind = kind_of_park(reason)
+            self._outcomes.add(kind, envelope, record.group, record.attempts - (1 if kind is Kind.STALE else 0),
+                               reason=reason)
 
     def _dead_letter(self, envelope: dict[str, Any], reason: str, route: str) -> None:
         """Park ``envelope`` with ``reason``. One too large for the dead-letter queue as well is parked without
@@ -286,8 +310,10 @@ class Delivery:
             self._queue.dead_letter({name: value for name, value in envelope.items() if name != "payload"}, reason)
         log_event("dead_lettered", level=logging.ERROR, id=envelope["id"], reason=reason)
 
-    def _park(self, started: Started, reason: str) -> None:
+    def _park(self, started: Started, reason: str, not_started: bool = False, last_error: str | None = None) -> None:
+        """Mark the delivery FAILED and park it; its outcome is ``STALE`` when its lateness bound ended it."""
         self._fail_then_park(started.envelope, reason, lambda: started.record_failure(reason), started.route)
+        self._outcome(kind_of_park(reason), started, not_started=not_started, reason=reason, lastError=last_error)
 
     def _refused(self, ref: TimerRef, refusal: Refusal | None) -> None:
         """A message refused a start: put back, dropped as a stray or dropped as not delivered, as

@@ -24,10 +24,12 @@ from botocore.exceptions import ClientError
 from ..clock import Clock
 from ..core import groups, keys, states, window
 from ..core.groups import GroupSweep
+from ..core.outcomes import CancelReason
 from ..observability import log_event
 from .context import Context
 from .delayer import DelayerQueue
 from .items import is_condition_failure
+from .outcomes import OutcomeSink
 from .store import ScheduleStore, query_pages
 
 STOP_CHUNK = 10
@@ -167,8 +169,10 @@ def stopped_reason(group: str) -> str:
 class GroupSweeper:
     """The background half of a group's cancel: one page of one kind's members a message."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, outcomes: OutcomeSink | None = None) -> None:
         self._ctx = ctx
+        self._outcomes = outcomes
+        """Where the ``CANCELLED`` outcome of each member stopped goes (a deployment with outcomes)."""
         self._clock = ctx.clock
         self._groups = GroupStore(ctx.dynamodb, ctx.config.table_name)
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
@@ -211,7 +215,10 @@ class GroupSweeper:
     def _stop_schedule(self, entry: dict[str, Any]) -> bool:
         schedule_id = keys.schedule_id_of(entry["pk"]["S"])
         config = self._ctx.config
-        _, changed = self._store.cancel(schedule_id, self._clock.now_ms(), config.history_retention_seconds)
+        record, changed = self._store.cancel(schedule_id, self._clock.now_ms(), config.history_retention_seconds)
+        if self._outcomes is not None and record is not None and record.status == states.CANCELLED:
+            # again when a sweep message comes back: its first receive may have ended before the outcome was sent
+            self._outcomes.cancelled_schedule(record, CancelReason.GROUP_CANCELLED)
         return changed
 
     def _stop_periodic(self, entry: dict[str, Any]) -> bool:
@@ -220,7 +227,10 @@ class GroupSweeper:
         ctx = self._ctx
         service = periodic.Periodic(periodic.DefinitionStore(ctx.dynamodb, ctx.config.table_name), self._store,
                                     self._queue, ctx.config, self._clock)
-        return service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], self._clock.now_ms())
+        old = service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], self._clock.now_ms())
+        if old is not None and self._outcomes is not None:
+            self._outcomes.cancelled_periodic(old, CancelReason.GROUP_CANCELLED)
+        return old is not None
 
 
 def member_sort_key(definition: Any) -> str:

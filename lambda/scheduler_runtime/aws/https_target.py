@@ -9,7 +9,8 @@ signed with the secret in ``secretArn`` (:mod:`scheduler_runtime.core.signing`),
   and for the answer) or a connection error is a failed delivery, retried through the delayer queue.
   Any other status (a 3xx included: redirects are never followed; a 4xx) is :class:`Undeliverable`,
   parked at once, with the status as the reason. The answer's body is read (at most
-  :data:`DRAIN_LIMIT_BYTES`) and dropped: it is never logged nor part of a reason.
+  :data:`DRAIN_LIMIT_BYTES`): never logged nor part of a reason, its start is the answer a ``DELIVERED``
+  outcome event carries.
 - Connections are kept alive per (scheme, host, port) in a small thread-safe pool of idle ones
   (:class:`ConnectionPool`): a batch delivers on several threads at once, and each takes an idle
   connection or opens one, so a warm sandbox makes a TLS handshake only when all are busy. A connection
@@ -43,6 +44,7 @@ from botocore.exceptions import ClientError
 
 from ..clock import REAL
 from ..core.contract import WEBHOOK
+from ..core.outcomes import ANSWER_MAX_CHARS, answer_summary
 from ..core.signing import envelope_body, webhook_headers
 from .target_errors import DeliveryError, Undeliverable
 
@@ -173,7 +175,7 @@ _tls: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 _tls_lock = threading.Lock()
 
 
-def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
     """POST ``envelope`` to the target's URL, signed; raise :class:`DeliveryError` or :class:`Undeliverable`."""
     scheme, host, port, path, shown = _address(str(target["url"]))
     secret = SECRETS.get(ctx.client("secretsmanager"), str(target["secretArn"]))
@@ -183,9 +185,9 @@ def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any])
     # a receiver checks the timestamp against its own real clock.
     headers.update(webhook_headers(envelope, body, secret, real_seconds(), WEBHOOK))
     timeout = float(target["timeoutSeconds"])
-    status = _post((scheme, host, port), path, body, headers, timeout, shown)
+    status, start = _post((scheme, host, port), path, body, headers, timeout, shown)
     if 200 <= status < 300:
-        return
+        return answer_summary(status=status, body=start.decode("utf-8", "replace"))
     if status in RETRIED_STATUSES or status >= 500:
         raise DeliveryError(f"{shown} answered {status}")
     raise Undeliverable(f"{shown} answered {status}")
@@ -224,9 +226,9 @@ def _address(url: str) -> tuple[str, str, int, str, str]:
 
 
 def _post(key: tuple[str, str, int], path: str, body: bytes, headers: dict[str, str], timeout: float,
-          shown: str) -> int:
+          shown: str) -> tuple[int, bytes]:
     """Send the request on a pooled connection (again on a fresh one if the pooled one turns out
-    closed before any byte of the answer); the answer's status."""
+    closed before any byte of the answer); the answer's status and the start of its body."""
     pooled = POOL.take(key)
     connection = pooled or _open(key, timeout)
     try:
@@ -250,20 +252,21 @@ def _post(key: tuple[str, str, int], path: str, body: bytes, headers: dict[str, 
 
 
 def _exchange(key: tuple[str, str, int], connection: Connection, path: str, body: bytes, headers: dict[str, str],
-              timeout: float) -> int:
-    """One request and its answer; the connection goes back to the pool when it can carry another."""
+              timeout: float) -> tuple[int, bytes]:
+    """One request and its answer (its status and the start of its body); the connection goes back to the pool
+    when it can carry another."""
     connection.timeout = timeout
     if connection.sock is not None:
         connection.sock.settimeout(timeout)
     connection.request("POST", path, body=body, headers=headers)
     response = connection.getresponse()
-    response.read(DRAIN_LIMIT_BYTES)  # dropped unread: never logged nor part of a reason
+    start = response.read(DRAIN_LIMIT_BYTES)[:ANSWER_MAX_CHARS]  # never logged nor part of a reason
     if response.isclosed() and not response.will_close:
         POOL.give_back(key, connection)
     else:  # the server asked to close, or the body was larger than we drain
         response.close()
         connection.close()
-    return response.status
+    return response.status, start
 
 
 def _open(key: tuple[str, str, int], timeout: float) -> Connection:

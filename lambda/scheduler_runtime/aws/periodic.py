@@ -128,14 +128,14 @@ class Periodic:
         _settle(old, self._clock)
         return old
 
-    def stop_for_group(self, periodic_id: str, group_sort_key: str, now_ms: int) -> bool:
+    def stop_for_group(self, periodic_id: str, group_sort_key: str, now_ms: int) -> Definition | None:
         """DELETE a definition its group's cancel stopped, while it is still that group member (``group_sort_key``),
-        without DELETE's settle: the group's cancel settles once for all its members. Whether it was deleted."""
+        without DELETE's settle: the group's cancel settles once for all its members. The definition as it was
+        before, or None when it was not deleted."""
         old = self._definitions.stop_member(periodic_id, group_sort_key, now_ms, self._config.history_retention_seconds)
-        if old is None:
-            return False
-        self._remove_timer(old)
-        return True
+        if old is not None:
+            self._remove_timer(old)
+        return old
 
     def pause(self, periodic_id: str, now_ms: int) -> StateChange | None:
         """PATCH PAUSED: nothing is delivered once this returns, as after a DELETE. None when the id is

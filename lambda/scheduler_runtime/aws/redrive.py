@@ -130,8 +130,8 @@ class Redrive:
         for letter in letters:
             if letter.kind is Kind.STREAM_RANGE:
                 self._recover(letter, report)
-            elif letter.kind is Kind.GROUP_SWEEP:
-                self._sweep_again(letter, report)
+            elif letter.kind in (Kind.GROUP_SWEEP, Kind.OUTCOME):
+                self._send_again(letter, report)
             elif letter.kind is Kind.UNKNOWN:
                 report.skip(letter, "not a message of this scheduler (no envelope, token or DDBStreamBatchInfo)")
             elif letter.periodic:
@@ -235,18 +235,23 @@ class Redrive:
         else:
             report.move(letter, f"stream range recovered: {answer}")
 
-    def _sweep_again(self, letter: DeadLetter, report: Report) -> None:
-        """A cancelled group's clean-up, sent back to the delayer queue as it was: it goes on from where it stopped
-        (its cancel item says where; a copy of a sweep that went on meanwhile stops at once)."""
+    def _send_again(self, letter: DeadLetter, report: Report) -> None:
+        """A cancelled group's clean-up, or an outcome event, sent back to the delayer queue as it was. A sweep goes
+        on from where it stopped (its cancel item says where; a copy of a sweep that went on meanwhile stops at
+        once); an outcome is delivered to the outcomes target again (a consumer drops repeats)."""
+        what = (f"group sweep of '{letter.group}'" if letter.kind is Kind.GROUP_SWEEP
+                else f"outcome event of '{letter.schedule_id}'")
         if self._dry_run:
-            report.move(letter, f"group sweep of '{letter.group}' to be sent again")
+            report.move(letter, f"{what} to be sent again")
             return
         sent = self._sqs.send_message(QueueUrl=self._delayer_url, MessageBody=letter.body)
         self._sent_back.message_ids.add(sent["MessageId"])
+        if letter.kind is Kind.OUTCOME:
+            self._sent_back.outcomes.add((letter.schedule_id or "", letter.due_ms or 0))
         if self._delete([letter]):
-            report.skip(letter, "group sweep sent again, not deleted; run again (harmless)")
+            report.skip(letter, f"{what} sent again, not deleted; run again (harmless)")
         else:
-            report.move(letter, f"group sweep of '{letter.group}' sent again")
+            report.move(letter, f"{what} sent again")
 
     def _delete(self, letters: list[DeadLetter]) -> set[str]:
         """Delete ``letters`` from the dead-letter queue; the message ids not deleted."""

@@ -28,6 +28,11 @@
   connection is retried; any other status (redirects are not followed) parks
   the envelope at once, with the status as the reason.
 
+A delivery answers a short summary of what the target answered (:func:`~..core.outcomes.answer_summary`),
+which a ``DELIVERED`` outcome event carries: a Lambda function's status and the start of its result, the
+message id of a send or a publish, the event id of an entry, the execution's ARN, an endpoint's status and the
+start of its body.
+
 What a target refuses for good raises :class:`Undeliverable`, which the
 dispatcher parks at once instead of retrying: for SQS an envelope larger than
 the queue's maximum message size (which only SQS knows: 1 KiB to 1 MiB per
@@ -49,10 +54,13 @@ from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnec
 
 from ..core.contract import TARGET_TYPES
 from ..core.envelope import sqs_safe_json
+from ..core.outcomes import answer_summary
 from .https_target import deliver_https
 from .target_errors import DeliveryError as DeliveryError, Undeliverable as Undeliverable  # re-exported
 
-Deliverer = Callable[[Any, Mapping[str, Any], dict[str, Any]], None]
+Answer = dict[str, Any]
+"""A short summary of a target's answer to a delivery."""
+Deliverer = Callable[[Any, Mapping[str, Any], dict[str, Any]], Answer]
 _UNREACHED_PAUSES = (0.1, 0.4)
 """Pauses before trying again an invoke that never reached the function (three tries in all)."""
 _THROTTLED = {"TooManyRequestsException", "ThrottlingException", "EC2ThrottledException"}
@@ -118,7 +126,7 @@ LAMBDA_INVOCATION_TYPES = TARGET_TYPES["lambda"].values["invocationType"]
 the default."""
 
 
-def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
     """An invoke, made once per delivery attempt: synchronous, or with ``invocationType`` ``Event``
     asynchronous, delivered when Lambda answers 202 (the event is queued for the function).
 
@@ -144,10 +152,11 @@ def _invoke_lambda(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]
         if response.get("StatusCode") != 202:
             raise DeliveryError(f"lambda {target['functionArn']} did not accept the event: status "
                                 f"{response.get('StatusCode')}")
-        return
+        return answer_summary(statusCode=response.get("StatusCode"))
     if response.get("FunctionError"):
         detail = answer.decode("utf-8", "replace")[:500]
         raise DeliveryError(f"lambda {target['functionArn']} failed: {response['FunctionError']}: {detail}")
+    return answer_summary(statusCode=response.get("StatusCode"), result=answer.decode("utf-8", "replace"))
 
 
 def _never_reached(exc: Exception) -> bool:
@@ -155,29 +164,31 @@ def _never_reached(exc: Exception) -> bool:
     return _error_code(exc) in _THROTTLED if isinstance(exc, ClientError) else True
 
 
-def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+def _send_sqs(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
     body = sqs_safe_json(envelope)
     try:
-        ctx.client("sqs").send_message(QueueUrl=target["queueUrl"], MessageBody=body,
+        response = ctx.client("sqs").send_message(QueueUrl=target["queueUrl"], MessageBody=body,
                                        **_message_fields(target, envelope))
     except ClientError as exc:
         if refused_for_good(exc):
             raise Undeliverable(f"queue {target['queueUrl']} refuses the envelope ({len(body.encode('utf-8'))} bytes) "
                                 f"for good: {_client_error_message(exc)}") from exc
         raise
+    return answer_summary(messageId=response.get("MessageId"))
 
 
-def _publish_sns(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+def _publish_sns(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
     message = sqs_safe_json(envelope)  # SNS fans out to SQS queues: the body they accept
     try:
-        ctx.client("sns").publish(TopicArn=target["topicArn"], Message=message, **_message_fields(target, envelope))
+        response = ctx.client("sns").publish(TopicArn=target["topicArn"], Message=message, **_message_fields(target, envelope))
     except ClientError as exc:
         where = f"topic {target['topicArn']}"
         _park_if_refused(_error_code(exc), _client_error_message(exc), SNS_PARKED_AT_ONCE, where)
         raise
+    return answer_summary(messageId=response.get("MessageId"))
 
 
-def _put_event(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+def _put_event(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
     bus = target["eventBusArn"]
     entry = {"EventBusName": bus, "Source": target["source"], "DetailType": target["detailType"],
              "Detail": sqs_safe_json(envelope)}
@@ -187,24 +198,26 @@ def _put_event(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) ->
         _park_if_refused(_error_code(exc), _client_error_message(exc), EVENTBRIDGE_PARKED_AT_ONCE, f"event bus {bus}")
         raise
     if not response.get("FailedEntryCount"):
-        return
+        return answer_summary(eventId=(response.get("Entries") or [{}])[0].get("EventId"))
     [failed] = response["Entries"]
     code, message = failed.get("ErrorCode"), failed.get("ErrorMessage", "")
     _park_if_refused(code, message, EVENTBRIDGE_PARKED_AT_ONCE, f"event bus {bus}")
     raise DeliveryError(f"event bus {bus} failed the entry: {code}: {message}")
 
 
-def _start_execution(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
+def _start_execution(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
     machine = target["stateMachineArn"]
     try:
-        ctx.client("stepfunctions").start_execution(stateMachineArn=machine, name=execution_name(envelope["dedupeKey"]),
+        response = ctx.client("stepfunctions").start_execution(stateMachineArn=machine, name=execution_name(envelope["dedupeKey"]),
                                                     input=sqs_safe_json(envelope))
     except ClientError as exc:
         code = _error_code(exc)
         if code == "ExecutionAlreadyExists":
-            return  # this occurrence's execution was started by an earlier attempt (its input: that attempt's)
+            # this occurrence's execution was started by an earlier attempt (its input: that attempt's)
+            return answer_summary(error=code)
         _park_if_refused(code, _client_error_message(exc), STEPFUNCTIONS_PARKED_AT_ONCE, f"state machine {machine}")
         raise
+    return answer_summary(executionArn=response.get("executionArn"))
 
 
 # StartExecution's name (API reference, StartExecution, "name"): 1-80 characters, unique per state machine
@@ -248,13 +261,13 @@ DELIVERERS: dict[str, Deliverer] = {"lambda": _invoke_lambda, "sqs": _send_sqs, 
                                     "https": deliver_https}
 
 
-def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> None:
-    """Deliver ``envelope`` to ``target``; raise :class:`DeliveryError` when it fails."""
+def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
+    """Deliver ``envelope`` to ``target``: what it answered, in short; raise :class:`DeliveryError` when it fails."""
     deliverer = DELIVERERS.get(str(target.get("type")))
     if deliverer is None:
         raise DeliveryError(f"target type {target.get('type')!r} is not supported")
     try:
-        deliverer(ctx, target, envelope)
+        return deliverer(ctx, target, envelope)
     except DeliveryError:
         raise
     except Exception as exc:  # noqa: BLE001 - every failure is a failed delivery with its reason

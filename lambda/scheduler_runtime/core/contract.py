@@ -52,6 +52,7 @@ class Environment:
     listing: str
     metrics_namespace: str
     log_level: str
+    outcomes: str
 
     def names(self) -> tuple[str, ...]:
         """Every name, in the contract's order."""
@@ -195,6 +196,12 @@ background sweep of a cancelled group (``sweepPageSize`` members a message, ``sw
 GROUP_PATTERN = re.compile(GROUPS["pattern"])
 LISTING: Mapping[str, Any] = _CONTRACT["listing"]
 """The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
+OUTCOMES: Mapping[str, Any] = _CONTRACT["outcomes"]
+"""Outcome events: the delayer message's ``marker`` field, every outcome ``kinds`` and the ``defaultKinds`` sent when
+a deployment names none, how much of a target's answer an event carries (``answerMaxChars``), and the ``parkReason``
+an outcome event parked in the dead-letter queue starts with."""
+OUTCOME_KINDS: tuple[str, ...] = tuple(OUTCOMES["kinds"])
+DEFAULT_OUTCOME_KINDS: tuple[str, ...] = tuple(OUTCOMES["defaultKinds"])
 PERIODIC_DEFAULT_TIME_ZONE: str = _CONTRACT["periodic"]["defaultTimeZone"]
 PERIODIC_MIN_EVERY_SECONDS: int = _CONTRACT["periodic"]["minEverySeconds"]
 PERIODIC_RETRY_DELAYS_SECONDS: tuple[int, ...] = tuple(_CONTRACT["periodic"]["retryDelaySeconds"])

@@ -8,7 +8,9 @@ found" and "Stream recovery"):
   ``payload``) with the ``reason`` attribute, parked after the schedule's record was marked FAILED;
 - a *bare delayer message*: ``{"id", "dueMs", "token", "createdMs"}`` (``"v"`` for a periodic
   occurrence) that SQS's redrive parked when the receives ran out without the dispatcher's verdict;
-- a *stream range*: the enqueuer mapping's on-failure message (``DDBStreamBatchInfo``).
+- a *stream range*: the enqueuer mapping's on-failure message (``DDBStreamBatchInfo``);
+- a *group sweep* that ran out of receives, and an *outcome event* its target never took (``{"outcome": ...}``,
+  with a ``reason`` starting ``outcome``): a run sends either back to the delayer queue as it is.
 
 A schedule is re-armed by one conditional write (:func:`decide` says whether, the store repeats the
 condition): QUEUED with a new token, the attempt count kept, and ``redriveMsg``, the tag of the
@@ -25,6 +27,7 @@ from typing import Any
 
 from . import states
 from .groups import SWEEP_MARKER
+from .outcomes import MARKER as OUTCOME_MARKER
 
 
 class Kind(str, Enum):
@@ -32,6 +35,7 @@ class Kind(str, Enum):
     BARE = "bare delayer message"
     STREAM_RANGE = "stream range"
     GROUP_SWEEP = "group sweep"
+    OUTCOME = "outcome event"
     UNKNOWN = "unknown message"
 
     def __str__(self) -> str:
@@ -56,7 +60,7 @@ class DeadLetter:
     periodic: bool = False
     """A bare message of a periodic occurrence (``"v"``)."""
     group: str | None = None
-    """A group sweep's group."""
+    """A group sweep's group, an outcome event's."""
 
 
 def read_message(message: dict[str, Any]) -> DeadLetter:
@@ -73,6 +77,14 @@ def read_message(message: dict[str, Any]) -> DeadLetter:
         return DeadLetter(kind=Kind.UNKNOWN, **base)
     if isinstance(data.get(SWEEP_MARKER), str):  # a cancelled group's clean-up, parked after its receives ran out
         return DeadLetter(kind=Kind.GROUP_SWEEP, group=data[SWEEP_MARKER], **base)
+    if isinstance(data.get(OUTCOME_MARKER), dict):  # an outcome event its target never took
+        outcome = data[OUTCOME_MARKER]
+        schedule_id, _, due = str(outcome.get("dedupeKey", "")).rpartition("@")
+        if schedule_id and due.isdigit():
+            group = outcome.get("group")
+            return DeadLetter(kind=Kind.OUTCOME, schedule_id=schedule_id, due_ms=int(due),
+                              group=group if isinstance(group, str) else None, **base)
+        return DeadLetter(kind=Kind.UNKNOWN, **base)
     if isinstance(data.get("DDBStreamBatchInfo"), dict):
         return DeadLetter(kind=Kind.STREAM_RANGE, **base)
     try:
@@ -123,7 +135,7 @@ class Selection:
             return False
         if self.group is not None and letter.kind is Kind.STREAM_RANGE:
             return False
-        if letter.kind is Kind.GROUP_SWEEP and self.group not in (None, letter.group):
+        if letter.kind in (Kind.GROUP_SWEEP, Kind.OUTCOME) and self.group not in (None, letter.group):
             return False
         age = now_ms - letter.sent_ms
         if self.older_than_ms is not None and age < self.older_than_ms:
@@ -207,12 +219,14 @@ def requeued_listing_key(list_pk: str | None) -> str | None:
 class SentBack:
     """What one run has sent back for delivery (a dry run: would have): the one-shot occurrences it re-armed, and
     the messages it sent to the delayer queue as they were (a group sweep; SQS keeps a message's id when its
-    redrive parks it). A dead-letter message of either is not taken again by that run: its delivery failed again
-    and was parked again while the run went on, or it is another message of a schedule the run sent back. So a
-    run sends each schedule back at most once, and ends once only such messages are left."""
+    redrive parks it), and the outcome events it sent back (parked again as new messages). A dead-letter message
+    of any of them is not taken again by that run: its delivery failed again and was parked again while the run
+    went on, or it is another message of a schedule the run sent back. So a run sends each schedule back at most
+    once, and ends once only such messages are left."""
 
     occurrences: set[tuple[str, int]] = field(default_factory=set)
     message_ids: set[str] = field(default_factory=set)
+    outcomes: set[tuple[str, int]] = field(default_factory=set)
 
     def add(self, letter: DeadLetter) -> None:
         """A one-shot schedule's message this run re-armed."""
@@ -222,6 +236,8 @@ class SentBack:
     def holds(self, letter: DeadLetter) -> bool:
         if letter.message_id in self.message_ids:
             return True
+        if letter.kind is Kind.OUTCOME:
+            return (letter.schedule_id or "", letter.due_ms or 0) in self.outcomes
         return (letter.kind in (Kind.PARKED, Kind.BARE) and not letter.periodic
                 and (letter.schedule_id or "", letter.due_ms or 0) in self.occurrences)
 

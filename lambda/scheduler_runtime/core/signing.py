@@ -50,12 +50,15 @@ def signature_header(secret: bytes, body: bytes, now_s: float, webhook: Webhook)
 def webhook_headers(envelope: Mapping[str, Any], body: bytes, secret: bytes, now_s: float,
                     webhook: Webhook) -> dict[str, str]:
     """The runtime's own headers of one delivery: ``Content-Type``, the signature of ``body`` (the
-    envelope's bytes, :func:`envelope_body`), and the envelope's ``id``, ``dedupeKey`` and ``attempt``."""
-    return {"Content-Type": "application/json",
-            webhook.signature_header: signature_header(secret, body, now_s, webhook),
-            webhook.schedule_id_header: str(envelope["id"]),
-            webhook.dedupe_key_header: str(envelope["dedupeKey"]),
-            webhook.attempt_header: str(envelope["attempt"])}
+    envelope's bytes, :func:`envelope_body`), and the envelope's ``id``, ``dedupeKey`` and ``attempt`` (an
+    outcome event, which has no ``attempt``, goes without that header)."""
+    headers = {"Content-Type": "application/json",
+               webhook.signature_header: signature_header(secret, body, now_s, webhook),
+               webhook.schedule_id_header: str(envelope["id"]),
+               webhook.dedupe_key_header: str(envelope["dedupeKey"])}
+    if "attempt" in envelope:
+        headers[webhook.attempt_header] = str(envelope["attempt"])
+    return headers
 
 
 def verify(body: bytes | str, headers: Mapping[str, Any], secrets: Secrets, tolerance_s: float, now_s: float,

@@ -11,10 +11,12 @@ from ..aws.context import Context
 from ..aws.definitions import DELETED, Definition, DefinitionStore
 from ..aws.groups import GroupStore
 from ..aws.delayer import DelayerQueue
+from ..aws.outcomes import OutcomeSink
 from ..aws.periodic import Periodic
 from ..aws.store import ScheduleStore
 from ..core.groups import PERIODIC as PERIODIC_MEMBERS
 from ..core.groups import is_stopped
+from ..core.outcomes import CancelReason
 from ..core.listing import PAGE_PARAMETERS, make_token, page_position, refuse_unknown
 from ..core.periodic import ACTIVE, PAUSED, STATE_FIELD, PeriodicRequest, never_fires, validate_periodic, validate_state
 from ..core.validation import GROUP_FIELD, ApiError
@@ -100,9 +102,14 @@ def set_periodic_state(call: Call) -> Answer:
 
 @OPERATIONS.answers("deletePeriodic")
 def delete_periodic(call: Call) -> Answer:
-    if _service(call.ctx).delete(call.id, call.ctx.clock.now_ms()) is None:
+    old = _service(call.ctx).delete(call.id, call.ctx.clock.now_ms())
+    if old is None:
         raise ApiError(404, f"periodic timer '{call.id}' not found", "id")
     log_event("periodic_deleted", id=call.id)
+    sink = OutcomeSink.of(call.ctx)
+    if sink is not None:
+        sink.cancelled_periodic(old, CancelReason.DELETED)
+        sink.flush()
     return 200, {"id": call.id, "status": DELETED}
 
 

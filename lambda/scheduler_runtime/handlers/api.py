@@ -19,11 +19,13 @@ from ..aws.context import Context, current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
 from ..aws.delayer import DelayerQueue
 from ..aws.items import ScheduleRecord
+from ..aws.outcomes import OutcomeSink
 from ..aws.store import ScheduleStore
 from ..core import states
 from ..core.groups import SCHEDULES as SCHEDULE_MEMBERS
 from ..core.groups import is_stopped
 from ..core.keys import schedule_id_of
+from ..core.outcomes import CancelReason
 from ..core.timeparse import format_rfc3339_ms
 from ..core.validation import GROUP_FIELD, ApiError, CreateRequest, batch_items, in_batch, validate_create
 from ..observability import log_event
@@ -79,6 +81,10 @@ def cancel_schedule(call: Call) -> Answer:
         log_event("cancelled", id=schedule_id)
     elif states.cancel_outcome(record.status) == "conflict":
         raise ApiError(409, f"schedule '{schedule_id}' is {record.status} and can no longer be cancelled", "id")
+    sink = OutcomeSink.of(call.ctx)
+    if sink is not None:  # a repeated cancel sends it again: a cancel whose answer was lost is retried
+        sink.cancelled_schedule(record, CancelReason.CANCELLED)
+        sink.flush()
     return 200, {"id": schedule_id, "status": states.CANCELLED}
 
 

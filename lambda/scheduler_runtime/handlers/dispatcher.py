@@ -5,6 +5,9 @@ early, the token check, retries and the dead-letter queue), in parallel with the
 the earliest due first. With a batching window on the mapping, messages surface that much early
 (the deployment's lead) and a batch holds every message that surfaced during its gathering: those
 due in the same second share this one invocation and wait out their remainders together.
+An outcome event's message (a deployment with outcomes) is delivered to the outcomes target after the batch's
+deliveries have started (:mod:`scheduler_runtime.aws.outcomes`), and the outcomes of the occurrences this
+invocation ended are sent once its deliveries are done.
 The batch answers which messages SQS must hand out again; the lateness of what was delivered
 (one value per delivery, so its sample count is the number delivered) and the number of failed
 attempts, when there are any, go out as metrics, in one EMF record per invocation.
@@ -26,9 +29,12 @@ from typing import Any
 from ..aws.context import Context, current
 from ..aws.delivery import Delivery, Receipt
 from ..aws.groups import GroupSweeper
+from ..aws import outcomes as outcomes_module
+from ..aws.outcomes import OutcomeSink
 from ..core.contract import FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS
 from ..core.envelope import TimerRef
 from ..core.groups import SWEEP_MARKER, GroupSweep
+from ..core.outcomes import MARKER as OUTCOME_MARKER, is_outcome_message
 from ..core.validation import ApiError
 from ..observability import emit_metrics
 from ._batch import BatchEvent, SqsRecord, partial_batch_response
@@ -46,23 +52,28 @@ _deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_nam
 
 def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     ctx = current()
-    delivery = Delivery(ctx)
+    sink = OutcomeSink.of(ctx)
+    delivery = Delivery(ctx, sink)
 
     def process(message: SqsRecord) -> tuple[int | None, bool]:
         """``(lateness if delivered, failed)`` for one message."""
         try:
             data = json.loads(message["body"])
-            work: TimerRef | GroupSweep = (GroupSweep.from_json(data) if SWEEP_MARKER in data
-                                           else TimerRef.from_json(data))
+            work: TimerRef | GroupSweep | dict[str, Any] = (
+                data[OUTCOME_MARKER] if is_outcome_message(data)
+                else GroupSweep.from_json(data) if SWEEP_MARKER in data else TimerRef.from_json(data))
         except (ValueError, KeyError, TypeError, ApiError):
             # Not ours to interpret: leave it to the redrive policy, which parks it in the DLQ.
             logger.error("malformed delayer message %s", message.get("messageId"))
             return None, True
         try:
-            if isinstance(work, GroupSweep):
-                GroupSweeper(ctx).sweep(work)
+            if isinstance(work, dict):  # an outcome event
+                outcomes_module.deliver(ctx, work, _receive_count(message))
                 return None, False
-            receipt = Receipt(message["messageId"], int(message["attributes"]["ApproximateReceiveCount"]))
+            if isinstance(work, GroupSweep):
+                GroupSweeper(ctx, sink).sweep(work)
+                return None, False
+            receipt = Receipt(message["messageId"], _receive_count(message))
             return delivery.dispatch(work, receipt), False
         except Exception:  # noqa: BLE001 - retried through SQS, then redriven to the DLQ
             logger.exception("dispatch of message %s failed", message.get("messageId"))
@@ -76,14 +87,26 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     outcomes: list[tuple[int | None, bool]] = [(None, False)] * len(records)
     for i, outcome in zip(order, by_due):
         outcomes[i] = outcome
+    if sink is not None:
+        sink.flush()
     _emit_outcomes(ctx, outcomes)
     return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
 
 
+def _receive_count(message: SqsRecord) -> int:
+    return int(message["attributes"]["ApproximateReceiveCount"])
+
+
+_LAST = 2**63
+"""The sort key of an outcome's message: after every delivery of its batch."""
+
+
 def _due_ms(message: SqsRecord) -> int:
-    """A message's due time, to order its batch; 0 (first) for one that does not say (a sweep, a malformed one)."""
+    """A message's due time, to order its batch; 0 (first) for one that does not say (a sweep, a malformed one),
+    and after every delivery for an outcome's."""
     try:
-        return int(json.loads(message["body"]).get("dueMs", 0))
+        data = json.loads(message["body"])
+        return _LAST if is_outcome_message(data) else int(data.get("dueMs", 0))
     except (ValueError, KeyError, TypeError, AttributeError):
         return 0
 
