@@ -31,9 +31,11 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 from ..core import contract
+from ..core.flow import FlowLimits
 from ..core.outcomes import Settings as OutcomeSettings
 from ..core.window import DelayRule
 
@@ -66,6 +68,12 @@ class Config:
     listing: bool = False
     outcomes: OutcomeSettings | None = None
     """Where each occurrence's outcome event goes, and which kinds; None: no outcome events (nothing is sent)."""
+
+    @cached_property
+    def flow_limits(self) -> Mapping[str, FlowLimits]:
+        """The limits of each target that has them (``flowControl``); empty when none has (then nothing new is paid)."""
+        limits = {name: FlowLimits.of(description) for name, description in self.targets.items()}
+        return {name: value for name, value in limits.items() if value is not None}
 
     @property
     def visibility_timeout_seconds(self) -> int:

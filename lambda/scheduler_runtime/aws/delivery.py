@@ -33,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..clock import wait_until
-from ..core import states
+from ..core import flow, states
+from ..core.flow import Ticket
 from ..core.outcomes import CancelReason, Kind, kind_of_park
 from ..core.envelope import TimerRef, build_envelope, message_tag
 from ..core.retry import Limits, RetryPolicy, limits_of
@@ -45,8 +46,9 @@ from .context import Context
 from . import groups as groups_module
 from .delayer import DelayerQueue
 from .items import ScheduleRecord
+from .flow import FlowStore
 from .outcomes import OutcomeSink
-from .store import ScheduleStore
+from .store import DeliveryStart, ScheduleStore
 from .targets import DeliveryError, Undeliverable, deliver, refused_for_good
 
 logger = logging.getLogger("scheduler_runtime")
@@ -67,6 +69,15 @@ class Receipt:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tag", message_tag(self.message_id))
+
+    def standing_in(self, ticket: Ticket | None) -> "Receipt":
+        """The receipt of the message a waiting one stands in for (a retry put back to wait for room): that
+        message's tag, and its receive count plus this one's receives after the first."""
+        if ticket is None or ticket.tag is None:
+            return self
+        stand_in = Receipt(self.message_id, ticket.receive_count + self.receive_count - 1)
+        object.__setattr__(stand_in, "tag", ticket.tag)
+        return stand_in
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,8 @@ class Started:
     """Whether the target must not be called any more (the attempt was arranged again instead)."""
     skip_stale: Callable[[str], None] | None = None
     """How a delivery its lateness bound ended is skipped (a periodic occurrence's); None: parked, FAILED."""
+    release: Callable[[], None] = lambda: None
+    """Gives back the place it holds on a limited target (``maxInFlight``), once its target answered."""
 
 
 class Delivery:
@@ -113,7 +126,9 @@ class Delivery:
         """Deliver one schedule. Returns its lateness in ms when delivered, else None. Raises to have
         SQS hand the message out again (a failed delivery with receives left)."""
         clock = self._clock
-        timing = self._config.delay_rule.timing(ref.due_ms, clock.now_ms())
+        slot = _held_slot(ref, receipt)
+        start_ms = ref.due_ms if slot is None else max(ref.due_ms, slot)
+        timing = self._config.delay_rule.timing(start_ms, clock.now_ms())
         if timing.put_back:
             self._queue.send_one(ref, timing.put_back_seconds)
             log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
@@ -121,9 +136,18 @@ class Delivery:
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
             started = self._start_occurrence(ref, receipt)
         else:
-            wait_until(clock, ref.due_ms)
-            started = self._start_one_shot(ref, receipt)
-        return None if started is None else self._carry_out(ref, started)
+            wait_until(clock, start_ms)
+            if ref.ticket is not None:
+                started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target,
+                                                slot is not None)
+            else:
+                started = self._start_one_shot(ref, receipt)
+        if started is None:
+            return None
+        try:
+            return self._carry_out(ref, started)
+        finally:
+            started.release()
 
     def _carry_out(self, ref: TimerRef, started: Started) -> int | None:
         """The one sequence of a started delivery: the group check, the attempt limit, the target, a retry or
@@ -173,16 +197,69 @@ class Delivery:
         """Start a one-shot's delivery with the conditional write (waiting a little for a record still being
         written); None when it does not start."""
         config, store, clock = self._config, self._store, self._clock
-        attempts_left = config.max_receive_count - receipt.receive_count
-        note = _retry_note(receipt, config.max_receive_count)
-        fired = clock.now_ms()
-        start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag, note)
+        holding = frozenset(config.flow_limits)
+        start = self._begin(ref, receipt, holding)
         for pause in SLOW_WRITE_PAUSES:
             if start.refusal is not Refusal.MISSING or is_stray_age(ref.created_ms, clock.now_ms()):
                 break
             clock.sleep(pause)
-            fired = clock.now_ms()
-            start = store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag, note)
+            start = self._begin(ref, receipt, holding)
+        if start.waiting is not None:
+            return self._start_with_room(ref, receipt, start.waiting.target, False)
+        return self._started_one_shot(ref, receipt, start)
+
+    def _begin(self, ref: TimerRef, receipt: Receipt, holding: frozenset[str] = frozenset()) -> DeliveryStart:
+        """The conditional write that starts a one-shot's delivery (refused, unchanged, for a target in ``holding``)."""
+        config, clock = self._config, self._clock
+        attempts_left = config.max_receive_count - receipt.receive_count
+        fired = clock.now_ms()
+        return self._store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag,
+                                          _retry_note(receipt, config.max_receive_count), holding)
+
+    def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, slot_held: bool) -> Started | None:
+        """Start a one-shot's delivery to a limited target: with a start slot (the one its message holds, else a new
+        one, waited for here when it is close and in the delayer queue when not) and a place among its
+        ``maxInFlight``; None when it waits, or does not start."""
+        limits = self._config.flow_limits.get(target)
+        if limits is None:  # the target lost its limits since the message was put back
+            return self._started_one_shot(ref, receipt, self._begin(ref, receipt))
+        room = FlowStore(self._ctx.dynamodb, self._config.table_name)
+        clock = self._clock
+        if not slot_held:
+            slot = room.reserve(target, limits, clock.now_ms())
+            if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
+                return self._wait_for_room(ref, receipt, target, slot)
+            wait_until(clock, slot)
+        lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
+        lease = room.acquire(target, limits, clock.now_ms(), lease_end)
+        waited_ms = 0
+        while lease is None and waited_ms < flow.LEASE_WAIT_MS:
+            clock.sleep(flow.LEASE_POLL_SECONDS)
+            waited_ms += round(flow.LEASE_POLL_SECONDS * 1000)
+            lease = room.acquire(target, limits, clock.now_ms(), lease_end)
+        if lease is None:  # every place is held: a new slot, and its message waits for it
+            return self._wait_for_room(ref, receipt, target, room.reserve(target, limits, clock.now_ms()))
+        started = self._started_one_shot(ref, receipt, self._begin(ref, receipt))
+        if started is None:
+            room.release(target, lease, lease_end)
+            return None
+        return replace(started, release=lambda: room.release(target, lease, lease_end))
+
+    def _wait_for_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> None:
+        """Send the message back to wait in the delayer queue for its slot (a paused target: to look again later),
+        holding the retry it stands in for; the record stays as it is, so a cancel still wins meanwhile."""
+        now = self._clock.now_ms()
+        tag = receipt.tag if receipt.receive_count > 1 else None
+        ticket = Ticket(target, slot, tag, receipt.receive_count)
+        delay = flow.HELD_POLL_SECONDS if slot is None else self._config.delay_rule.delay_seconds(slot, now)
+        self._queue.send_one(replace(ref, ticket=ticket), delay)
+        log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=Refusal.WAITING_FOR_ROOM,
+                  slotMs=slot)
+
+    def _started_one_shot(self, ref: TimerRef, receipt: Receipt, start: DeliveryStart) -> Started | None:
+        """The one-shot whose start write was made (or refused): what its delivery needs, or None."""
+        config, store, clock = self._config, self._store, self._clock
+        note = _retry_note(receipt, config.max_receive_count)
         if start.unparked is not None:
             self._park_again(start.unparked)
             return None
@@ -190,6 +267,7 @@ class Delivery:
             self._refused(ref, start.refusal)
             return None
         record = start.record
+        fired = record.fired_ms if record.fired_ms is not None else clock.now_ms()
         limits = retry_limits(config, record.retry, record.max_lateness_seconds)
         if record.redriven_ms is not None:  # an operator's redrive sends it back past its bound on purpose
             limits = replace(limits, max_lateness_seconds=None)
@@ -331,6 +409,14 @@ class Delivery:
                       reason=refusal)
         else:
             log_event("not_delivered", id=ref.schedule_id, reason=refusal)
+
+
+def _held_slot(ref: TimerRef, receipt: Receipt) -> int | None:
+    """The start slot a message put back for room holds: on its first receive only (received again, its slot has
+    passed unused or was used, so it takes a new one)."""
+    if ref.ticket is None or receipt.receive_count > 1:
+        return None
+    return ref.ticket.slot_ms
 
 
 def retry_limits(config: Config, policy: RetryPolicy | None, max_lateness_seconds: int | None = None) -> Limits:

@@ -15,7 +15,7 @@ from typing import Any, Iterator, TypeVar
 from botocore.exceptions import ClientError
 
 from ..core import groups, keys, states
-from ..core.contract import LISTING
+from ..core.contract import DEFAULT_TARGET_NAME, LISTING
 from ..core.envelope import TimerRef
 from ..core.states import Refusal
 from .items import ScheduleRecord, TimerItem, is_condition_failure
@@ -46,6 +46,8 @@ class DeliveryStart:
     unparked: ScheduleRecord | None = None
     """FAILED by this very message, which came back: its dead-letter send failed, or its invocation died after the
     FAILED write. The envelope must still be parked (from this record), or nothing would hold it there."""
+    waiting: ScheduleRecord | None = None
+    """With the refusal WAITING_FOR_ROOM: the record (unchanged), whose target has limits."""
 
 
 _Store = TypeVar("_Store", bound="ScheduleStore")  # typing.Self is Python 3.11's; the runtime supports 3.10
@@ -295,7 +297,7 @@ class ScheduleStore:
 
     # --- dispatcher --------------------------------------------------------------
     def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int, tag: bytes,
-                       note: str | None = None) -> DeliveryStart:
+                       note: str | None = None, holding: frozenset[str] = frozenset()) -> DeliveryStart:
         """Mark delivery started (FIRED, attempts + 1) if the record holds this message's token.
 
         A SCHEDULED or QUEUED record starts its first attempt and keeps ``tag``, the tag of the SQS message
@@ -307,7 +309,9 @@ class ScheduleStore:
         it waits as a create's message does for its record. ``expires_at`` (epoch seconds,
         :func:`~scheduler_runtime.core.window.record_expiry_seconds`) must outlive every attempt the
         message has left. ``note``, when given, is kept as ``lastError`` in the same write (a retry
-        says why the receive before it did not deliver).
+        says why the receive before it did not deliver). A record whose target is in ``holding`` (limited targets the
+        message holds no room on) is refused as WAITING_FOR_ROOM, unchanged: the same write tells the target, so
+        a deployment pays no read for it, and one without limits no longer condition.
         """
         values: dict[str, Any] = {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
                         ":tok": ref.token, ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": tag}
@@ -315,18 +319,23 @@ class ScheduleStore:
         if note:
             update += ", lastError = :why"
             values[":why"] = note[:1000]
-        new, old = self._update_record(
-            ref.schedule_id,
-            self._unlisted(update + " ADD attempts :one"),
-            # A FIRED record without msgId was started before this rule: its retries go ahead as before.
-            "#tok = :tok AND (#st IN (:scheduled, :queued) OR (#st = :fired AND (msgId = :mid OR "
-            "attribute_not_exists(msgId))))",
-            values,
-        )
+        # A FIRED record without msgId was started before this rule: its retries go ahead as before.
+        condition = ("#tok = :tok AND (#st IN (:scheduled, :queued) OR (#st = :fired AND (msgId = :mid OR "
+                     "attribute_not_exists(msgId))))")
+        names: dict[str, str] = {}
+        if holding:
+            condition += f" AND {_not_one_of(holding, values, names)}"
+        new, old = self._update_record(ref.schedule_id, self._unlisted(update + " ADD attempts :one"), condition,
+                                       values, names)
         if new is not None:
             return DeliveryStart(ScheduleRecord.from_item(new))
         if not old:
             return DeliveryStart(None, Refusal.MISSING)
+        waiting = ScheduleRecord.from_item(old) if holding else None
+        if (waiting is not None and waiting.target in holding and old.get("token", {}).get("S") == ref.token
+                and (old["status"]["S"] in (states.SCHEDULED, states.QUEUED)
+                     or (old["status"]["S"] == states.FIRED and old.get("msgId", {}).get("B", tag) == tag))):
+            return DeliveryStart(None, Refusal.WAITING_FOR_ROOM, waiting=waiting)
         if old.get("token", {}).get("S") != ref.token:
             # A reschedule's message sent before the record takes its token (:mod:`.reschedule`) waits.
             pending = old.get(PENDING_TOKEN, {}).get("S") == ref.token
@@ -386,6 +395,17 @@ class ScheduleStore:
             if is_condition_failure(exc):
                 return None, exc.response.get("Item") or {}
             raise
+
+
+def _not_one_of(targets: frozenset[str], values: dict[str, Any], names: dict[str, str]) -> str:
+    """A condition that the record's target is none of ``targets`` (the default target's record has no ``target``)."""
+    names["#tg"] = "target"
+    others = sorted(name for name in targets if name != DEFAULT_TARGET_NAME)
+    parts = ["attribute_exists(#tg)"] if DEFAULT_TARGET_NAME in targets else []
+    if others:
+        values.update({f":tg{n}": name for n, name in enumerate(others)})
+        parts.append(f"NOT (#tg IN ({', '.join(f':tg{n}' for n in range(len(others)))}))")
+    return "(" + " AND ".join(parts) + ")"
 
 
 def _attribute(value: str | int | bytes) -> dict[str, Any]:

@@ -196,6 +196,10 @@ background sweep of a cancelled group (``sweepPageSize`` members a message, ``sw
 GROUP_PATTERN = re.compile(GROUPS["pattern"])
 LISTING: Mapping[str, Any] = _CONTRACT["listing"]
 """The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
+FLOW_CONTROL: Mapping[str, Any] = _CONTRACT["flowControl"]
+"""A target's limits: the description's ``field``, the bounds of ``rate``, ``periodSeconds`` and ``maxInFlight``, the
+key prefix of a limited target's item, and how often a delivery held back by a paused target looks again."""
+FLOW_CONTROL_FIELD: str = FLOW_CONTROL["field"]
 OUTCOMES: Mapping[str, Any] = _CONTRACT["outcomes"]
 """Outcome events: the delayer message's ``marker`` field, every outcome ``kinds`` and the ``defaultKinds`` sent when
 a deployment names none, how much of a target's answer an event carries (``answerMaxChars``), and the ``parkReason``
@@ -222,10 +226,36 @@ def target_description_problem(description: Any) -> Optional[str]:
     missing = [name for name in spec.required if name not in description]
     if missing:
         return f"the {kind} target needs {', '.join(missing)}"
-    unknown = [name for name in description if name != "type" and name not in {**spec.required, **spec.optional}]
+    unknown = [name for name in description
+               if name not in ("type", FLOW_CONTROL_FIELD) and name not in {**spec.required, **spec.optional}]
     if unknown:
         return f"the {kind} target takes no {', '.join(sorted(unknown))}"
     for name, allowed in spec.values.items():
         if name in description and description[name] not in allowed:
             return f"the {kind} target's {name} must be one of {', '.join(allowed)}, got {description[name]!r}"
+    if FLOW_CONTROL_FIELD in description:
+        problem = flow_control_problem(description[FLOW_CONTROL_FIELD])
+        if problem is not None:
+            return f"the {kind} target's {FLOW_CONTROL_FIELD}: {problem}"
+    return None
+
+
+def flow_control_problem(value: Any) -> Optional[str]:
+    """What is wrong with a target's ``flowControl`` (``{"rate": n?, "periodSeconds": s?, "maxInFlight": n?}``, at
+    least one of ``rate`` and ``maxInFlight``), or ``None``."""
+    if not isinstance(value, Mapping):
+        return "must be a JSON object"
+    unknown = sorted(set(value) - {"rate", "periodSeconds", "maxInFlight"})
+    if unknown:
+        return f"takes no {', '.join(unknown)} (only rate, periodSeconds and maxInFlight)"
+    if "rate" not in value and "maxInFlight" not in value:
+        return "needs rate or maxInFlight (or both)"
+    if "periodSeconds" in value and "rate" not in value:
+        return "periodSeconds needs a rate"
+    for name in ("rate", "periodSeconds", "maxInFlight"):
+        if name in value:
+            bounds = Bounds.of(FLOW_CONTROL[name])
+            number = value[name]
+            if isinstance(number, bool) or not isinstance(number, int) or not bounds.min <= number <= bounds.max:
+                return f"{name} must be a whole number, {bounds.min}-{bounds.max}, got {number!r}"
     return None

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .flow import Ticket
 from .keys import dedupe_key
 from .timeparse import format_rfc3339_ms
 
@@ -38,6 +39,8 @@ class TimerRef:
     """Set for an occurrence of a periodic timer: the version of the definition that armed it."""
     attempt: int = 0
     """Set (>= 1) on a periodic occurrence whose delivery has started: the attempt it carries."""
+    ticket: Ticket | None = None
+    """Set on a message put back to wait for room on a limited target (:mod:`.flow`)."""
 
     @property
     def periodic(self) -> bool:
@@ -49,6 +52,8 @@ class TimerRef:
             body["v"] = self.version
         if self.attempt:
             body["attempt"] = self.attempt
+        if self.ticket is not None:
+            body["room"] = self.ticket.to_json()
         return json.dumps(body, separators=(",", ":"))
 
     @classmethod
@@ -58,10 +63,10 @@ class TimerRef:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "TimerRef":
         """A reference from its message body's JSON (:meth:`to_message_body`)."""
-        version = data.get("v")
+        version, room = data.get("v"), data.get("room")
         return cls(schedule_id=str(data["id"]), due_ms=int(data["dueMs"]), token=str(data["token"]),
                    created_ms=int(data["createdMs"]), version=None if version is None else int(version),
-                   attempt=int(data.get("attempt", 0)))
+                   attempt=int(data.get("attempt", 0)), ticket=None if room is None else Ticket.from_json(room))
 
 
 def message_tag(message_id: str) -> bytes:

@@ -86,6 +86,8 @@ class Refusal(_Text):
     """A periodic occurrence whose predecessor's advance has not landed yet: put back, not dropped."""
     START_DEADLINE_PASSED = "start deadline passed"
     """A periodic occurrence allowed too long before its target call: started again at once."""
+    WAITING_FOR_ROOM = "waiting for room"
+    """Its target has limits (``flowControl``) and it holds no start slot yet: it takes one, and waits for it."""
     # The record's status: the schedule was cancelled, or its delivery has failed for good.
     CANCELLED = Status.CANCELLED.value
     FAILED = Status.FAILED.value

@@ -1,0 +1,106 @@
+"""Flow control, pure: a target's limits and the arithmetic of its start slots.
+
+A target description may carry ``flowControl``: ``{"rate": n, "periodSeconds": s, "maxInFlight": m}`` (either
+limit, or both). Each limited target has one item in the Schedules table (:func:`flow_key`) that every dispatcher
+writes conditionally:
+
+- **Rate**, as a virtual schedule (GCRA without a burst allowance): starts are spaced one *interval*
+  (``periodSeconds / rate``, rounded up to the microsecond) apart, so that in any window of one period at most
+  ``rate`` start. The item keeps ``tat``, the next free start instant (epoch microseconds). A delivery takes the
+  slot ``max(tat, now)`` and moves ``tat`` one interval past it: one write, whatever the backlog.
+- **Concurrency**, as ``maxInFlight`` leases (attributes ``l0`` .. ``l<m-1>``): a delivery holds one from just
+  before its start until its target answered, each lease ending at the latest when the delayer queue's
+  visibility timeout would hand its message out again. A dispatcher that dies mid-delivery leaves a lease that
+  ends by itself then; none is ever counted twice, as each is one attribute taken by a conditional write.
+- **Hold and pause**: ``paused`` stops every start until it is removed; a hold moves ``tat`` forward.
+
+A delivery that waits for room waits in its message, never in its record: the record stays ``QUEUED`` (a cancel,
+reschedule or group cancel still wins), and the message carries its reserved slot (:class:`Ticket`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .contract import FLOW_CONTROL, FLOW_CONTROL_FIELD
+from .keys import Key
+
+KEY_PREFIX: str = FLOW_CONTROL["keyPrefix"]
+FLOW_SK = "FLOW"
+DEFAULT_PERIOD_SECONDS: int = FLOW_CONTROL["periodSeconds"]["default"]
+HELD_POLL_SECONDS: int = FLOW_CONTROL["heldPollSeconds"]
+"""How long a delivery held back by a paused target waits before it looks again."""
+WAIT_IN_PLACE_MS = 1000
+"""A slot this close is waited for in the dispatcher (billed); a later one in the delayer queue (a message)."""
+LEASE_WAIT_MS = 1000
+"""How long a delivery at its slot waits in the dispatcher for a lease before it takes a new slot."""
+LEASE_POLL_SECONDS = 0.05
+"""Between two tries for a lease while all are held."""
+TAT = "tat"
+PAUSED = "paused"
+
+
+def lease_name(index: int) -> str:
+    return f"l{index}"
+
+
+def flow_key(target: str) -> Key:
+    """The item of a limited target."""
+    return Key(f"{KEY_PREFIX}{target}", FLOW_SK)
+
+
+@dataclass(frozen=True)
+class FlowLimits:
+    """A target's limits, from its description's ``flowControl``."""
+
+    rate: int | None = None
+    period_seconds: int = DEFAULT_PERIOD_SECONDS
+    max_in_flight: int | None = None
+
+    @classmethod
+    def of(cls, description: Mapping[str, Any]) -> "FlowLimits | None":
+        """The limits of a (checked) target description; None for a target without ``flowControl``."""
+        value = description.get(FLOW_CONTROL_FIELD)
+        if not value:
+            return None
+        return cls(rate=value.get("rate"), period_seconds=value.get("periodSeconds", DEFAULT_PERIOD_SECONDS),
+                   max_in_flight=value.get("maxInFlight"))
+
+    @property
+    def interval_us(self) -> int | None:
+        """The spacing of two starts, in microseconds (rounded up, so never more than ``rate`` a period)."""
+        return None if self.rate is None else math.ceil(self.period_seconds * 1_000_000 / self.rate)
+
+
+def slot_ms(slot_us: int) -> int:
+    """A slot's instant in epoch ms, rounded up: a start is never before its slot."""
+    return -(-slot_us // 1000)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What a delayer message put back to wait for room carries: the target it waits for, its reserved start slot
+    (None: the target was paused, so it looks again), and, for a retry, the tag and receive count of the message it
+    stands in for (whose delivery the record holds as started). The slot holds on the message's first receive only:
+    received again, it takes a new one."""
+
+    target: str
+    slot_ms: int | None
+    tag: bytes | None = None
+    receive_count: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"target": self.target}
+        if self.slot_ms is not None:
+            body["slot"] = self.slot_ms
+        if self.tag is not None:
+            body.update(tag=self.tag.hex(), rc=self.receive_count)
+        return body
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Ticket":
+        slot, tag = data.get("slot"), data.get("tag")
+        return cls(str(data["target"]), None if slot is None else int(slot),
+                   None if tag is None else bytes.fromhex(str(tag)), int(data.get("rc", 1)))

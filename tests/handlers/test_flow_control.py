@@ -1,0 +1,139 @@
+"""Flow control on a limited target (``flowControl`` in its description) through the api and dispatcher handlers,
+on virtual time: starts spaced by the rate to the millisecond, a delivery that waits for room waits in its
+message (so a cancel still wins), a retry keeps its attempts, places among ``maxInFlight`` are never counted twice
+and free themselves, and a target without limits pays nothing new."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scheduler_runtime.aws import context
+from scheduler_runtime.aws.flow import FlowStore
+from scheduler_runtime.core import flow
+from scheduler_runtime.core.flow import FlowLimits
+
+from .conftest import call_api
+from .dispatching import dispatch, receive
+from .virtual_time import iso, now_ms, receivable_instants, virtual
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+
+
+def limit(aws, monkeypatch, name: str, flow_control: dict, queue_url: str | None = None) -> None:
+    """Add target ``name`` (an SQS queue, the target queue unless told) with these limits to the deployment."""
+    targets = json.loads(__import__("os").environ["TARGETS"])
+    targets[name] = {"type": "sqs", "queueUrl": queue_url or aws.target_url, "fifo": False,
+                     "flowControl": flow_control}
+    monkeypatch.setenv("TARGETS", json.dumps(targets))
+    context._contexts.clear()
+
+
+def create(schedule_id: str, due_ms: int, target: str, **extra) -> None:
+    status, answer = call_api("POST", "/schedules", {"id": schedule_id, "dueAt": due_ms / 1000, "target": target,
+                                                     "payload": {"n": schedule_id}, **extra})
+    assert status == 201, answer
+
+
+def dispatch_one_at_a_time(aws, until_ms: int) -> list[dict]:
+    """Hand the dispatcher each delayer message alone, at the instant it can be received, until ``until_ms``:
+    what reached the target queue, in order."""
+    delivered = []
+    while True:
+        [message] = aws.receive(aws.delayer_url, max_messages=1) or [None]
+        if message is None:
+            instants = receivable_instants(aws.delayer_url)
+            if not instants or instants[0] > until_ms:
+                return delivered
+            virtual().move_to(instants[0])
+            continue
+        answer = dispatch(receive(message, int(message["attributes"]["ApproximateReceiveCount"])))
+        if not answer["batchItemFailures"]:
+            aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+        delivered += [json.loads(m["body"]) for m in aws.take(aws.target_url)]
+
+
+def test_six_due_at_once_start_one_interval_apart_to_the_millisecond_and_wait_in_their_messages(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 1, "periodSeconds": 2})
+    due_ms = now_ms() + 5000
+    for n in range(6):
+        create(f"mail-{n}", due_ms, "mailer")
+    virtual().move_to(due_ms)
+    delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    assert [e["firedAt"] for e in delivered] == [iso(due_ms + n * 2000) for n in range(6)]
+    assert sorted(e["id"] for e in delivered) == [f"mail-{n}" for n in range(6)]
+
+
+def test_starts_closer_than_a_second_are_waited_for_in_the_dispatcher_at_their_exact_slots(aws, monkeypatch):
+    limit(aws, monkeypatch, "api", {"rate": 4})
+    due_ms = now_ms() + 5000
+    for n in range(3):
+        create(f"call-{n}", due_ms, "api")
+    virtual().move_to(due_ms)
+    delivered = dispatch_one_at_a_time(aws, due_ms + 10_000)
+    assert [e["firedAt"] for e in delivered] == [iso(due_ms), iso(due_ms + 250), iso(due_ms + 500)]
+
+
+def test_a_cancel_wins_while_a_delivery_waits_for_room(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 1, "periodSeconds": 10})
+    due_ms = now_ms() + 5000
+    create("first", due_ms, "mailer")
+    create("second", due_ms, "mailer")
+    virtual().move_to(due_ms)
+    for message in aws.receive(aws.delayer_url):
+        dispatch(receive(message, 1))
+        aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    assert [json.loads(m["body"])["id"] for m in aws.take(aws.target_url)] == ["first"]
+    assert call_api("GET", "/schedules/second")[1]["status"] == "QUEUED"  # waiting in its message, not started
+    assert call_api("DELETE", "/schedules/second")[0] == 200
+    assert dispatch_one_at_a_time(aws, due_ms + 60_000) == []
+    assert call_api("GET", "/schedules/second")[1]["status"] == "CANCELLED"
+
+
+def test_a_failed_attempt_to_a_limited_target_is_retried_with_its_attempts_counted(aws, monkeypatch):
+    gone = aws.target_url.replace("target", "gone")
+    limit(aws, monkeypatch, "flaky", {"rate": 1, "periodSeconds": 2}, queue_url=gone)
+    due_ms = now_ms() + 5000
+    create("flaky-1", due_ms, "flaky", retry={"maxAttempts": 2})
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    assert len(dispatch(receive(message, 1))["batchItemFailures"]) == 1
+    assert call_api("GET", "/schedules/flaky-1")[1]["attempts"] == 1
+    # Received again, the retry takes the next slot, two seconds on, and waits for it in a message of its own.
+    assert dispatch(receive(message, 2)) == {"batchItemFailures": []}
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    assert call_api("GET", "/schedules/flaky-1")[1]["attempts"] == 1
+    assert receivable_instants(aws.delayer_url) == [due_ms + 2000]
+    dispatch_one_at_a_time(aws, due_ms + 60_000)  # its second attempt, its last: parked
+    read = call_api("GET", "/schedules/flaky-1")[1]
+    assert (read["status"], read["attempts"], read["firedAt"]) == ("FAILED", 2, iso(due_ms + 2000))
+    assert read["lastError"].startswith("delivery failed after 2 attempts: maxAttempts 2 reached")
+
+
+def test_a_target_without_limits_beside_a_limited_one_is_delivered_at_its_due_time_with_no_flow_item(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 1})
+    due_ms = now_ms() + 5000
+    create("plain", due_ms + 321, "default")
+    virtual().move_to(due_ms)
+    delivered = dispatch_one_at_a_time(aws, due_ms + 10_000)
+    assert [e["firedAt"] for e in delivered] == [iso(due_ms + 321)]
+    assert aws.count_items(flow.KEY_PREFIX) == 0
+
+
+def test_places_are_never_given_twice_and_a_lease_left_by_a_dead_dispatcher_frees_itself(aws):
+    store, limits = FlowStore(aws.ddb, aws.table), FlowLimits(max_in_flight=2)
+    now = now_ms()
+    held = [store.acquire("pool", limits, now, now + 360_000) for _ in range(3)]
+    assert sorted(i for i in held if i is not None) == [0, 1] and held.count(None) == 1
+    store.release("pool", held[0], now + 360_000)
+    assert store.acquire("pool", limits, now, now + 360_000) == held[0]  # given back: taken again
+    assert store.acquire("pool", limits, now + 360_000, now + 720_000) is not None  # the other ended by itself
+
+
+def test_a_paused_target_gives_no_slot_and_no_place(aws):
+    store, limits = FlowStore(aws.ddb, aws.table), FlowLimits(rate=5, max_in_flight=1)
+    key = flow.flow_key("paused").as_item_key()
+    aws.ddb.put_item(TableName=aws.table, Item={**key, flow.PAUSED: {"BOOL": True}})
+    assert store.reserve("paused", limits, now_ms()) is None
+    assert store.acquire("paused", limits, now_ms(), now_ms() + 1000) is None
