@@ -43,8 +43,8 @@ REGION = "us-east-1"
 Match = integ.Match
 FUNCTIONS = Path(__file__).resolve().parent / "functions"
 #: What the test functions import of the package: none of it imports aws-cdk-lib or constructs.
-CLIENT_SIDE = ("__init__.py", "_cdk_required.py", "_contract.py", "_runtime_asset.py", "envelope.py", "webhook.py",
-               "operator.py", "py.typed", "client")
+CLIENT_SIDE = ("__init__.py", "_cdk_required.py", "_contract.py", "_runtime_asset.py", "_wire.py", "envelope.py",
+               "outcome.py", "webhook.py", "operator.py", "py.typed", "client")
 #: How long a waiting assertion polls before it fails, and how often.
 WAIT = cdk.Duration.minutes(6)
 POLL = cdk.Duration.seconds(10)

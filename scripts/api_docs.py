@@ -28,7 +28,7 @@ Generated from the docstrings by `scripts/api_docs.py` (`./dev api-docs`); do no
 
 ```python
 from cdk_delayed_scheduler import (DelayedScheduler, PeriodicTimer, SchedulerApi, ApiAuthorization, LogLevel,
-                                   DeliveryPrecision, TableCapacity, targets)
+                                   DeliveryPrecision, TableCapacity, Outcomes, OutcomeKind, targets)
 ```
 
 Types are written as in the source: `lambda_` is `aws_cdk.aws_lambda`, `sqs` is `aws_cdk.aws_sqs`, and
@@ -191,8 +191,8 @@ def _document_class(cls, heading: str = "##", title: str | None = None) -> list[
 
 
 def render() -> str:
-    from cdk_delayed_scheduler import (_alarms, _log_level, _precision, _table_capacity, api, periodic, scheduler,
-                                       targets)
+    from cdk_delayed_scheduler import (_alarms, _log_level, _outcomes, _precision, _table_capacity, api, outcome,
+                                       periodic, scheduler, targets)
 
     lines = [HEADER]
     lines += _document_class(scheduler.DelayedScheduler)
@@ -203,6 +203,8 @@ def render() -> str:
     lines += _document_class(_log_level.LogLevel)
     lines += _document_class(_precision.DeliveryPrecision)
     lines += _document_class(_table_capacity.TableCapacity)
+    lines += _document_class(_outcomes.Outcomes)
+    lines += _document_class(outcome.OutcomeKind)
     module_prose, _ = _split_doc(targets.__doc__)
     lines += ["## `targets`", "", _examples(module_prose), ""]
     for name in targets.__all__:

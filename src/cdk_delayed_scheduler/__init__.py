@@ -17,15 +17,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["DelayedScheduler", "PeriodicTimer", "SchedulerAlarms", "SchedulerApi", "ApiAuthorization", "LogLevel",
-           "DeliveryPrecision", "TableCapacity", "targets"]
+           "DeliveryPrecision", "TableCapacity", "Outcomes", "OutcomeKind", "targets"]
 
 if TYPE_CHECKING:
     from . import targets
     from ._alarms import SchedulerAlarms
     from ._log_level import LogLevel
+    from ._outcomes import Outcomes
     from ._precision import DeliveryPrecision
     from ._table_capacity import TableCapacity
     from .api import ApiAuthorization, SchedulerApi
+    from .outcome import OutcomeKind
     from .periodic import PeriodicTimer
     from .scheduler import DelayedScheduler
 else:
@@ -40,6 +42,8 @@ else:
         "LogLevel": ("cdk_delayed_scheduler._log_level", "LogLevel"),
         "DeliveryPrecision": ("cdk_delayed_scheduler._precision", "DeliveryPrecision"),
         "TableCapacity": ("cdk_delayed_scheduler._table_capacity", "TableCapacity"),
+        "Outcomes": ("cdk_delayed_scheduler._outcomes", "Outcomes"),
+        "OutcomeKind": ("cdk_delayed_scheduler.outcome", "OutcomeKind"),
         "targets": ("cdk_delayed_scheduler.targets", None),
     }
 

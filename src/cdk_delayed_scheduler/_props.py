@@ -5,7 +5,7 @@ so a wrong kind of value is named before its range is judged."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Union
 
 from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -16,6 +16,7 @@ from aws_cdk import aws_logs as logs
 from ._contract import contract
 from ._functions import DEFAULT_RUNTIME
 from ._log_level import LogLevel
+from ._outcomes import Outcomes, outcomes_of
 from ._precision import DeliveryPrecision
 from ._table_capacity import MIN_CAPACITY_UNITS, TableCapacity
 from ._validation import (check_duration, check_log_level, check_non_empty, check_range, check_runtime, check_type,
@@ -77,6 +78,7 @@ class SchedulerProps:
     stream_batch_size: int
     stream_retry_attempts: int
     metrics_namespace: str
+    outcomes: Optional[Union[IScheduleTarget, Outcomes]]
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> SchedulerProps:
@@ -172,6 +174,11 @@ def _extra_targets_by_name(props: SchedulerProps) -> None:
     if props.extra_targets is not None and not isinstance(props.extra_targets, Mapping):
         raise ValueError('extra_targets: must be a mapping of name to target, e.g. {"billing": '
                          f"targets.LambdaInvoke(fn)}}, got {describe(props.extra_targets)}")
+
+
+def _outcomes_from_the_classes(props: SchedulerProps) -> None:
+    """A target or ``Outcomes(...)`` (whose own arguments were checked when it was built)."""
+    outcomes_of(props.outcomes)
 
 
 def _api_from_factories(props: SchedulerProps) -> None:
@@ -308,6 +315,7 @@ RULES: tuple[Rule, ...] = (
     # the kind of each value first, each with an example of the right one
     _target_given,
     _extra_targets_by_name,
+    _outcomes_from_the_classes,
     _api_from_factories,
     *(_a_duration(prop) for prop in _DURATIONS),
     _of_kind("billing_mode", dynamodb.BillingMode, "a BillingMode, e.g. BillingMode.PAY_PER_REQUEST"),

@@ -18,27 +18,17 @@ def consume(event, context):                      # a queue's consumer: one enve
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Mapping
+
+from ._wire import parse_time as parse_time  # one of this module's public names
+from ._wire import integer, is_envelope, items, only_item, text, time, unwrap
 
 __all__ = ["Envelope"]
 
 WIRE_FIELDS = ("id", "dueAt", "firedAt", "attempt", "dedupeKey", "payload", "target")
 """The envelope's keys on the wire, as the dispatcher builds it."""
-_WRAPPERS = 4
-"""How many wrappers deep an envelope may sit: an SNS notification in an SQS record's body is two."""
-_NOT_A_DELIVERY = ("has none of dueAt and dedupeKey (an envelope), body (an SQS record), Sns (an SNS record), "
-                   "Message (an SNS notification) or detail (an EventBridge event)")
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An aware UTC ``datetime`` from the wire's RFC 3339 text (``None`` stays ``None``)."""
-    if value is None:
-        return None
-    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -77,22 +67,13 @@ class Envelope:
         with several records raises ``ValueError``: :meth:`all_from_event` answers one per record.
         Bad input raises ``ValueError`` naming what is missing or malformed.
         """
-        records = _records(event)
-        if records is None:
-            return cls._from_delivery(event, "event")
-        if len(records) != 1:
-            raise ValueError(f"the event holds {len(records)} records, not one: Envelope.all_from_event(event) "
-                             "answers one envelope per record")
-        return cls._from_delivery(records[0], "event.Records[0]")
+        return cls._from_delivery(*only_item(event, "Envelope.all_from_event(event) answers one envelope per record"))
 
     @classmethod
     def all_from_event(cls, event: Any) -> list["Envelope"]:
         """One envelope per record of an SQS or SNS event, in the records' order; ``[from_event(event)]`` for
         an event that holds one envelope (a Lambda target's, an EventBridge event)."""
-        records = _records(event)
-        if records is None:
-            return [cls._from_delivery(event, "event")]
-        return [cls._from_delivery(record, f"event.Records[{index}]") for index, record in enumerate(records)]
+        return [cls._from_delivery(value, where) for value, where in items(event)]
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any], where: str = "the envelope") -> "Envelope":
@@ -100,70 +81,12 @@ class Envelope:
         missing = [name for name in WIRE_FIELDS if name not in body]
         if missing:
             raise ValueError(f"{where} lacks {', '.join(missing)} (an envelope has {', '.join(WIRE_FIELDS)})")
-        attempt = body["attempt"]
-        if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-            raise ValueError(f"{where}'s attempt must be an integer >= 1, got {attempt!r:.40}")
-        return cls(id=_text(body, "id", where), due_at=_time(body, "dueAt", where),
-                   fired_at=_time(body, "firedAt", where), attempt=attempt,
-                   dedupe_key=_text(body, "dedupeKey", where), payload=body["payload"],
-                   target=_text(body, "target", where), raw=dict(body))
+        return cls(id=text(body, "id", where), due_at=time(body, "dueAt", where),
+                   fired_at=time(body, "firedAt", where), attempt=integer(body, "attempt", where, 1),
+                   dedupe_key=text(body, "dedupeKey", where), payload=body["payload"],
+                   target=text(body, "target", where), raw=dict(body))
 
     @classmethod
     def _from_delivery(cls, value: Any, where: str) -> "Envelope":
-        for _ in range(_WRAPPERS + 1):
-            value = _json_object(value, where)
-            if "dueAt" in value or "dedupeKey" in value:
-                return cls.from_json(value, where)
-            value, where = _inner(value, where)
-        raise ValueError(f"{where}: no envelope within {_WRAPPERS} wrappers")
-
-
-def _records(event: Any) -> list[Any] | None:
-    """An SQS or SNS event's records; ``None`` for an event that is not a batch."""
-    if not isinstance(event, Mapping) or "Records" not in event:
-        return None
-    records = event["Records"]
-    if not isinstance(records, list) or not records:
-        raise ValueError("the event's Records must be a non-empty list (an SQS or SNS event)")
-    return records
-
-
-def _json_object(value: Any, where: str) -> Mapping[str, Any]:
-    if isinstance(value, (str, bytes, bytearray)):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise ValueError(f"{where} is not JSON: {exc}") from None
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _inner(value: Mapping[str, Any], where: str) -> tuple[Any, str]:
-    """What one wrapper (an SQS record, an SNS record or notification, an EventBridge event) holds."""
-    if "Sns" in value:
-        sns = _json_object(value["Sns"], f"{where}.Sns")
-        if "Message" not in sns:
-            raise ValueError(f"{where}.Sns lacks Message (an SNS record's message)")
-        return sns["Message"], f"{where}.Sns.Message"
-    for name in ("body", "Message", "detail"):
-        if name in value:
-            return value[name], f"{where}.{name}"
-    raise ValueError(f"{where} {_NOT_A_DELIVERY}")
-
-
-def _text(body: Mapping[str, Any], name: str, where: str) -> str:
-    value = body[name]
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{where}'s {name} must be a non-empty string, got {value!r:.40}")
-    return value
-
-
-def _time(body: Mapping[str, Any], name: str, where: str) -> datetime:
-    text = _text(body, name, where)
-    try:
-        parsed = parse_time(text)
-    except ValueError as exc:
-        raise ValueError(f"{where}'s {name} must be an RFC 3339 time, got {text!r:.40}: {exc}") from None
-    assert parsed is not None  # parse_time answers None for None only
-    return parsed
+        found, where = unwrap(value, where, is_envelope, "dueAt and dedupeKey (an envelope)", "envelope")
+        return cls.from_json(found, where)

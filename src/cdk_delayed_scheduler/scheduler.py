@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 import jsii
 from aws_cdk import Annotations, Duration, IStableStringProducer, Lazy, RemovalPolicy, Stack, Token
@@ -23,6 +23,7 @@ from ._contract import contract
 from ._functions import function_options, runtime_function
 from ._grants import SchedulerGrants
 from ._log_level import LogLevel
+from ._outcomes import Outcomes, outcomes_of
 from ._precision import DeliveryPrecision
 from ._alarms import SchedulerMonitoring
 from ._props import SchedulerProps, default_of
@@ -41,14 +42,16 @@ DEFAULT_TARGET_NAME: str = contract.DEFAULT_TARGET_NAME
 
 
 @jsii.implements(IStableStringProducer)
-class _TargetsJson:
-    """Renders ``TARGETS`` at synthesis, so targets added after construction are included."""
+class _JsonAtSynthesis:
+    """Renders a JSON variable (``TARGETS``, ``OUTCOMES``) at synthesis, from what ``value`` gives then (so
+    targets added after construction are included), its tokens as CloudFormation resolves them."""
 
-    def __init__(self, scheduler: "DelayedScheduler") -> None:
-        self._scheduler = scheduler
+    def __init__(self, scope: Construct, value: Callable[[], Any]) -> None:
+        self._scope = scope
+        self._value = value
 
     def produce(self) -> Optional[str]:
-        return Stack.of(self._scheduler).to_json_string(dict(self._scheduler._target_json))
+        return Stack.of(self._scope).to_json_string(self._value())
 
 
 class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, Construct):
@@ -229,6 +232,12 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         before it goes to the dead-letter queue. Allowed: 0-10000. Default: 10.
     :param metrics_namespace: the CloudWatch namespace of the runtime's metrics.
         Default: ``"DelayedScheduler"``.
+    :param outcomes: an outcome event for each occurrence when it ends (delivered, failed, stale and, when
+        asked, cancelled), sent to a target of any kind: a bare target (``targets.SqsSendMessage(queue)``)
+        sends the default kinds without the payload, ``Outcomes(target, kinds=[...], include_payload=True)``
+        chooses (``OUTCOMES`` on the functions). Each event travels through the delayer queue and only the
+        dispatcher delivers it, so only the dispatcher is granted the target; an event the target never takes
+        is parked in the dead-letter queue. Default: none (no outcome events, and nothing new is paid).
     """
 
 
@@ -275,6 +284,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         stream_batch_size: int = default_of(contract.STREAM_BATCH_SIZE),
         stream_retry_attempts: int = default_of(contract.STREAM_RETRY_ATTEMPTS),
         metrics_namespace: str = contract.DEFAULT_METRICS_NAMESPACE,
+        outcomes: Optional[Union[IScheduleTarget, Outcomes]] = None,
     ) -> None:
         props = SchedulerProps.of(locals())  # every prop, checked by its rules (_props.RULES)
         super().__init__(scope, id)
@@ -295,6 +305,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         self._max_receive_count = props.max_receive_count  # the most a periodic timer's retry_max_attempts may be
         self._target_json: dict[str, Any] = {}
         self._targets: dict[str, IScheduleTarget] = {}
+        self.outcomes: Optional[Outcomes] = outcomes_of(props.outcomes)
+        """Where each occurrence's outcome event goes (the ``outcomes`` prop, a bare target as
+        ``Outcomes(target)``), or ``None``: no outcome events."""
+        self._outcome_target_json: dict[str, Any] = {}
 
         # --- state: the Schedules table, the delayer queue and its dead-letter queue -------------
         self.table: dynamodb.Table = _wiring.schedules_table(
@@ -369,6 +383,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         self.add_target(DEFAULT_TARGET_NAME, props.target)
         for name, extra in (props.extra_targets or {}).items():
             self.add_target(name, extra)
+        if self.outcomes is not None:
+            self._outcome_target_json = self._bind("outcomes", self.outcomes.target)
 
         # --- the API -------------------------------------------------------------------------
         access_logs = None
@@ -391,14 +407,17 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         """Every function's environment (``contract.ENV``'s names): where the state is, the targets
         (rendered at synthesis, so that targets added later are in), and the props the runtime reads."""
         env = contract.ENV
-        # set only when given: a deployment without a lateness bound gets no variable
-        lateness = props.max_lateness
+        # set only when given: a deployment without a lateness bound, or without outcomes, gets no variable
+        lateness, outcomes = props.max_lateness, self.outcomes
         optional = {} if lateness is None else {env.max_lateness_seconds: text(seconds(lateness))}
+        if outcomes is not None:
+            optional[env.outcomes] = Lazy.string(
+                _JsonAtSynthesis(self, lambda: outcomes.settings(self._outcome_target_json)))
         return {
             env.table_name: self.table.table_name,
             env.delayer_queue_url: self.delayer_queue.queue_url,
             env.dead_letter_queue_url: self.dead_letter_queue.queue_url,
-            env.targets: Lazy.string(_TargetsJson(self)),
+            env.targets: Lazy.string(_JsonAtSynthesis(self, lambda: dict(self._target_json))),
             env.shard_count: text(props.shard_count),
             env.delay_window_seconds: text(seconds(props.delay_window)),
             env.history_retention_seconds: text(seconds(props.history_retention)),
@@ -433,6 +452,12 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         if name in self._targets:
             raise ValueError(f"target name: {name!r} is already registered")
         check_target(f"target {name!r}", target)
+        self._target_json[name] = self._bind(name, target)
+        self._targets[name] = target
+
+    def _bind(self, name: str, target: IScheduleTarget) -> dict[str, Any]:
+        """Bind ``target`` to the dispatcher (it grants what its delivery needs) and check, naming ``name``,
+        that the runtime can deliver to it within ``dispatcher_timeout``: its description, for the runtime."""
         config = target.bind(self.dispatcher_function)
         description = dict(config.target_json)
         check_deliverable(name, target, description)
@@ -440,8 +465,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         if waits_for_unknown_run(config):
             Annotations.of(self).add_warning_v2(LAMBDA_TIMEOUT_UNKNOWN_WARNING,
                                                 unknown_timeout_warning(name, self.dispatcher_timeout))
-        self._targets[name] = target
-        self._target_json[name] = description
+        return description
 
     @property
     def target_names(self) -> list[str]:

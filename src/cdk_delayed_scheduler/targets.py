@@ -388,11 +388,13 @@ def waits_for_unknown_run(config: ScheduleTargetConfig) -> bool:
             == LambdaInvocationType.REQUEST_RESPONSE.value)
 
 
-def check_target(prop: str, value: Any) -> None:
-    """Raise ``ValueError`` naming ``prop`` unless ``value`` is a target, with the wrapper to use."""
+def check_target(prop: str, value: Any, also: Optional[str] = None) -> None:
+    """Raise ``ValueError`` naming ``prop`` unless ``value`` is a target, with the wrapper to use; ``also``
+    names what else the prop takes (``"Outcomes(...)"``), for a prop that takes a target or more."""
     if isinstance(value, IScheduleTarget):
         return
     found = target_for(value)
     hint = (f"wrap the {found[0]}: {found[1]}" if found
             else "e.g. targets.LambdaInvoke(fn) or targets.SqsSendMessage(queue)")
-    raise ValueError(f"{prop}: must be a target from cdk_delayed_scheduler.targets, got {type(value).__name__}; {hint}")
+    allowed = "a target from cdk_delayed_scheduler.targets" + (f" or {also}" if also else "")
+    raise ValueError(f"{prop}: must be {allowed}, got {type(value).__name__}; {hint}")

@@ -1,11 +1,12 @@
-"""docs/consuming.md's duplicate-handling recipe (Powertools idempotency keyed on `dedupeKey`), run as written
-against moto: an attempt killed mid-work does not lose the work, and a repeat after success does not redo it.
-The recipe the page had before (claim the key, release it only when the work raises) loses the work in the
-same killed-attempt scenario, which shows the scenario can fail."""
+"""docs/consuming.md's duplicate-handling recipes (Powertools idempotency keyed on `dedupeKey`, and for outcome
+events on `(dedupeKey, outcome)`), run as written against moto: an attempt killed mid-work does not lose the
+work, and a repeat after success does not redo it. The recipe the page had before (claim the key, release it
+only when the work raises) loses the work in the same killed-attempt scenario, which shows the scenario can fail."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import select
@@ -16,12 +17,15 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
+from unittest import mock
 
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
 from cdk_delayed_scheduler.local.pollers import LambdaContext
+from scheduler_runtime.core import outcomes
+from scheduler_runtime.core.envelope import build_envelope
 
 from ..e2e.conftest import wait_until
 
@@ -135,9 +139,9 @@ def envelope() -> dict[str, Any]:
             "target": "default"}
 
 
-def load(source: str, settle_order: Callable[[str], None]) -> Callable[[dict[str, Any], LambdaContext], Any]:
-    """The recipe's handler, its `settle_order` being the one given."""
-    namespace: dict[str, Any] = {"settle_order": settle_order}
+def load(source: str, **names: Any) -> Callable[[dict[str, Any], LambdaContext], Any]:
+    """The recipe's handler, with the names the page leaves to the reader (`settle_order`, `log`) being those given."""
+    namespace: dict[str, Any] = dict(names)
     exec(compile(source, "recipe", "exec"), namespace)  # noqa: S102 - the recipe under test, verbatim
     handler: Callable[[dict[str, Any], LambdaContext], Any] = namespace["handler"]
     return handler
@@ -171,7 +175,7 @@ def settled_by_retries_after_a_killed_attempt(source: str, env: dict[str, str], 
     event = envelope()
     in_the_work = kill_mid_work(source, event, env, tmp_path)
     settled: list[str] = []
-    handler = load(source, settled.append)
+    handler = load(source, settle_order=settled.append)
     deadline_ms = int(in_the_work * 1000) + KILLED_ATTEMPT_BUDGET_MS  # the in-progress record's expiry, or later
     wait_until(lambda: int(time.time() * 1000) > deadline_ms, 1, "the killed attempt's deadline passed")
     for attempt in range(2, 2 + retries):
@@ -188,7 +192,7 @@ def test_a_retry_after_an_attempt_killed_mid_work_does_the_work_once(aws: dict[s
 
 def test_a_repeat_after_a_successful_attempt_does_not_redo_the_work(aws: dict[str, str]) -> None:
     settled: list[str] = []
-    handler = load(documented_block("A Lambda target"), settled.append)
+    handler = load(documented_block("A Lambda target"), settle_order=settled.append)
     event = envelope()
     handler(event, context())
     handler(event, context())  # the same delivery handed over twice
@@ -205,7 +209,7 @@ def test_a_failed_attempt_leaves_the_work_to_the_retry(aws: dict[str, str]) -> N
         settled.append(order)
 
     failed: list[str] = []
-    handler = load(documented_block("A Lambda target"), settle_once_it_works)
+    handler = load(documented_block("A Lambda target"), settle_order=settle_once_it_works)
     event = envelope()
     with pytest.raises(RuntimeError):
         handler(event, context())
@@ -215,7 +219,7 @@ def test_a_failed_attempt_leaves_the_work_to_the_retry(aws: dict[str, str]) -> N
 
 def test_the_sqs_consumer_settles_each_envelope_once_across_redeliveries(aws: dict[str, str]) -> None:
     settled: list[str] = []
-    handler = load(documented_block("An SQS target, consumed by a Lambda function"), settled.append)
+    handler = load(documented_block("An SQS target, consumed by a Lambda function"), settle_order=settled.append)
     first, second = envelope(), envelope()
 
     def sqs_event(*bodies: dict[str, Any]) -> dict[str, Any]:
@@ -232,3 +236,28 @@ def test_the_claim_first_recipe_loses_the_work_of_an_attempt_killed_mid_work(
         aws: dict[str, str], tmp_path: Path) -> None:
     _, settled = settled_by_retries_after_a_killed_attempt(CLAIM_FIRST_RECIPE, aws, tmp_path, retries=1)
     assert settled == []  # the retry was dropped as a repeat: the delivery counts, the order was never settled
+
+
+def outcome_record(kind: outcomes.Kind, schedule: str) -> dict[str, Any]:
+    """An SQS record whose body is the runtime's outcome event of `schedule`'s occurrence."""
+    due_ms = 1_767_225_600_000
+    envelope = build_envelope(schedule, due_ms, due_ms + 120, 1, '{"order": 1}', "default")
+    details = ({"firedAt": envelope["firedAt"], "latenessMs": 120} if kind is outcomes.Kind.DELIVERED
+               else {"reason": "https://example.com/hook answered 410"})
+    body = outcomes.event(kind, envelope, None, due_ms + 200, 1, False, **details)
+    return {"messageId": uuid.uuid4().hex, "body": json.dumps(body)}
+
+
+def test_the_outcomes_consumer_acts_once_per_dedupe_key_and_outcome(aws: dict[str, str]) -> None:
+    log = mock.Mock(spec=logging.Logger)
+    handler = load(documented_block("Outcome events"), log=log)
+    delivered, failed = f"order-{uuid.uuid4().hex[:8]}", f"order-{uuid.uuid4().hex[:8]}"
+    first = outcome_record(outcomes.Kind.DELIVERED, delivered)
+    repeat = {**first, "messageId": uuid.uuid4().hex}  # the same event, handed over again
+
+    assert handler({"Records": [first, repeat]}, context()) == {"batchItemFailures": []}
+    assert handler({"Records": [repeat, outcome_record(outcomes.Kind.FAILED, failed)]}, context()) == {
+        "batchItemFailures": []}
+    assert log.info.call_args_list == [mock.call("timer %s ended %s", delivered, "DELIVERED")]
+    assert log.error.call_args_list == [
+        mock.call("timer %s ended %s: %s", failed, "FAILED", "https://example.com/hook answered 410")]

@@ -23,6 +23,7 @@ from ._core import Answer
 from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundError, PayloadTooLargeError,
                       RequestError, SchedulerError, ServerError, ThrottledError, TransportError, ValidationError)
 from ..envelope import Envelope
+from ..outcome import Outcome, OutcomeKind
 from ._auth import AsyncTokenProvider, TokenProvider
 from ._models import GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When
 from ._statuses import PeriodicStatus, ScheduleStatus
@@ -34,5 +35,5 @@ __all__ = [
     "AsyncTokenProvider", "GroupCancellation",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
-    "UnsignedRequestsWarning", "PlaceholderCredentialsWarning", "Envelope",
+    "UnsignedRequestsWarning", "PlaceholderCredentialsWarning", "Envelope", "Outcome", "OutcomeKind",
 ]

@@ -7,11 +7,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Union
 
 from .._contract import contract
-from ..envelope import parse_time
+from .._wire import parse_time
 from ._statuses import PeriodicStatus, PeriodicStatusText, ScheduleStatus, ScheduleStatusText, known, removed_status
 
 When = Union[datetime, timedelta]
 """A due time: an aware ``datetime``, or a ``timedelta`` from the moment the server receives the call."""
+STALE_REASON = "stale"
+"""How the ``lastError`` of a schedule whose lateness bound passed before an attempt could start begins."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,12 @@ class Schedule:
     """The create's group (``GET`` and listings; a create's answer carries none); ``None`` when it gave none."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
+
+    @property
+    def stale(self) -> bool:
+        """Whether it ended because its lateness bound (``max_lateness``) passed before an attempt could start:
+        ``FAILED``, never delivered, with a ``last_error`` that starts with ``stale``."""
+        return self.status == ScheduleStatus.FAILED and (self.last_error or "").startswith(STALE_REASON)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> "Schedule":
