@@ -277,6 +277,8 @@ def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(targets_fi
         (["local", "--target-url", "ftp://x"], "http(s) URL"),
         (["local", "--target-url", "http://x", "--target-handler", "a:b"], "not allowed with"),
         (["local", "--targets", "/no/such/targets.json"], "cannot be read as JSON"),
+        (["local", "--outcomes-url", "ftp://x"], "--outcomes-url must be an http(s) URL"),
+        (["local", "--outcome-kinds", "FAILED"], "need an outcomes target"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(args, words):

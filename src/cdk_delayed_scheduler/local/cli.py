@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._contract import contract
 from .engine_options import LOG_LEVELS, EngineOptions
+from .outcome_target import add_outcome_flags, outcomes_from_flags
 
 if TYPE_CHECKING:  # pragma: no cover
     from .deliveries import HttpsTarget, LambdaTarget
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="named targets beside the default one: a JSON object of name -> description as the "
                             "construct renders it (type sqs, sns, eventbridge, stepfunctions or https, which the "
                             "engine creates, or lambda with a handler module:function)")
+    add_outcome_flags(local)
     local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
     local.add_argument("--dispatcher-timeout", type=_positive_float, default=EngineOptions.dispatcher_timeout,
@@ -243,6 +245,7 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
         else:
             target = stdout_target()
         named = read_target_file(args.targets) if args.targets else {}
+        outcomes = outcomes_from_flags(args, named)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -254,6 +257,7 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
         retry_max_age=args.retry_max_age, max_lateness=args.max_lateness,
         dispatcher_batch_size=args.dispatcher_batch_size,
         dispatcher_max_batching_window=args.dispatcher_max_batching_window, precision=args.precision,
+        outcomes=outcomes, outcome_kinds=args.outcome_kinds, outcomes_include_payload=args.outcomes_include_payload,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -291,6 +295,10 @@ def endpoint_lines(engine: Engine) -> list[str]:
           for name, arn in engine.target_state_machine_arns.items()),
         *(_called_target_line(name, spec) for name, spec in engine.options.targets.items()
           if isinstance(spec, (HttpsTarget, LambdaTarget))),
+        *([f"  outcomes: the outcome events arrive in the queue {engine.outcomes_queue_url}"]
+          if engine.outcomes_queue_url else []),
+        *([f"  outcomes: the outcome events start executions of the state machine {engine.outcomes_state_machine_arn}"]
+          if engine.outcomes_state_machine_arn else []),
     ]
 
 

@@ -155,10 +155,11 @@ def stdout_target(stream: TextIO | None = None) -> LocalTarget:
     return deliver
 
 
-def url_target(url: str, timeout_seconds: float = 10.0) -> LocalTarget:
-    """POST the envelope as JSON; any non-2xx answer is a failed delivery (and is retried)."""
+def url_target(url: str, timeout_seconds: float = 10.0, where: str = "--target-url") -> LocalTarget:
+    """POST the envelope (or outcome event) as JSON; any non-2xx answer is a failed delivery (and is retried).
+    A bad URL is a ``ValueError`` starting with ``where``."""
     if not url.startswith(("http://", "https://")):
-        raise ValueError(f"--target-url must be an http(s) URL, got {url!r}")
+        raise ValueError(f"{where} must be an http(s) URL, got {url!r}")
 
     def deliver(envelope: Envelope) -> None:
         request = urllib.request.Request(
@@ -173,9 +174,9 @@ def url_target(url: str, timeout_seconds: float = 10.0) -> LocalTarget:
     return deliver
 
 
-def handler_target(spec: str) -> LocalTarget:
-    """``module:function``, called like a Lambda handler with the envelope as its event."""
-    function = load_handler(spec, "--target-handler")
+def handler_target(spec: str, where: str = "--target-handler") -> LocalTarget:
+    """``module:function``, called like a Lambda handler with the envelope (or outcome event) as its event."""
+    function = load_handler(spec, where)
 
     def deliver(envelope: Envelope) -> Any:
         return function(envelope, None)

@@ -24,7 +24,8 @@ from .deliveries import LocalTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
-from .named_targets import LOCAL_TARGET_FUNCTION, make_named_targets
+from .named_targets import LOCAL_TARGET_FUNCTION, MadeTarget, make_named_targets
+from .outcome_target import make_outcome_target, outcomes_setting
 from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller, PollerThread
 from .quiet import QuietCheck, under_way
 from .resources import REGION, function_arn, provision, stream_failure_message
@@ -139,6 +140,11 @@ class Engine:
         queue, the queue subscribed to a :class:`TopicTarget`'s topic, the queue of a :class:`BusTarget`'s rule."""
         self.target_state_machine_arns: dict[str, str] = {}
         """Each :class:`StateMachineTarget`'s state machine, by target name (its executions are its deliveries)."""
+        self.outcomes_queue_url: str | None = None
+        """Where the outcome events arrive when ``outcomes`` is a :class:`QueueTarget`, a :class:`TopicTarget` or a
+        :class:`BusTarget` (as ``target_queue_urls``)."""
+        self.outcomes_state_machine_arn: str | None = None
+        """The state machine of an ``outcomes`` :class:`StateMachineTarget` (each outcome event starts an execution)."""
         self._sweeper: FunctionSpec | None = None
         self._dispatcher_poller: QueuePoller | None = None
         self._failure_clients: tuple[Any, Any] = (None, None)
@@ -189,7 +195,10 @@ class Engine:
         self.queue_url, self.dead_letter_queue_url = resources.queue_url, resources.dead_letter_queue_url
         named = make_named_targets(session, opts.name_prefix, opts.targets, functions, self._local_target)
         self.target_queue_urls, self.target_state_machine_arns = named.queue_urls, named.state_machine_arns
-        self._set_function_environment(named.descriptions)
+        outcomes = make_outcome_target(session, opts, functions, self._local_target)
+        if outcomes is not None:
+            self.outcomes_queue_url, self.outcomes_state_machine_arn = outcomes.queue_url, outcomes.state_machine_arn
+        self._set_function_environment(named.descriptions, outcomes)
         handlers = self._load_handlers()
         handlers["api"] = within_timeout(handlers["api"], contract.API_FUNCTION_TIMEOUT_SECONDS)
         if self._before_api_call is not None:
@@ -368,12 +377,14 @@ class Engine:
     def _local_target(self, target: LocalTarget) -> LocalTarget:
         return self.faults.target(target) if self.faults else target
 
-    def _set_function_environment(self, named_targets: dict[str, dict[str, Any]]) -> None:
-        """Every variable the construct sets on the functions (``contract.ENV``), shared here by all of them."""
+    def _set_function_environment(self, named_targets: dict[str, dict[str, Any]], outcomes: MadeTarget | None) -> None:
+        """Every variable the construct sets on the functions (``contract.ENV``), shared here by all of them; those
+        of a prop not given (``max_lateness``, ``outcomes``) are absent, as deployed."""
         opts, env = self.options, contract.ENV
         default_target = {"type": "lambda", "functionArn": function_arn(LOCAL_TARGET_FUNCTION)}
         every_target = {contract.DEFAULT_TARGET_NAME: default_target, **named_targets}
-        for name, description in every_target.items():
+        described = [*every_target.items(), *([("outcomes", outcomes.description)] if outcomes else [])]
+        for name, description in described:
             problem = contract.target_description_problem(description)
             if problem:
                 raise ValueError(f"the engine's target {name!r}: {problem}")
@@ -394,12 +405,14 @@ class Engine:
             env.metrics_namespace: opts.metrics_namespace,
             env.log_level: opts.log_level.upper(),
         }
-        lateness = env.max_lateness_seconds
-        if opts.max_lateness is not None:
-            values[lateness] = str(opts.max_lateness)
-        else:  # as a deployment without the prop: no variable, whatever this process's environment holds
-            self._saved_env.setdefault(lateness, os.environ.get(lateness))
-            os.environ.pop(lateness, None)
+        optional = {env.max_lateness_seconds: None if opts.max_lateness is None else str(opts.max_lateness),
+                    env.outcomes: None if outcomes is None else outcomes_setting(opts, outcomes)}
+        for name, value in optional.items():
+            if value is not None:
+                values[name] = value
+            else:  # as a deployment without the prop: no variable, whatever this process's environment holds
+                self._saved_env.setdefault(name, os.environ.get(name))
+                os.environ.pop(name, None)
         self._set_env(**values)
 
     def _load_handlers(self) -> dict[str, Handler]:

@@ -68,6 +68,17 @@ class EngineOptions:
     that gives no ``maxLatenessSeconds`` (the functions' ``MAX_LATENESS_SECONDS``, set only when given). A
     delivery that would start later than this after its due time is not started: a one-shot ends ``FAILED``
     (``stale``) in the dead-letter queue, a periodic occurrence is skipped. ``None``: a late timer is delivered late."""
+    outcomes: LocalTarget | ResourceTarget | None = None
+    """Where each occurrence's outcome event goes when it ends (the construct's ``outcomes=Outcomes(target)``; the
+    functions' ``OUTCOMES``, set only when given): a callable is a Lambda function of the engine's, called with
+    each outcome event; a resource target (:class:`QueueTarget`, ...) is made as a named target is
+    (``Engine.outcomes_queue_url``, ``Engine.outcomes_state_machine_arn``). It is not a target a schedule can
+    pick. ``None``: no outcome events."""
+    outcome_kinds: tuple[str, ...] | None = None
+    """Which outcome kinds are sent (the construct's ``Outcomes(kinds=...)``): some of ``DELIVERED``, ``FAILED``,
+    ``STALE``, ``CANCELLED``; ``None``: the runtime's default, all but ``CANCELLED``."""
+    outcomes_include_payload: bool = False
+    """Whether each outcome event carries the schedule's payload (the construct's ``Outcomes(include_payload=...)``)."""
     history_retention: int = contract.HISTORY_RETENTION_SECONDS.default or 0
     stream_retry_attempts: int = 3
     """Retries of a failing stream batch before it goes to the dead-letter queue (the construct's
@@ -110,6 +121,7 @@ class EngineOptions:
             raise ValueError(f"max_lateness must be whole seconds, {lateness.min}-{lateness.max}, "
                              f"got {self.max_lateness!r}")
         self._check_dispatcher_batching()
+        self._check_outcomes()
         if self.log_level.upper() not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, got {self.log_level!r}")
 
@@ -126,6 +138,22 @@ class EngineOptions:
         self.precision = str(self.precision).upper()
         if self.precision not in contract.PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(contract.PRECISIONS)}, got {self.precision!r}")
+
+    def _check_outcomes(self) -> None:
+        if self.outcomes is not None and not callable(self.outcomes) and not isinstance(self.outcomes, RESOURCE_TARGETS):
+            raise ValueError(f"outcomes must be a callable (a Lambda-style target) or {resource_target_names()}, "
+                             f"got {type(self.outcomes).__name__}")
+        kinds = self.outcome_kinds
+        if kinds is not None:
+            known = isinstance(kinds, (tuple, list)) and all(kind in contract.OUTCOME_KINDS for kind in kinds)
+            if not kinds or not known or len(set(kinds)) < len(kinds):
+                raise ValueError(f"outcome_kinds must be one or more of {', '.join(contract.OUTCOME_KINDS)}, each once, "
+                                 f"got {kinds!r}")
+            self.outcome_kinds = tuple(kind for kind in contract.OUTCOME_KINDS if kind in kinds)  # the construct's order
+        if not isinstance(self.outcomes_include_payload, bool):
+            raise ValueError(f"outcomes_include_payload must be True or False, got {self.outcomes_include_payload!r}")
+        if self.outcomes is None and (self.outcome_kinds is not None or self.outcomes_include_payload):
+            raise ValueError("outcome_kinds and outcomes_include_payload need outcomes (where the outcome events go)")
 
     @property
     def dispatcher_timeout_seconds(self) -> int:

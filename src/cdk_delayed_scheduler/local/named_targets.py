@@ -17,6 +17,17 @@ LOCAL_TARGET_FUNCTION = "local-target"
 """The default target's function on the engine's Lambda endpoint; a named one's is this, a dash and its number."""
 
 
+@dataclass(frozen=True)
+class MadeTarget:
+    """One target :func:`make_target` made."""
+
+    description: dict[str, Any]
+    """As the construct renders it in ``TARGETS`` (or, for the outcomes target, in ``OUTCOMES``)."""
+    queue_url: str | None = None
+    """The SQS queue a queue, topic or bus target's deliveries arrive in."""
+    state_machine_arn: str | None = None
+
+
 @dataclass
 class NamedTargets:
     """What :func:`make_named_targets` made, by target name."""
@@ -32,37 +43,46 @@ class NamedTargets:
 def make_named_targets(session: Any, name_prefix: str, targets: dict[str, LocalTarget | ResourceTarget],
                        functions: dict[str, Callable[[Any], Any]],
                        local_target: Callable[[LocalTarget], LocalTarget]) -> NamedTargets:
-    """Make every named target: a queue, a topic or a bus (each with the queue its deliveries arrive in), a
-    state machine or an HTTPS endpoint's signing secret in moto, or a local function in ``functions``
-    (wrapped by ``local_target``)."""
-    made = NamedTargets()
+    """Make every named target (:func:`make_target`), the n-th as ``<name_prefix>-target-<n>`` in moto or as the
+    function ``local-target-<n>``."""
+    named = NamedTargets()
     for number, (name, target) in enumerate(targets.items(), start=1):
-        resource = f"{name_prefix}-target-{number}"
-        if isinstance(target, QueueTarget):
-            url = made.queue_urls[name] = provision_target_queue(session, resource, target.fifo)
-            made.descriptions[name] = {"type": "sqs", "queueUrl": url, "fifo": target.fifo, **_message_group(target)}
-        elif isinstance(target, TopicTarget):
-            topic_arn, made.queue_urls[name] = provision_target_topic(session, resource, target.fifo)
-            made.descriptions[name] = {"type": "sns", "topicArn": topic_arn, "fifo": target.fifo,
-                                       **_message_group(target)}
-        elif isinstance(target, BusTarget):
-            bus_arn, made.queue_urls[name] = provision_target_bus(
-                session, resource, source=target.source, detail_type=target.detail_type)
-            made.descriptions[name] = {"type": "eventbridge", "eventBusArn": bus_arn,
-                                       "detailType": target.detail_type, "source": target.source}
-        elif isinstance(target, HttpsTarget):
-            made.descriptions[name] = target.description(provision_target_secret(session, resource, target.secret))
-        elif isinstance(target, StateMachineTarget):
-            arn = made.state_machine_arns[name] = provision_target_state_machine(session, resource, target.express)
-            made.descriptions[name] = {"type": "stepfunctions", "stateMachineArn": arn}
-        else:
-            function_name = f"{LOCAL_TARGET_FUNCTION}-{number}"
-            invocation: dict[str, str] = {}
-            if isinstance(target, LambdaTarget) and target.invocation_type != LAMBDA_INVOCATION_TYPES[0]:
-                invocation = {"invocationType": target.invocation_type}
-            functions[function_name] = local_target(_calling(target) if isinstance(target, LambdaTarget) else target)
-            made.descriptions[name] = {"type": "lambda", "functionArn": function_arn(function_name), **invocation}
-    return made
+        made = make_target(session, f"{name_prefix}-target-{number}", f"{LOCAL_TARGET_FUNCTION}-{number}", target,
+                           functions, local_target)
+        named.descriptions[name] = made.description
+        if made.queue_url is not None:
+            named.queue_urls[name] = made.queue_url
+        if made.state_machine_arn is not None:
+            named.state_machine_arns[name] = made.state_machine_arn
+    return named
+
+
+def make_target(session: Any, resource: str, function_name: str, target: LocalTarget | ResourceTarget,
+                functions: dict[str, Callable[[Any], Any]],
+                local_target: Callable[[LocalTarget], LocalTarget]) -> MadeTarget:
+    """Make one target: a queue, a topic or a bus (each with the queue its deliveries arrive in), a state machine
+    or an HTTPS endpoint's signing secret in moto, named ``resource``; or the local function ``function_name`` in
+    ``functions`` (a callable or a :class:`LambdaTarget`, wrapped by ``local_target``)."""
+    if isinstance(target, QueueTarget):
+        url = provision_target_queue(session, resource, target.fifo)
+        return MadeTarget({"type": "sqs", "queueUrl": url, "fifo": target.fifo, **_message_group(target)}, url)
+    if isinstance(target, TopicTarget):
+        topic_arn, url = provision_target_topic(session, resource, target.fifo)
+        return MadeTarget({"type": "sns", "topicArn": topic_arn, "fifo": target.fifo, **_message_group(target)}, url)
+    if isinstance(target, BusTarget):
+        bus_arn, url = provision_target_bus(session, resource, source=target.source, detail_type=target.detail_type)
+        return MadeTarget({"type": "eventbridge", "eventBusArn": bus_arn, "detailType": target.detail_type,
+                           "source": target.source}, url)
+    if isinstance(target, HttpsTarget):
+        return MadeTarget(target.description(provision_target_secret(session, resource, target.secret)))
+    if isinstance(target, StateMachineTarget):
+        arn = provision_target_state_machine(session, resource, target.express)
+        return MadeTarget({"type": "stepfunctions", "stateMachineArn": arn}, state_machine_arn=arn)
+    invocation: dict[str, str] = {}
+    if isinstance(target, LambdaTarget) and target.invocation_type != LAMBDA_INVOCATION_TYPES[0]:
+        invocation = {"invocationType": target.invocation_type}
+    functions[function_name] = local_target(_calling(target) if isinstance(target, LambdaTarget) else target)
+    return MadeTarget({"type": "lambda", "functionArn": function_arn(function_name), **invocation})
 
 
 def _calling(target: LambdaTarget) -> LocalTarget:

@@ -12,18 +12,20 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ._deliveries import Delivery, DeliveryLog, LambdaHandler
+from ._outcomes import OutcomeLog
 
 if TYPE_CHECKING:
     from ..client import SchedulerClient
     from ..local import Engine
     from ..local.deliveries import ResourceTarget
     from ..operator import RedriveReport
+    from ..outcome import Outcome
     from ._clock import KitClock
     from ._webhooks import WebhookAnswer, WebhookReceiver
 
 DEFAULT_TARGET = "default"
-KIT_OPTIONS = ("target", "targets", "endpoint_url", "port", "state_dir")
-"""Engine options the kit sets itself."""
+KIT_OPTIONS = ("target", "targets", "endpoint_url", "port", "state_dir", "outcome_kinds")
+"""Engine options the kit sets itself (``outcomes`` is the kit's own keyword: whether it records them)."""
 _active = threading.Lock()
 
 
@@ -31,11 +33,12 @@ class LocalScheduler:
     """A running local scheduler: a client, what each target received, and a clock to move."""
 
     def __init__(self, engine: Engine, clock: KitClock, log: DeliveryLog, url_env: str | None,
-                 webhooks: WebhookReceiver | None = None) -> None:
+                 webhooks: WebhookReceiver | None = None, outcomes: OutcomeLog | None = None) -> None:
         self.engine = engine
         """The :class:`~cdk_delayed_scheduler.local.Engine` underneath (its stats, queues, table)."""
         self._clock = clock
         self._log = log
+        self._outcomes = outcomes
         self._url_env = url_env
         self._webhooks = webhooks
         self._client: SchedulerClient | None = None
@@ -97,6 +100,27 @@ class LocalScheduler:
             raise ValueError(f"target: {target!r} is an HttpsTarget whose URL is on this machine: its deliveries are "
                              "the requests your receiver there got (the kit receives those of any other URL)")
         return self._log.of(target)
+
+    def outcomes(self, schedule_id: str) -> list[str]:
+        """How ``schedule_id`` ended so far: the kinds of its outcome events (``DELIVERED``, ``FAILED``, ``STALE``,
+        ``CANCELLED``), one for a one-shot, one per ended occurrence of a periodic timer, in the order they arrived,
+        each once (repeats dropped by ``(dedupeKey, outcome)``). What is under way settles first, so the outcome
+        of a cancel, or of a delivery ``advance`` made, is there when this answers."""
+        return self._outcome_log().kinds(schedule_id)
+
+    def outcome_events(self, schedule_id: str | None = None) -> list[Outcome]:
+        """The outcome events (typed :class:`~cdk_delayed_scheduler.outcome.Outcome`) of ``schedule_id``, or
+        (``None``) of every schedule, in the order they arrived, each once, after what is under way settled."""
+        return self._outcome_log().events(schedule_id)
+
+    def _outcome_log(self) -> OutcomeLog:
+        from ._stepping import settle  # noqa: PLC0415
+
+        if self._outcomes is None:
+            raise ValueError("outcomes: this scheduler does not record outcome events: start it with "
+                             "local_scheduler(outcomes=True), or @pytest.mark.local_scheduler(outcomes=True)")
+        settle(self.engine, self._clock)
+        return self._outcomes
 
     def answer_webhooks(self, target: str, answer: WebhookAnswer) -> None:
         """What the kit answers ``target``'s requests (an ``HttpsTarget`` it receives) from now on: a status
@@ -196,7 +220,7 @@ class LocalScheduler:
 @contextmanager
 def local_scheduler(target: LambdaHandler | None = None,
                     targets: Mapping[str, LambdaHandler | ResourceTarget | None] | None = None, *,
-                    url_env: str | None = None, **engine_options: Any) -> Iterator[LocalScheduler]:
+                    url_env: str | None = None, outcomes: bool = False, **engine_options: Any) -> Iterator[LocalScheduler]:
     """Run the scheduler in this process for the ``with`` block, on free ports, with an empty account.
 
     ``target`` is the default target's Lambda-style handler (``handler(envelope, None)``), if any: every
@@ -206,24 +230,30 @@ def local_scheduler(target: LambdaHandler | None = None,
     ``BusTarget(detail_type=..., source=...)`` an EventBridge bus, a ``StateMachineTarget()`` a Step
     Functions state machine, an ``HttpsTarget(url, secret)`` an HTTPS endpoint (``http://127.0.0.1:...``
     for a receiver of the test's own). ``url_env`` names an environment
-    variable to hold the API's URL for the block. Other keywords are ``EngineOptions`` fields
+    variable to hold the API's URL for the block. ``outcomes=True`` records every outcome event, of every kind
+    (:meth:`LocalScheduler.outcomes`): each then takes a second trip through the delayer queue, which makes
+    ``advance`` about a fifth slower, so it is off unless asked. Other keywords are ``EngineOptions`` fields
     (``listing=True``, ``delay_window=...``).
     """
+    if not isinstance(outcomes, bool):
+        raise ValueError(f"local_scheduler: outcomes must be True or False (the kit is the outcomes target, and "
+                         f"outcome_events() answers what it kept), got {type(outcomes).__name__}")
     taken = sorted(set(engine_options) & set(KIT_OPTIONS))
     if taken:
         raise ValueError(f"local_scheduler: {', '.join(taken)} cannot be set here (target= and targets= name the "
-                         "targets; the kit chooses the ports and the endpoint)")
+                         "targets; the kit chooses the ports and the endpoint, and records every outcome kind)")
     if not _active.acquire(blocking=False):
         raise RuntimeError("local_scheduler: one runs per process at a time (the runtime reads its settings "
                            "from the process environment); leave the other one first")
     try:
-        yield from _run(target, dict(targets or {}), url_env, engine_options)
+        yield from _run(target, dict(targets or {}), url_env, OutcomeLog() if outcomes else None, engine_options)
     finally:
         _active.release()
 
 
 def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | ResourceTarget | None], url_env: str | None,
-         engine_options: dict[str, Any]) -> Iterator[LocalScheduler]:
+         outcomes: OutcomeLog | None, engine_options: dict[str, Any]) -> Iterator[LocalScheduler]:
+    from .._contract import contract  # noqa: PLC0415
     from .._local_required import require_local  # noqa: PLC0415
 
     require_local("the testing kit (local_scheduler)")
@@ -240,8 +270,9 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
     log = DeliveryLog(clock.now_ms)
     with _webhook_receiver(log, targets) as webhooks:
         named = {name: _recorded(log, name, spec, webhooks) for name, spec in targets.items()}
+        recording: dict[str, Any] = {"outcomes": outcomes, "outcome_kinds": contract.OUTCOME_KINDS} if outcomes else {}
         options = EngineOptions(target=log.lambda_target(DEFAULT_TARGET, target), targets=named, endpoint_url=endpoint,
-                                **engine_options)
+                                **recording, **engine_options)
         engine = Engine(options, corrected_endpoint=True, before_api_call=clock.tick,  # the kit's moto child
                         on_stop=clock.end_long_polls)
         saved = os.environ.get(url_env) if url_env else None
@@ -250,7 +281,7 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
             clock.install(engine.queue_url.rstrip("/").rsplit("/", 1)[-1])
             if url_env:
                 os.environ[url_env] = engine.api_url
-            yield LocalScheduler(engine, clock, log, url_env, webhooks)
+            yield LocalScheduler(engine, clock, log, url_env, webhooks, outcomes)
         finally:
             if url_env:
                 if saved is None:

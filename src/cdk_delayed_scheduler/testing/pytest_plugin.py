@@ -10,6 +10,9 @@ nothing heavy and starts nothing: the engine and moto load when a test first ask
 
     @pytest.mark.local_scheduler(url_env="TIMERS_API", targets={"billing": None})
     def test_with_options(local_scheduler): ...
+
+    @pytest.mark.local_scheduler(outcomes=True)     # record the outcome events
+    def test_outcomes(local_scheduler): ...
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ MARKER = "local_scheduler"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{MARKER}(**options): options of the local_scheduler fixture "
-                                       "(target=, targets=, url_env=, and EngineOptions fields)")
+                                       "(target=, targets=, url_env=, outcomes=, and EngineOptions fields)")
 
 
 @pytest.fixture
