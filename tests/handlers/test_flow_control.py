@@ -137,3 +137,19 @@ def test_a_paused_target_gives_no_slot_and_no_place(aws):
     aws.ddb.put_item(TableName=aws.table, Item={**key, flow.PAUSED: {"BOOL": True}})
     assert store.reserve("paused", limits, now_ms()) is None
     assert store.acquire("paused", limits, now_ms(), now_ms() + 1000) is None
+
+
+def test_periodic_occurrences_to_a_limited_target_take_their_slots_and_a_delete_still_stops_one_waiting(
+        aws, monkeypatch):
+    from .periodic_timers import put
+
+    limit(aws, monkeypatch, "pager", {"rate": 1, "periodSeconds": 4})
+    first_ms = (now_ms() // 1000 + 5) * 1000
+    for name in ("alpha", "beta", "gamma"):
+        put(name, {"every": 60, "startAt": first_ms / 1000, "payload": {}, "target": "pager"})
+    virtual().move_to(first_ms)
+    delivered = dispatch_one_at_a_time(aws, first_ms + 4000)  # the first, at once; the second, four seconds on
+    assert call_api("DELETE", "/periodic/gamma")[0] == 200  # the third waits for its slot, eight seconds on
+    delivered += dispatch_one_at_a_time(aws, first_ms + 30_000)
+    assert [(e["id"] in ("alpha", "beta"), e["firedAt"]) for e in delivered] == [
+        (True, iso(first_ms)), (True, iso(first_ms + 4000))]

@@ -134,7 +134,7 @@ class Delivery:
             log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
-            started = self._start_occurrence(ref, receipt)
+            started = self._start_occurrence(ref, receipt, slot is not None)
         else:
             wait_until(clock, start_ms)
             if ref.ticket is not None:
@@ -217,18 +217,31 @@ class Delivery:
                                           _retry_note(receipt, config.max_receive_count), holding)
 
     def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, slot_held: bool) -> Started | None:
-        """Start a one-shot's delivery to a limited target: with a start slot (the one its message holds, else a new
-        one, waited for here when it is close and in the delayer queue when not) and a place among its
-        ``maxInFlight``; None when it waits, or does not start."""
+        """Start a one-shot's delivery to a limited target, once it has room (:meth:`_take_room`); None when it waits,
+        or does not start."""
+        release = self._take_room(ref, receipt, target, slot_held)
+        if release is None:
+            return None
+        started = self._started_one_shot(ref, receipt, self._begin(ref, receipt))
+        if started is None:
+            release()
+            return None
+        return replace(started, release=release)
+
+    def _take_room(self, ref: TimerRef, receipt: Receipt, target: str, slot_held: bool) -> Callable[[], None] | None:
+        """Room for a delivery to ``target``: a start slot (the one its message holds, else a new one, waited for here
+        when it is close, in the delayer queue when not) and a place among its ``maxInFlight``. What gives the place
+        back, or None when the message was sent back to wait. A target without limits has room at once."""
         limits = self._config.flow_limits.get(target)
-        if limits is None:  # the target lost its limits since the message was put back
-            return self._started_one_shot(ref, receipt, self._begin(ref, receipt))
+        if limits is None:  # no limits (or no more, since the message was put back)
+            return _NOTHING_HELD
         room = FlowStore(self._ctx.dynamodb, self._config.table_name)
         clock = self._clock
         if not slot_held:
-            slot = room.reserve(target, limits, clock.now_ms())
+            slot = room.reserve(target, limits, max(clock.now_ms(), ref.due_ms))
             if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
-                return self._wait_for_room(ref, receipt, target, slot)
+                self._wait_for_room(ref, receipt, target, slot)
+                return None
             wait_until(clock, slot)
         lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
         lease = room.acquire(target, limits, clock.now_ms(), lease_end)
@@ -238,12 +251,9 @@ class Delivery:
             waited_ms += round(flow.LEASE_POLL_SECONDS * 1000)
             lease = room.acquire(target, limits, clock.now_ms(), lease_end)
         if lease is None:  # every place is held: a new slot, and its message waits for it
-            return self._wait_for_room(ref, receipt, target, room.reserve(target, limits, clock.now_ms()))
-        started = self._started_one_shot(ref, receipt, self._begin(ref, receipt))
-        if started is None:
-            room.release(target, lease, lease_end)
+            self._wait_for_room(ref, receipt, target, room.reserve(target, limits, clock.now_ms()))
             return None
-        return replace(started, release=lambda: room.release(target, lease, lease_end))
+        return lambda: room.release(target, lease, lease_end)
 
     def _wait_for_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> None:
         """Send the message back to wait in the delayer queue for its slot (a paused target: to look again later),
@@ -294,7 +304,7 @@ class Delivery:
             None if record.group is None else (record.group, record.created_ms),
             stop_for_group, record_failure, note or "", retry)
 
-    def _start_occurrence(self, ref: TimerRef, receipt: Receipt) -> Started | None:
+    def _start_occurrence(self, ref: TimerRef, receipt: Receipt, slot_held: bool = False) -> Started | None:
         """Start an occurrence of a periodic timer (the next one is armed first); None when it does not start."""
         # Imported on first use: a deployment without periodic timers never loads it (nor the cron
         # parser and ``zoneinfo``), which keeps the dispatcher's cold start as it was.
@@ -303,11 +313,14 @@ class Delivery:
         ctx, clock = self._ctx, self._clock
         periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name),
                                             self._store, self._queue, ctx.config, clock)
+        room = (None if not ctx.config.flow_limits
+                else lambda target: self._take_room(ref, receipt, target, slot_held))
         occurrence = periodic.start(ref, receipt.receive_count, receipt.tag,
-                                    lambda instant_ms: wait_until(clock, instant_ms))
+                                    lambda instant_ms: wait_until(clock, instant_ms), room)
         definition = occurrence.definition
         if definition is None:
-            self._refused(ref, occurrence.refusal)
+            if occurrence.refusal is not Refusal.WAITING_FOR_ROOM:  # sent back to wait: logged as put back
+                self._refused(ref, occurrence.refusal)
             return None
         limits = retry_limits(ctx.config, definition.retry, definition.max_lateness_seconds)
 
@@ -337,7 +350,7 @@ class Delivery:
             None if group is None or stamp is None else (group, stamp), stop_for_group,
             lambda reason: periodic.record_failure(definition, reason),
             f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start,
-            lambda reason: periodic.skip_stale(definition, reason))
+            lambda reason: periodic.skip_stale(definition, reason), occurrence.release or _NOTHING_HELD)
 
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)
@@ -409,6 +422,13 @@ class Delivery:
                       reason=refusal)
         else:
             log_event("not_delivered", id=ref.schedule_id, reason=refusal)
+
+
+def _nothing_held() -> None:
+    """The release of a delivery that holds no place."""
+
+
+_NOTHING_HELD: Callable[[], None] = _nothing_held
 
 
 def _held_slot(ref: TimerRef, receipt: Receipt) -> int | None:

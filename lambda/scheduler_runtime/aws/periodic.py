@@ -24,12 +24,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Optional
 
 from ..clock import Clock
 from ..core import keys
 from ..core.contract import PERIODIC_RETRY_DELAYS_SECONDS
 from ..core.envelope import TimerRef
+from ..core.flow import Ticket
 from ..core.periodic import PeriodicRequest
 from ..core.retry import Limits
 from ..core.states import Refusal
@@ -73,6 +74,13 @@ class Occurrence:
     attempt: int = 0
     began_ms: int = 0
     refusal: Refusal | None = None
+    release: Callable[[], None] | None = None
+    """Gives back the place the delivery holds on its limited target (a ``room`` the caller gave)."""
+
+
+Room = Callable[[str], Optional[Callable[[], None]]]
+"""Room on a target for a delivery about to start (:meth:`Periodic.start`): what gives it back, or None when the
+message was sent back to wait for it."""
 
 
 class Periodic:
@@ -182,7 +190,7 @@ class Periodic:
 
     # --- dispatcher ------------------------------------------------------------------
     def start(self, ref: TimerRef, receive_count: int, message: bytes,
-              wait_until: Callable[[int], None]) -> Occurrence:
+              wait_until: Callable[[int], None], room: Room | None = None) -> Occurrence:
         """Decide on an occurrence message: arm the next occurrence, wait until it is due
         (``wait_until(epoch_ms)``), then advance the definition and allow the delivery; or refuse.
 
@@ -195,10 +203,15 @@ class Periodic:
         out its sub-second remainder, so only the conditional write stands between the due time and
         the target call, as for a one-shot. Arming early is safe: until the write, the armed
         message is a stray.
+
+        With ``room``, a delivery to a limited target takes room on it before the write that starts it (an
+        attempt message knows its target from its ticket): while it waits, nothing is written, so a DELETE or a
+        pause still stops it.
         """
         if ref.attempt:
             wait_until(ref.due_ms)
-            return self._start_attempt(ref, ref.attempt)
+            target = None if ref.ticket is None else ref.ticket.target
+            return _with_room(room, target, lambda: self._start_attempt(ref, ref.attempt))
         wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
         for pause in SLOW_WRITE_PAUSES:  # armed ahead of the write that makes it current, which is slow
@@ -219,16 +232,21 @@ class Periodic:
                     return Occurrence(None, refusal=Refusal.DUPLICATE)
                 # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
                 wait_until(ref.due_ms)
-                return self._start_attempt(replace(ref, due_ms=definition.last_due_ms or ref.due_ms), receive_count,
-                                           message)
+                again = replace(ref, due_ms=definition.last_due_ms or ref.due_ms)
+                return _with_room(room, definition.target, lambda: self._start_attempt(again, receive_count, message))
             if _redelivered_after_the_chain_moved_on(ref, definition, receive_count):
                 wait_until(ref.due_ms)
-                return self._start_attempt(ref, receive_count)
+                return _with_room(room, definition.target, lambda: self._start_attempt(ref, receive_count))
             if self._predecessor_pending(ref, definition):
                 return Occurrence(None, refusal=Refusal.PREDECESSOR_PENDING)
             return Occurrence(None, refusal=Refusal.STRAY)
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
             return Occurrence(None, refusal=Refusal.ENDED)
+        return _with_room(room, definition.target, lambda: self._advance(ref, definition, message, wait_until))
+
+    def _advance(self, ref: TimerRef, definition: Definition, message: bytes,
+                 wait_until: Callable[[int], None]) -> Occurrence:
+        """Arm the next occurrence, wait until this one is due, then advance the definition past it."""
         armed_at = self._clock.now_ms()
         due, skipped, following = definition.spec.catch_up(ref.due_ms, max(armed_at, ref.due_ms))
         step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message)
@@ -281,13 +299,17 @@ class Periodic:
         if limit is not None:
             return limit
         self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
-                                      now, definition.version, attempt + 1), delay)
+                                      now, definition.version, attempt + 1, self._ticket(definition)), delay)
         return None
 
     def start_late(self, definition: Definition, due_ms: int, attempt: int) -> None:
         """The start deadline passed before the target call: the same attempt again, at once."""
         self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
-                                      self._clock.now_ms(), definition.version, attempt), 0)
+                                      self._clock.now_ms(), definition.version, attempt, self._ticket(definition)), 0)
+
+    def _ticket(self, definition: Definition) -> Ticket | None:
+        """What an attempt message to a limited target carries: its target (it holds no slot yet)."""
+        return Ticket(definition.target, None) if definition.target in self._config.flow_limits else None
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)
@@ -333,6 +355,21 @@ class Periodic:
         if definition.pending_timer is not None and definition.next_due_ms is not None and definition.shard is not None:
             self._store.delete_own_timer(TimerItem(definition.shard, definition.next_due_ms, definition.periodic_id,
                                                    definition.token, 0, version=definition.version))
+
+
+def _with_room(room: Room | None, target: str | None, begin: Callable[[], Occurrence]) -> Occurrence:
+    """``begin`` the delivery once it has room on ``target`` (at once without a ``room``, or a target); refused as
+    WAITING_FOR_ROOM when its message went back to wait. The place is given back when ``begin`` refuses."""
+    if room is None or target is None:
+        return begin()
+    release = room(target)
+    if release is None:
+        return Occurrence(None, refusal=Refusal.WAITING_FOR_ROOM)
+    occurrence = begin()
+    if occurrence.definition is None:
+        release()
+        return occurrence
+    return replace(occurrence, release=release)
 
 
 def _settle(old: Definition, clock: Clock) -> None:
