@@ -47,6 +47,9 @@ class Outcomes:
     def __init__(self, target: IScheduleTarget, *, kinds: Optional[Sequence[OutcomeKind]] = None,
                  include_payload: bool = False) -> None:
         check_target(PROP, target)
+        if getattr(target, "flow_control", None) is not None:
+            raise ValueError(f"{PROP}: the outcomes target takes no flow_control (its events are never held back); "
+                             f"leave it out of {type(target).__name__}(...)")
         self.target: IScheduleTarget = target
         """Where the events go; bound to the dispatcher as a delivery target is."""
         self.kinds: tuple[OutcomeKind, ...] = DEFAULT_KINDS if kinds is None else _kinds(kinds)

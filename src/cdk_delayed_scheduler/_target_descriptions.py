@@ -42,12 +42,25 @@ def check_deliverable(name: str, target: object, description: Mapping[str, Any])
     if kind is not None and Token.is_unresolved(kind):
         problem: Optional[str] = "its type must be concrete text, not a token"
     else:
-        problem = contract.target_description_problem(description)
+        problem = contract.target_description_problem(_as_judged(description))
     if problem is not None:
         raise ValueError(
             f"target {name!r}: {type(target).__name__} describes a target the runtime cannot deliver to: {problem}. "
             f"The runtime delivers to these kinds: {', '.join(sorted(contract.TARGET_TYPES))} "
             f"({', '.join(BUILT_IN_TARGETS)}); a new kind needs runtime support, not only a bind.")
+
+
+def _as_judged(description: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``description`` as it is judged at synth: a ``flowControl`` limit that is an unresolved token (a parameter's
+    value) stands in as its lowest allowed value, so that only its name is judged, as a token in any other field
+    is (the functions check its value when they start)."""
+    limits = description.get(contract.FLOW_CONTROL_FIELD)
+    if not isinstance(limits, Mapping) or not any(Token.is_unresolved(value) for value in limits.values()):
+        return description
+    bounds = {name: contract.FLOW_CONTROL[name] for name in ("rate", "periodSeconds", "maxInFlight")}
+    stand_ins = {name: bounds[name]["min"] if name in bounds and Token.is_unresolved(value) else value
+                 for name, value in limits.items()}
+    return {**description, contract.FLOW_CONTROL_FIELD: stand_ins}
 
 
 def waited_for(description: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 
+from ._flow_control import FlowControl, flow_control_of, with_flow_control
 from ._https_checks import check_headers, check_secret, check_timeout, check_url, default_timeout
 from ._lambda_timeout import LAMBDA_TIMEOUT_UNKNOWN_WARNING as LAMBDA_TIMEOUT_UNKNOWN_WARNING
 from ._lambda_timeout import waited_timeout
@@ -43,7 +44,7 @@ from ._target_checks import check_event_texts, check_message_group_id, check_res
 from ._wiring import KEY_PRODUCER, grant_key, grant_secret_value
 
 __all__ = ["IScheduleTarget", "ScheduleTargetConfig", "LambdaInvocationType", "LambdaInvoke", "SqsSendMessage",
-           "SnsPublish", "EventBridgePutEvents", "StepFunctionsStartExecution", "HttpsEndpoint"]
+           "SnsPublish", "EventBridgePutEvents", "StepFunctionsStartExecution", "HttpsEndpoint", "FlowControl"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,17 @@ class IScheduleTarget(abc.ABC):
         """Grant ``dispatcher`` what delivery needs and describe the target for the runtime."""
 
 
+class _BuiltInTarget(IScheduleTarget, abc.ABC):
+    """A built-in kind of target: it takes a ``flow_control``, which its description carries."""
+
+    def __init__(self, flow_control: Optional[FlowControl]) -> None:
+        self.flow_control: Optional[FlowControl] = flow_control_of(flow_control)
+
+    def _describe(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """``describe_target(kind, **fields)``, with the ``flowControl`` field when the target has limits."""
+        return with_flow_control(describe_target(kind, **fields), self.flow_control)
+
+
 class LambdaInvocationType(str, enum.Enum):
     """How ``LambdaInvoke`` invokes its function; the values are Lambda's ``InvocationType`` names."""
 
@@ -86,7 +98,7 @@ class LambdaInvocationType(str, enum.Enum):
     on-failure destination apply from there, and the dispatcher neither waits for nor pays for its run."""
 
 
-class LambdaInvoke(IScheduleTarget):
+class LambdaInvoke(_BuiltInTarget):
     """Deliver each due schedule by invoking a Lambda function, synchronously by default.
 
     The function receives the envelope (``id``, ``dueAt``, ``firedAt``,
@@ -130,13 +142,17 @@ class LambdaInvoke(IScheduleTarget):
     :param invocation_type: ``LambdaInvocationType.REQUEST_RESPONSE`` (synchronous) or
         ``LambdaInvocationType.EVENT`` (asynchronous); Lambda's names ``"RequestResponse"`` and
         ``"Event"`` are accepted too. Default: ``REQUEST_RESPONSE``.
+    :param flow_control: limits on how fast, and how many at once, deliveries to this target start, e.g.
+        ``targets.FlowControl(rate=100, max_in_flight=20)``. Default: none, no limits.
     """
 
     def __init__(self, handler: Union[lambda_.IFunction, lambda_.FunctionBase], *,
                  timeout: Optional[Duration] = None,
-                 invocation_type: Union[LambdaInvocationType, str] = LambdaInvocationType.REQUEST_RESPONSE) -> None:
+                 invocation_type: Union[LambdaInvocationType, str] = LambdaInvocationType.REQUEST_RESPONSE,
+                 flow_control: Optional[FlowControl] = None) -> None:
         # (FunctionBase too: pyright does not accept aws-cdk-lib's own Function as its IFunction protocol)
         check_resource("handler", handler, "function")
+        super().__init__(flow_control)
         self.invocation_type: LambdaInvocationType = _invocation_type(invocation_type)
         """How the function is invoked."""
         waited = self.invocation_type is LambdaInvocationType.REQUEST_RESPONSE
@@ -154,11 +170,11 @@ class LambdaInvoke(IScheduleTarget):
         )
         asynchronous = {} if self.invocation_type is LambdaInvocationType.REQUEST_RESPONSE else {
             "invocation_type": self.invocation_type.value}
-        return ScheduleTargetConfig(describe_target("lambda", function_arn=self.handler.function_arn, **asynchronous),
+        return ScheduleTargetConfig(self._describe("lambda", function_arn=self.handler.function_arn, **asynchronous),
                                     timeout=self.timeout)
 
 
-class SqsSendMessage(IScheduleTarget):
+class SqsSendMessage(_BuiltInTarget):
     """Deliver each due schedule as a JSON message to an SQS queue (standard or FIFO).
 
     The message body is the envelope; the ``dedupeKey`` also travels as a
@@ -176,10 +192,14 @@ class SqsSendMessage(IScheduleTarget):
     :param message_group_id: FIFO queues only: the message group of every
         delivery, 1-128 characters. Default: the schedule id, so deliveries of
         different schedules do not block each other.
+    :param flow_control: limits on how fast, and how many at once, deliveries to this target start, e.g.
+        ``targets.FlowControl(rate=100, max_in_flight=20)``. Default: none, no limits.
     """
 
-    def __init__(self, queue: sqs.IQueue, *, message_group_id: Optional[str] = None) -> None:
+    def __init__(self, queue: sqs.IQueue, *, message_group_id: Optional[str] = None,
+                 flow_control: Optional[FlowControl] = None) -> None:
         check_resource("queue", queue, "queue")
+        super().__init__(flow_control)
         check_message_group_id(message_group_id, queue.fifo, "queue")
         self.queue = queue
         self.message_group_id = message_group_id
@@ -190,11 +210,11 @@ class SqsSendMessage(IScheduleTarget):
         self.queue.grant(dispatcher, "sqs:SendMessage")
         # What an SQS producer needs on a customer managed key (SQS developer guide, "Key management").
         grant_key(self.queue.encryption_master_key, dispatcher, *KEY_PRODUCER)
-        return ScheduleTargetConfig(describe_target("sqs", queue_url=self.queue.queue_url, fifo=bool(self.queue.fifo),
+        return ScheduleTargetConfig(self._describe("sqs", queue_url=self.queue.queue_url, fifo=bool(self.queue.fifo),
                                                     **_group(self.message_group_id)))
 
 
-class SnsPublish(IScheduleTarget):
+class SnsPublish(_BuiltInTarget):
     """Deliver each due schedule as a message published to an SNS topic (standard or FIFO).
 
     The message is the envelope as JSON, the same body ``SqsSendMessage`` sends, and the
@@ -215,10 +235,14 @@ class SnsPublish(IScheduleTarget):
     :param message_group_id: FIFO topics only: the message group of every delivery, 1-128
         characters. Default: the schedule id, so deliveries of different schedules do not block
         each other.
+    :param flow_control: limits on how fast, and how many at once, deliveries to this target start, e.g.
+        ``targets.FlowControl(rate=100, max_in_flight=20)``. Default: none, no limits.
     """
 
-    def __init__(self, topic: sns.ITopic, *, message_group_id: Optional[str] = None) -> None:
+    def __init__(self, topic: sns.ITopic, *, message_group_id: Optional[str] = None,
+                 flow_control: Optional[FlowControl] = None) -> None:
         check_resource("topic", topic, "topic")
+        super().__init__(flow_control)
         check_message_group_id(message_group_id, topic.fifo, "topic")
         self.topic = topic
         self.message_group_id = message_group_id
@@ -231,11 +255,11 @@ class SnsPublish(IScheduleTarget):
         # decrypts it on the publisher's behalf (SNS developer guide, "Key management"; its example
         # writes kms:GenerateDataKey*, of which Publish needs GenerateDataKey): an SQS producer's two.
         grant_key(self.topic.master_key, dispatcher, *KEY_PRODUCER)
-        return ScheduleTargetConfig(describe_target("sns", topic_arn=self.topic.topic_arn, fifo=bool(self.topic.fifo),
+        return ScheduleTargetConfig(self._describe("sns", topic_arn=self.topic.topic_arn, fifo=bool(self.topic.fifo),
                                                     **_group(self.message_group_id)))
 
 
-class EventBridgePutEvents(IScheduleTarget):
+class EventBridgePutEvents(_BuiltInTarget):
     """Deliver each due schedule as an event put on an EventBridge event bus.
 
     One ``PutEvents`` entry per delivery, with ``detail_type`` and ``source`` as given and the
@@ -254,10 +278,14 @@ class EventBridgePutEvents(IScheduleTarget):
     :param detail_type: the events' ``detail-type``: 1-128 characters.
     :param source: the events' ``source``: 1-256 characters, not starting with ``aws.`` (reserved for
         AWS services), e.g. ``com.example.timers``.
+    :param flow_control: limits on how fast, and how many at once, deliveries to this target start, e.g.
+        ``targets.FlowControl(rate=100, max_in_flight=20)``. Default: none, no limits.
     """
 
-    def __init__(self, bus: events.IEventBus, *, detail_type: str, source: str) -> None:
+    def __init__(self, bus: events.IEventBus, *, detail_type: str, source: str,
+                 flow_control: Optional[FlowControl] = None) -> None:
         check_resource("bus", bus, "event bus")
+        super().__init__(flow_control)
         check_event_texts(detail_type, source)
         self.bus = bus
         self.detail_type = detail_type
@@ -267,11 +295,11 @@ class EventBridgePutEvents(IScheduleTarget):
         """Grant ``events:PutEvents`` on the bus; describe it as ``{"type": "eventbridge", ...}``."""
         iam.Grant.add_to_principal(grantee=dispatcher, actions=["events:PutEvents"],
                                    resource_arns=[self.bus.event_bus_arn])
-        return ScheduleTargetConfig(describe_target("eventbridge", event_bus_arn=self.bus.event_bus_arn,
+        return ScheduleTargetConfig(self._describe("eventbridge", event_bus_arn=self.bus.event_bus_arn,
                                                     detail_type=self.detail_type, source=self.source))
 
 
-class StepFunctionsStartExecution(IScheduleTarget):
+class StepFunctionsStartExecution(_BuiltInTarget):
     """Deliver each due schedule by starting an execution of a Step Functions state machine.
 
     The execution's input is the envelope (JSON), and its name is derived from the ``dedupeKey``: a
@@ -292,21 +320,24 @@ class StepFunctionsStartExecution(IScheduleTarget):
 
     :param state_machine: the state machine. The dispatcher is granted ``states:StartExecution`` on it
         only.
+    :param flow_control: limits on how fast, and how many at once, deliveries to this target start, e.g.
+        ``targets.FlowControl(rate=100, max_in_flight=20)``. Default: none, no limits.
     """
 
-    def __init__(self, state_machine: sfn.IStateMachine) -> None:
+    def __init__(self, state_machine: sfn.IStateMachine, *, flow_control: Optional[FlowControl] = None) -> None:
         check_resource("state_machine", state_machine, "state machine")
+        super().__init__(flow_control)
         self.state_machine = state_machine
 
     def bind(self, dispatcher: iam.IGrantable) -> ScheduleTargetConfig:
         """Grant ``states:StartExecution`` on the state machine; describe it as ``{"type": "stepfunctions", ...}``."""
         iam.Grant.add_to_principal(grantee=dispatcher, actions=["states:StartExecution"],
                                    resource_arns=[self.state_machine.state_machine_arn])
-        return ScheduleTargetConfig(describe_target("stepfunctions",
+        return ScheduleTargetConfig(self._describe("stepfunctions",
                                                     state_machine_arn=self.state_machine.state_machine_arn))
 
 
-class HttpsEndpoint(IScheduleTarget):
+class HttpsEndpoint(_BuiltInTarget):
     """Deliver each due schedule as a signed HTTPS ``POST`` to a URL, a webhook.
 
     The body is the envelope as compact JSON (``Content-Type: application/json``), with the headers
@@ -340,16 +371,20 @@ class HttpsEndpoint(IScheduleTarget):
     :param timeout: how long connecting (the TLS handshake included) and each wait for the answer's bytes
         may take: 1-30 whole seconds. The scheduler's ``dispatcher_timeout`` must be at least 5 seconds
         longer. Default: 10 seconds.
+    :param flow_control: limits on how fast, and how many at once, deliveries to this target start, e.g.
+        ``targets.FlowControl(rate=100, max_in_flight=20)``. Default: none, no limits.
     """
 
     # ``Secret`` named beside ``ISecret``: in jsii's Python types ``Secret`` does not satisfy the ``ISecret``
     # protocol (a parameter named differently), so pyright would refuse ``signing_secret=secretsmanager.Secret(...)``.
     def __init__(self, url: str, *, signing_secret: Union[secretsmanager.ISecret, secretsmanager.Secret],
-                 headers: Optional[Mapping[str, str]] = None, timeout: Duration = default_timeout()) -> None:
+                 headers: Optional[Mapping[str, str]] = None, timeout: Duration = default_timeout(),
+                 flow_control: Optional[FlowControl] = None) -> None:
         check_url(url)
         check_secret(signing_secret)
         check_headers(headers)
         check_timeout(timeout)
+        super().__init__(flow_control)
         self.url = url
         self.signing_secret = signing_secret
         self.headers: Optional[Mapping[str, str]] = None if headers is None else dict(headers)
@@ -360,7 +395,7 @@ class HttpsEndpoint(IScheduleTarget):
         Secrets Manager); describe it as ``{"type": "https", ...}``."""
         grant_secret_value(self.signing_secret, dispatcher)
         extra = {} if self.headers is None else {"headers": self.headers}
-        return ScheduleTargetConfig(describe_target("https", url=self.url, secret_arn=self.signing_secret.secret_arn,
+        return ScheduleTargetConfig(self._describe("https", url=self.url, secret_arn=self.signing_secret.secret_arn,
                                                     timeout_seconds=seconds(self.timeout), **extra),
                                     timeout=self.timeout)
 

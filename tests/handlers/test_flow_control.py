@@ -9,49 +9,16 @@ import json
 
 import pytest
 
-from scheduler_runtime.aws import context
 from scheduler_runtime.aws.flow import FlowStore
 from scheduler_runtime.core import flow
 from scheduler_runtime.core.flow import FlowLimits
 
 from .conftest import call_api
 from .dispatching import dispatch, receive
+from .flow_controlling import create, dispatch_one_at_a_time, limit
 from .virtual_time import iso, now_ms, receivable_instants, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
-
-
-def limit(aws, monkeypatch, name: str, flow_control: dict, queue_url: str | None = None) -> None:
-    """Add target ``name`` (an SQS queue, the target queue unless told) with these limits to the deployment."""
-    targets = json.loads(__import__("os").environ["TARGETS"])
-    targets[name] = {"type": "sqs", "queueUrl": queue_url or aws.target_url, "fifo": False,
-                     "flowControl": flow_control}
-    monkeypatch.setenv("TARGETS", json.dumps(targets))
-    context._contexts.clear()
-
-
-def create(schedule_id: str, due_ms: int, target: str, **extra) -> None:
-    status, answer = call_api("POST", "/schedules", {"id": schedule_id, "dueAt": due_ms / 1000, "target": target,
-                                                     "payload": {"n": schedule_id}, **extra})
-    assert status == 201, answer
-
-
-def dispatch_one_at_a_time(aws, until_ms: int) -> list[dict]:
-    """Hand the dispatcher each delayer message alone, at the instant it can be received, until ``until_ms``:
-    what reached the target queue, in order."""
-    delivered = []
-    while True:
-        [message] = aws.receive(aws.delayer_url, max_messages=1) or [None]
-        if message is None:
-            instants = receivable_instants(aws.delayer_url)
-            if not instants or instants[0] > until_ms:
-                return delivered
-            virtual().move_to(instants[0])
-            continue
-        answer = dispatch(receive(message, int(message["attributes"]["ApproximateReceiveCount"])))
-        if not answer["batchItemFailures"]:
-            aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
-        delivered += [json.loads(m["body"]) for m in aws.take(aws.target_url)]
 
 
 def test_six_due_at_once_start_one_interval_apart_to_the_millisecond_and_wait_in_their_messages(aws, monkeypatch):

@@ -47,3 +47,9 @@ def test_a_park_whose_reason_is_the_lateness_bound_is_a_stale_outcome_and_any_ot
 def test_an_answer_is_cut_to_the_contracts_length_and_leaves_out_what_is_unknown():
     summary = outcomes.answer_summary(status=200, body="x" * 1000, missing=None)
     assert summary == {"status": 200, "body": "x" * outcomes.ANSWER_MAX_CHARS}
+
+
+def test_an_outcomes_target_with_flow_control_is_refused():
+    limited = {**QUEUE, "flowControl": {"rate": 5}}
+    with pytest.raises(ConfigError, match="OUTCOMES: target: the outcomes target takes no flowControl"):
+        Config.from_env({"TABLE_NAME": "t", "OUTCOMES": json.dumps({"target": limited})})

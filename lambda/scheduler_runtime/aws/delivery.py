@@ -29,6 +29,7 @@ docstring).
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -49,7 +50,7 @@ from .items import ScheduleRecord
 from .flow import FlowStore
 from .outcomes import OutcomeSink
 from .store import DeliveryStart, ScheduleStore
-from .targets import DeliveryError, Undeliverable, deliver, refused_for_good
+from .targets import DeliveryError, Throttled, Undeliverable, deliver, refused_for_good
 
 logger = logging.getLogger("scheduler_runtime")
 STRAY_LOG_LEVELS = {Refusal.STRAY: logging.INFO, Refusal.DUPLICATE: logging.INFO, Refusal.MISSING: logging.WARNING}
@@ -107,6 +108,9 @@ class Started:
     """How a delivery its lateness bound ended is skipped (a periodic occurrence's); None: parked, FAILED."""
     release: Callable[[], None] = lambda: None
     """Gives back the place it holds on a limited target (``maxInFlight``), once its target answered."""
+    again: Callable[[int | None], None] | None = None
+    """Sends the same attempt again, to wait in the delayer queue for the start slot given (None: a paused target,
+    to look again), without spending it: how a limited target's throttle answer is taken."""
 
 
 class Delivery:
@@ -176,6 +180,8 @@ class Delivery:
         try:
             answer = self._deliver(started.envelope)
         except DeliveryError as exc:
+            if isinstance(exc, Throttled) and self._held_back(ref, started, exc):
+                return None
             limit = None if isinstance(exc, Undeliverable) else started.retry(exc)
             if limit is None and not isinstance(exc, Undeliverable):
                 return None
@@ -184,6 +190,27 @@ class Delivery:
         self._outcome(Kind.DELIVERED, started, firedAt=started.envelope["firedAt"], latenessMs=started.late_ms,
                       answer=answer)
         return _delivered(started.envelope, started.late_ms)
+
+    def _held_back(self, ref: TimerRef, started: Started, exc: Throttled) -> bool:
+        """A limited target said slow down: hold it back (``Retry-After``, else a backoff), and send this attempt
+        again, unspent, for a slot after the hold; parked instead once that slot is past its ``maxAgeSeconds``.
+        False for a target without limits (its attempt is retried as any failure)."""
+        target = started.envelope["target"]
+        limits = self._config.flow_limits.get(target)
+        if limits is None or started.again is None:
+            return False
+        room, now = FlowStore(self._ctx.dynamodb, self._config.table_name), self._clock.now_ms()
+        retry_after = None if exc.retry_after_seconds is None else math.ceil(exc.retry_after_seconds * 1000)
+        until = room.hold(target, now, retry_after)
+        slot = room.reserve(target, limits, until)
+        too_old = started.limits.age_reason(ref.due_ms, until if slot is None else slot)
+        if too_old is not None:
+            self._park(started, f"{too_old}: the target held deliveries back: {exc}", last_error=str(exc)[:500])
+            return True
+        started.again(slot)
+        log_event("held_back", level=logging.WARNING, id=ref.schedule_id, target=target, heldUntilMs=until,
+                  slotMs=slot, reason=str(exc)[:200])
+        return True
 
     def _outcome(self, kind: Kind, started: Started, not_started: bool = False, **details: Any) -> None:
         """Gather the outcome of a started delivery's occurrence (``not_started``: its target was not called
@@ -246,12 +273,14 @@ class Delivery:
         lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
         lease = room.acquire(target, limits, clock.now_ms(), lease_end)
         waited_ms = 0
-        while lease is None and waited_ms < flow.LEASE_WAIT_MS:
+        while lease is None and room.held_until_ms is None and waited_ms < flow.LEASE_WAIT_MS:
             clock.sleep(flow.LEASE_POLL_SECONDS)
             waited_ms += round(flow.LEASE_POLL_SECONDS * 1000)
             lease = room.acquire(target, limits, clock.now_ms(), lease_end)
-        if lease is None:  # every place is held: a new slot, and its message waits for it
-            self._wait_for_room(ref, receipt, target, room.reserve(target, limits, clock.now_ms()))
+        if lease is None:  # every place is held (or the target is held back): a new slot, its message waits for it
+            slot = room.reserve(target, limits, clock.now_ms())
+            held = room.held_until_ms
+            self._wait_for_room(ref, receipt, target, slot if slot is None or held is None else max(slot, held))
             return None
         return lambda: room.release(target, lease, lease_end)
 
@@ -297,12 +326,17 @@ class Delivery:
             store.cancel_started(record, groups_module.stopped_reason(record.group or ""), clock.now_ms(),
                                  config.history_retention_seconds, receipt.tag)
 
+        def again(slot: int | None) -> None:  # the same attempt (its receive count), from a message of its own
+            ticket = Ticket(record.target, slot, receipt.tag, receipt.receive_count)
+            delay = flow.HELD_POLL_SECONDS if slot is None else config.delay_rule.delay_seconds(slot, clock.now_ms())
+            self._queue.send_one(replace(ref, ticket=ticket), delay)
+
         return Started(
             build_envelope(record.schedule_id, record.due_ms, fired, record.attempts, record.payload_json,
                            record.target),
             limits, receipt.receive_count, fired - record.due_ms, f"/schedules/{record.schedule_id}",
             None if record.group is None else (record.group, record.created_ms),
-            stop_for_group, record_failure, note or "", retry)
+            stop_for_group, record_failure, note or "", retry, again=again)
 
     def _start_occurrence(self, ref: TimerRef, receipt: Receipt, slot_held: bool = False) -> Started | None:
         """Start an occurrence of a periodic timer (the next one is armed first); None when it does not start."""
@@ -350,7 +384,8 @@ class Delivery:
             None if group is None or stamp is None else (group, stamp), stop_for_group,
             lambda reason: periodic.record_failure(definition, reason),
             f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start,
-            lambda reason: periodic.skip_stale(definition, reason), occurrence.release or _NOTHING_HELD)
+            lambda reason: periodic.skip_stale(definition, reason), occurrence.release or _NOTHING_HELD,
+            lambda slot: periodic.start_late(definition, occurrence.due_ms, occurrence.attempt, slot))
 
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)

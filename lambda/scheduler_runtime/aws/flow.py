@@ -23,10 +23,17 @@ _ATTEMPTS = 4
 """Tries of a slot's two writes, or of a lease, before the caller treats the target as full."""
 
 
+def _number(item: dict[str, Any], name: str) -> int | None:
+    value = item.get(name, {}).get("N")
+    return None if value is None else int(value)
+
+
 class FlowStore:
     def __init__(self, dynamodb: Any, table_name: str) -> None:
         self._ddb = dynamodb
         self._table = table_name
+        self.held_until_ms: int | None = None
+        """When the hold that refused the last :meth:`acquire` ends (a throttle answer's), else None."""
 
     def reserve(self, target: str, limits: FlowLimits, now_ms: int) -> int | None:
         """The start slot (epoch ms, never before ``now_ms``) this delivery takes; None while the target is paused."""
@@ -58,17 +65,21 @@ class FlowStore:
         """A lease on one of the target's ``maxInFlight`` places, held until ``lease_end_ms`` at most: its index, or
         None when every place is held (or the target is paused)."""
         places = limits.max_in_flight
+        self.held_until_ms = None
         if places is None:
             return -1
         index = random.randrange(places)
         for _ in range(_ATTEMPTS):
             name = flow.lease_name(index)
             old = self._update(target, f"SET {name} = :end",
-                               f"(attribute_not_exists({name}) OR {name} <= :now) AND attribute_not_exists({flow.PAUSED})",
+                               f"(attribute_not_exists({name}) OR {name} <= :now) AND attribute_not_exists({flow.PAUSED})"
+                               f" AND (attribute_not_exists({flow.HELD_UNTIL}) OR {flow.HELD_UNTIL} <= :now)",
                                {":end": lease_end_ms, ":now": now_ms})
             if old is None:
                 return index
-            if flow.PAUSED in old:
+            held = _number(old, flow.HELD_UNTIL)
+            if flow.PAUSED in old or (held is not None and held > now_ms):
+                self.held_until_ms = held if flow.PAUSED not in old else None
                 return None
             free = [i for i in range(places) if int(old.get(flow.lease_name(i), {}).get("N", 0)) <= now_ms]
             if not free:
@@ -82,6 +93,45 @@ class FlowStore:
             return
         name = flow.lease_name(index)
         self._update(target, f"REMOVE {name}", f"{name} = :end", {":end": lease_end_ms})
+
+    def hold(self, target: str, now_ms: int, retry_after_ms: int | None) -> int:
+        """Hold the target back after it said slow down (a 429, a throttle): no slot starts before the instant this
+        answers. ``retry_after_ms``, when the target said how long; else a backoff that doubles (from
+        :data:`~..core.flow.BACKOFF_FIRST_MS` to :data:`~..core.flow.BACKOFF_MAX_MS`) while throttles keep coming
+        within the hold before them, and starts again from the first once they stop."""
+        item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(target).as_item_key(), ConsistentRead=True,
+                                  ProjectionExpression=f"{flow.HELD_UNTIL}, {flow.BACKOFF}").get("Item", {})
+        backoff_ms = flow.next_backoff_ms(_number(item, flow.HELD_UNTIL), _number(item, flow.BACKOFF), now_ms)
+        until_ms = now_ms + (retry_after_ms if retry_after_ms is not None else backoff_ms)
+        until_us = until_ms * 1000
+        try:
+            self._ddb.update_item(
+                TableName=self._table, Key=flow.flow_key(target).as_item_key(),
+                UpdateExpression=f"SET {flow.TAT} = :until, {flow.HELD_UNTIL} = :held, {flow.BACKOFF} = :backoff",
+                ConditionExpression=f"attribute_not_exists({flow.TAT}) OR {flow.TAT} < :until",
+                ExpressionAttributeValues={":until": {"N": str(until_us)}, ":held": {"N": str(until_ms)},
+                                           ":backoff": {"N": str(backoff_ms)}})
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+        return until_ms
+
+    def set_paused(self, target: str, paused: bool, now_ms: int) -> None:
+        """Pause the target (no slot and no place is given until it is resumed), or resume it."""
+        key = flow.flow_key(target).as_item_key()
+        if paused:
+            self._ddb.update_item(TableName=self._table, Key=key, UpdateExpression=f"SET {flow.PAUSED} = :at",
+                                  ExpressionAttributeValues={":at": {"N": str(now_ms)}})
+        else:
+            self._ddb.update_item(TableName=self._table, Key=key, UpdateExpression=f"REMOVE {flow.PAUSED}")
+
+    def state(self, target: str, limits: FlowLimits, now_ms: int) -> flow.TargetState:
+        """The target's state as ``GET /targets/{name}`` shows it (one consistent read)."""
+        item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(target).as_item_key(),
+                                  ConsistentRead=True).get("Item", {})
+        leases = [_number(item, flow.lease_name(i)) for i in range(limits.max_in_flight or 0)]
+        return flow.TargetState.of(limits, now_ms, paused=flow.PAUSED in item, tat_us=_number(item, flow.TAT),
+                                   held_until_ms=_number(item, flow.HELD_UNTIL), leases=leases)
 
     def _update(self, target: str, update: str, condition: str, values: dict[str, int],
                 returns: str = "NONE") -> Any:

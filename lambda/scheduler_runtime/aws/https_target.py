@@ -5,7 +5,8 @@ One ``POST`` of the envelope as compact UTF-8 JSON (:func:`~scheduler_runtime.co
 signed with the secret in ``secretArn`` (:mod:`scheduler_runtime.core.signing`), with the target's own
 ``headers`` beside the runtime's (which they never override).
 
-- A 2xx answer is the delivery. 408, 429, a 5xx, a timeout (``timeoutSeconds``, for the connection
+- A 2xx answer is the delivery. A 429 or a 503 says slow down (:class:`Throttled`, with its ``Retry-After``
+  in seconds or as a date): a target with flow control is held back that long. 408, 429, a 5xx, a timeout (``timeoutSeconds``, for the connection
   and for the answer) or a connection error is a failed delivery, retried through the delayer queue.
   Any other status (a 3xx included: redirects are never followed; a 4xx) is :class:`Undeliverable`,
   parked at once, with the status as the reason. The answer's body is read (at most
@@ -31,6 +32,7 @@ signed with the secret in ``secretArn`` (:mod:`scheduler_runtime.core.signing`),
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import os
 import re
@@ -46,12 +48,16 @@ from ..clock import REAL
 from ..core.contract import WEBHOOK
 from ..core.outcomes import ANSWER_MAX_CHARS, answer_summary
 from ..core.signing import envelope_body, webhook_headers
-from .target_errors import DeliveryError, Undeliverable
+from .target_errors import DeliveryError, Throttled, Undeliverable
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 """The hosts an ``http://`` URL may name."""
 RETRIED_STATUSES = frozenset({408, 429})
 """Statuses below 500 that are retried (every 5xx is too)."""
+SLOW_DOWN_STATUSES = frozenset({429, 503})
+"""Statuses that say slow down (:class:`Throttled`), with ``Retry-After`` when the server says how long."""
+RETRY_AFTER_MAX_SECONDS = 86_400.0
+"""The longest ``Retry-After`` taken as it is; a longer one is cut to it."""
 SECRET_PARKED_AT_ONCE = frozenset({"AccessDeniedException", "ResourceNotFoundException"})
 """Error codes of ``GetSecretValue`` that park the envelope at once; every other one is retried."""
 DRAIN_LIMIT_BYTES = 64 * 1024
@@ -185,9 +191,11 @@ def deliver_https(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any])
     # a receiver checks the timestamp against its own real clock.
     headers.update(webhook_headers(envelope, body, secret, real_seconds(), WEBHOOK))
     timeout = float(target["timeoutSeconds"])
-    status, start = _post((scheme, host, port), path, body, headers, timeout, shown)
+    status, start, retry_after = _post((scheme, host, port), path, body, headers, timeout, shown)
     if 200 <= status < 300:
         return answer_summary(status=status, body=start.decode("utf-8", "replace"))
+    if status in SLOW_DOWN_STATUSES:
+        raise Throttled(f"{shown} answered {status}", retry_after_seconds(retry_after, real_seconds()))
     if status in RETRIED_STATUSES or status >= 500:
         raise DeliveryError(f"{shown} answered {status}")
     raise Undeliverable(f"{shown} answered {status}")
@@ -226,9 +234,9 @@ def _address(url: str) -> tuple[str, str, int, str, str]:
 
 
 def _post(key: tuple[str, str, int], path: str, body: bytes, headers: dict[str, str], timeout: float,
-          shown: str) -> tuple[int, bytes]:
+          shown: str) -> tuple[int, bytes, str | None]:
     """Send the request on a pooled connection (again on a fresh one if the pooled one turns out
-    closed before any byte of the answer); the answer's status and the start of its body."""
+    closed before any byte of the answer); the answer's status, the start of its body and its ``Retry-After``."""
     pooled = POOL.take(key)
     connection = pooled or _open(key, timeout)
     try:
@@ -252,9 +260,9 @@ def _post(key: tuple[str, str, int], path: str, body: bytes, headers: dict[str, 
 
 
 def _exchange(key: tuple[str, str, int], connection: Connection, path: str, body: bytes, headers: dict[str, str],
-              timeout: float) -> tuple[int, bytes]:
-    """One request and its answer (its status and the start of its body); the connection goes back to the pool
-    when it can carry another."""
+              timeout: float) -> tuple[int, bytes, str | None]:
+    """One request and its answer (its status, the start of its body and its ``Retry-After``); the connection goes
+    back to the pool when it can carry another."""
     connection.timeout = timeout
     if connection.sock is not None:
         connection.sock.settimeout(timeout)
@@ -266,7 +274,24 @@ def _exchange(key: tuple[str, str, int], connection: Connection, path: str, body
     else:  # the server asked to close, or the body was larger than we drain
         response.close()
         connection.close()
-    return response.status, start
+    return response.status, start, response.getheader("Retry-After")
+
+
+def retry_after_seconds(value: str | None, now_s: float) -> float | None:
+    """A ``Retry-After`` header as seconds from now (RFC 9110: a number of seconds, or an HTTP date), at most
+    :data:`RETRY_AFTER_MAX_SECONDS`; None when there is none or it cannot be read."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return min(float(text), RETRY_AFTER_MAX_SECONDS)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return min(max(0.0, when.timestamp() - now_s), RETRY_AFTER_MAX_SECONDS)
 
 
 def _open(key: tuple[str, str, int], timeout: float) -> Connection:

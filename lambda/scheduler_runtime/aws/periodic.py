@@ -302,14 +302,18 @@ class Periodic:
                                       now, definition.version, attempt + 1, self._ticket(definition)), delay)
         return None
 
-    def start_late(self, definition: Definition, due_ms: int, attempt: int) -> None:
-        """The start deadline passed before the target call: the same attempt again, at once."""
+    def start_late(self, definition: Definition, due_ms: int, attempt: int, slot_ms: int | None = None) -> None:
+        """The same attempt again: at once (the start deadline passed before the target call), or for the start slot
+        ``slot_ms`` on its limited target (the target said slow down)."""
+        now = self._clock.now_ms()
+        ticket = self._ticket(definition, slot_ms)
+        delay = 0 if slot_ms is None else self._config.delay_rule.delay_seconds(slot_ms, now)
         self._queue.send_one(TimerRef(definition.periodic_id, due_ms, definition.last_token or definition.token,
-                                      self._clock.now_ms(), definition.version, attempt, self._ticket(definition)), 0)
+                                      now, definition.version, attempt, ticket), delay)
 
-    def _ticket(self, definition: Definition) -> Ticket | None:
-        """What an attempt message to a limited target carries: its target (it holds no slot yet)."""
-        return Ticket(definition.target, None) if definition.target in self._config.flow_limits else None
+    def _ticket(self, definition: Definition, slot_ms: int | None = None) -> Ticket | None:
+        """What an attempt message to a limited target carries: its target, and the slot it holds, if any."""
+        return Ticket(definition.target, slot_ms) if definition.target in self._config.flow_limits else None
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)

@@ -56,7 +56,8 @@ from ..core.contract import TARGET_TYPES
 from ..core.envelope import sqs_safe_json
 from ..core.outcomes import answer_summary
 from .https_target import deliver_https
-from .target_errors import DeliveryError as DeliveryError, Undeliverable as Undeliverable  # re-exported
+from .target_errors import DeliveryError as DeliveryError, Throttled as Throttled  # re-exported
+from .target_errors import Undeliverable as Undeliverable
 
 Answer = dict[str, Any]
 """A short summary of a target's answer to a delivery."""
@@ -64,6 +65,14 @@ Deliverer = Callable[[Any, Mapping[str, Any], dict[str, Any]], Answer]
 _UNREACHED_PAUSES = (0.1, 0.4)
 """Pauses before trying again an invoke that never reached the function (three tries in all)."""
 _THROTTLED = {"TooManyRequestsException", "ThrottlingException", "EC2ThrottledException"}
+THROTTLE_CODES = frozenset({
+    "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
+    "RequestThrottled", "RequestLimitExceeded", "SlowDown", "EC2ThrottledException",  # botocore's throttling codes
+    "Throttled", "KMSThrottling", "KmsThrottlingException", "KmsThrottled",  # SNS, Step Functions, SQS with KMS
+    "ExecutionLimitExceeded",  # Step Functions: too many open executions
+})
+"""Error codes that say slow down: the delivery raises :class:`Throttled` (held back, the attempt not spent, on a
+target with flow control; retried as any failure on one without)."""
 
 
 _REFUSED_FOR_GOOD = {"InvalidParameterValue", "InvalidParameterValueException", "InvalidMessageContents",
@@ -202,7 +211,8 @@ def _put_event(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) ->
     [failed] = response["Entries"]
     code, message = failed.get("ErrorCode"), failed.get("ErrorMessage", "")
     _park_if_refused(code, message, EVENTBRIDGE_PARKED_AT_ONCE, f"event bus {bus}")
-    raise DeliveryError(f"event bus {bus} failed the entry: {code}: {message}")
+    failure = Throttled if code in THROTTLE_CODES else DeliveryError
+    raise failure(f"event bus {bus} failed the entry: {code}: {message}")
 
 
 def _start_execution(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> Answer:
@@ -270,5 +280,9 @@ def deliver(ctx: Any, target: Mapping[str, Any], envelope: dict[str, Any]) -> An
         return deliverer(ctx, target, envelope)
     except DeliveryError:
         raise
+    except ClientError as exc:
+        if _error_code(exc) in THROTTLE_CODES:
+            raise Throttled(f"{type(exc).__name__}: {exc}") from exc
+        raise DeliveryError(f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - every failure is a failed delivery with its reason
         raise DeliveryError(f"{type(exc).__name__}: {exc}") from exc

@@ -40,6 +40,20 @@ LEASE_POLL_SECONDS = 0.05
 """Between two tries for a lease while all are held."""
 TAT = "tat"
 PAUSED = "paused"
+HELD_UNTIL = "heldUntil"
+"""When the last hold (a throttle answer) ends, epoch ms."""
+BACKOFF = "backoff"
+"""The length of the last hold that had no ``Retry-After``, ms: the next one without doubles it."""
+BACKOFF_FIRST_MS = 1000
+BACKOFF_MAX_MS = 60_000
+
+
+def next_backoff_ms(held_until_ms: int | None, last_backoff_ms: int | None, now_ms: int) -> int:
+    """How long to hold a target that said slow down without saying how long: twice the hold before while the
+    throttles keep coming (this one within the last hold's length after it ended), else the first backoff."""
+    if held_until_ms is None or last_backoff_ms is None or now_ms > held_until_ms + last_backoff_ms:
+        return BACKOFF_FIRST_MS
+    return min(BACKOFF_MAX_MS, 2 * last_backoff_ms)
 
 
 def lease_name(index: int) -> str:
@@ -77,6 +91,29 @@ class FlowLimits:
 def slot_ms(slot_us: int) -> int:
     """A slot's instant in epoch ms, rounded up: a start is never before its slot."""
     return -(-slot_us // 1000)
+
+
+@dataclass(frozen=True)
+class TargetState:
+    """What ``GET /targets/{name}`` answers of a limited target, read from its item: whether it is paused, the
+    deliveries waiting for a slot (those with a slot reserved ahead of now: the slots between now and ``tat``),
+    the places held now, and until when a throttle answer holds it back."""
+
+    paused: bool
+    waiting: int
+    in_flight: int
+    held_until_ms: int | None
+
+    @classmethod
+    def of(cls, limits: FlowLimits, now_ms: int, *, paused: bool, tat_us: int | None, held_until_ms: int | None,
+           leases: list[int | None]) -> "TargetState":
+        interval = limits.interval_us
+        ahead_us = 0 if tat_us is None else max(0, tat_us - now_ms * 1000)
+        held = held_until_ms if held_until_ms is not None and held_until_ms > now_ms else None
+        if held is not None:  # the hold moved tat on: those slots are the hold, not deliveries
+            ahead_us = max(0, ahead_us - (held - now_ms) * 1000)
+        waiting = 0 if interval is None else ahead_us // interval
+        return cls(paused, waiting, sum(1 for end in leases if end is not None and end > now_ms), held)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .contract import DEFAULT_OUTCOME_KINDS, OUTCOME_KINDS, OUTCOMES, target_description_problem
+from .contract import DEFAULT_OUTCOME_KINDS, FLOW_CONTROL_FIELD, OUTCOME_KINDS, OUTCOMES, target_description_problem
 from .retry import STALE
 from .states import _Text
 from .timeparse import format_rfc3339_ms
@@ -84,6 +84,8 @@ def settings_problem(data: Any) -> str | None:
     problem = target_description_problem(data.get("target"))
     if problem is not None:
         return f"target: {problem}"
+    if FLOW_CONTROL_FIELD in data["target"]:
+        return f"target: the outcomes target takes no {FLOW_CONTROL_FIELD} (its events are never held back)"
     kinds = data.get("kinds", list(DEFAULT_OUTCOME_KINDS))
     if not isinstance(kinds, list) or not kinds or any(kind not in OUTCOME_KINDS for kind in kinds):
         return f"kinds must be a non-empty list of {', '.join(OUTCOME_KINDS)}, got {kinds!r}"

@@ -68,6 +68,10 @@ class Limits:
         """Why attempt ``attempt`` (which failed) is the last one, or None to retry at ``next_attempt_ms``."""
         if attempt >= self.max_attempts:
             return self.attempts_reached()
+        return self.age_reason(due_ms, next_attempt_ms)
+
+    def age_reason(self, due_ms: int, next_attempt_ms: int) -> str | None:
+        """Why no attempt may start at ``next_attempt_ms`` (past ``dueAt + maxAgeSeconds``), or None."""
         if next_attempt_ms > due_ms + self.max_age_seconds * 1000:
             return f"{MAX_AGE_SECONDS} {self.max_age_seconds} exceeded"
         return None
