@@ -120,3 +120,25 @@ def test_periodic_occurrences_to_a_limited_target_take_their_slots_and_a_delete_
     delivered += dispatch_one_at_a_time(aws, first_ms + 30_000)
     assert [(e["id"] in ("alpha", "beta"), e["firedAt"]) for e in delivered] == [
         (True, iso(first_ms)), (True, iso(first_ms + 4000))]
+
+
+def test_a_limited_target_has_its_own_metrics_and_a_deployment_without_limits_emits_none(aws, monkeypatch):
+    from scheduler_runtime import observability
+
+    lines: list[str] = []
+    monkeypatch.setattr(observability, "_metric_sink", lines.append)
+    due_ms = now_ms() + 5000
+    create("plain", due_ms, "default")
+    virtual().move_to(due_ms)
+    dispatch_one_at_a_time(aws, due_ms + 10_000)
+    assert not any("Target" in json.loads(line) for line in lines)
+    limit(aws, monkeypatch, "mailer", {"rate": 1, "periodSeconds": 2})
+    for n in range(3):
+        create(f"mail-{n}", due_ms + 20_000, "mailer")
+    virtual().move_to(due_ms + 20_000)
+    lines.clear()
+    dispatch_one_at_a_time(aws, due_ms + 60_000)
+    records = [json.loads(line) for line in lines if "Target" in json.loads(line)]
+    assert {record["Target"] for record in records} == {"mailer"}
+    assert sum(record.get("WaitingForRoom", 0) for record in records) == 2  # two waited in their messages
+    assert sorted(late for record in records for late in record.get("LatenessMs", [])) == [0, 2000, 4000]

@@ -47,7 +47,7 @@ from .context import Context
 from . import groups as groups_module
 from .delayer import DelayerQueue
 from .items import ScheduleRecord
-from .flow import FlowStore
+from .flow import FlowStore, TargetFigures
 from .outcomes import OutcomeSink
 from .store import DeliveryStart, ScheduleStore
 from .targets import DeliveryError, Throttled, Undeliverable, deliver, refused_for_good
@@ -120,6 +120,8 @@ class Delivery:
         self._ctx = ctx
         self._outcomes = outcomes
         """Where the outcome of each occurrence ended here goes; None: the deployment has no outcomes."""
+        self.target_figures = TargetFigures()
+        """What the deliveries to limited targets did, for the invocation's metrics."""
         self._config = ctx.config
         self._clock = ctx.clock
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
@@ -189,6 +191,8 @@ class Delivery:
             return None
         self._outcome(Kind.DELIVERED, started, firedAt=started.envelope["firedAt"], latenessMs=started.late_ms,
                       answer=answer)
+        if started.envelope["target"] in self._config.flow_limits:
+            self.target_figures.delivered(started.envelope["target"], started.late_ms)
         return _delivered(started.envelope, started.late_ms)
 
     def _held_back(self, ref: TimerRef, started: Started, exc: Throttled) -> bool:
@@ -208,6 +212,7 @@ class Delivery:
             self._park(started, f"{too_old}: the target held deliveries back: {exc}", last_error=str(exc)[:500])
             return True
         started.again(slot)
+        self.target_figures.held_back(target)
         log_event("held_back", level=logging.WARNING, id=ref.schedule_id, target=target, heldUntilMs=until,
                   slotMs=slot, reason=str(exc)[:200])
         return True
@@ -287,6 +292,7 @@ class Delivery:
     def _wait_for_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> None:
         """Send the message back to wait in the delayer queue for its slot (a paused target: to look again later),
         holding the retry it stands in for; the record stays as it is, so a cancel still wins meanwhile."""
+        self.target_figures.waited(target)
         now = self._clock.now_ms()
         tag = receipt.tag if receipt.receive_count > 1 else None
         ticket = Ticket(target, slot, tag, receipt.receive_count)

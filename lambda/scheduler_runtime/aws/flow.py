@@ -11,16 +11,47 @@ alone, and near 330 with ``maxInFlight`` too (three writes a start).
 from __future__ import annotations
 
 import random
-from typing import Any
+import threading
+from collections import defaultdict
+from typing import Any, Iterator
 
 from botocore.exceptions import ClientError
 
 from ..core import flow
+from ..core.contract import HELD_BACK_METRIC, LATENESS_METRIC, WAITING_FOR_ROOM_METRIC
 from ..core.flow import FlowLimits
 from .items import is_condition_failure
 
 _ATTEMPTS = 4
 """Tries of a slot's two writes, or of a lease, before the caller treats the target as full."""
+
+
+class TargetFigures:
+    """What one invocation's deliveries to limited targets did, per target, for its metrics: the deliveries sent
+    back to wait for room, the answers that said slow down, and the lateness of each delivery made. A target
+    without limits never appears (nothing is counted, nothing emitted)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._figures: dict[str, dict[str, Any]] = defaultdict(dict)
+
+    def waited(self, target: str) -> None:
+        self._count(target, WAITING_FOR_ROOM_METRIC)
+
+    def held_back(self, target: str) -> None:
+        self._count(target, HELD_BACK_METRIC)
+
+    def delivered(self, target: str, late_ms: int) -> None:
+        with self._lock:
+            self._figures[target].setdefault(LATENESS_METRIC, []).append(late_ms)
+
+    def _count(self, target: str, name: str) -> None:
+        with self._lock:
+            self._figures[target][name] = self._figures[target].get(name, 0) + 1
+
+    def by_target(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        with self._lock:
+            yield from ((target, dict(figures)) for target, figures in self._figures.items())
 
 
 def _number(item: dict[str, Any], name: str) -> int | None:

@@ -31,7 +31,8 @@ from ..aws.delivery import Delivery, Receipt
 from ..aws.groups import GroupSweeper
 from ..aws import outcomes as outcomes_module
 from ..aws.outcomes import OutcomeSink
-from ..core.contract import FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS
+from ..core.contract import (FAILED_ATTEMPTS_METRIC, HELD_BACK_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS,
+                             TARGET_DIMENSION, WAITING_FOR_ROOM_METRIC)
 from ..core.envelope import TimerRef
 from ..core.groups import SWEEP_MARKER, GroupSweep
 from ..core.outcomes import MARKER as OUTCOME_MARKER, is_outcome_message
@@ -90,6 +91,7 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     if sink is not None:
         sink.flush()
     _emit_outcomes(ctx, outcomes)
+    _emit_target_figures(ctx, delivery)
     return partial_batch_response(m for m, (_, failed) in zip(records, outcomes) if failed)
 
 
@@ -109,6 +111,15 @@ def _due_ms(message: SqsRecord) -> int:
         return _LAST if is_outcome_message(data) else int(data.get("dueMs", 0))
     except (ValueError, KeyError, TypeError, AttributeError):
         return 0
+
+
+def _emit_target_figures(ctx: Context, delivery: Delivery) -> None:
+    """One EMF record per limited target this invocation delivered to, sent back to wait, or was told to slow down by
+    (``LatenessMs``, ``WaitingForRoom``, ``HeldBack``, each only when there is one), with the ``Target`` dimension;
+    none for a deployment without limits."""
+    for target, figures in delivery.target_figures.by_target():
+        emit_metrics(ctx.config.metrics_namespace, {**METRIC_DIMENSIONS, TARGET_DIMENSION: target}, figures,
+                     timestamp_ms=ctx.clock.now_ms(), units={WAITING_FOR_ROOM_METRIC: "Count", HELD_BACK_METRIC: "Count"})
 
 
 def _emit_outcomes(ctx: Context, outcomes: list[tuple[int | None, bool]]) -> None:
