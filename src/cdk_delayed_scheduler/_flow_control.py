@@ -32,7 +32,7 @@ class FlowControl:
     counts against the schedule's ``retry.maxAgeSeconds``. The ``outcomes`` target takes no limits.
 
     What it costs: each limited target has one item in the Schedules table, written conditionally by every
-    start: one write per start for a rate (two while starts queue for it), and two more for ``max_in_flight``
+    start: one write per start for a rate, and two more for ``max_in_flight``
     (taking a place and giving it back). One item is one partition, about 1,000 writes a second, so the highest
     rate one target can have is about 1,000 starts a second with a rate alone and about 330 with
     ``max_in_flight`` too. The dispatcher writes that table already: no new permission. Targets without

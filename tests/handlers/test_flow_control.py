@@ -142,3 +142,22 @@ def test_a_limited_target_has_its_own_metrics_and_a_deployment_without_limits_em
     assert {record["Target"] for record in records} == {"mailer"}
     assert sum(record.get("WaitingForRoom", 0) for record in records) == 2  # two waited in their messages
     assert sorted(late for record in records for late in record.get("LatenessMs", [])) == [0, 2000, 4000]
+
+
+def test_each_slot_takes_one_write_whether_the_target_is_idle_or_queued(aws, monkeypatch):
+    writes: list[str] = []
+    real_update = FlowStore._update
+
+    def counted(self, target, update, *args, **kwargs):
+        answer = real_update(self, target, update, *args, **kwargs)
+        writes.append("made" if answer is None or isinstance(answer, int) else "refused")
+        return answer
+
+    monkeypatch.setattr(FlowStore, "_update", counted)
+    limit(aws, monkeypatch, "queued-up", {"rate": 1, "periodSeconds": 2})
+    due_ms = now_ms() + 5000
+    for n in range(5):
+        create(f"q-{n}", due_ms, "queued-up")
+    virtual().move_to(due_ms)
+    dispatch_one_at_a_time(aws, due_ms)  # the five take their slots: the first idle, four queued behind it
+    assert writes == ["made"] * 5
