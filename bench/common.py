@@ -169,15 +169,21 @@ class LogTap(logging.Handler):
 
 
 # --- handler timing -----------------------------------------------------------------
+OUTCOME_MESSAGE_PREFIX = '{"outcome":'
+"""How an outcome event's delayer message begins, as ``scheduler_runtime.core.outcomes.message_body`` writes it."""
+
+
 class HandlerTimes:
-    """Per function: invocations, wall duration of each, records per invocation (in step, index by
-    index), the sweeper's claims per sweep, and the byte length of each EMF metric line written."""
+    """Per function: invocations, wall duration of each, records per invocation and how many of them were outcome
+    events' messages (in step, index by index), the sweeper's claims per sweep, and the byte length of each EMF
+    metric line written."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.durations: dict[str, list[float]] = collections.defaultdict(list)
         self.records: dict[str, list[int]] = collections.defaultdict(list)
         self.claimed: dict[str, list[int | None]] = collections.defaultdict(list)
+        self.outcome_records: dict[str, list[int]] = collections.defaultdict(list)
         self.metric_lines: list[int] = []
         self.enabled = True
 
@@ -191,10 +197,13 @@ class HandlerTimes:
             finally:
                 if self.enabled:
                     elapsed = (time.perf_counter() - start) * 1000
-                    n = len(event.get("Records", [])) if isinstance(event, dict) and "Records" in event else 1
+                    records = event.get("Records", []) if isinstance(event, dict) and "Records" in event else None
+                    n = 1 if records is None else len(records)
+                    outcomes = sum(1 for r in records or () if str(r.get("body", "")).startswith(OUTCOME_MESSAGE_PREFIX))
                     with self.lock:
                         self.durations[name].append(elapsed)
                         self.records[name].append(n)
+                        self.outcome_records[name].append(outcomes)
                         self.claimed[name].append(  # in step with durations; None when not a sweep's answer
                             int(result["claimed"]) if isinstance(result, dict) and "claimed" in result else None)
 
@@ -210,6 +219,7 @@ class HandlerTimes:
             self.durations.clear()
             self.records.clear()
             self.claimed.clear()
+            self.outcome_records.clear()
             self.metric_lines.clear()
 
 

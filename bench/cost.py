@@ -33,6 +33,10 @@ path's shrunk window, so each next occurrence goes through a timer item, the swe
 Spread-out traffic is then priced with the dispatcher's batches simulated (``bench.cost_spread``):
 the scale simulation's batch formation for Poisson due times, at each rate and monthly volume.
 
+**Outcome events** (``bench.cost_outcomes``): the short path at sparse and heavy traffic, without outcomes and with
+an SQS outcomes target, in turn; the difference per event, priced per kind of outcomes target. The lean-path bar
+(2 DynamoDB writes per short timer, 4 per long one, none added by outcomes) is asserted: the section fails without it.
+
 Payloads: the headline is 1 KB of JSON; heavy traffic also runs with 100 B, 4 KB and 64 KB of
 JSON and 1 KB of high-entropy data (``bench.payloads``). A cancel scenario prices a cancel.
 
@@ -43,11 +47,12 @@ scales out, so that sparse traffic stays one message per invocation.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
 import time
 
-from . import cost_levers, cost_spread, costmodel, payloads
+from . import cost_levers, cost_outcomes, cost_spread, costmodel, payloads
 from .common import (BATCH_SIZE, ROOT, BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, api_client,
                      item_statuses, log)
 from .meter import CapacityMeter, LogMeter, RequestCounter
@@ -58,6 +63,7 @@ from scheduler_runtime.aws.periodic import ARM_LEAD_MS  # noqa: E402  (bench.com
 from scheduler_runtime.core.contract import DEFAULT_HISTORY_RETENTION_SECONDS  # noqa: E402
 
 from cdk_delayed_scheduler.client._core import route  # noqa: E402  (bench.common puts src/ on the path)
+from cdk_delayed_scheduler.local import QueueTarget  # noqa: E402
 
 LEVELS = {"sparse": 1, "moderate": 3, "heavy": BATCH_SIZE}
 SHORT_DELAY_S = 2  # whole seconds; each timer adds a random fraction
@@ -84,13 +90,16 @@ def _requests(path: str, per_request: int, n: int, payload: dict, rng: random.Ra
 
 
 def scenario(path: str, level: str, n: int, payload_label: str, counter: RequestCounter, meter: CapacityMeter,
-             cancel: bool = False) -> dict:
+             cancel: bool = False, outcomes: bool = False) -> dict:
+    """One scenario in a fresh engine; ``outcomes``: with an SQS outcomes target (the default kinds), counted until
+    every timer's outcome event has arrived in it."""
     per_request = LEVELS[level]
     kind, size = payloads.PAYLOADS[payload_label]
     body_payload = payloads.make(kind, size)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     logs = LogMeter(counter)
-    opts = EngineOptions(target=collector, dispatcher_max_concurrency=DISPATCHER_WORKERS)
+    opts = EngineOptions(target=collector, dispatcher_max_concurrency=DISPATCHER_WORKERS,
+                         outcomes=QueueTarget() if outcomes else None)
     if path == "long":
         opts.delay_window, opts.sweep_interval = LONG_WINDOW_S, LONG_SWEEP_S
     tap.install()
@@ -101,6 +110,9 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
             client = api_client(eng.api_url)
             client.raw("createSchedule", {"delaySeconds": 0, "payload": {"warm": True}})
             collector.wait_for(1, 30)
+            events = cost_outcomes.OutcomeQueue(eng) if outcomes else None
+            if events:
+                events.wait_for(1, 30)  # the warm-up's outcome, before counting
             time.sleep(0.5)
             base = collector.count()
             rng = random.Random(f"{path}-{level}-{payload_label}")
@@ -131,6 +143,8 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
                         statuses.extend(item_statuses(answer) or [answer.status])
                         request_bytes.append(len(json.dumps({"schedules": bodies}).encode()))
                 collector.wait_for(base + n, 60 + n * 0.2)
+                if events:
+                    events.wait_for(1 + n, 60)
                 time.sleep(1.0)  # the mapping's DeleteMessageBatch after the last delivery
             counter.enabled = False
             ids = {b["id"] for _, bodies in plan for b in bodies}
@@ -139,7 +153,8 @@ def scenario(path: str, level: str, n: int, payload_label: str, counter: Request
                  "cancel": cancel, "delivered": len({e["id"] for _, e in collector.received if e["id"] in ids}),
                  "create_requests": len(plan), "request_bytes": request_bytes,
                  "statuses": dict(sorted({str(s): statuses.count(s) for s in statuses}.items())),
-                 "path_taken": {p: sum(1 for i in ids if tap.path_of.get(i) == p) for p in ("short", "long", "unknown")}},
+                 "path_taken": {p: sum(1 for i in ids if tap.path_of.get(i) == p) for p in ("short", "long", "unknown")},
+                 **({"outcomes": events.received(ids)} if events else {})},
                 counter, meter, times, logs, tap)
     finally:
         logs.uninstall()
@@ -156,7 +171,8 @@ def _measured(head: dict, counter: RequestCounter, meter: CapacityMeter, times: 
         "capacity": [{"caller": c, "service": s, "operation": o, "item": i, **v}
                      for (c, s, o, i), v in sorted(meter.snapshot().items())],
         "functions": {name: {"ms": list(times.durations[name]), "records": list(times.records[name]),
-                             "claimed": list(times.claimed[name])} for name in times.durations},
+                             "claimed": list(times.claimed[name]), "outcome_records": list(times.outcome_records[name])}
+                      for name in times.durations},
         "metric_lines": list(times.metric_lines),
         "log_bytes": {f"{c}|{lvl}": b for (c, lvl), b in logs.bytes.items()},
         "log_lines": {f"{c}|{lvl}": k for (c, lvl), k in logs.lines.items()},
@@ -301,6 +317,8 @@ def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple
             f"{periodic_long_waves} waves of ten, {HEADLINE_PAYLOAD} payload")
         scenarios[f"periodic_long/heavy/{HEADLINE_PAYLOAD}"] = periodic_scenario(
             periodic_long_waves, HEADLINE_PAYLOAD, counter, meter, every_s=PERIODIC_LONG_EVERY_S, beyond_window=True)
+        outcomes = cost_outcomes.run(functools.partial(scenario, counter=counter, meter=meter), counter, n,
+                                     HEADLINE_PAYLOAD)
     finally:
         counter.uninstall()
     for s in scenarios.values():
@@ -324,9 +342,16 @@ def run(n: int, n_long_slow: int = 30, payload_n: int = 40, payload_paths: tuple
                        "periodic_long_every_s": PERIODIC_LONG_EVERY_S,
                        "dispatcher_workers": DISPATCHER_WORKERS},
                scenarios=scenarios)
+    out["outcomes"] = {**outcomes, "lean": cost_outcomes.lean_path(out["targets"], outcomes["levels"])}
+    for level, o in outcomes["levels"].items():
+        log(f"  outcomes, {level}: ${o['total_on_demand']:.3f} per million events on top of the timer's own, "
+            f"the target's request apart; {o['events']} events for {o['timers']} timers")
     for key in ("short", "long"):
         h = out["headline"][key]
         log(f"  {key}, heavy, batch create, HTTP API, {HEADLINE_PAYLOAD}: ${h['total_on_demand']:.2f}/M on demand, "
             f"${h['total_provisioned']:.2f}/M provisioned; {out['writes_per_timer'][key]['requests']:.2f} DynamoDB "
             "writes per timer")
+    lean = out["outcomes"]["lean"]
+    assert lean["met"], "the lean path: DynamoDB writes per timer over the bar: " + "; ".join(
+        f"{r['what']} {r['writes']:.2f} (bar {r['target']})" for r in lean["rows"])
     return out

@@ -56,6 +56,12 @@ def exact(x: float) -> str:
     return f"${x:,.3f}"
 
 
+def payload_label(payload: str) -> str:
+    """A payload's label as the cost section names it: ``1KB-random`` -> ``1 KB random``."""
+    size, _, kind = payload.partition("-")
+    return (size[:-2] + " KB" if size.endswith("KB") else size[:-1] + " B") + (f" {kind}" if kind else "")
+
+
 def pick(runs: list[dict], *path: str) -> list[Any]:
     """One figure from every repeat, by its keys (None where a repeat lacks it)."""
     out = []

@@ -13,6 +13,10 @@ A third set runs the default window with each delivery lever (``LEVERS``): the d
 batching window and a larger batch (the engine's poller gathers as the mapping does, and messages
 are sent to surface that much early), ``SECOND`` precision, and both.
 
+A fourth set runs in pairs: the default window's workload (the same seed) without outcome events and
+with them (a recorder as the outcomes target, every kind), one right after the other,
+the order alternating from pair to pair, so that both meet the same machine state.
+
 The path each timer actually took is read from the runtime's ``created`` log (its status:
 QUEUED or SCHEDULED), not assumed. Lateness is measured at the target: receive wall time
 minus ``dueAt``.
@@ -26,6 +30,8 @@ import threading
 import time
 
 from .common import BenchEngine, Collector, EngineOptions, HandlerTimes, LogTap, api_client, distribution, log
+
+from scheduler_runtime.core.contract import OUTCOME_KINDS  # noqa: E402  (bench.common puts lambda/ on the path)
 
 MIXED_WINDOW_S = 5
 LEVERS = (
@@ -41,7 +47,8 @@ WORKERS = 6
 
 def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_concurrency: int | None = None,
              profile: bool = False, lead_s: tuple[float, float] = (2.0, 22.0), window_s: int | None = None,
-             options: dict | None = None) -> dict:
+             options: dict | None = None, outcomes: Collector | None = None) -> dict:
+    """One run; ``outcomes``: a recorder that receives every kind of outcome event (``EngineOptions.outcomes``)."""
     rng = random.Random(seed)
     collector, tap, times = Collector(), LogTap(), HandlerTimes()
     tap.install()
@@ -50,6 +57,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_conc
         opts.delay_window = window_s
     if dispatcher_max_concurrency:
         opts.dispatcher_max_concurrency = dispatcher_max_concurrency
+    if outcomes is not None:
+        opts.outcomes, opts.outcome_kinds = outcomes, OUTCOME_KINDS
     for name, value in (options or {}).items():
         setattr(opts, name, value)
     opts.__post_init__()  # the options' own checks, for the levers set after construction
@@ -106,6 +115,8 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_conc
                 t.join()
             last_due = max(d for _, _, d, _ in plan)
             collector.wait_for(base + n, max(1.0, last_due + 30 - time.time()))
+            if outcomes is not None:  # the warm-up's and every timer's outcome event
+                outcomes.wait_for(1 + n, 30)
             if prof:
                 prof.stop()
             if counter is not None:
@@ -182,17 +193,49 @@ def run_once(n: int, span_s: float, seed: int, counter=None, dispatcher_max_conc
                 "handler_records": {k: distribution(v) for k, v in times.records.items()},
                 "wall_s": time.time() - start,
                 **({"profile": prof.report()} if prof else {}),
+                **({"outcomes": _outcomes(outcomes, collector, set(due_of))} if outcomes is not None else {}),
             }
     finally:
         tap.uninstall()
 
 
+def _outcomes(recorder: Collector, deliveries: Collector, ids: set[str]) -> dict:
+    """The outcome events of ``ids`` a run's recorder received: how many, of which kinds, and how long after its
+    delivery reached the target each arrived (ms)."""
+    delivered = {sid: t for sid, t, _ in deliveries.lateness() if sid in ids}
+    with recorder.lock:
+        events = [(t, e) for t, e in recorder.received if e.get("id") in ids]
+    return {"events": len(events), "kinds": dict(collections.Counter(e["outcome"] for _, e in events)),
+            "after_delivery_ms": distribution((t - delivered[e["id"]]) * 1000 for t, e in events if e["id"] in delivered)}
+
+
+def run_outcome_pairs(repeats: int, n: int, span_s: float, lead_s: tuple[float, float]) -> list[dict]:
+    """``repeats`` pairs of the default window's workload, without outcome events and with them (a recorder, every
+    kind), in turn; the first of each pair alternates."""
+    pairs = []
+    for r in range(repeats):
+        pair: dict = {}
+        for on in ((False, True) if r % 2 == 0 else (True, False)):
+            log(f"precision, outcomes {'on' if on else 'off'} (pair {r + 1}/{repeats}): {n} timers over {span_s:.0f} s")
+            res = run_once(n, span_s, seed=r + 1, lead_s=lead_s, outcomes=Collector() if on else None)
+            res.pop("series")
+            a = res["all"]
+            log(f"  delivered {res['delivered']}/{n}; p50 {a.get('p50', 0):.0f} p99 {a.get('p99', 0):.0f} "
+                f"max {a.get('max', 0):.0f} ms; early {a['early']}"
+                + (f"; {res['outcomes']['events']} outcome events" if on else ""))
+            pair["on" if on else "off"] = res
+        pairs.append(pair)
+    return pairs
+
+
 def run(repeats: int, n: int, span_s: float, lead_s: tuple[float, float] = (2.0, 22.0), mixed_repeats: int = 1,
-        lever_repeats: int | None = None) -> dict:
-    """The run sets; each lever runs ``lever_repeats`` times (default: ``repeats``)."""
+        lever_repeats: int | None = None, outcome_repeats: int | None = None) -> dict:
+    """The run sets; each lever runs ``lever_repeats`` times, and the outcome pairs ``outcome_repeats`` (default:
+    ``repeats``)."""
     lever_repeats = repeats if lever_repeats is None else lever_repeats
+    outcome_repeats = repeats if outcome_repeats is None else outcome_repeats
     out: dict = {"n": n, "span_s": span_s, "lead_s": list(lead_s), "window_s": None, "mixed_window_s": MIXED_WINDOW_S,
-                 "sweep_interval_s": SWEEP_S, "runs": [], "mixed_runs": [],
+                 "sweep_interval_s": SWEEP_S, "runs": [], "mixed_runs": [], "outcome_kinds": list(OUTCOME_KINDS),
                  "lever_runs": [{"lever": label, "options": options, "runs": []} for label, options in LEVERS]}
     sets = [("runs", repeats, None, None, out["runs"]), ("mixed_runs", mixed_repeats, MIXED_WINDOW_S, None, out["mixed_runs"])]
     sets += [(lever["lever"], lever_repeats, None, lever["options"], lever["runs"]) for lever in out["lever_runs"]]
@@ -209,4 +252,5 @@ def run(repeats: int, n: int, span_s: float, lead_s: tuple[float, float] = (2.0,
             if options:  # the plots read the default sets' series only
                 res.pop("series")
             into.append(res)
+    out["outcome_pairs"] = run_outcome_pairs(outcome_repeats, n, span_s, lead_s)
     return out

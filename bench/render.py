@@ -92,6 +92,7 @@ def write(data: dict, out: Path) -> None:
     number = iter(range(1, len(SECTIONS) + 1))
     body = re.sub(r"^## ", lambda _: f"## {next(number)}. ", body, flags=re.M)
     summary = "\n".join(fill(texts[name], part, figures[name]) for name, part in SUMMARY if name in figures)
+    summary = "\n".join(line for line in summary.splitlines() if line.strip())  # one table: a row left out leaves no gap
     doc = fill(parts("document"), "main", {
         **header(data), "summary": summary, "notes": (TEMPLATES / "notes.md").read_text(), "sections": body,
         "plots": [f"![{name}]({name})\n" for name in made]})

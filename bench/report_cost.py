@@ -3,17 +3,11 @@ the fixed monthly costs, the monthly bill beside EventBridge Scheduler's, and th
 
 from __future__ import annotations
 
-from . import costmodel
-from .fmt import exact, met, num, usd
+from . import costmodel, report_outcomes
+from .fmt import exact, met, num, payload_label, usd
 from .pricing import PRICES
 
 DOORS = {"http": "HTTP API", "rest": "REST API", "direct": "direct invoke"}
-
-
-def label(payload: str) -> str:
-    """``1KB-random`` -> ``1 KB random``."""
-    size, _, kind = payload.partition("-")
-    return (size[:-2] + " KB" if size.endswith("KB") else size[:-1] + " B") + (f" {kind}" if kind else "")
 
 
 def _quantity(x: float) -> str:
@@ -86,7 +80,7 @@ def cost(data: dict) -> dict | None:
     out: dict = {
         "scenario_sizes": ", ".join(str(n) for n in sorted({s["n"] for s in c["scenarios"].values()})),
         "as_of": p["as_of"], "region": p["region"], "sparse": levels["sparse"], "moderate": levels["moderate"],
-        "heavy": heavy, "payload": label(c["headline_payload"]), "lambda_request": f"{p['lambda_per_million_requests']:.2f}",
+        "heavy": heavy, "payload": payload_label(c["headline_payload"]), "lambda_request": f"{p['lambda_per_million_requests']:.2f}",
         "sqs_request": f"{p['sqs_per_million_requests']:.2f}", "summary": _summary(c), "alarm": f"{PRICES['cw_alarm_month']:.2f}",
         "headline": [_target(c, t, "headline") for t in c["targets"]],
         "listing": [[path, f"{r['index_writes']:.2f}", f"{usd(r['provisioned'])} / {usd(r['on_demand'])}",
@@ -129,7 +123,7 @@ def cost(data: dict) -> dict | None:
     for name, d in c["payloads"].items():
         grids = [c["grid"].get(f"{path}/heavy/{name}") for path in ("short", "long")]
         if any(grids):
-            out["payloads"].append([f"{label(name)} ({d['kind']})", num(d["json_bytes"]),
+            out["payloads"].append([f"{payload_label(name)} ({d['kind']})", num(d["json_bytes"]),
                                     f"{num(d['stored_bytes'])} ({d['stored_as']}, {d['stored_ratio'] * 100:.0f} %)",
                                     *(x for g in grids for x in ((f"{g['wru']:.2f}", f"{usd(g['total_provisioned'])} / "
                                                                   f"{usd(g['total_on_demand'])}") if g else ("not run", "")))])
@@ -150,6 +144,9 @@ def cost(data: dict) -> dict | None:
     if k:
         out["cancel"] = {"part": "cancel", "on_demand": usd(k["total_on_demand"]), "provisioned": usd(k["total_provisioned"]),
                          "wru": f"{k['wru']:.1f}", "writes": ", ".join(f"{op} {v:.2f}" for op, v in k["writes"].items())}
+    out["outcomes"] = report_outcomes.cost(c)
+    if out["outcomes"]:
+        out["summary"].append(out["outcomes"].pop("summary_row"))
     out.update(_monthly(c), **_measured(c), **_prices(c))
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import report_outcomes
 from .fmt import met, mmm, num, pick, verdict
 from .report_engine import ceiling_calls
 from .target_costs import CALL_MS, HTTPS_HEADER_BYTES, TARGET_PRICES, per_kind
@@ -73,6 +74,8 @@ def precision(data: dict) -> dict | None:
     if prof:
         out["profile"] = {"part": "profile", "cpu_per_wall": num(prof["cpu_per_wall"], 2), "roles": ", ".join(
             f"{k} {v:.1f}" for k, v in prof["cpu_s_by_role"].items() if v >= 0.5)}
+    out["outcomes"] = report_outcomes.precision(p)
+    out["outcomes_row"] = out["outcomes"].pop("summary_row") if out["outcomes"] else None
     return out
 
 

@@ -19,7 +19,8 @@ def compact(section: str, value: Any) -> Any:
         return value
     if section == "precision":
         for run in [*value.get("runs", []), *value.get("mixed_runs", []),
-                    *(run for lever in value.get("lever_runs", []) for run in lever["runs"])]:
+                    *(run for lever in value.get("lever_runs", []) for run in lever["runs"]),
+                    *(run for pair in value.get("outcome_pairs", []) for run in pair.values())]:
             _drop(run)
     elif section == "burst":
         for runs in value.get("by_size", {}).values():

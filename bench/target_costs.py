@@ -82,14 +82,15 @@ def _chunks(size: int) -> int:
 
 
 def per_kind(payload_bytes: int = 300, function_ms: float = 100.0, standard_transitions: int = 2,
-             express_ms: float = 100.0) -> dict:
+             express_ms: float = 100.0, message_bytes: int | None = None) -> dict:
     """Per million deliveries, for each kind: ``service`` (the target's own charge), ``dispatcher`` (its time
     in the call), ``total``, and ``call_ms``. ``function_ms`` is a synchronous Lambda target's run, which
     the dispatcher waits for; ``standard_transitions`` the state transitions a STANDARD workflow's
     execution takes (the user's workflow; two for a one-state machine's start and end is the assumption);
-    ``express_ms`` an EXPRESS execution's billed duration."""
+    ``express_ms`` an EXPRESS execution's billed duration. ``message_bytes``: the size of what is delivered
+    when it is not an envelope around ``payload_bytes`` (an outcome event)."""
     p = TARGET_PRICES
-    size = envelope_bytes(payload_bytes)
+    size = envelope_bytes(payload_bytes) if message_bytes is None else message_bytes
     chunks = _chunks(size)
     express_gb_s = 64 / 1024 * max(0.1, -(-express_ms // 100) / 10)
     service = {

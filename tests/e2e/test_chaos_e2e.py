@@ -99,3 +99,12 @@ def test_reschedules_pauses_resumes_a_redrive_and_group_cancels_ran_through_the_
     assert done["redriven"] + done["redrive_parked_again"] > 0 and done["redrive_skipped"] == 0, done
     # what the cancels answered they stopped is 0 when each was answered by a retry (a 5xx or no answer first)
     assert done["group_cancels"] >= 2 and done["group_members_read_cancelled"] > 0, done
+
+
+def test_every_timer_that_ended_sent_its_outcome_event_of_the_kind_it_ended_with(run):
+    _, report, _ = run
+    # the outcome check (each ended timer's event arrived or was parked, one kind per occurrence, the kind its GET
+    # reads) holds above; here, every kind the run makes came through the faults
+    kinds = report["outcomes_by_kind"]
+    assert {"DELIVERED", "FAILED", "CANCELLED"} <= set(kinds) and all(n > 0 for n in kinds.values()), kinds
+    assert report["outcome_mismatches"] == 0 and report["outcomes_missing"] == 0, report["violations"]

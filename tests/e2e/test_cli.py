@@ -17,6 +17,12 @@ import boto3
 import pytest
 
 from cdk_delayed_scheduler.client import SchedulerClient
+from cdk_delayed_scheduler.local.cli import build_parser
+from cdk_delayed_scheduler.local.deliveries import QueueTarget
+from cdk_delayed_scheduler.local.engine_options import EngineOptions
+from cdk_delayed_scheduler.local.flow_control import flow_control_from_flags
+from cdk_delayed_scheduler.local.named_targets import make_target
+from cdk_delayed_scheduler.local.target_file import read_target_file
 
 from .conftest import process_alive, wait_until
 from .launching import SCRIPT, Running
@@ -279,12 +285,50 @@ def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(targets_fi
         (["local", "--targets", "/no/such/targets.json"], "cannot be read as JSON"),
         (["local", "--outcomes-url", "ftp://x"], "--outcomes-url must be an http(s) URL"),
         (["local", "--outcome-kinds", "FAILED"], "need an outcomes target"),
+        (["local", "--flow-control-rate", "0"], "--flow-control-rate: must be a whole number, 1-100000, got '0'"),
+        (["local", "--flow-control-max-in-flight", "many"], "--flow-control-max-in-flight: must be a whole number"),
+        (["local", "--flow-control-period", "60"], "--flow-control-period needs --flow-control-rate"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(args, words):
     result = subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert words in result.stderr
+
+
+def test_the_flow_control_flags_are_the_default_targets_limits():
+    def limits(*argv: str) -> dict | None:
+        return flow_control_from_flags(build_parser().parse_args(["local", *argv]))
+
+    assert limits() is None
+    assert limits("--flow-control-rate", "20", "--flow-control-max-in-flight", "4") == {"rate": 20, "maxInFlight": 4}
+    assert limits("--flow-control-rate", "100", "--flow-control-period", "60") == {"rate": 100, "periodSeconds": 60}
+    assert EngineOptions(flow_control=limits("--flow-control-max-in-flight", "1")).flow_control == {"maxInFlight": 1}
+
+
+def test_a_targets_file_gives_each_target_its_flow_control(tmp_path):
+    targets = tmp_path / "targets.json"
+    targets.write_text(json.dumps({"orders": {"type": "sqs", "flowControl": {"rate": 50, "maxInFlight": 10}},
+                                   "audit": {"type": "lambda", "handler": "json:dumps", "flowControl": {"rate": 1,
+                                                                                                    "periodSeconds": 60}},
+                                   "alerts": {"type": "sns"}}))
+    named = read_target_file(targets)
+    assert named["orders"] == QueueTarget(flow_control={"rate": 50, "maxInFlight": 10})
+    assert named["alerts"].flow_control is None
+    made = make_target(None, "unused", "local-target-2", named["audit"], {}, lambda target: target)
+    assert made.description["flowControl"] == {"rate": 1, "periodSeconds": 60}  # rendered as the construct does
+
+
+@pytest.mark.parametrize("limits, words", [
+    ({"rate": 0}, "'orders': flowControl: rate must be a whole number, 1-100000, got 0"),
+    ({"periodSeconds": 5}, "'orders': flowControl: needs rate or maxInFlight"),
+    ({"rate": 5, "burst": 2}, "'orders': flowControl: takes no burst"),
+])
+def test_a_targets_file_refuses_bad_flow_control_naming_the_target_and_the_field(tmp_path, limits, words):
+    targets = tmp_path / "targets.json"
+    targets.write_text(json.dumps({"orders": {"type": "sqs", "flowControl": limits}}))
+    with pytest.raises(ValueError, match=re.escape(words)):
+        read_target_file(targets)
 
 
 def _children(pid: int) -> set[int]:

@@ -8,6 +8,7 @@ import json
 import os
 
 from scheduler_runtime.aws import context
+from scheduler_runtime.core.flow import FlowLimits
 
 from .conftest import call_api
 from .dispatching import dispatch, receive
@@ -23,6 +24,14 @@ def limit(aws, monkeypatch, name: str, flow_control: dict, queue_url: str | None
     targets[name] = {**base, "flowControl": flow_control}
     monkeypatch.setenv("TARGETS", json.dumps(targets))
     context._contexts.clear()
+
+
+def slots(flow_control: dict, count: int, first_ms: int = 0) -> list[int]:
+    """The first ``count`` start slots (epoch ms) of a target with these limits, idle until ``first_ms``: one
+    interval apart (the period and a start tolerance over the rate), each rounded up to the millisecond."""
+    interval_us = FlowLimits.of({"flowControl": flow_control}).interval_us
+    assert interval_us is not None
+    return [first_ms + -(-(k * interval_us) // 1000) for k in range(count)]
 
 
 def create(schedule_id: str, due_ms: int, target: str, **extra) -> None:

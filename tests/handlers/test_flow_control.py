@@ -15,7 +15,7 @@ from scheduler_runtime.core.flow import FlowLimits
 
 from .conftest import call_api
 from .dispatching import dispatch, receive
-from .flow_controlling import create, dispatch_one_at_a_time, limit
+from .flow_controlling import create, dispatch_one_at_a_time, limit, slots
 from .virtual_time import iso, now_ms, receivable_instants, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
@@ -28,7 +28,8 @@ def test_six_due_at_once_start_one_interval_apart_to_the_millisecond_and_wait_in
         create(f"mail-{n}", due_ms, "mailer")
     virtual().move_to(due_ms)
     delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
-    assert [e["firedAt"] for e in delivered] == [iso(due_ms + n * 2000) for n in range(6)]
+    assert [e["firedAt"] for e in delivered] == [iso(at) for at in slots({"rate": 1, "periodSeconds": 2}, 6, due_ms)]
+    assert slots({"rate": 1, "periodSeconds": 2}, 2) == [0, 2050]  # two seconds and the 50 ms start tolerance
     assert sorted(e["id"] for e in delivered) == [f"mail-{n}" for n in range(6)]
 
 
@@ -39,7 +40,7 @@ def test_starts_closer_than_a_second_are_waited_for_in_the_dispatcher_at_their_e
         create(f"call-{n}", due_ms, "api")
     virtual().move_to(due_ms)
     delivered = dispatch_one_at_a_time(aws, due_ms + 10_000)
-    assert [e["firedAt"] for e in delivered] == [iso(due_ms), iso(due_ms + 250), iso(due_ms + 500)]
+    assert [e["firedAt"] for e in delivered] == [iso(at) for at in slots({"rate": 4}, 3, due_ms)]
 
 
 def test_a_cancel_wins_while_a_delivery_waits_for_room(aws, monkeypatch):
@@ -71,10 +72,11 @@ def test_a_failed_attempt_to_a_limited_target_is_retried_with_its_attempts_count
     assert dispatch(receive(message, 2)) == {"batchItemFailures": []}
     aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
     assert call_api("GET", "/schedules/flaky-1")[1]["attempts"] == 1
-    assert receivable_instants(aws.delayer_url) == [due_ms + 2000]
+    second = slots({"rate": 1, "periodSeconds": 2}, 2, due_ms)[1]
+    assert receivable_instants(aws.delayer_url) == [due_ms + 2000]  # a whole second's delay, then the rest waited
     dispatch_one_at_a_time(aws, due_ms + 60_000)  # its second attempt, its last: parked
     read = call_api("GET", "/schedules/flaky-1")[1]
-    assert (read["status"], read["attempts"], read["firedAt"]) == ("FAILED", 2, iso(due_ms + 2000))
+    assert (read["status"], read["attempts"], read["firedAt"]) == ("FAILED", 2, iso(second))
     assert read["lastError"].startswith("delivery failed after 2 attempts: maxAttempts 2 reached")
 
 
@@ -115,11 +117,12 @@ def test_periodic_occurrences_to_a_limited_target_take_their_slots_and_a_delete_
     for name in ("alpha", "beta", "gamma"):
         put(name, {"every": 60, "startAt": first_ms / 1000, "payload": {}, "target": "pager"})
     virtual().move_to(first_ms)
-    delivered = dispatch_one_at_a_time(aws, first_ms + 4000)  # the first, at once; the second, four seconds on
+    second = slots({"rate": 1, "periodSeconds": 4}, 2, first_ms)[1]
+    delivered = dispatch_one_at_a_time(aws, second)  # the first, at once; the second, an interval on
     assert call_api("DELETE", "/periodic/gamma")[0] == 200  # the third waits for its slot, eight seconds on
     delivered += dispatch_one_at_a_time(aws, first_ms + 30_000)
     assert [(e["id"] in ("alpha", "beta"), e["firedAt"]) for e in delivered] == [
-        (True, iso(first_ms)), (True, iso(first_ms + 4000))]
+        (True, iso(first_ms)), (True, iso(second))]
 
 
 def test_a_limited_target_has_its_own_metrics_and_a_deployment_without_limits_emits_none(aws, monkeypatch):
@@ -141,7 +144,8 @@ def test_a_limited_target_has_its_own_metrics_and_a_deployment_without_limits_em
     records = [json.loads(line) for line in lines if "Target" in json.loads(line)]
     assert {record["Target"] for record in records} == {"mailer"}
     assert sum(record.get("WaitingForRoom", 0) for record in records) == 2  # two waited in their messages
-    assert sorted(late for record in records for late in record.get("LatenessMs", [])) == [0, 2000, 4000]
+    late = sorted(late for record in records for late in record.get("LatenessMs", []))
+    assert late == [at - due_ms - 20_000 for at in slots({"rate": 1, "periodSeconds": 2}, 3, due_ms + 20_000)]
 
 
 def test_each_slot_takes_one_write_whether_the_target_is_idle_or_queued(aws, monkeypatch):
@@ -161,3 +165,25 @@ def test_each_slot_takes_one_write_whether_the_target_is_idle_or_queued(aws, mon
     virtual().move_to(due_ms)
     dispatch_one_at_a_time(aws, due_ms)  # the five take their slots: the first idle, four queued behind it
     assert writes == ["made"] * 5
+
+
+def test_a_delivery_that_comes_later_than_its_slot_and_tolerance_takes_a_new_slot_instead_of_starting_at_once(
+        aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 1, "periodSeconds": 2})
+    due_ms = now_ms() + 5000
+    first, second, third = slots({"rate": 1, "periodSeconds": 2}, 3, due_ms)
+    create("a", due_ms, "mailer")
+    create("b", due_ms, "mailer")  # its slot: the second
+    create("c", second + 50, "mailer")  # due after b's slot: it takes the third
+    virtual().move_to(due_ms)
+    dispatch_one_at_a_time(aws, due_ms)
+    virtual().move_to(second + 50)
+    by_id = {json.loads(m["body"])["id"]: m for m in aws.receive(aws.delayer_url)}
+    aws.sqs.change_message_visibility(QueueUrl=aws.delayer_url, ReceiptHandle=by_id["b"]["receiptHandle"],
+                                      VisibilityTimeout=0)  # b's dispatcher is late (a busy mapping): c goes first
+    dispatch(receive(by_id["c"], 1))
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=by_id["c"]["receiptHandle"])
+    virtual().move_to(second + 900)  # b, 900 ms after its slot: it must not start now, before c's slot
+    delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    fourth = slots({"rate": 1, "periodSeconds": 2}, 4, due_ms)[3]
+    assert sorted((e["firedAt"], e["id"]) for e in delivered) == [(iso(third), "c"), (iso(fourth), "b")]

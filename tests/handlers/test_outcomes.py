@@ -205,3 +205,26 @@ def test_a_group_cancel_gives_each_waiting_member_a_cancelled_event(aws, outcome
     events = outcome_messages(aws)
     assert sorted((e["id"], e["outcome"], e["reason"], e["group"]) for e in events) == [
         (f"member-{n}", "CANCELLED", "group cancelled", "tenant-9") for n in range(3)]
+
+
+def test_a_cancelled_schedules_message_sends_its_cancelled_outcome_again_when_it_comes(aws, outcomes):
+    due_ms = create("called-off-late", due_in=5)
+    assert call_api("DELETE", "/schedules/called-off-late")[0] == 200
+    [from_the_cancel] = outcome_messages(aws)  # taken: the delayer queue now holds only the schedule's message
+    assert dispatch_at(aws, due_ms) == {"batchItemFailures": []}
+    [again] = outcome_messages(aws)
+    assert (again["outcome"], again["dedupeKey"], again["reason"]) == (
+        "CANCELLED", from_the_cancel["dedupeKey"], "cancelled")
+
+
+def test_a_periodic_occurrence_whose_retry_a_delete_stopped_gets_a_cancelled_outcome(aws, outcomes):
+    first_ms = (now_ms() // 1000 + 2) * 1000
+    put("flaky", {"every": 3600, "startAt": first_ms / 1000, "payload": {}, "target": "broken"})
+    dispatch_at(aws, first_ms)  # fails: its retry is a message of its own, 30 s on
+    [failed_first] = [m for m in aws.take(aws.delayer_url) if "outcome" in json.loads(m["body"])] or [None]
+    assert failed_first is None  # a retry pending: no outcome yet
+    assert call_api("DELETE", "/periodic/flaky")[0] == 200
+    outcome_messages(aws)  # the pending (next) occurrence's CANCELLED
+    dispatch_at(aws, first_ms + 30_000)  # the retry: its definition is deleted
+    [event] = outcome_messages(aws)
+    assert (event["outcome"], event["reason"], event["dedupeKey"]) == ("CANCELLED", "deleted", f"flaky@{first_ms}")

@@ -140,12 +140,11 @@ class Delivery:
             log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
-            started = self._start_occurrence(ref, receipt, slot is not None)
+            started = self._start_occurrence(ref, receipt, slot)
         else:
             wait_until(clock, start_ms)
             if ref.ticket is not None:
-                started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target,
-                                                slot is not None)
+                started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target, slot)
             else:
                 started = self._start_one_shot(ref, receipt)
         if started is None:
@@ -237,7 +236,7 @@ class Delivery:
             clock.sleep(pause)
             start = self._begin(ref, receipt, holding)
         if start.waiting is not None:
-            return self._start_with_room(ref, receipt, start.waiting.target, False)
+            return self._start_with_room(ref, receipt, start.waiting.target, None)
         return self._started_one_shot(ref, receipt, start)
 
     def _begin(self, ref: TimerRef, receipt: Receipt, holding: frozenset[str] = frozenset()) -> DeliveryStart:
@@ -248,10 +247,10 @@ class Delivery:
         return self._store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag,
                                           _retry_note(receipt, config.max_receive_count), holding)
 
-    def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, slot_held: bool) -> Started | None:
+    def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> Started | None:
         """Start a one-shot's delivery to a limited target, once it has room (:meth:`_take_room`); None when it waits,
         or does not start."""
-        release = self._take_room(ref, receipt, target, slot_held)
+        release = self._take_room(ref, receipt, target, slot)
         if release is None:
             return None
         started = self._started_one_shot(ref, receipt, self._begin(ref, receipt))
@@ -260,29 +259,33 @@ class Delivery:
             return None
         return replace(started, release=release)
 
-    def _take_room(self, ref: TimerRef, receipt: Receipt, target: str, slot_held: bool) -> Callable[[], None] | None:
-        """Room for a delivery to ``target``: a start slot (the one its message holds, else a new one, waited for here
-        when it is close, in the delayer queue when not) and a place among its ``maxInFlight``. What gives the place
-        back, or None when the message was sent back to wait. A target without limits has room at once."""
+    def _take_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> Callable[[], None] | None:
+        """Room for a delivery to ``target``: a start slot (``slot``, the one its message holds, else a new one; waited
+        for here when it is close, in the delayer queue when not) and a place among its ``maxInFlight``. What gives
+        the place back, or None when the message was sent back to wait. A target without limits has room at once."""
         limits = self._config.flow_limits.get(target)
         if limits is None:  # no limits (or no more, since the message was put back)
             return _NOTHING_HELD
         room = FlowStore(self._ctx.dynamodb, self._config.table_name)
         clock = self._clock
-        if not slot_held:
+        if slot is None or clock.now_ms() > slot + flow.START_TOLERANCE_MS:  # none, or one passed: a new one
             slot = room.reserve(target, limits, max(clock.now_ms(), ref.due_ms))
             if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
                 self._wait_for_room(ref, receipt, target, slot)
                 return None
-            wait_until(clock, slot)
+        wait_until(clock, slot)
         lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
         lease = room.acquire(target, limits, clock.now_ms(), lease_end)
-        waited_ms = 0
-        while lease is None and room.held_until_ms is None and waited_ms < flow.LEASE_WAIT_MS:
-            clock.sleep(flow.LEASE_POLL_SECONDS)
-            waited_ms += round(flow.LEASE_POLL_SECONDS * 1000)
+        for pause in flow.LEASE_RETRY_PAUSES:
+            if lease is not None or room.held_until_ms is not None:
+                break
+            clock.sleep(pause)
             lease = room.acquire(target, limits, clock.now_ms(), lease_end)
-        if lease is None:  # every place is held (or the target is held back): a new slot, its message waits for it
+        late = clock.now_ms() > (slot or 0) + flow.START_TOLERANCE_MS
+        if lease is None or (late and limits.rate is not None):
+            # every place held, the target held back, or the place came too late for the slot: a new slot
+            if lease is not None:
+                room.release(target, lease, lease_end)
             slot = room.reserve(target, limits, clock.now_ms())
             held = room.held_until_ms
             self._wait_for_room(ref, receipt, target, slot if slot is None or held is None else max(slot, held))
@@ -309,6 +312,10 @@ class Delivery:
             self._park_again(start.unparked)
             return None
         if start.record is None:
+            if start.ended is not None and self._outcomes is not None:  # its outcome, again: the first may be lost
+                reason = (CancelReason.GROUP_CANCELLED if (start.ended.last_error or "").startswith("group ")
+                          else CancelReason.CANCELLED)
+                self._outcomes.cancelled_schedule(start.ended, reason)
             self._refused(ref, start.refusal)
             return None
         record = start.record
@@ -344,7 +351,7 @@ class Delivery:
             None if record.group is None else (record.group, record.created_ms),
             stop_for_group, record_failure, note or "", retry, again=again)
 
-    def _start_occurrence(self, ref: TimerRef, receipt: Receipt, slot_held: bool = False) -> Started | None:
+    def _start_occurrence(self, ref: TimerRef, receipt: Receipt, slot: int | None = None) -> Started | None:
         """Start an occurrence of a periodic timer (the next one is armed first); None when it does not start."""
         # Imported on first use: a deployment without periodic timers never loads it (nor the cron
         # parser and ``zoneinfo``), which keeps the dispatcher's cold start as it was.
@@ -354,11 +361,14 @@ class Delivery:
         periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name),
                                             self._store, self._queue, ctx.config, clock)
         room = (None if not ctx.config.flow_limits
-                else lambda target: self._take_room(ref, receipt, target, slot_held))
+                else lambda target: self._take_room(ref, receipt, target, slot))
         occurrence = periodic.start(ref, receipt.receive_count, receipt.tag,
                                     lambda instant_ms: wait_until(clock, instant_ms), room)
         definition = occurrence.definition
         if definition is None:
+            if (occurrence.refusal is Refusal.DELETED_OR_REPLACED and self._outcomes is not None
+                    and self._outcomes.wants(Kind.CANCELLED)):
+                self._retry_cancelled(ref, periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name))
             if occurrence.refusal is not Refusal.WAITING_FOR_ROOM:  # sent back to wait: logged as put back
                 self._refused(ref, occurrence.refusal)
             return None
@@ -392,6 +402,18 @@ class Delivery:
             f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start,
             lambda reason: periodic.skip_stale(definition, reason), occurrence.release or _NOTHING_HELD,
             lambda slot: periodic.start_late(definition, occurrence.due_ms, occurrence.attempt, slot))
+
+    def _retry_cancelled(self, ref: TimerRef, definitions: Any) -> None:
+        """The outcome of a periodic occurrence whose retry its timer's DELETE (or replacement) stopped: CANCELLED,
+        built from the definition as it is now (a tombstone, or the replacement)."""
+        assert self._outcomes is not None
+        definition = definitions.get(ref.schedule_id)
+        if definition is None:
+            return
+        reason = CancelReason.DELETED if definition.status == "DELETED" else CancelReason.REPLACED
+        envelope = build_envelope(ref.schedule_id, ref.due_ms, ref.due_ms, ref.attempt - 1, definition.payload_json,
+                                  definition.target)
+        self._outcomes.add(Kind.CANCELLED, envelope, definition.group, ref.attempt - 1, reason=reason)
 
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)

@@ -55,6 +55,9 @@ class OutcomeSink:
         settings = ctx.config.outcomes
         return None if settings is None else cls(ctx, settings)
 
+    def wants(self, kind: Kind) -> bool:
+        return self._settings.wants(kind)
+
     def cancelled_schedule(self, record: Any, reason: CancelReason) -> None:
         """Gather the ``CANCELLED`` outcome of a one-shot (its :class:`~.items.ScheduleRecord`), if wanted."""
         if self._settings.wants(Kind.CANCELLED):

@@ -48,6 +48,8 @@ class DeliveryStart:
     FAILED write. The envelope must still be parked (from this record), or nothing would hold it there."""
     waiting: ScheduleRecord | None = None
     """With the refusal WAITING_FOR_ROOM: the record (unchanged), whose target has limits."""
+    ended: ScheduleRecord | None = None
+    """With the refusal CANCELLED: the record, so its outcome can be sent again (the one sent before may be lost)."""
 
 
 _Store = TypeVar("_Store", bound="ScheduleStore")  # typing.Self is Python 3.11's; the runtime supports 3.10
@@ -344,6 +346,8 @@ class ScheduleStore:
             return DeliveryStart(None, Refusal.DUPLICATE)
         if old["status"]["S"] == states.FAILED and old.get("msgId", {}).get("B") == values[":mid"]:
             return DeliveryStart(None, Refusal.FAILED, unparked=ScheduleRecord.from_item(old))
+        if old["status"]["S"] == states.CANCELLED:
+            return DeliveryStart(None, Refusal.CANCELLED, ended=ScheduleRecord.from_item(old))
         return DeliveryStart(None, Refusal(old["status"]["S"]))
 
     def cancel_started(self, record: ScheduleRecord, reason: str, now_ms: int, retention_seconds: int,

@@ -175,6 +175,7 @@ LATENESS_METRIC: str = _CONTRACT["metrics"]["lateness"]
 FAILED_ATTEMPTS_METRIC: str = _CONTRACT["metrics"]["failedAttempts"]
 """The dispatcher's count of delivery attempts that failed and go back to SQS for a retry (in its EMF record)."""
 SWEEPS_STOPPED_EARLY_METRIC: str = _CONTRACT["metrics"]["sweepsStoppedEarly"]
+"""The sweeper's count of sweeps that ran short of time and stopped before the last shard (1 per such sweep)."""
 TARGET_DIMENSION: str = _CONTRACT["metrics"]["targetDimension"]
 """The dimension (beside the others) of a limited target's own metrics: its name."""
 WAITING_FOR_ROOM_METRIC: str = _CONTRACT["metrics"]["waitingForRoom"]
@@ -182,7 +183,6 @@ WAITING_FOR_ROOM_METRIC: str = _CONTRACT["metrics"]["waitingForRoom"]
 or the target paused); with ``LatenessMs`` of its deliveries and ``HeldBack``, in one EMF record per target."""
 HELD_BACK_METRIC: str = _CONTRACT["metrics"]["heldBack"]
 """A limited target's count of answers that said slow down (each holds the target back)."""
-"""The sweeper's count of sweeps that ran short of time and stopped before the last shard (1 per such sweep)."""
 
 ENV = Environment(**{_env_name(key).lower(): name for key, name in _CONTRACT["environment"].items()})
 """The functions' environment variable names."""

@@ -5,9 +5,11 @@ limit, or both). Each limited target has one item in the Schedules table (:func:
 writes conditionally:
 
 - **Rate**, as a virtual schedule (GCRA without a burst allowance): starts are spaced one *interval*
-  (``periodSeconds / rate``, rounded up to the microsecond) apart, so that in any window of one period at most
-  ``rate`` start. The item keeps ``tat``, the next free start instant (epoch microseconds). A delivery takes the
-  slot ``max(tat, now)`` and moves ``tat`` one interval past it: one write, whatever the backlog.
+  (``(periodSeconds + START_TOLERANCE) / rate``, rounded up to the microsecond) apart, and a delivery starts
+  within :data:`START_TOLERANCE_MS` after its slot or takes a new one; so in any window of one period at most
+  ``rate`` start, however each start falls within its tolerance. The item keeps ``tat``, the next free start
+  instant (epoch microseconds). A delivery takes the slot ``max(tat, now)`` and moves ``tat`` one interval past
+  it: one write, whatever the backlog.
 - **Concurrency**, as ``maxInFlight`` leases (attributes ``l0`` .. ``l<m-1>``): a delivery holds one from just
   before its start until its target answered, each lease ending at the latest when the delayer queue's
   visibility timeout would hand its message out again. A dispatcher that dies mid-delivery leaves a lease that
@@ -34,10 +36,13 @@ HELD_POLL_SECONDS: int = FLOW_CONTROL["heldPollSeconds"]
 """How long a delivery held back by a paused target waits before it looks again."""
 WAIT_IN_PLACE_MS = 1000
 """A slot this close is waited for in the dispatcher (billed); a later one in the delayer queue (a message)."""
-LEASE_WAIT_MS = 1000
-"""How long a delivery at its slot waits in the dispatcher for a lease before it takes a new slot."""
-LEASE_POLL_SECONDS = 0.05
-"""Between two tries for a lease while all are held."""
+START_TOLERANCE_MS = 50
+"""How late after its slot a delivery may still start (its message surfaced late, a place took a while): a later
+one takes a new slot. Every interval carries it (one tolerance per period, spread over the ``rate`` starts), so
+that starts anywhere within their tolerance never put more than ``rate`` in a window of one period."""
+LEASE_RETRY_PAUSES = (0.01, 0.02)
+"""Pauses before trying again for a place when all are held (three tries in all, well within the tolerance); then
+the delivery takes a new slot, one interval on, rather than keep writing the target's item."""
 TAT = "tat"
 PAUSED = "paused"
 HELD_UNTIL = "heldUntil"
@@ -84,8 +89,11 @@ class FlowLimits:
 
     @property
     def interval_us(self) -> int | None:
-        """The spacing of two starts, in microseconds (rounded up, so never more than ``rate`` a period)."""
-        return None if self.rate is None else math.ceil(self.period_seconds * 1_000_000 / self.rate)
+        """The spacing of two starts, in microseconds: a period and one start tolerance over ``rate``, rounded up,
+        so never more than ``rate`` starts a period, each within its tolerance."""
+        if self.rate is None:
+            return None
+        return math.ceil((self.period_seconds * 1_000_000 + START_TOLERANCE_MS * 1000) / self.rate)
 
 
 def slot_ms(slot_us: int) -> int:

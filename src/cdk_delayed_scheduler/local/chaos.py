@@ -21,7 +21,9 @@ Then it checks, and reports (exit 1 on any violation):
   (more only under its one ``dedupeKey``) or parked again;
 - every create answered 2xx was honoured, and every create whose last answer was a 429, a 5xx or
   none (one single create in ten comes from a client that does not retry) left no trace or was
-  honoured as its retry.
+  honoured as its retry;
+- every timer that ended has its outcome event (every kind is sent, to a recorder, through the same
+  faults), arrived or parked, of one kind per occurrence, the kind its ``GET`` reads (:mod:`.chaos_outcomes`).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, Target
 from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_groups, check_one_shots,
                            check_pauses, check_periodic, check_redrive, check_reschedules, dead_lettered)
 from .chaos_ops import MendableTarget, Operations, start_operations, wait_for_deliveries
-from .chaos_settle import Ticker, settle
+from .chaos_outcomes import check_outcomes
+from .chaos_settle import Ticker, settle, wait_for_outcomes
 from ..client import Answer, SchedulerClient
+from ..outcome import OutcomeKind
 from .api_calls import parse_due_ms, raw_client
 from .deliveries import Recorder
 from .engine import Engine, EngineOptions
@@ -176,9 +180,11 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     recorder = Recorder()
     receiver = SignedReceiver(SIGNING_SECRET, lambda envelope, _headers, received_ms: recorder.record(envelope, received_ms))
     target = MendableTarget(_refusing_poison(recorder))
+    outcomes = Recorder()
     options = EngineOptions(target=target, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
                             dispatcher_timeout=DISPATCHER_TIMEOUT_SECONDS, faults=faults, seed=seed,
-                            targets=dict(chaos_targets(receiver.url)))
+                            targets=dict(chaos_targets(receiver.url)), outcomes=outcomes,
+                            outcome_kinds=tuple(kind.value for kind in OutcomeKind))
     calls = ClientCalls()
     started = time.time()
     trail = Trail()
@@ -205,6 +211,7 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         operator.join()
         wait_for_deliveries(answered, recorder, ops, engine.options.visibility_timeout, say)
         time.sleep(2)  # any wrongful delivery after a cancel or a DELETE shows up here
+        reads = _wait_for_outcomes(answered, engine, outcomes, _one_shot_ids(timers, ops), say)
         report = ChaosReport(timers=len(timers), periodic=len(periodic), seconds=round(time.time() - started, 1),
                              faults=engine.faults.by_kind() if engine.faults else {},
                              fault_stages=engine.faults.by_stage() if engine.faults else {},
@@ -221,6 +228,8 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         check_pauses(report, ops.paused, recorder)
         check_redrive(report, ops.redriven, recorder, parked)
         check_groups(report, ops.grouped, recorder, read, parked)
+        check_outcomes(report, [d.envelope for d in outcomes.deliveries], reads, parked,
+                       ops.redriven.moved | ops.redriven.refused_redrive_moved)
         report.violations += [f"an operation kept failing: {error}" for error in ops.errors]
         report.trails = {key: trail.of(key) for key in dict.fromkeys(v.split(":", 1)[0] for v in report.violations)}
     return report
@@ -293,6 +302,39 @@ def _wait_for_one_shots(answered: Callable[..., Answer], recorder: Recorder,
     if left:
         say(f"chaos: {len(left)} one-shot timers unsettled when the engine stopped changing them: "
             + ", ".join(f"{i} {p.state[0]}" for i, p in sorted(left.items())[:10]))
+
+
+def _one_shot_ids(timers: list[Planned], ops: Operations) -> list[str]:
+    """Every one-shot timer the run (and its operations) created or tried to."""
+    ids = [t.schedule_id for t in timers] + [m.schedule_id for m in ops.moved] + list(ops.redriven.ids)
+    for g in ops.grouped:
+        ids += [member for member in g.members if member != g.periodic] + ([g.joined_after] if g.joined_after else [])
+    return ids
+
+
+def _wait_for_outcomes(answered: Callable[..., Answer], engine: Engine, outcomes: Recorder, ids: list[str],
+                       say: Callable[[str], None]) -> dict[str, Answer]:
+    """Until every timer of ``ids`` that exists has an outcome event, or none can still come (:func:`wait_for_outcomes`);
+    then each one's ``GET``, read once more, for the check."""
+    absent: set[str] = set()  # 404: a create that never landed (its client is done retrying)
+    sqs = engine.client("sqs")
+
+    def missing() -> set[str]:
+        waiting = set(ids) - set(outcomes.by_id()) - absent
+        absent.update(i for i in waiting if answered("getSchedule", id=i).status == 404)
+        return waiting - absent
+
+    def under_way() -> bool:
+        attributes = sqs.get_queue_attributes(QueueUrl=engine.queue_url,
+                                              AttributeNames=["ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+        return bool(engine.under_way()) or int(attributes["ApproximateNumberOfMessagesNotVisible"]) > 0
+
+    started = time.monotonic()
+    left = wait_for_outcomes(missing, lambda: len(outcomes.deliveries), under_way, engine.options.visibility_timeout, say)
+    say(f"chaos: outcome events waited for {time.monotonic() - started:.1f}s; {len(left)} timers without one arrived "
+        f"(parked, or missing: the check tells){': ' + ', '.join(sorted(left)[:10]) if left else ''}")
+    with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
+        return dict(zip(ids, pool.map(lambda i: answered("getSchedule", id=i), ids)))
 
 
 def _wait_for_periodic(api: SchedulerClient, recorder: Recorder, kept: list[PlannedPeriodic], first_due: dict[str, Any],

@@ -81,6 +81,15 @@ class ChaosReport:
     5xx or no answer counts only what joined since the one that ran, so this can be 0 in a run with faults."""
     group_members_read_cancelled: int = 0
     """One-shot members created before their group's cancel that read ``CANCELLED`` afterwards."""
+    outcomes_received: int = 0
+    """Outcome events the outcomes target received, repeats included (:mod:`.chaos_outcomes` checks them)."""
+    outcomes_by_kind: dict[str, int] = field(default_factory=dict)
+    outcome_repeats: int = 0
+    outcomes_parked: int = 0
+    outcomes_awaiting_redrive: int = 0
+    """Timers whose delivery message SQS's redrive parked: no outcome until they are redriven."""
+    outcome_mismatches: int = 0
+    outcomes_missing: int = 0
     lost: int = 0
     violations: list[str] = field(default_factory=list)
     trails: dict[str, str] = field(default_factory=dict)
@@ -108,6 +117,10 @@ class ChaosReport:
             f"cancelled {self.group_cancels} ({self.group_members_stopped} members stopped, "
             f"{self.group_members_read_cancelled} read CANCELLED after)",
             "delivered by target: " + ", ".join(f"{name} {n}" for name, n in sorted(self.delivered_by_target.items())),
+            f"outcome events {self.outcomes_received} ("
+            + (", ".join(f"{kind} {n}" for kind, n in sorted(self.outcomes_by_kind.items())) or "none")
+            + f"; repeats {self.outcome_repeats}); parked {self.outcomes_parked}; awaiting redrive "
+            f"{self.outcomes_awaiting_redrive}; mismatches {self.outcome_mismatches}; missing {self.outcomes_missing}",
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
             *(f"  TRAIL {key}: {events}" for key, events in list(self.trails.items())[:20]),
@@ -356,6 +369,8 @@ class Grouped:
 
     group: str
     members: list[str]
+    periodic: str | None = None
+    """The member of ``members`` that is a periodic timer."""
     cancelled_ms: int | None = None
     stopped: int = 0
     joined_after: str | None = None

@@ -183,7 +183,7 @@ def _cancel_group(answered: Answered, ops: Operations, rng: random.Random, n: in
             "payload": {"kind": "grouped", "id": schedule_id}})
     periodic = f"{group}-tick"
     _must(answered, "putPeriodic", {"every": 1, "payload": {"periodic": periodic}, "group": group}, id=periodic)
-    grouped = Grouped(group, [schedule_id for schedule_id, _ in plan] + [periodic])
+    grouped = Grouped(group, [schedule_id for schedule_id, _ in plan] + [periodic], periodic=periodic)
     time.sleep(rng.uniform(1, 3))
     status, answer = _must(answered, "cancelGroup", group=group)
     grouped.cancelled_ms = _now_ms()

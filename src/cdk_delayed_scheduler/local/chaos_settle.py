@@ -7,6 +7,10 @@ attempts, its last error). A loaded machine slows each step down, so the wait st
 stops changing for :data:`STALL_VISIBILITY_TIMEOUTS` visibility timeouts after it was due has nothing left in
 flight (a receive that failed comes back within one), and the checks then judge it as it stands: parked with its
 reason (a bare message SQS's redrive moved), or lost.
+
+The outcome events come after: each ended timer's is waited for (:func:`wait_for_outcomes`) until it arrives, or
+until nothing on the outcomes' path is under way any more (a failed delivery of one comes back after a visibility
+timeout, which the delayer queue's in-flight count shows meanwhile).
 """
 
 from __future__ import annotations
@@ -96,3 +100,28 @@ def settle(read: Read, recorder: Recorder, due_ms: dict[str, int], visibility_ti
                      f"{', ...' if len(left) > 3 else ''})")
         time.sleep(POLL_SECONDS)
     return {i: last_seen.get(i, Pending(None, ())) for i in pending}
+
+
+def wait_for_outcomes(missing: Callable[[], set[str]], received: Callable[[], int], under_way: Callable[[], bool],
+                      visibility_timeout_seconds: float, say: Callable[[str], None],
+                      cap_seconds: float = 600.0) -> set[str]:
+    """Wait until no timer that ended lacks its outcome event (``missing()`` is empty), or none can still arrive:
+    nothing under way on the outcomes' path (``under_way()``: no delayer message receivable or being handed out
+    again, no dispatcher invocation running) twice in a row, or no event received (``received()`` counts them) for
+    a stall, or ``cap_seconds``. The timers still without an outcome then (parked ones among them)."""
+    started = time.monotonic()
+    stall_seconds = STALL_VISIBILITY_TIMEOUTS * visibility_timeout_seconds
+    progress_at, count, idle = time.monotonic(), received(), 0
+    tick = Ticker(say)
+    while True:
+        left = missing()
+        idle = 0 if under_way() else idle + 1
+        if not left or idle >= 2:
+            return left
+        if received() != count:
+            progress_at, count = time.monotonic(), received()
+        if time.monotonic() - progress_at > stall_seconds or time.monotonic() - started > cap_seconds:
+            return left
+        tick(lambda: f"chaos: outcome events: waiting on {len(left)} timers ({', '.join(sorted(left)[:3])}"
+                     f"{', ...' if len(left) > 3 else ''})")
+        time.sleep(POLL_SECONDS)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from .._contract import contract
 from .engine_options import LOG_LEVELS, EngineOptions
+from .flow_control import add_flow_control_flags, flow_control_from_flags
 from .outcome_target import add_outcome_flags, outcomes_from_flags
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     local.add_argument("--targets", type=Path, metavar="FILE",
                        help="named targets beside the default one: a JSON object of name -> description as the "
                             "construct renders it (type sqs, sns, eventbridge, stepfunctions or https, which the "
-                            "engine creates, or lambda with a handler module:function)")
+                            "engine creates, or lambda with a handler module:function), each with its flowControl "
+                            "limits if it has any")
+    add_flow_control_flags(local)
     add_outcome_flags(local)
     local.add_argument("--endpoint-url", help="use this running AWS-compatible endpoint instead of starting moto")
     local.add_argument("--state-dir", type=Path, help="persist stream checkpoints here, to resume after a restart")
@@ -246,19 +249,20 @@ def _run_local(args: argparse.Namespace, engine_class: type[Engine]) -> int:
             target = stdout_target()
         named = read_target_file(args.targets) if args.targets else {}
         outcomes = outcomes_from_flags(args, named)
+        options = EngineOptions(
+            port=args.port, target=target, targets=dict(named), delay_window=args.delay_window,
+            sweep_interval=args.sweep_interval, shard_count=args.shard_count, endpoint_url=args.endpoint_url,
+            state_dir=args.state_dir, listing=args.listing, require_signature=args.require_signature,
+            faults=args.faults, seed=args.seed, dispatcher_timeout=args.dispatcher_timeout, log_level=log_level,
+            metrics_namespace=args.metrics_namespace, retry_max_age=args.retry_max_age, max_lateness=args.max_lateness,
+            dispatcher_batch_size=args.dispatcher_batch_size,
+            dispatcher_max_batching_window=args.dispatcher_max_batching_window, precision=args.precision,
+            outcomes=outcomes, outcome_kinds=args.outcome_kinds, outcomes_include_payload=args.outcomes_include_payload,
+            flow_control=flow_control_from_flags(args),
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    options = EngineOptions(
-        port=args.port, target=target, targets=dict(named), delay_window=args.delay_window, sweep_interval=args.sweep_interval,
-        shard_count=args.shard_count, endpoint_url=args.endpoint_url, state_dir=args.state_dir,
-        listing=args.listing, require_signature=args.require_signature, faults=args.faults, seed=args.seed,
-        dispatcher_timeout=args.dispatcher_timeout, log_level=log_level, metrics_namespace=args.metrics_namespace,
-        retry_max_age=args.retry_max_age, max_lateness=args.max_lateness,
-        dispatcher_batch_size=args.dispatcher_batch_size,
-        dispatcher_max_batching_window=args.dispatcher_max_batching_window, precision=args.precision,
-        outcomes=outcomes, outcome_kinds=args.outcome_kinds, outcomes_include_payload=args.outcomes_include_payload,
-    )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from .._contract import contract
 from .api_calls import parse_due_ms
+from .flow_control import FlowControl, check_flow_control
 
 Envelope = dict[str, Any]
 LocalTarget = Callable[[Envelope], Any]
@@ -28,7 +29,20 @@ LAMBDA_INVOCATION_TYPES = contract.TARGET_TYPES["lambda"].values["invocationType
 
 
 @dataclass(frozen=True)
-class QueueTarget:
+class _Limitable:
+    """A named target given by what it is, which may carry limits (the construct's ``flow_control=`` on each of
+    its targets)."""
+
+    flow_control: FlowControl | None = field(default=None, kw_only=True)
+    """``{"rate": n, "periodSeconds": s, "maxInFlight": m}`` (either limit, or both): how fast, and how many at once,
+    deliveries to this target start, rendered as its description's ``flowControl``. Default: no limits."""
+
+    def __post_init__(self) -> None:
+        check_flow_control(self.flow_control)
+
+
+@dataclass(frozen=True)
+class QueueTarget(_Limitable):
     """A named target that is an SQS queue (``targets.SqsSendMessage`` when deployed): the engine creates it."""
 
     fifo: bool = False
@@ -37,7 +51,7 @@ class QueueTarget:
 
 
 @dataclass(frozen=True)
-class TopicTarget:
+class TopicTarget(_Limitable):
     """A named target that is an SNS topic (``targets.SnsPublish`` when deployed): the engine creates it, and an
     SQS queue subscribed to it with raw message delivery, where its deliveries arrive."""
 
@@ -47,7 +61,7 @@ class TopicTarget:
 
 
 @dataclass(frozen=True)
-class BusTarget:
+class BusTarget(_Limitable):
     """A named target that is an EventBridge bus (``targets.EventBridgePutEvents`` when deployed): the engine
     creates it, and a rule that sends its events of this source and detail type to an SQS queue, where they
     arrive (each an EventBridge event whose ``detail`` is the envelope)."""
@@ -57,7 +71,7 @@ class BusTarget:
 
 
 @dataclass(frozen=True)
-class StateMachineTarget:
+class StateMachineTarget(_Limitable):
     """A named target that is a Step Functions state machine (``targets.StepFunctionsStartExecution`` when
     deployed): the engine creates it in its moto, where each delivery starts an execution with the envelope
     as its input. moto runs no workflow: every execution stays ``RUNNING``, and its input is the delivery."""
@@ -67,7 +81,7 @@ class StateMachineTarget:
 
 
 @dataclass(frozen=True)
-class LambdaTarget:
+class LambdaTarget(_Limitable):
     """A named target that is a Lambda function of the engine's, with the way it is invoked: ``handler`` is
     called as ``handler(envelope, None)``. With ``invocation_type="Event"`` the engine's Lambda answers 202
     at once, which is the delivery, and runs the handler on a thread of its own: what it raises is logged,
@@ -79,6 +93,7 @@ class LambdaTarget:
     """``RequestResponse`` (the default: what the handler raises is a failed delivery, retried) or ``Event``."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.invocation_type not in LAMBDA_INVOCATION_TYPES:
             raise ValueError(f"invocation_type must be one of {', '.join(LAMBDA_INVOCATION_TYPES)}, "
                              f"got {self.invocation_type!r}")
@@ -91,7 +106,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass(frozen=True)
-class HttpsTarget:
+class HttpsTarget(_Limitable):
     """A named target that is an HTTPS endpoint (``targets.HttpsEndpoint`` when deployed): each delivery is
     a POST of the envelope signed with ``secret``, which the engine keeps in its moto's Secrets Manager (the
     description's ``secretArn``). On the engine alone the URL may be ``http://``, to a loopback host."""
@@ -105,6 +120,7 @@ class HttpsTarget:
     """For the connection and for the answer, each."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         parts = urlsplit(self.url) if isinstance(self.url, str) else None
         if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
             raise ValueError(f"url must be an https:// URL, got {self.url!r}")

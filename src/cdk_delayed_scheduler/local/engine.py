@@ -24,11 +24,11 @@ from .deliveries import LocalTarget, stdout_target
 from .engine_options import EngineOptions
 from .faults import FaultInjector, parse_spec
 from .moto_process import MotoProcess
-from .named_targets import LOCAL_TARGET_FUNCTION, MadeTarget, make_named_targets
+from .named_targets import LOCAL_TARGET_FUNCTION, MadeTarget, default_target_description, make_named_targets
 from .outcome_target import make_outcome_target, outcomes_setting
 from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller, PollerThread
 from .quiet import QuietCheck, under_way
-from .resources import REGION, function_arn, provision, stream_failure_message
+from .resources import REGION, provision, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
 
 API_FUNCTION = "delayed-scheduler-api"
@@ -381,8 +381,7 @@ class Engine:
         """Every variable the construct sets on the functions (``contract.ENV``), shared here by all of them; those
         of a prop not given (``max_lateness``, ``outcomes``) are absent, as deployed."""
         opts, env = self.options, contract.ENV
-        default_target = {"type": "lambda", "functionArn": function_arn(LOCAL_TARGET_FUNCTION)}
-        every_target = {contract.DEFAULT_TARGET_NAME: default_target, **named_targets}
+        every_target = {contract.DEFAULT_TARGET_NAME: default_target_description(opts.flow_control), **named_targets}
         described = [*every_target.items(), *([("outcomes", outcomes.description)] if outcomes else [])]
         for name, description in described:
             problem = contract.target_description_problem(description)

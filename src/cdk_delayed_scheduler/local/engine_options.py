@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .._contract import contract
 from .deliveries import RESOURCE_TARGETS, LocalTarget, ResourceTarget, resource_target_names
+from .flow_control import FlowControl, check_flow_control
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -28,7 +29,12 @@ class EngineOptions:
     invocation type); a :class:`QueueTarget`, a :class:`TopicTarget` or a :class:`BusTarget` an SQS queue, an
     SNS topic or an EventBridge bus the engine creates, each with the queue its deliveries arrive in
     (``Engine.target_queue_urls``); a :class:`StateMachineTarget` a Step Functions state machine
-    (``Engine.target_state_machine_arns``)."""
+    (``Engine.target_state_machine_arns``). Each of those takes ``flow_control=`` (its limits); a callable has
+    none: limit it as ``LambdaTarget(lambda envelope, context: deliver(envelope), flow_control=...)``."""
+    flow_control: FlowControl | None = None
+    """The default target's limits, as the construct renders ``FlowControl(rate=, period=, max_in_flight=)``:
+    ``{"rate": n, "periodSeconds": s, "maxInFlight": m}`` (either limit, or both; ``periodSeconds`` only with a
+    rate, default 1). ``None``: no limits."""
     delay_window: int = contract.DELAY_WINDOW_SECONDS.default or 0
     """Seconds: schedules due within it go straight to the delayer queue, later ones wait as
     timers for the sweeper (the construct's ``delay_window``). Shrink it to run the sweeper path in seconds."""
@@ -105,6 +111,7 @@ class EngineOptions:
     def __post_init__(self) -> None:
         if not self.dispatcher_timeout > 0:
             raise ValueError(f"dispatcher_timeout must be > 0 seconds, got {self.dispatcher_timeout}")
+        check_flow_control(self.flow_control)
         for name, target in self.targets.items():
             if not re.fullmatch(contract.TARGET_NAME_PATTERN, name) or name == contract.DEFAULT_TARGET_NAME:
                 raise ValueError(f"targets: {name!r} must match {contract.TARGET_NAME_PATTERN} and not be "
@@ -143,6 +150,9 @@ class EngineOptions:
         if self.outcomes is not None and not callable(self.outcomes) and not isinstance(self.outcomes, RESOURCE_TARGETS):
             raise ValueError(f"outcomes must be a callable (a Lambda-style target) or {resource_target_names()}, "
                              f"got {type(self.outcomes).__name__}")
+        if isinstance(self.outcomes, RESOURCE_TARGETS) and self.outcomes.flow_control is not None:
+            raise ValueError(f"outcomes: the outcomes target takes no flow_control (its events are never held back); "
+                             f"leave it out of {type(self.outcomes).__name__}(...) (or of its description's flowControl)")
         kinds = self.outcome_kinds
         if kinds is not None:
             known = isinstance(kinds, (tuple, list)) and all(kind in contract.OUTCOME_KINDS for kind in kinds)

@@ -4,12 +4,13 @@ renders it in the functions' ``TARGETS``; and what a state machine target receiv
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, HttpsTarget, LambdaTarget, LocalTarget, QueueTarget,
-                         ResourceTarget, StateMachineTarget, TopicTarget)
+from .deliveries import (LAMBDA_INVOCATION_TYPES, RESOURCE_TARGETS, BusTarget, HttpsTarget, LambdaTarget, LocalTarget,
+                         QueueTarget, ResourceTarget, StateMachineTarget, TopicTarget)
+from .flow_control import FlowControl, with_flow_control
 from .resources import (function_arn, provision_target_bus, provision_target_queue, provision_target_secret,
                         provision_target_state_machine, provision_target_topic)
 
@@ -57,12 +58,26 @@ def make_named_targets(session: Any, name_prefix: str, targets: dict[str, LocalT
     return named
 
 
+def default_target_description(flow_control: FlowControl | None) -> dict[str, Any]:
+    """The default target's description in ``TARGETS``: the engine's function :data:`LOCAL_TARGET_FUNCTION`, with
+    its limits when it has them (``EngineOptions.flow_control``)."""
+    return with_flow_control({"type": "lambda", "functionArn": function_arn(LOCAL_TARGET_FUNCTION)}, flow_control)
+
+
 def make_target(session: Any, resource: str, function_name: str, target: LocalTarget | ResourceTarget,
                 functions: dict[str, Callable[[Any], Any]],
                 local_target: Callable[[LocalTarget], LocalTarget]) -> MadeTarget:
     """Make one target: a queue, a topic or a bus (each with the queue its deliveries arrive in), a state machine
     or an HTTPS endpoint's signing secret in moto, named ``resource``; or the local function ``function_name`` in
-    ``functions`` (a callable or a :class:`LambdaTarget`, wrapped by ``local_target``)."""
+    ``functions`` (a callable or a :class:`LambdaTarget`, wrapped by ``local_target``). Its description carries
+    its limits, if it has any (a callable has none)."""
+    made = _make(session, resource, function_name, target, functions, local_target)
+    limits = target.flow_control if isinstance(target, RESOURCE_TARGETS) else None
+    return replace(made, description=with_flow_control(made.description, limits))
+
+
+def _make(session: Any, resource: str, function_name: str, target: LocalTarget | ResourceTarget,
+          functions: dict[str, Callable[[Any], Any]], local_target: Callable[[LocalTarget], LocalTarget]) -> MadeTarget:
     if isinstance(target, QueueTarget):
         url = provision_target_queue(session, resource, target.fifo)
         return MadeTarget({"type": "sqs", "queueUrl": url, "fifo": target.fifo, **_message_group(target)}, url)

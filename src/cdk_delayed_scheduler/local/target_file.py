@@ -6,9 +6,10 @@ creates each queue, topic, bus or state machine in its moto, so ``queueUrl``, ``
 ``eventBusArn`` and ``stateMachineArn`` are left out. A Lambda target names, instead of its
 ``functionArn``, the in-process handler the engine calls (``module:function``); an HTTPS target, instead
 of its ``secretArn``, the signing secret itself, which the engine keeps in its moto's Secrets Manager
-(on the engine, its ``url`` may be ``http://`` to 127.0.0.1 or localhost)::
+(on the engine, its ``url`` may be ``http://`` to 127.0.0.1 or localhost). Any of them may carry ``flowControl``,
+its limits, as the construct renders them (``{"rate": n, "periodSeconds": s, "maxInFlight": m}``)::
 
-    {"orders": {"type": "sqs", "fifo": true, "messageGroupId": "orders"},
+    {"orders": {"type": "sqs", "fifo": true, "messageGroupId": "orders", "flowControl": {"rate": 50, "maxInFlight": 10}},
      "alerts": {"type": "sns"},
      "events": {"type": "eventbridge", "detailType": "Reminder due", "source": "my.app"},
      "flows": {"type": "stepfunctions"},
@@ -20,15 +21,20 @@ of its ``secretArn``, the signing secret itself, which the engine keeps in its m
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._contract import contract
 from .deliveries import (LAMBDA_INVOCATION_TYPES, BusTarget, HttpsTarget, LambdaTarget, QueueTarget, ResourceTarget,
                          StateMachineTarget, TopicTarget, load_handler)
+from .flow_control import check_flow_control
 
 _FIELDS = {"sqs": {"type", "fifo", "messageGroupId"}, "sns": {"type", "fifo", "messageGroupId"},
            "eventbridge": {"type", "detailType", "source"}, "stepfunctions": {"type"},
            "lambda": {"type", "handler", "invocationType"}, "https": {"type", "url", "secret", "timeoutSeconds", "headers"}}
+"""The fields of each kind; every kind also takes ``flowControl``."""
+_FLOW_CONTROL = contract.FLOW_CONTROL_FIELD
 _MADE_BY_THE_ENGINE = {"queueUrl", "topicArn", "eventBusArn", "stateMachineArn", "functionArn", "secretArn"}
 _HTTPS_FIELDS = {"url": "url", "secret": "secret", "headers": "headers", "timeout_seconds": "timeoutSeconds"}
 """An :class:`HttpsTarget` field's name in the file."""
@@ -42,7 +48,16 @@ def read_target_file(path: Path) -> dict[str, ResourceTarget]:
         raise ValueError(f"--targets {path}: cannot be read as JSON ({exc})") from None
     if not isinstance(document, dict) or not document:
         raise ValueError(f"--targets {path}: must be a JSON object of target name -> description, with one or more")
-    return {name: _target(f"--targets {path}: {name!r}", description) for name, description in document.items()}
+    return {name: _limited(f"--targets {path}: {name!r}", description) for name, description in document.items()}
+
+
+def _limited(where: str, description: Any) -> ResourceTarget:
+    """The target ``description`` describes, with its ``flowControl`` limits when it has them."""
+    target = _target(where, description)
+    if _FLOW_CONTROL not in description:
+        return target
+    check_flow_control(description[_FLOW_CONTROL], f"{where}: {_FLOW_CONTROL}")
+    return replace(target, flow_control=description[_FLOW_CONTROL])
 
 
 def _target(where: str, description: Any) -> ResourceTarget:
@@ -52,7 +67,7 @@ def _target(where: str, description: Any) -> ResourceTarget:
     made = sorted(set(description) & _MADE_BY_THE_ENGINE)
     if made:
         raise ValueError(f"{where}: leave out {', '.join(made)}: the engine creates the {kind} resource itself")
-    unknown = sorted(set(description) - _FIELDS[kind])
+    unknown = sorted(set(description) - _FIELDS[kind] - {_FLOW_CONTROL})
     if unknown:
         takes = ", ".join(sorted(_FIELDS[kind] - {"type"})) or "no other field"
         raise ValueError(f"{where}: unknown field {', '.join(unknown)} (a {kind} target takes {takes})")
