@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional, Union
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Union
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -32,13 +32,17 @@ ALARM_IDS: dict[str, str] = {
     "delivery_stalled": "DeliveryStalled",
     "api_server_errors": "ApiServerErrors",
 }
+#: The construct ID of a limited target's lateness alarm (``add_alarms(target_lateness=...)``), under ``Alarms``:
+#: this prefix and the target's name as it was registered (its characters, ``A-Za-z0-9._:-``, are all allowed).
+TARGET_LATENESS_ALARM_ID = "TargetLateness"
 _MAX_ALARM_SPAN_SECONDS = 86_400  # CloudWatch: period x evaluation periods at most one day
 
 
 @dataclass(frozen=True)
 class SchedulerAlarms:
     """The alarms ``DelayedScheduler.add_alarms`` created, each under the scheduler's ``Alarms`` scope
-    with the construct ID ``ALARM_IDS`` gives it."""
+    with the construct ID ``ALARM_IDS`` gives it; a limited target's lateness alarm has the ID
+    ``TargetLateness<target name>``."""
 
     dead_letter_queue_not_empty: cloudwatch.Alarm
     """The dead-letter queue holds a message (maximum depth > 0, at once: it never empties by itself)."""
@@ -58,11 +62,15 @@ class SchedulerAlarms:
     """The delayer queue's oldest message older than ``delay_window`` + ``stalled_margin``."""
     api_server_errors: Optional[cloudwatch.Alarm]
     """The API's 5xx answers (> 0); ``None`` with ``SchedulerApi.none()``."""
+    target_lateness: Mapping[str, cloudwatch.Alarm] = field(default_factory=dict)
+    """Each limited target's lateness alarm, by target name, one per ``target_lateness`` entry (construct ID
+    ``TargetLateness<target name>``): its lateness p99 at or above the duration given for it."""
 
     @property
     def all(self) -> list[cloudwatch.Alarm]:
-        """Every alarm created, in ``ALARM_IDS`` order."""
-        return [alarm for name in ALARM_IDS if (alarm := getattr(self, name)) is not None]
+        """Every alarm created, in ``ALARM_IDS`` order, then the targets' lateness alarms in the order given."""
+        return [alarm for name in ALARM_IDS if (alarm := getattr(self, name)) is not None] + [
+            *self.target_lateness.values()]
 
 
 def _seconds(prop: str, duration: Any) -> float:
@@ -117,6 +125,7 @@ class SchedulerMonitoring(SchedulerMetrics):
         period: Optional[Duration] = None,
         iterator_age_threshold: Optional[Duration] = None,
         stalled_margin: Optional[Duration] = None,
+        target_lateness: Optional[Mapping[str, Duration]] = None,
     ) -> SchedulerAlarms:
         """CloudWatch alarms on every figure that says the scheduler needs a look (``SchedulerAlarms``
         lists them), under the construct ``Alarms``. Missing data is not breaching (an idle scheduler
@@ -143,6 +152,11 @@ class SchedulerMonitoring(SchedulerMetrics):
             be before deliveries count as stalled. Allowed: 1 minute to 1 day. Default: twice the delayer
             queue's visibility timeout (12 x ``dispatcher_timeout``: 12 minutes by default), the age two
             retries of a failing target add (SQS looks past a message received three times).
+        :param target_lateness: a lateness alarm per limited target: ``{target name: duration}``, each alarm going
+            off when that target's lateness p99 (``metric_target_lateness``) is at or above its duration, i.e. its
+            deliveries waiting for room start that late (more is due than its ``flow_control`` lets start, or it
+            keeps saying slow down). Each name must be a registered target with ``flow_control``. Allowed: 1 ms to
+            1 day. Default: none.
         """
         if self._scheduler_alarms is not None:
             raise ValueError("add_alarms: this scheduler has its alarms already (the first call's SchedulerAlarms); "
@@ -159,15 +173,18 @@ class SchedulerMonitoring(SchedulerMetrics):
         iterator_age_s = _seconds("iterator_age_threshold", iterator_age_threshold or Duration.minutes(1))
         check_range("iterator_age_threshold", iterator_age_s, 1, 86_400, "seconds")
         stalled_after = self._stalled_after(stalled_margin)
+        target_thresholds_ms = self._target_lateness_thresholds_ms(target_lateness)
 
         scope = Construct(self, "Alarms")  # type: ignore[arg-type]
         one_period: MetricOptions = {"period": period}
 
         def alarm(name: str, metric: cloudwatch.IMetric, threshold: float, description: str,
-                  periods: int = evaluation_periods) -> cloudwatch.Alarm:
+                  periods: int = evaluation_periods, construct_id: Optional[str] = None,
+                  comparison: cloudwatch.ComparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD
+                  ) -> cloudwatch.Alarm:
             created = cloudwatch.Alarm(
-                scope, ALARM_IDS[name], metric=metric, threshold=threshold, evaluation_periods=periods,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                scope, construct_id or ALARM_IDS[name], metric=metric, threshold=threshold, evaluation_periods=periods,
+                comparison_operator=comparison,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING, alarm_description=description)
             if action is not None:
                 created.add_alarm_action(action)
@@ -208,6 +225,14 @@ class SchedulerMonitoring(SchedulerMetrics):
                 "api_server_errors", self.metric_api_server_errors(**one_period), 0,
                 "The API answers 5xx: the api function fails, is throttled or times out.")
             if self.api_stage is not None else None,
+            target_lateness={target: alarm(
+                "target_lateness", self.metric_target_lateness(target, **one_period), threshold_ms,
+                f"Deliveries to the limited target {target!r} start late (its lateness p99 in ms at or above the "
+                "threshold): more is due than its flow_control lets start, or it keeps saying slow down. See its "
+                "waiting-for-room and held-back counts.",
+                construct_id=f"{TARGET_LATENESS_ALARM_ID}{target}",
+                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD)
+                for target, threshold_ms in target_thresholds_ms.items()},
         )
         if alarm_action is not None and hasattr(alarm_action, "topic_arn"):
             _let_cloudwatch_use_the_key(alarm_action)
@@ -226,13 +251,31 @@ class SchedulerMonitoring(SchedulerMetrics):
         check_range("stalled_margin", margin, 60, 86_400, "seconds")
         return window + margin
 
+    def _target_lateness_thresholds_ms(self, target_lateness: Optional[Mapping[str, Duration]]) -> dict[str, float]:
+        """``add_alarms``' ``target_lateness``, checked: each limited target's threshold in milliseconds."""
+        if target_lateness is None:
+            return {}
+        if not isinstance(target_lateness, Mapping):
+            raise ValueError(f"target_lateness: must be a mapping of target name to Duration, e.g. "
+                             f"{{'email': Duration.minutes(5)}}, got {describe(target_lateness)}")
+        thresholds_ms = {}
+        for target, duration in target_lateness.items():
+            self._check_limited_target("target_lateness", target)
+            prop = f"target_lateness[{target!r}]"
+            lateness_s = _seconds(prop, duration)
+            check_range(prop, lateness_s, 0.001, 86_400, "seconds")
+            thresholds_ms[target] = lateness_s * 1000
+        return thresholds_ms
+
     def add_dashboard(self, *, dashboard_name: Optional[str] = None, period: Optional[Duration] = None
                       ) -> cloudwatch.Dashboard:
         """One CloudWatch dashboard (construct ``Dashboard``) of the scheduler's figures: lateness (p50, p99,
         maximum), deliveries (delivered, failed attempts, parked), the queues' depth and the delayer's oldest
         message, the dispatcher's errors and throttles, the enqueuer's iterator age, the sweeper's errors and
-        stopped sweeps, the API's 5xx (with an API), and the states of the ``add_alarms`` alarms, whether
-        ``add_alarms`` is called before or after it. Call it once: a second call raises ``ValueError``.
+        stopped sweeps, the API's 5xx (with an API), a row per target with ``flow_control`` registered by then (its
+        lateness p50 and p99, the deliveries that waited for room, the answers that said slow down), and the
+        states of the ``add_alarms`` alarms, whether ``add_alarms`` is called before or after it. Call it once: a
+        second call raises ``ValueError``.
 
         :param dashboard_name: the dashboard's name. Default: CloudFormation's.
         :param period: the graphs' period. Allowed: whole minutes, 1 minute to 1 day. Default: 5 minutes.
@@ -243,7 +286,7 @@ class SchedulerMonitoring(SchedulerMetrics):
         _check_period(period)
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=dashboard_name,  # type: ignore[arg-type]
                                          default_interval=Duration.hours(3))
-        for row in dashboard_widgets(self, period):
+        for row in dashboard_widgets(self, period, self._limited_target_names()):
             dashboard.add_widgets(*row)
         if self._scheduler_alarms is not None:
             dashboard.add_widgets(*alarm_row(self._scheduler_alarms.all))

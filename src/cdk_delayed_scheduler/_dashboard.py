@@ -18,9 +18,11 @@ def _graph(title: str, left: Sequence[cloudwatch.IMetric], right: Sequence[cloud
     return cloudwatch.GraphWidget(title=title, left=list(left), right=list(right), width=_WIDTH, height=6)
 
 
-def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration) -> list[list[cloudwatch.IWidget]]:
-    """The dashboard's graphs, row by row: deliveries, queues, the stream handlers and the API (the alarms'
-    states follow them in a row of their own, :func:`alarm_row`, once there are alarms)."""
+def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration, limited_targets: Sequence[str] = ()
+                      ) -> list[list[cloudwatch.IWidget]]:
+    """The dashboard's graphs, row by row: deliveries, queues, the stream handlers and the API, then a row per
+    limited target in ``limited_targets`` (the alarms' states follow them in a row of their own,
+    :func:`alarm_row`, once there are alarms)."""
     s = scheduler
     rows: list[list[cloudwatch.IWidget]] = [
         [
@@ -48,7 +50,23 @@ def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration) -> list[l
     if s.api_stage is not None:
         last.append(_graph("API 5xx", [s.metric_api_server_errors(label="5xx", period=period)]))
     rows.append(last)
+    rows += [_target_row(s, target, period) for target in limited_targets]
     return rows
+
+
+def _target_row(scheduler: "SchedulerMetrics", target: str, period: Duration) -> list[cloudwatch.IWidget]:
+    """One limited target's row: how late its deliveries start (p50, p99), how many waited for room, and how many
+    of its answers said slow down."""
+    s = scheduler
+    return [
+        _graph(f"Target {target}: lateness (ms)",
+               [s.metric_target_lateness(target, statistic="p50", label="p50", period=period),
+                s.metric_target_lateness(target, label="p99", period=period)]),
+        _graph(f"Target {target}: waiting for room", [s.metric_target_waiting(target, label="sent back to wait",
+                                                                              period=period)]),
+        _graph(f"Target {target}: held back", [s.metric_target_held_back(target, label="slow-down answers",
+                                                                         period=period)]),
+    ]
 
 
 def alarm_row(alarms: Sequence[cloudwatch.Alarm]) -> list[cloudwatch.IWidget]:

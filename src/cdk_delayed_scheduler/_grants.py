@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from ._scheduler_apis import BuiltApi
 
 _KEY_USER = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey")
+_OPERATE_ROUTES = tuple(route for route in ROUTES if route.path.startswith("/targets/"))
+"""The routes ``grant_operate`` grants: ``GET`` and ``PATCH /targets/{name}``."""
 
 
 class SchedulerGrants:
@@ -56,14 +58,14 @@ class SchedulerGrants:
     def grant_schedule(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to schedule: ``execute-api:Invoke`` on each route of this API's stage (HTTP
         or REST): ``POST /schedules``, ``GET``/``PATCH``/``DELETE /schedules/*``, ``POST /schedule-batches``,
-        ``GET /schedules`` (the listing), ``PUT``/``GET``/``PATCH``/``DELETE /periodic/*``, ``GET /periodic`` and
-        ``DELETE /groups/*``;
+        ``GET /schedules`` (the listing), ``PUT``/``GET``/``PATCH``/``DELETE /periodic/*``, ``GET /periodic``,
+        ``DELETE /groups/*`` and ``GET``/``PATCH /targets/*`` (a target's state, its pause and resume);
         and ``grant_invoke``; nothing else. With ``SchedulerApi.none()``, ``grant_invoke`` only.
 
         The routes' part is meaningful with IAM authorization (the default). The ``*`` in the
-        ``/schedules/*`` and ``/periodic/*`` resources stands for the ``{id}`` path parameter; when
-        ``grantee`` is a construct in this stack, that cdk-nag finding (AwsSolutions-IAM5) is
-        acknowledged on it with this reason.
+        ``/schedules/*`` and ``/periodic/*`` resources stands for the ``{id}`` path parameter (in ``/groups/*``
+        for ``{group}``, in ``/targets/*`` for ``{name}``); when ``grantee`` is a construct in this stack, that
+        cdk-nag finding (AwsSolutions-IAM5) is acknowledged on it with this reason.
 
         :param grantee: e.g. the producer's role or function.
         """
@@ -73,18 +75,37 @@ class SchedulerGrants:
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to read, and only read: ``execute-api:Invoke`` on the ``GET`` routes of this
-        API's stage (``GET /schedules/*``, ``GET /schedules``, ``GET /periodic/*``, ``GET /periodic``),
-        e.g. for a dashboard or an operator's tool. No direct invoke: that reaches every route.
+        API's stage (``GET /schedules/*``, ``GET /schedules``, ``GET /periodic/*``, ``GET /periodic``,
+        ``GET /targets/*``), e.g. for a dashboard or an operator's tool. No direct invoke: that reaches every route.
 
-        As with ``grant_schedule``, the ``*`` is the ``{id}`` path parameter (acknowledged for cdk-nag
-        on a grantee in this stack), and the grant is meaningful with IAM authorization. With
+        As with ``grant_schedule``, the ``*`` is the ``{id}`` (or ``{name}``) path parameter (acknowledged for
+        cdk-nag on a grantee in this stack), and the grant is meaningful with IAM authorization. With
         ``SchedulerApi.none()`` it raises ``ValueError``: without an API there is no read-only way in.
 
         :param grantee: e.g. an operator's role.
         """
-        grant = self._grant_routes(grantee, READ_ROUTES, "grant_read")
+        return self._grant_api_routes(grantee, READ_ROUTES, "grant_read")
+
+    def grant_operate(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allow ``grantee`` to operate the targets, and only that: ``execute-api:Invoke`` on ``GET /targets/*``
+        (a target's state, limits and counts) and ``PATCH /targets/*`` (pause and resume a target with
+        ``flow_control``) of this API's stage, e.g. for an on-call operator's role that stops deliveries to a
+        struggling downstream and lets them through again. It reaches no schedule: no create, read or cancel.
+
+        As with ``grant_schedule``, the ``*`` is the ``{name}`` path parameter (acknowledged for cdk-nag on a
+        grantee in this stack), and the grant is meaningful with IAM authorization. With
+        ``SchedulerApi.none()`` it raises ``ValueError``: a direct invoke reaches every route.
+
+        :param grantee: e.g. an operator's role.
+        """
+        return self._grant_api_routes(grantee, _OPERATE_ROUTES, "grant_operate")
+
+    def _grant_api_routes(self, grantee: iam.IGrantable, routes: Sequence[contract.Route], name: str) -> iam.Grant:
+        """``execute-api:Invoke`` on ``routes``; refused (``ValueError`` naming ``name``) without an API, since a
+        direct invoke, the only other way in, reaches every route."""
+        grant = self._grant_routes(grantee, routes, name)
         if grant is None:
-            raise ValueError("grant_read: this scheduler has no API (SchedulerApi.none()), and a direct invoke "
+            raise ValueError(f"{name}: this scheduler has no API (SchedulerApi.none()), and a direct invoke "
                              "reaches every route; use grant_invoke, or an API")
         return grant
 
@@ -165,8 +186,8 @@ class SchedulerGrants:
 
 
 def _acknowledge_route_wildcards(stack: Stack, grantee: iam.IGrantable, route_arns: Sequence[str], method: str) -> None:
-    """The ``/<collection>/*`` resources ``method`` (``grant_schedule``, ``grant_read``) granted: each ``*``
-    is the path parameter (``{id}``, ``{group}``) of one route.
+    """The ``/<collection>/*`` resources ``method`` (``grant_schedule``, ``grant_read``, ``grant_operate``) granted:
+    each ``*`` is the path parameter (``{id}``, ``{group}``, ``{name}``) of one route.
 
     The finding names the ARN as it stands in the grantee's policy (concrete region and account in a
     stack with an explicit environment, ``<AWS::Region>``/``<AWS::AccountId>`` otherwise), so the

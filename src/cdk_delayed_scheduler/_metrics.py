@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, TypedDict, Union
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
@@ -12,6 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 
 from ._contract import contract
+from ._validation import describe
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -23,6 +24,10 @@ SERVICE_DIMENSION: dict[str, str] = dict(contract.METRIC_DIMENSIONS)
 LATENESS_METRIC: str = contract.LATENESS_METRIC
 FAILED_ATTEMPTS_METRIC: str = contract.FAILED_ATTEMPTS_METRIC
 SWEEPS_STOPPED_EARLY_METRIC: str = contract.SWEEPS_STOPPED_EARLY_METRIC
+#: A limited target's own figures (``contract.json``), with its name as the ``TARGET_DIMENSION`` dimension.
+TARGET_DIMENSION: str = contract.TARGET_DIMENSION
+WAITING_FOR_ROOM_METRIC: str = contract.WAITING_FOR_ROOM_METRIC
+HELD_BACK_METRIC: str = contract.HELD_BACK_METRIC
 
 
 class MetricOptions(TypedDict, total=False):
@@ -53,6 +58,7 @@ class SchedulerMetrics:
     sweeper_function: lambda_.Function
     api_stage: Optional[Union[apigwv2.HttpStage, apigw.Stage]]
     metrics_namespace: str
+    _target_json: dict[str, Any]
 
     def metric_dead_letter_queue_depth(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Messages waiting in the dead-letter queue (``ApproximateNumberOfMessagesVisible``);
@@ -96,12 +102,35 @@ class SchedulerMetrics:
         """
         return self._runtime_metric(self.dispatcher_function, metric_name, options)
 
-    def _runtime_metric(self, function: lambda_.Function, metric_name: str,
-                        options: MetricOptions) -> cloudwatch.Metric:
+    def _runtime_metric(self, function: lambda_.Function, metric_name: str, options: MetricOptions,
+                        dimensions: Optional[Mapping[str, str]] = None) -> cloudwatch.Metric:
         """``metric_name`` as ``function`` emits it (EMF): the namespace prop, the service dimension and
-        the function's name."""
-        options.setdefault("dimensions_map", {**SERVICE_DIMENSION, "FunctionName": function.function_name})
+        the function's name, plus ``dimensions`` (a limited target's name)."""
+        options.setdefault("dimensions_map", {**SERVICE_DIMENSION, "FunctionName": function.function_name,
+                                              **(dimensions or {})})
         return cloudwatch.Metric(namespace=self.metrics_namespace, metric_name=metric_name, **options)
+
+    def _limited_target_names(self) -> list[str]:
+        """The registered targets with flow control (their description carries ``flowControl``), in the order
+        they were added: the only targets the dispatcher emits figures of their own for."""
+        return [name for name, description in self._target_json.items() if contract.FLOW_CONTROL_FIELD in description]
+
+    def _check_limited_target(self, prop: str, target_name: Any) -> None:
+        """Refuse, naming ``prop``, a name that is not a registered target, or one without flow control (the
+        dispatcher never emits its figures: a metric or an alarm on them would read nothing)."""
+        if not isinstance(target_name, str) or target_name not in self._target_json:
+            raise ValueError(f"{prop}: must be the name of a registered target with flow_control "
+                             f"({', '.join(map(repr, self._limited_target_names())) or 'this scheduler has none'}), "
+                             f"got {describe(target_name)}")
+        if target_name not in self._limited_target_names():
+            raise ValueError(f"{prop}: target {target_name!r} has no flow_control, so the dispatcher emits no figures "
+                             f"of its own for it (only a limited target's are emitted); its deliveries are in "
+                             f"metric_lateness() and metric_delivered()")
+
+    def _target_metric(self, target_name: str, metric_name: str, options: MetricOptions) -> cloudwatch.Metric:
+        """``metric_name`` as the dispatcher emits it for the limited target ``target_name``."""
+        self._check_limited_target("target_name", target_name)
+        return self._runtime_metric(self.dispatcher_function, metric_name, options, {TARGET_DIMENSION: target_name})
 
     def metric_lateness(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """How late deliveries start after their ``dueAt``, in milliseconds (``LatenessMs``, which
@@ -114,6 +143,45 @@ class SchedulerMetrics:
         options.setdefault("statistic", "p99")
         options.setdefault("unit", cloudwatch.Unit.MILLISECONDS)
         return self.metric(LATENESS_METRIC, **options)
+
+    def metric_target_lateness(self, target_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """How late deliveries to one limited target start after their ``dueAt``, in milliseconds: ``LatenessMs``
+        with the dimension ``Target=<target_name>`` beside the others, a value per delivery to it. Its
+        deliveries also count in ``metric_lateness``; this one shows the target's own backlog (deliveries
+        waiting for room start that much later than due), which a rate below what is due makes grow.
+
+        :param target_name: a registered target with ``flow_control`` (the dispatcher emits figures of their
+            own only for those; any other name raises ``ValueError``).
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: p99 over 5 minutes.
+        """
+        options.setdefault("statistic", "p99")
+        options.setdefault("unit", cloudwatch.Unit.MILLISECONDS)
+        return self._target_metric(target_name, LATENESS_METRIC, options)
+
+    def metric_target_waiting(self, target_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Deliveries to one limited target sent back to wait for room in the delayer queue (``WaitingForRoom``,
+        with the dimension ``Target=<target_name>``): its next start more than a second ahead, every one of its
+        ``max_in_flight`` places held, or the target held back (``metric_target_held_back``). Each wait is
+        counted, so a delivery that waits twice counts twice; a steady count is the target's limits doing their
+        work, a growing one a backlog.
+
+        :param target_name: a registered target with ``flow_control`` (any other name raises ``ValueError``).
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        options.setdefault("statistic", "Sum")
+        return self._target_metric(target_name, WAITING_FOR_ROOM_METRIC, options)
+
+    def metric_target_held_back(self, target_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Answers from one limited target that said slow down (``HeldBack``, with the dimension
+        ``Target=<target_name>``): an HTTPS 429 or 503, a throttling error of its service. Each one holds the
+        whole target back (for its ``Retry-After``, else a backoff from 1 second up to a minute), and the
+        attempt it answered is sent again; above zero, the target takes less than its limits allow.
+
+        :param target_name: a registered target with ``flow_control`` (any other name raises ``ValueError``).
+        :param options: the ``cloudwatch.MetricOptions`` fields. Default: sum over 5 minutes.
+        """
+        options.setdefault("statistic", "Sum")
+        return self._target_metric(target_name, HELD_BACK_METRIC, options)
 
     def metric_dispatcher_errors(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Failed dispatcher invocations (Lambda ``Errors``).

@@ -1,6 +1,6 @@
-"""What the REST API checks before the api function runs: a JSON schema for each body, the path's
-parameter (``{id}``, ``{group}``) and the listing routes' query strings. The api handler validates everything again, in full
-(RFC 3339 parsing, cron expressions, the 256 KiB payload limit, ...), and answers with the field."""
+"""What the REST API checks before the api function runs: a JSON schema for each body, the path's parameter
+(``{id}``, ``{group}``, ``{name}``) and the listing routes' query strings. The api handler validates everything again,
+in full (RFC 3339 parsing, cron expressions, the 256 KiB payload limit, ...), and answers with the field."""
 
 from __future__ import annotations
 
@@ -111,7 +111,17 @@ def put_periodic_schema() -> apigw.JsonSchema:
 def periodic_state_schema() -> apigw.JsonSchema:
     """The JSON schema API Gateway applies to ``PATCH /periodic/{id}``: ``{"state": ...}``, any text, so
     that the api handler's 400 names the states it takes."""
-    return _object("PeriodicState", ["state"], {"state": apigw.JsonSchema(type=_STRING)})
+    return _state("PeriodicState")
+
+
+def target_state_schema() -> apigw.JsonSchema:
+    """The JSON schema API Gateway applies to ``PATCH /targets/{name}``: ``{"state": ...}``, any text, as for a
+    periodic timer's state."""
+    return _state("TargetState")
+
+
+def _state(title: str) -> apigw.JsonSchema:
+    return _object(title, ["state"], {"state": apigw.JsonSchema(type=_STRING)})
 
 
 #: Each route with a body, by operation: (the model's construct id, its name, its schema).
@@ -121,6 +131,7 @@ _BODY_MODELS = {
     "rescheduleSchedule": ("RescheduleScheduleModel", "RescheduleSchedule", reschedule_schedule_schema),
     "putPeriodic": ("PutPeriodicModel", "PutPeriodic", put_periodic_schema),
     "setPeriodicState": ("PeriodicStateModel", "PeriodicState", periodic_state_schema),
+    "updateTarget": ("TargetStateModel", "TargetState", target_state_schema),
 }
 
 

@@ -52,7 +52,7 @@ class BuiltApi:
     stage: Union[apigwv2.HttpStage, apigw.Stage]
     url: str
     route_arns: dict[RouteKey, str]
-    """``(method, path)`` -> the ``execute-api`` ARN of that route on this stage (``{id}``, ``{group}`` as ``*``), for
+    """``(method, path)`` -> the ``execute-api`` ARN of that route on this stage (each path parameter as ``*``), for
     each of ``ROUTES``, in its order."""
     api_key: Optional[apigw.IApiKey] = None
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import aws_cdk as cdk
 import pytest
 from construct_helpers import (FANOUT_EVENT_FUNCTION, FANOUT_HOOK_SECRET, FANOUT_STATE_MACHINE, SECURITY_VARIANTS,
                                load_example_app, nag_clean_callback, nag_violations, resource_names)
@@ -123,3 +124,15 @@ def security_assembly(tmp_path_factory) -> SecurityAssembly:
                                     {k: v["Type"] for k, v in template["Resources"].items()}, path)
     producer_template = json.loads((outdir / "Producer.template.json").read_text())
     return SecurityAssembly(built, nag_violations(outdir), producer_template)
+
+
+@pytest.fixture(scope="module")
+def app() -> cdk.App:
+    """One app per test module for stacks that are never synthesized (a refusal at construction, a rendered prop)."""
+    return cdk.App()
+
+
+@pytest.fixture()
+def stack(app) -> cdk.Stack:
+    """A new stack in the module's :func:`app`."""
+    return cdk.Stack(app, f"S{len(app.node.children)}")

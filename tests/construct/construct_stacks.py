@@ -54,7 +54,7 @@ FUNCTION_IDS = ("ApiFunction", "SweeperFunction", "EnqueuerFunction", "Dispatche
 ROUTES = {("POST", "/schedules"), ("GET", "/schedules/{id}"), ("DELETE", "/schedules/{id}"), ("PATCH", "/schedules/{id}"),
           ("POST", "/schedule-batches"), ("GET", "/schedules"),
           ("PUT", "/periodic/{id}"), ("GET", "/periodic/{id}"), ("PATCH", "/periodic/{id}"), ("DELETE", "/periodic/{id}"),
-          ("GET", "/periodic"), ("DELETE", "/groups/{group}")}
+          ("GET", "/periodic"), ("DELETE", "/groups/{group}"), ("GET", "/targets/{name}"), ("PATCH", "/targets/{name}")}
 
 
 def callback(stack: cdk.Stack, id: str = "Callback") -> lambda_.Function:

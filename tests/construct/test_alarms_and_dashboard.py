@@ -10,30 +10,15 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_cloudwatch as cloudwatch
 from construct_helpers import resources_of
+from alarm_helpers import alarm_props, body_parts, reads, ref
 from construct_stacks import CUSTOM_ALARMS, Built
 
 from cdk_delayed_scheduler._alarms import ALARM_IDS
 from cdk_delayed_scheduler._contract import contract
 
 
-def ref(b: Built, construct) -> dict:
-    return {"Ref": b.stack.get_logical_id(construct.node.default_child)}
-
-
 def queue_name(b: Built, queue) -> dict:
     return {"Fn::GetAtt": [b.stack.get_logical_id(queue.node.default_child), "QueueName"]}
-
-
-def alarm_props(b: Built, alarm: cloudwatch.Alarm) -> dict:
-    return b.json["Resources"][b.stack.get_logical_id(alarm.node.default_child)]["Properties"]
-
-
-def reads(props: dict) -> tuple:
-    """(namespace, metric, statistic, dimensions, threshold, evaluation periods, period) of one alarm."""
-    dimensions = {d["Name"]: d["Value"] for d in props["Dimensions"]}
-    statistic = props.get("Statistic") or props.get("ExtendedStatistic")
-    return (props["Namespace"], props["MetricName"], statistic, dimensions, props["Threshold"],
-            props["EvaluationPeriods"], props["Period"])
 
 
 def expected_alarms(b: Built, scheduler, threshold_ms: float, iterator_ms: float, stalled_s: float, periods: int,
@@ -146,19 +131,13 @@ def test_a_dashboard_made_before_the_alarms_shows_their_states_as_one_made_after
     for name in ("alarms", "alarms_custom"):  # alarms first; dashboard first
         b = stacks[name]
         widgets = json.loads("".join(part if isinstance(part, str) else "<ref>"
-                                     for part in _body_parts(b, b.extra["dashboard"])))["widgets"]
+                                     for part in body_parts(b, b.extra["dashboard"])))["widgets"]
         alarm_widgets = [w for w in widgets if w["type"] == "alarm"]
         assert len(alarm_widgets) == 1 and alarm_widgets[0] == widgets[-1], name  # one row of states, the last
         assert len(alarm_widgets[0]["properties"]["alarms"]) == len(b.extra["alarms"].all), name
         body = dashboard_body(b, b.extra["dashboard"])
         for alarm in b.extra["alarms"].all:
             assert b.stack.get_logical_id(alarm.node.default_child) in body, (name, alarm.node.id)
-
-
-def _body_parts(b: Built, dashboard: cloudwatch.Dashboard) -> list:
-    """The dashboard body's ``Fn::Join`` parts: its JSON text around the references CloudFormation resolves."""
-    body = b.json["Resources"][b.stack.get_logical_id(dashboard.node.default_child)]["Properties"]["DashboardBody"]
-    return body["Fn::Join"][1] if isinstance(body, dict) else [body]
 
 
 def test_a_second_call_of_either_raises(stacks):

@@ -122,16 +122,6 @@ KINDS: dict[str, Callable[[cdk.Stack, Any], targets.IScheduleTarget]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def app() -> cdk.App:
-    """One app for the stacks that are never synthesized."""
-    return cdk.App()
-
-
-@pytest.fixture()
-def stack(app) -> cdk.Stack:
-    return cdk.Stack(app, f"S{len(app.node.children)}")
-
 
 def _bound(target: targets.IScheduleTarget, stack: cdk.Stack) -> dict[str, Any]:
     return dict(target.bind(iam.Role(stack, "Dispatcher", assumed_by=iam.AccountRootPrincipal())).target_json)

@@ -260,24 +260,24 @@ def test_every_resource_the_construct_creates_is_accounted_for(stacks):
     assert _inventory(stacks["no_api"]) == CORE
     assert _inventory(stacks["defaults"]) - CORE == {
         "AWS::Logs::LogGroup": 1,  # the API's access logs
-        "AWS::Lambda::Permission": 12,  # one per route
+        "AWS::Lambda::Permission": 14,  # one per route
         "AWS::ApiGatewayV2::Api": 1, "AWS::ApiGatewayV2::Stage": 1, "AWS::ApiGatewayV2::Integration": 1,
-        "AWS::ApiGatewayV2::Route": 12,
+        "AWS::ApiGatewayV2::Route": 14,
     }
     rest = stacks["rest"]
     assert _inventory(rest) - CORE == {
         "AWS::IAM::Role": 1,  # API Gateway's logging role
         "AWS::Logs::LogGroup": 1,
-        "AWS::Lambda::Permission": 24,  # each method, for its stage and for test-invoke
+        "AWS::Lambda::Permission": 28,  # each method, for its stage and for test-invoke
         "AWS::ApiGateway::RestApi": 1, "AWS::ApiGateway::Account": 1, "AWS::ApiGateway::Deployment": 1,
-        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 7, "AWS::ApiGateway::Method": 12,
-        "AWS::ApiGateway::Model": 5, "AWS::ApiGateway::RequestValidator": 2,
+        "AWS::ApiGateway::Stage": 1, "AWS::ApiGateway::Resource": 9, "AWS::ApiGateway::Method": 14,
+        "AWS::ApiGateway::Model": 6, "AWS::ApiGateway::RequestValidator": 2,
         "AWS::ApiGateway::GatewayResponse": 4,
     }
     permissions = [r["Properties"] for r in resources_of(rest.json, "AWS::Lambda::Permission").values()]
     api_fn = only(rest.json, "AWS::Lambda::Function", "TimersApiFunction")[0]
     sweeper = only(rest.json, "AWS::Lambda::Function", "TimersSweeperFunction")[0]
     assert sum(p["Principal"] == "apigateway.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [api_fn, "Arn"]}
-               for p in permissions) == 24
+               for p in permissions) == 28
     assert sum(p["Principal"] == "events.amazonaws.com" and p["FunctionName"] == {"Fn::GetAtt": [sweeper, "Arn"]}
                for p in permissions) == 1

@@ -22,7 +22,7 @@ def test_rest_grant_schedule_is_execute_api_on_every_route_and_the_invoke(stacks
     for suffix in ('/POST/schedules"', '/GET/schedules/*"', '/DELETE/schedules/*"', '/PATCH/schedules/*"',
                    '/POST/schedule-batches"',
                    '/GET/schedules"', '/PUT/periodic/*"', '/GET/periodic/*"', '/DELETE/periodic/*"', '/GET/periodic"',
-                   '/DELETE/groups/*"'):
+                   '/DELETE/groups/*"', '/GET/targets/*"', '/PATCH/targets/*"'):
         assert sum(r.endswith(suffix + "]]}") for r in rendered) == 1, (suffix, rendered)
     stage_id = only(b.json, "AWS::ApiGateway::Stage")[0]
     api_id = logical_id(b, b.scheduler.api)

@@ -208,6 +208,8 @@ def test_the_rest_api_validates_the_periodic_body_and_the_list_queries(built):
     for route in (("GET", "/periodic/{id}"), ("DELETE", "/periodic/{id}")):
         assert methods[route]["RequestParameters"] == {"method.request.path.id": True}
     assert methods[("DELETE", "/groups/{group}")]["RequestParameters"] == {"method.request.path.group": True}
+    for route in (("GET", "/targets/{name}"), ("PATCH", "/targets/{name}")):
+        assert methods[route]["RequestParameters"] == {"method.request.path.name": True}
 
 
 def test_the_periodic_model_takes_the_design_bodies(built):
@@ -272,7 +274,7 @@ def test_grant_schedule_covers_every_route_on_both_apis(built):
 def test_grant_read_is_the_get_routes_alone(built):
     for name in ("off", "on", "rest"):
         routes, others = _granted_routes(built[name], "Reader")
-        assert routes == _starred(READS) and len(routes) == 4, name
+        assert routes == _starred(READS) and len(routes) == 5, name
         assert others == set()  # no direct invoke: it would reach every route
 
 
@@ -284,20 +286,21 @@ def test_grant_read_refuses_a_scheduler_without_an_api(built):
 
 
 def test_the_path_parameter_wildcards_are_acknowledged_for_each_grant(built):
-    """Each ``{id}`` or ``{group}`` route a grant covers has its own cdk-nag acknowledgement, naming the grant and
+    """Each ``{id}``, ``{group}`` or ``{name}`` route a grant covers has its own cdk-nag acknowledgement, naming the grant and
     the parameter."""
     from construct_helpers import acknowledged
 
     b = built["on"]
-    for role, method, count in (("Writer", "grant_schedule", 8), ("Reader", "grant_read", 2)):
+    for role, method, count in (("Writer", "grant_schedule", 10), ("Reader", "grant_read", 3)):
         (rules,) = [r for path, r in acknowledged(b["roles"][role]).items() if path.endswith(f"/{role}")]
         starred = {r for r in rules if r.endswith("/*]")}
         assert len(starred) == count, rules
-        assert {r.rsplit("/", 2)[-2] for r in starred} <= {"schedules", "periodic", "groups"}
+        assert {r.rsplit("/", 2)[-2] for r in starred} <= {"schedules", "periodic", "groups", "targets"}
     writer = [entry.data for entry in b["roles"]["Writer"].node.metadata
               if entry.type == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY]
     assert any("the * is the {group} path parameter of DELETE /groups/{group}" in text
                for data in writer for text in data.values())
     reasons = [entry.data for entry in b["roles"]["Reader"].node.metadata
                if entry.type == cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY]
-    assert all("grant_read: the * is the {id} path parameter" in text for data in reasons for text in data.values())
+    assert all(re.search(r"grant_read: the \* is the \{(id|name)\} path parameter", text)
+               for data in reasons for text in data.values())

@@ -189,7 +189,7 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     assert set(routes) == {"POST /schedules", "GET /schedules/{id}", "DELETE /schedules/{id}",
                            "POST /schedule-batches", "GET /schedules", "PUT /periodic/{id}", "GET /periodic/{id}",
                            "DELETE /periodic/{id}", "GET /periodic", "PATCH /schedules/{id}", "PATCH /periodic/{id}",
-                           "DELETE /groups/{group}"}
+                           "DELETE /groups/{group}", "GET /targets/{name}", "PATCH /targets/{name}"}
     (integration,) = http_api["integrations"].values()
     assert (integration["IntegrationType"], integration["PayloadFormatVersion"]) == ("AWS_PROXY", "2.0")
     assert integration["IntegrationUri"] == functions["ApiFunction"].arn
@@ -208,7 +208,8 @@ def test_the_http_api_routes_reach_the_api_function_with_iam_auth(deployed, wire
     sources = {s["Condition"]["ArnLike"]["AWS:SourceArn"] for s in policy["Statement"]
                if s["Principal"] == {"Service": "apigateway.amazonaws.com"}}
     assert sources == {f"arn:aws:execute-api:{REGION}:{ACCOUNT}:None/*/*{path}" for path in (
-        "/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}", "/groups/{group}")}
+        "/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}", "/groups/{group}",
+        "/targets/{name}")}
 
 
 def test_mappings_connect_the_right_sources_to_the_right_functions(deployed, wired):

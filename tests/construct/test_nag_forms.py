@@ -58,10 +58,11 @@ def test_granular_findings_become_applies_to(rest):
     assert [(s["id"], s.get("applies_to")) for s in enqueuer_policy] == [("AwsSolutions-IAM5", ["Resource::*"])]
     client = next(v for k, v in _nag2_rules(template).items() if k.startswith("ClientDefaultPolicy"))
     routes = sorted(s["applies_to"][0] for s in client)
-    assert len(routes) == 8 and all(r.startswith("Resource::arn:<AWS::Partition>:execute-api:") for r in routes)
+    assert len(routes) == 10 and all(r.startswith("Resource::arn:<AWS::Partition>:execute-api:") for r in routes)
     assert [r.rsplit("/", 3)[-3:] for r in routes] == [
         ["DELETE", "groups", "*"], ["DELETE", "periodic", "*"], ["DELETE", "schedules", "*"], ["GET", "periodic", "*"], ["GET", "schedules", "*"],
-        ["PATCH", "periodic", "*"], ["PATCH", "schedules", "*"], ["PUT", "periodic", "*"]]
+        ["GET", "targets", "*"], ["PATCH", "periodic", "*"], ["PATCH", "schedules", "*"], ["PATCH", "targets", "*"],
+        ["PUT", "periodic", "*"]]
 
 
 def test_the_default_runtime_is_acknowledged_only_while_a_newer_python_exists(monkeypatch):

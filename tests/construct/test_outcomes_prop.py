@@ -95,16 +95,6 @@ def test_only_the_dispatcher_is_granted_the_outcomes_target(synthesized, name, a
     assert (action, "<Outcomes.Arn>") in allowed["DispatcherFunctionRole"]
 
 
-@pytest.fixture(scope="module")
-def app() -> cdk.App:
-    """One app for the refusals' stacks, never synthesized."""
-    return cdk.App()
-
-
-@pytest.fixture()
-def stack(app) -> cdk.Stack:
-    return cdk.Stack(app, f"S{len(app.node.children)}")
-
 
 def _refused(stack: cdk.Stack, make_outcomes: Callable[[sqs.Queue], Any]) -> str:
     """The refusal of a scheduler whose ``outcomes`` is ``make_outcomes(queue)``."""

@@ -177,7 +177,7 @@ def test_every_acknowledgement_has_a_written_reason(assembly):
             "AmazonAPIGatewayPushToCloudWatchLogs]"} == ids
     for path, rule, reason in acknowledged:
         assert isinstance(reason, str) and len(reason) >= 60, (path, rule, reason)
-    for role, count in (("Client", 8), ("Reader", 2)):  # grant_schedule's and grant_read's {id}/{group} routes
+    for role, count in (("Client", 10), ("Reader", 3)):  # grant_schedule's and grant_read's {id}/{group}/{name} routes
         granted = {}
         for path, rule, _ in acknowledged:
             if path.endswith(f"/{role}"):
@@ -188,7 +188,8 @@ def test_every_acknowledgement_has_a_written_reason(assembly):
 
 def _check_route_acknowledgements(granted: dict, count: int) -> None:
     for stack, rules in granted.items():
-        assert len(rules) == count and all(r.endswith(("/schedules/*]", "/periodic/*]", "/groups/*]")) for r in rules), rules
+        assert len(rules) == count and all(r.endswith(("/schedules/*]", "/periodic/*]", "/groups/*]", "/targets/*]"))
+                                           for r in rules), rules
         # named as cdk-nag names the granted ARN: concrete region and account in a stack with an env
         assert all((":eu-west-1:123456789012:" in r) == stack.endswith("Env") for r in rules), rules
         assert all(("/$default/" in r) == stack.startswith("Defaults") for r in rules), rules
@@ -228,8 +229,8 @@ def test_acknowledgements_are_needed(tmp_path):
     found = {(c["constructPath"].split("/")[0], v["ruleName"])
              for p in report["pluginReports"] for v in p["violations"] for c in v["violatingConstructs"]}
     assert found == acknowledged
-    # 6 by the construct (one the default runtime's), 8 per grant_schedule in 3 stacks (grant_read's 2 are among them)
-    assert len({rule for _, rule in found}) == 30
+    # 6 by the construct (one the default runtime's), 10 per grant_schedule in 3 stacks (grant_read's 3 are among them)
+    assert len({rule for _, rule in found}) == 36
 
 
 def test_cfn_lint_has_no_errors_and_only_the_listed_warnings(assembly, example_assembly, tmp_path):

@@ -90,13 +90,15 @@ WITH_FANOUT = {"DispatcherFunctionRole": on("<Alerts>", "sns:Publish")
                | on("<HookKey.Arn> if kms:ViaService = secretsmanager.eu-west-1.amazonaws.com", "kms:Decrypt"),
                # add_alarms(alarm_action=alerts): CloudWatch publishes to the topic this key encrypts
                "cloudwatch.amazonaws.com": on("* of <AlertsKey>", "kms:GenerateDataKey", "kms:Decrypt")}
-#: Every route, as an ``execute-api`` resource names it (``{id}`` and ``{group}`` as ``*``).
+#: Every route, as an ``execute-api`` resource names it (``{id}``, ``{group}`` and ``{name}`` as ``*``).
 ROUTES = [("POST", "/schedules"), ("GET", "/schedules/*"), ("DELETE", "/schedules/*"), ("PATCH", "/schedules/*"),
           ("POST", "/schedule-batches"), ("GET", "/schedules"), ("PUT", "/periodic/*"), ("GET", "/periodic/*"),
-          ("PATCH", "/periodic/*"), ("DELETE", "/periodic/*"), ("GET", "/periodic"), ("DELETE", "/groups/*")]
-READ_ROUTES = [("GET", "/schedules/*"), ("GET", "/schedules"), ("GET", "/periodic/*"), ("GET", "/periodic")]
+          ("PATCH", "/periodic/*"), ("DELETE", "/periodic/*"), ("GET", "/periodic"), ("DELETE", "/groups/*"),
+          ("GET", "/targets/*"), ("PATCH", "/targets/*")]
+READ_ROUTES = [("GET", "/schedules/*"), ("GET", "/schedules"), ("GET", "/periodic/*"), ("GET", "/periodic"),
+               ("GET", "/targets/*")]
 HTTP_PERMITTED_PATHS = ["/schedules", "/schedules/{id}", "/schedule-batches", "/periodic", "/periodic/{id}",
-                        "/groups/{group}"]
+                        "/groups/{group}", "/targets/{name}"]
 LOGGING_ROLE = f"arn:{P}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"
 
 
@@ -155,14 +157,15 @@ ACKNOWLEDGED = [
      "X-Ray's write actions take no resource: Lambda's tracing grants them on * (the tracing prop)"),
     (r"logs:(CreateLogStream|PutLogEvents)", r"log-group:<((Api|Sweeper|Enqueuer|Dispatcher)Function|PeriodicTimersProvider)Logs>:\*",
      "a log group's ARN ends in :* (its streams): each function writes to its own group only"),
-    (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT|PATCH)/(schedules|periodic|groups)/\*",
-     "grant_schedule and grant_read: the * is the {id} or {group} path parameter of one route of this API and stage"),
+    (r"execute-api:Invoke", ARN + r"<(HttpApi>/\$default|Api>/<Api/DeploymentStage\.v1>)/(GET|DELETE|PUT|PATCH)/(schedules|periodic|groups|targets)/\*",
+     "grant_schedule, grant_read and grant_operate: the * is the {id}, {group} or {name} path parameter of one route "
+     "of this API and stage"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN + r"<HttpApi>/\*/\*/[a-z/{}-]+",
      "CDK's HttpLambdaIntegration lets this API invoke the api function on one route path, from any stage "
      "and method (the API has one stage, $default, and only the declared routes)"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn> if aws:SourceArn = " + ARN
-     + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT|PATCH)/(schedules|periodic|groups)/\*",
-     "the REST API's permission for a /{id} or /{group} route: the * is the path parameter"),
+     + r"<Api>/(<Api/DeploymentStage\.v1>|test-invoke-stage)/(GET|DELETE|PUT|PATCH)/(schedules|periodic|groups|targets)/\*",
+     "the REST API's permission for a /{id}, /{group} or /{name} route: the * is the path parameter"),
     (r"lambda:InvokeFunction", r"<ApiFunction\.Arn>:\*",
      "CDK's provider framework, which hands the stack's periodic timers to the api function, may invoke its versions"),
     (r"kms:(GenerateDataKey|Decrypt)", r"\* of <Key>",
@@ -359,14 +362,15 @@ def test_a_grantee_in_another_stack_has_each_route_wildcard_acknowledged_as_its_
     invoke = [json.dumps(r) for s in policy["Properties"]["PolicyDocument"]["Statement"]
               if s["Action"] == "execute-api:Invoke" for r in s["Resource"]]
     wildcards = {r for r in invoke if r.endswith('/*"]]}')}
-    assert len(wildcards) == 8 and all("Fn::ImportValue" in w for w in wildcards)
+    assert len(wildcards) == 10 and all("Fn::ImportValue" in w for w in wildcards)
     suppressed = {s["applies_to"][0]: s["reason"] for s in policy["Metadata"]["cdk_nag"]["rules_to_suppress"]}
     assert sorted(r.rsplit("/", 3)[-3:-1] for r in suppressed) == [
         ["DELETE", "groups"], ["DELETE", "periodic"], ["DELETE", "schedules"], ["GET", "periodic"],
-        ["GET", "schedules"], ["PATCH", "periodic"], ["PATCH", "schedules"], ["PUT", "periodic"]]
+        ["GET", "schedules"], ["GET", "targets"], ["PATCH", "periodic"], ["PATCH", "schedules"], ["PATCH", "targets"],
+        ["PUT", "periodic"]]
     assert all(re.fullmatch(r"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
                             r"Http:ExportsOutputRefTimersHttpApi\w+/\$default/(GET|PUT|PATCH|DELETE)/\w+/\*", r)
                for r in suppressed), suppressed
-    assert all(re.match(r"grant_(schedule|read): the \* is the \{(id|group)\} path parameter of "
-                        r"(GET|PUT|PATCH|DELETE) /(schedules|periodic|groups)/\{(id|group)\}", reason)
+    assert all(re.match(r"grant_(schedule|read): the \* is the \{(id|group|name)\} path parameter of "
+                        r"(GET|PUT|PATCH|DELETE) /(schedules|periodic|groups|targets)/\{(id|group|name)\}", reason)
                for reason in suppressed.values()), suppressed

@@ -187,3 +187,25 @@ def test_a_delivery_that_comes_later_than_its_slot_and_tolerance_takes_a_new_slo
     delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
     fourth = slots({"rate": 1, "periodSeconds": 2}, 4, due_ms)[3]
     assert sorted((e["firedAt"], e["id"]) for e in delivered) == [(iso(third), "c"), (iso(fourth), "b")]
+
+
+def test_a_copy_of_a_retry_waiting_for_room_is_refused_once_the_other_copy_started_it(aws, monkeypatch):
+    """An ambiguous send of the message a retry waits in makes two copies: the first to start takes the record over
+    from the tag they stand in for, and the second is refused as a duplicate, not delivered again nor failed."""
+    gone = aws.target_url.replace("target", "gone")
+    limit(aws, monkeypatch, "flaky", {"rate": 1, "periodSeconds": 2}, queue_url=gone)
+    due_ms = now_ms() + 5000
+    create("copied", due_ms, "flaky", retry={"maxAttempts": 3})
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    assert len(dispatch(receive(message, 1))["batchItemFailures"]) == 1  # attempt 1 fails
+    assert dispatch(receive(message, 2)) == {"batchItemFailures": []}  # its retry waits for the next slot
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    virtual().move_to(slots({"rate": 1, "periodSeconds": 2}, 2, due_ms)[1])
+    [waiting] = aws.receive(aws.delayer_url)
+    limit(aws, monkeypatch, "flaky", {"rate": 1, "periodSeconds": 2})  # the target mended: the retry delivers
+    assert dispatch(receive(waiting, 1)) == {"batchItemFailures": []}
+    assert dispatch(receive(waiting, 1, message_id="a-copy")) == {"batchItemFailures": []}
+    assert [json.loads(m["body"])["id"] for m in aws.take(aws.target_url)] == ["copied"]
+    read = call_api("GET", "/schedules/copied")[1]
+    assert (read["status"], read["attempts"]) == ("FIRED", 2)

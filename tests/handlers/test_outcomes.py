@@ -228,3 +228,24 @@ def test_a_periodic_occurrence_whose_retry_a_delete_stopped_gets_a_cancelled_out
     dispatch_at(aws, first_ms + 30_000)  # the retry: its definition is deleted
     [event] = outcome_messages(aws)
     assert (event["outcome"], event["reason"], event["dedupeKey"]) == ("CANCELLED", "deleted", f"flaky@{first_ms}")
+
+
+def test_a_delivered_group_member_received_again_after_its_groups_cancel_is_not_also_cancelled(aws, outcomes,
+                                                                                                monkeypatch):
+    monkeypatch.setattr(groups, "SWEEP_FIRST_DELAY_SECONDS", 0)
+    due_ms = create("member", due_in=0, group="tenant-3")
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}  # delivered; its delete is lost
+    cancel("tenant-3")
+    assert dispatch(receive(message, 2)) == {"batchItemFailures": []}  # the delivery goes on: it started before
+    assert len(aws.take(aws.target_url)) == 2  # at least once: the same dedupeKey twice
+    events = [e for e in outcome_messages_but_sweeps(aws)]
+    assert {e["outcome"] for e in events} == {"DELIVERED"}
+    assert call_api("GET", "/schedules/member")[1]["status"] == "FIRED"
+
+
+def outcome_messages_but_sweeps(aws) -> list[dict]:
+    """The outcome events waiting in the delayer queue, a group's sweep messages left aside."""
+    bodies = [json.loads(m["body"]) for m in aws.take(aws.delayer_url)]
+    return [body["outcome"] for body in bodies if "outcome" in body]

@@ -93,8 +93,8 @@ def test_a_function_for_no_route_or_a_route_with_no_function_is_refused():
 
 
 def test_a_path_parameter_with_no_validation_is_refused():
-    with pytest.raises(ValueError, match="'name'"):
-        Router([Route("GET", "/things/{name}", "getThing")])
+    with pytest.raises(ValueError, match="'slug'"):
+        Router([Route("GET", "/things/{slug}", "getThing")])
 
 
 def test_a_lazily_included_module_must_answer_exactly_its_routes(monkeypatch):

@@ -65,6 +65,10 @@ class Receipt:
     """Kept across SQS's redeliveries of one message, new for every send: a retry keeps it, a duplicate
     (an ambiguous send's second message with the same token) has another."""
     receive_count: int
+    stands_in: bytes | None = None
+    """The tag of the message this one stands in for (a retry put back to wait for room): the write that starts its
+    delivery takes the record over from that tag to this message's own, once, so that a copy of it (an ambiguous
+    send's) finds its own tag refused, as any duplicate."""
     tag: bytes = field(init=False)
     """The message's tag (:func:`~scheduler_runtime.core.envelope.message_tag`), as records and definitions keep it."""
 
@@ -72,13 +76,16 @@ class Receipt:
         object.__setattr__(self, "tag", message_tag(self.message_id))
 
     def standing_in(self, ticket: Ticket | None) -> "Receipt":
-        """The receipt of the message a waiting one stands in for (a retry put back to wait for room): that
-        message's tag, and its receive count plus this one's receives after the first."""
+        """The receipt of a waiting retry: its own tag, standing in for the tag of the message it was put back for,
+        and that message's receive count plus this one's receives after the first."""
         if ticket is None or ticket.tag is None:
             return self
-        stand_in = Receipt(self.message_id, ticket.receive_count + self.receive_count - 1)
-        object.__setattr__(stand_in, "tag", ticket.tag)
-        return stand_in
+        return Receipt(self.message_id, ticket.receive_count + self.receive_count - 1, ticket.tag)
+
+    @property
+    def held_tag(self) -> bytes:
+        """The tag the record holds for this delivery until this message's start write takes it over."""
+        return self.stands_in or self.tag
 
 
 @dataclass(frozen=True)
@@ -157,8 +164,11 @@ class Delivery:
     def _carry_out(self, ref: TimerRef, started: Started) -> int | None:
         """The one sequence of a started delivery: the group check, the attempt limit, the target, a retry or
         the park. Its lateness when delivered, else None."""
-        if started.group_stamp is not None and not groups_module.may_start(self._groups(), *started.group_stamp,
-                                                                            self._clock):
+        # The group's cancel stops a delivery's first start only: one started before it goes on (retried), as a
+        # DELETE answers 409 once a delivery started; so an occurrence delivered, then received again (its delete
+        # lost), is never also cancelled.
+        if (started.group_stamp is not None and started.envelope["attempt"] == 1
+                and not groups_module.may_start(self._groups(), *started.group_stamp, self._clock)):
             started.stop_for_group()
             self._refused(ref, Refusal.GROUP_CANCELLED)
             self._outcome(Kind.CANCELLED, started, not_started=True, reason=CancelReason.GROUP_CANCELLED)
@@ -245,7 +255,7 @@ class Delivery:
         attempts_left = config.max_receive_count - receipt.receive_count
         fired = clock.now_ms()
         return self._store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag,
-                                          _retry_note(receipt, config.max_receive_count), holding)
+                                          _retry_note(receipt, config.max_receive_count), holding, receipt.stands_in)
 
     def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> Started | None:
         """Start a one-shot's delivery to a limited target, once it has room (:meth:`_take_room`); None when it waits,
@@ -277,17 +287,17 @@ class Delivery:
         lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
         lease = room.acquire(target, limits, clock.now_ms(), lease_end)
         for pause in flow.LEASE_RETRY_PAUSES:
-            if lease is not None or room.held_until_ms is not None:
+            if lease is not None or room.held_until_ms is not None or room.paused:
                 break
             clock.sleep(pause)
             lease = room.acquire(target, limits, clock.now_ms(), lease_end)
         late = clock.now_ms() > (slot or 0) + flow.START_TOLERANCE_MS
         if lease is None or (late and limits.rate is not None):
-            # every place held, the target held back, or the place came too late for the slot: a new slot
+            # every place held, the target paused or held back, or the place came too late for the slot: a new slot
             if lease is not None:
                 room.release(target, lease, lease_end)
-            slot = room.reserve(target, limits, clock.now_ms())
             held = room.held_until_ms
+            slot = None if room.paused else room.reserve(target, limits, max(clock.now_ms(), held or 0))
             self._wait_for_room(ref, receipt, target, slot if slot is None or held is None else max(slot, held))
             return None
         return lambda: room.release(target, lease, lease_end)
@@ -297,7 +307,7 @@ class Delivery:
         holding the retry it stands in for; the record stays as it is, so a cancel still wins meanwhile."""
         self.target_figures.waited(target)
         now = self._clock.now_ms()
-        tag = receipt.tag if receipt.receive_count > 1 else None
+        tag = receipt.held_tag if receipt.receive_count > 1 else None
         ticket = Ticket(target, slot, tag, receipt.receive_count)
         delay = flow.HELD_POLL_SECONDS if slot is None else self._config.delay_rule.delay_seconds(slot, now)
         self._queue.send_one(replace(ref, ticket=ticket), delay)

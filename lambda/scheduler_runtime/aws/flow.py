@@ -68,7 +68,9 @@ class FlowStore:
         self._ddb = dynamodb
         self._table = table_name
         self.held_until_ms: int | None = None
-        """When the hold that refused the last :meth:`acquire` ends (a throttle answer's), else None."""
+        """When the hold that refused the last :meth:`acquire` (or :meth:`may_start`) ends, a throttle answer's."""
+        self.paused = False
+        """Whether the target's pause refused the last :meth:`acquire` (or :meth:`may_start`)."""
 
     def reserve(self, target: str, limits: FlowLimits, now_ms: int) -> int | None:
         """The start slot (epoch ms, never before ``now_ms``) this delivery takes; None while the target is paused."""
@@ -104,9 +106,9 @@ class FlowStore:
         """A lease on one of the target's ``maxInFlight`` places, held until ``lease_end_ms`` at most: its index, or
         None when every place is held (or the target is paused)."""
         places = limits.max_in_flight
-        self.held_until_ms = None
+        self.held_until_ms, self.paused = None, False
         if places is None:
-            return -1
+            return -1 if self.may_start(target, now_ms) else None
         index = random.randrange(places)
         for _ in range(_ATTEMPTS):
             name = flow.lease_name(index)
@@ -116,15 +118,29 @@ class FlowStore:
                                {":end": lease_end_ms, ":now": now_ms})
             if old is None:
                 return index
-            held = _number(old, flow.HELD_UNTIL)
-            if flow.PAUSED in old or (held is not None and held > now_ms):
-                self.held_until_ms = held if flow.PAUSED not in old else None
+            if not self._free_to_start(old, now_ms):
                 return None
             free = [i for i in range(places) if int(old.get(flow.lease_name(i), {}).get("N", 0)) <= now_ms]
             if not free:
                 return None
             index = random.choice(free)
         return None
+
+    def may_start(self, target: str, now_ms: int) -> bool:
+        """Whether a delivery holding its slot may start now on a target without places (``maxInFlight``): not paused,
+        nor held back since the slot was taken (one consistent read; a target with places learns it from the lease's
+        own write)."""
+        self.held_until_ms, self.paused = None, False
+        item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(target).as_item_key(), ConsistentRead=True,
+                                  ProjectionExpression=f"{flow.PAUSED}, {flow.HELD_UNTIL}").get("Item", {})
+        return self._free_to_start(item, now_ms)
+
+    def _free_to_start(self, item: dict[str, Any], now_ms: int) -> bool:
+        """Whether the item (as read, or as a refused write found it) lets a delivery start now; else records why."""
+        held = _number(item, flow.HELD_UNTIL)
+        self.paused = flow.PAUSED in item
+        self.held_until_ms = held if held is not None and held > now_ms and not self.paused else None
+        return not self.paused and self.held_until_ms is None
 
     def release(self, target: str, index: int, lease_end_ms: int) -> None:
         """Give back lease ``index`` if it is still this delivery's (one that ended by itself may be another's now)."""

@@ -120,7 +120,7 @@ class TargetState:
         held = held_until_ms if held_until_ms is not None and held_until_ms > now_ms else None
         if held is not None:  # the hold moved tat on: those slots are the hold, not deliveries
             ahead_us = max(0, ahead_us - (held - now_ms) * 1000)
-        waiting = 0 if interval is None else ahead_us // interval
+        waiting = 0 if interval is None else max(0, -(-ahead_us // interval) - 1)  # the slots after now
         return cls(paused, waiting, sum(1 for end in leases if end is not None and end > now_ms), held)
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import contract, listing, periodic, retry, states, validation
-from .contract import (DEFAULT_TARGET_NAME, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE, MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT,
-                       PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS, RETRY_MAX_AGE_SECONDS, ROUTES,
-                       TARGET_NAME_PATTERN, Route)
+from . import contract, listing, periodic, retry, states, targets_api, validation
+from .contract import (DEFAULT_TARGET_NAME, FLOW_CONTROL, FLOW_CONTROL_FIELD, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE,
+                       MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT, PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS,
+                       RETRY_MAX_AGE_SECONDS, ROUTES, TARGET_NAME_PATTERN, Route)
 from .timeparse import FORMATTED_PATTERN, MAX_EPOCH_MS, RFC3339_PATTERN
 
 OPENAPI_VERSION = "3.1.0"
@@ -132,6 +132,21 @@ _GROUP = {"type": "string", "pattern": GROUP_PATTERN.pattern,
           "description": "A group (1-64 of A-Za-z0-9._:-): DELETE /groups/{group} stops every member created before it, "
                          "and group= lists the waiting ones. Part of the request: the same id in another group is a 409."}
 _COUNT = {"type": "integer", "minimum": 0}
+_TARGET_NAME = {"type": "string", "pattern": TARGET_NAME_PATTERN, "description": "A target name registered on the construct."}
+
+
+def _flow_control() -> Schema:
+    """A target's ``flowControl``, as its description gives it (``GET /targets/{name}``)."""
+    bounds = {name: {"type": "integer", "minimum": FLOW_CONTROL[name]["min"], "maximum": FLOW_CONTROL[name]["max"]}
+              for name in ("rate", "periodSeconds", "maxInFlight")}
+    return {**_object(bounds, anyOf=[{"required": ["rate"]}, {"required": ["maxInFlight"]}]), "description": (
+        "The target's limits, as deployed: at most `rate` deliveries start per `periodSeconds` (spaced one "
+        "interval apart), at most `maxInFlight` are under way at once.")}
+
+
+def _counted(what: str, absent: str) -> Schema:
+    return {"anyOf": [_COUNT, {"type": "null"}], "description": f"{what} (an estimate read from the target's item); "
+                                                               f"null {absent}."}
 
 
 def _max_lateness(what: str) -> Schema:
@@ -289,6 +304,18 @@ def _schemas() -> dict[str, Schema]:
                                                                 "the call (the counts are then a lower bound); every "
                                                                 "member is stopped all the same."}},
             ["group", "cancelledBefore", "stopped", "countComplete"]),
+        "Target": _object({
+            targets_api.NAME_FIELD: _TARGET_NAME,
+            targets_api.STATE_FIELD: {"enum": list(targets_api.STATES),
+                                      "description": "PAUSED: no delivery to it starts until it is resumed."},
+            FLOW_CONTROL_FIELD: {"anyOf": [_flow_control(), {"type": "null"}]},
+            "waiting": _counted("Deliveries holding a start slot ahead of now", "for a target without a rate"),
+            "inFlight": _counted("Deliveries under way now (the places held)", "for a target without maxInFlight"),
+            "heldUntil": {"anyOf": [_instant_out("Until when the target's own slow-down answer (a 429, a throttle) "
+                                                 "holds its deliveries back"), {"type": "null"}]}},
+            [targets_api.NAME_FIELD, targets_api.STATE_FIELD, FLOW_CONTROL_FIELD, "waiting", "inFlight", "heldUntil"]),
+        "TargetState": _object({targets_api.STATE_FIELD: {"enum": list(targets_api.STATES)}},
+                               [targets_api.STATE_FIELD]),
         "PeriodicDeleted": _object({"id": _id("The periodic timer's id"), "status": {"const": periodic.DELETED}},
                                    ["id", "status"]),
     }
@@ -366,6 +393,8 @@ def operations() -> dict[str, Schema]:
     """Every operation of the API, described, by its name in ``contract.json``'s routes (the ``operationId``)."""
     schedule_id = [_id_parameter("The schedule's id", "order-42-reminder")]
     periodic_id = [_id_parameter("The periodic timer's id", "weekday-report")]
+    target_name = [{"name": targets_api.NAME_FIELD, "in": "path", "required": True, "schema": _TARGET_NAME,
+                    "example": DEFAULT_TARGET_NAME}]
     replay = "The same id and body again (a replay): the first create's answer, with the status now."
     create_examples = {"inAMinute": {"delaySeconds": 60, "payload": {"order": 42}},
                        "atATime": {"id": schedule_id[0]["example"], "dueAt": "2030-01-01T09:00:00Z",
@@ -438,4 +467,19 @@ def operations() -> dict[str, Schema]:
         "deletePeriodic": _operation(
             "Delete a periodic timer: nothing is delivered after this answer.",
             {200: ("Deleted.", "PeriodicDeleted")}, {404: "No such periodic timer."}, parameters=periodic_id),
+        "getTarget": _operation(
+            "Read a target: its state, its limits, and how many deliveries wait for it and are under way.",
+            {200: ("The target (a target without flowControl: ACTIVE, with null counts).", "Target")},
+            {404: "No target of this scheduler has this name."}, parameters=target_name),
+        "updateTarget": _operation(
+            "Pause or resume a target with flowControl: once a pause is answered no delivery to it starts; those "
+            "due meanwhile wait (looking again every few seconds) and start after the resume, never dropped. A "
+            "delivery already started finishes.",
+            {200: ("Paused or resumed: the target after the write; the state it already had again changes nothing.",
+                   "Target")},
+            {404: "No target of this scheduler has this name.",
+             409: "The target has no flowControl: a target is paused through its limits."},
+            parameters=target_name,
+            body=_body("TargetState", {"pause": {targets_api.STATE_FIELD: targets_api.TargetStateName.PAUSED},
+                                       "resume": {targets_api.STATE_FIELD: targets_api.TargetStateName.ACTIVE}})),
     }

@@ -38,7 +38,8 @@ from .retry import MAX_LATENESS, RetryPolicy
 from .states import DefinitionStatus
 from .timeparse import InvalidInstant, exact_decimal, format_rfc3339_ms, parse_instant
 from .validation import (GROUP_FIELD, ApiError, canonical_json, group_hashed, optional_group, retry_hashed,
-                         validate_max_lateness, validate_new_id, validate_payload, validate_retry, validate_target)
+                         validate_max_lateness, validate_new_id, validate_payload, validate_retry,
+                         validate_state_change, validate_target)
 
 ALLOWED_FIELDS = ("payload", "target", "startAt", "endAt", "every", "cron", "timeZone", RETRY, MAX_LATENESS,
                   GROUP_FIELD)
@@ -234,10 +235,4 @@ def never_fires(request: PeriodicRequest, now_ms: int) -> ApiError | None:
 def validate_state(body: dict[str, Any]) -> DefinitionStatus:
     """Validate a ``PATCH /periodic/{id}`` body, ``{"state": "PAUSED"}`` or ``{"state": "ACTIVE"}``; raise
     :class:`ApiError` naming the field and the rule."""
-    unknown = sorted(set(body) - {STATE_FIELD})
-    if unknown:
-        raise ApiError(400, f"unknown field '{unknown[0]}'; the only field is {STATE_FIELD}", unknown[0])
-    state = body.get(STATE_FIELD)
-    if state not in STATES:
-        raise ApiError(400, f"{STATE_FIELD} is required and must be one of {', '.join(STATES)}", STATE_FIELD)
-    return DefinitionStatus(state)
+    return DefinitionStatus(validate_state_change(body, STATES, STATE_FIELD))

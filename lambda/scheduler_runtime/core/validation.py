@@ -207,6 +207,18 @@ def validate_reschedule(body: dict[str, Any], now_ms: int) -> RescheduleRequest:
     return RescheduleRequest(due_ms, payload_json, request_hash)
 
 
+def validate_state_change(body: dict[str, Any], allowed: tuple[str, ...], field: str = "state") -> str:
+    """A ``PATCH`` body that sets a state (``{"state": "PAUSED"}``), and nothing else: the state; :class:`ApiError`
+    naming the field and the rule otherwise."""
+    unknown = sorted(set(body) - {field})
+    if unknown:
+        raise ApiError(400, f"unknown field '{unknown[0]}'; the only field is {field}", unknown[0])
+    state = body.get(field)
+    if state not in allowed:
+        raise ApiError(400, f"{field} is required and must be one of {', '.join(allowed)}", field)
+    return str(state)
+
+
 def seconds_of(milliseconds: int) -> int | float:
     """A duration as the request hash holds it: what it means, in seconds, whatever its spelling.
 

@@ -25,13 +25,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..aws.context import Context
 from ..core import contract
+from ..core.targets_api import validate_target_name
 from ..core.validation import ApiError, validate_group, validate_schedule_id
 from ._api_events import ApiRequest
 
 Answer = tuple[int, dict[str, Any]]
 """A status and a JSON body."""
 
-PATH_PARAMETERS: Mapping[str, Callable[[Any], str]] = {"id": validate_schedule_id, "group": validate_group}
+PATH_PARAMETERS: Mapping[str, Callable[[Any], str]] = {"id": validate_schedule_id, "group": validate_group,
+                                                       "name": validate_target_name}
 """How each ``{name}`` of a path template is validated (an unknown name is refused at start)."""
 
 

@@ -250,4 +250,5 @@ ROUTER = Router()
 ROUTER.include(OPERATIONS)
 ROUTER.include_lazily(f"{__package__}._periodic_routes", under="/periodic")  # loaded by the first periodic call
 ROUTER.include_lazily(f"{__package__}._group_routes", under="/groups")  # loaded by the first group cancel
+ROUTER.include_lazily(f"{__package__}._target_routes", under="/targets")  # loaded by the first target call
 ROUTER.check()

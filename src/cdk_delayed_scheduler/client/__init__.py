@@ -25,14 +25,14 @@ from ._errors import (AccessDeniedError, ConflictError, FunctionError, NotFoundE
 from ..envelope import Envelope
 from ..outcome import Outcome, OutcomeKind
 from ._auth import AsyncTokenProvider, TokenProvider
-from ._models import GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When
-from ._statuses import PeriodicStatus, ScheduleStatus
+from ._models import GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, Target, When
+from ._statuses import PeriodicStatus, ScheduleStatus, TargetState
 from ._transport import PlaceholderCredentialsWarning, UnsignedRequestsWarning
 
 __all__ = [
     "SchedulerClient", "AsyncSchedulerClient", "MAX_BATCH_SIZE", "BatchItem", "Answer",
     "Schedule", "Periodic", "Removed", "RetryPolicy", "ScheduleRequest", "ScheduleStatus", "PeriodicStatus", "When", "TokenProvider",
-    "AsyncTokenProvider", "GroupCancellation",
+    "AsyncTokenProvider", "GroupCancellation", "Target", "TargetState",
     "SchedulerError", "ValidationError", "AccessDeniedError", "NotFoundError", "ConflictError",
     "PayloadTooLargeError", "RequestError", "ThrottledError", "ServerError", "FunctionError", "TransportError",
     "UnsignedRequestsWarning", "PlaceholderCredentialsWarning", "Envelope", "Outcome", "OutcomeKind",

@@ -14,8 +14,8 @@ from ._auth import AsyncTokenProvider, header_auth
 from ._core import (Answer, BatchItem, ClientCore, Done, Plan, Send, Sleep, Step, listing_query, next_step, route,
                     schedules_query)
 from ._errors import SchedulerError
-from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, When
-from ._statuses import PeriodicStatus, ScheduleStatus
+from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, Target, When
+from ._statuses import PeriodicStatus, ScheduleStatus, TargetState
 from ._transport import Backoff, InvokeTransport
 
 T = TypeVar("T")
@@ -177,6 +177,19 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
     async def cancel_group(self, group: str) -> GroupCancellation:
         """:meth:`SchedulerClient.cancel_group`: ``DELETE /groups/{group}``."""
         return await self._run(self._calls.cancel_group(group))
+
+    # --- targets -----------------------------------------------------------------------------
+    async def get_target(self, name: str) -> Target:
+        """:meth:`SchedulerClient.get_target`: ``GET /targets/{name}``."""
+        return await self._run(self._calls.get_target(name))
+
+    async def pause_target(self, name: str) -> Target:
+        """:meth:`SchedulerClient.pause_target`: ``PATCH /targets/{name}`` with ``{"state": "PAUSED"}``."""
+        return await self._run(self._calls.set_target_state(name, TargetState.PAUSED))
+
+    async def resume_target(self, name: str) -> Target:
+        """:meth:`SchedulerClient.resume_target`: ``PATCH /targets/{name}`` with ``{"state": "ACTIVE"}``."""
+        return await self._run(self._calls.set_target_state(name, TargetState.ACTIVE))
 
     # --- the raw mode ------------------------------------------------------------------------
     async def raw(self, operation: str, body: Any = None, *, query: Mapping[str, Any] | None = None,

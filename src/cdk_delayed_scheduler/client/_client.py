@@ -13,8 +13,8 @@ from ._auth import TokenProvider, header_auth
 from ._core import (MAX_BATCH_SIZE, Answer, BatchItem, ClientCore, Done, Plan, Send, Sleep, Step, listing_query,
                     next_step, route, schedules_query)
 from ._errors import SchedulerError
-from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, When
-from ._statuses import PeriodicStatus, ScheduleStatus
+from ._models import KEEP_PAYLOAD, GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, Target, When
+from ._statuses import PeriodicStatus, ScheduleStatus, TargetState
 from ._transport import Backoff, HttpTransport, InvokeTransport, Transport
 
 T = TypeVar("T")
@@ -194,6 +194,26 @@ class SchedulerClient(ClientCore[Transport]):
         """
         return self._run(self._calls.cancel_group(group))
 
+    # --- targets -----------------------------------------------------------------------------
+    def get_target(self, name: str) -> Target:
+        """A target's state, limits and counts: ``GET /targets/{name}``. The counts are estimates read from the
+        target's one item; a target without ``flow_control`` is ``ACTIVE`` with ``None`` for each.
+        :class:`NotFoundError` (``field`` ``name``) if no target of the scheduler has this name."""
+        return self._run(self._calls.get_target(name))
+
+    def pause_target(self, name: str) -> Target:
+        """Pause a target: ``PATCH /targets/{name}`` with ``{"state": "PAUSED"}``. Once it returns, no delivery to
+        it starts until :meth:`resume_target`; those due meanwhile wait, looking again every few seconds, and are
+        never dropped (a delivery already started finishes). Pausing a paused one changes nothing. Answers the
+        target after the pause. :class:`ConflictError` (``field`` ``state``) for a target without ``flow_control``
+        (a target is paused through its limits), :class:`NotFoundError` for an unknown name."""
+        return self._run(self._calls.set_target_state(name, TargetState.PAUSED))
+
+    def resume_target(self, name: str) -> Target:
+        """Resume a paused target: ``PATCH /targets/{name}`` with ``{"state": "ACTIVE"}``. What waited for it starts
+        within its limits; resuming an active one changes nothing. Errors as :meth:`pause_target`."""
+        return self._run(self._calls.set_target_state(name, TargetState.ACTIVE))
+
     # --- the raw mode ------------------------------------------------------------------------
     def raw(self, operation: str, body: Any = None, *, query: Mapping[str, Any] | None = None,
             **parameters: str) -> Answer:
@@ -201,7 +221,7 @@ class SchedulerClient(ClientCore[Transport]):
         ``listSchedules``, ``putPeriodic``, ``cancelGroup``...) and answer its :class:`Answer` as it came:
         ``status, body = timers.raw("getSchedule", id="order-42")``.
 
-        ``parameters`` fill the path's ``{id}`` or ``{group}`` (percent-encoded, not checked: the server judges
+        ``parameters`` fill the path's ``{id}``, ``{group}`` or ``{name}`` (percent-encoded, not checked: the server judges
         them), ``query`` is the listing's query string, ``body`` any JSON value (or ``bytes``, sent as they are).
         No error is raised for a 4xx or a 5xx, and no result is parsed; throttling and 5xx are retried as by every
         call (``max_attempts=1`` shows each answer). A call that got no answer (a refused connection, a timeout)

@@ -21,9 +21,9 @@ from urllib.parse import quote, urlencode
 
 from .._contract import contract
 from ._errors import SchedulerError, ValidationError, error_for, retryable_status
-from ._models import (GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, When, create_body,
-                      format_time, lateness_seconds, reschedule_body, whole_seconds)
-from ._statuses import PeriodicStatus, ScheduleStatus
+from ._models import (GroupCancellation, Periodic, Removed, RetryPolicy, Schedule, ScheduleRequest, Target, When,
+                      create_body, format_time, lateness_seconds, reschedule_body, whole_seconds)
+from ._statuses import PeriodicStatus, ScheduleStatus, TargetState
 from ._transport import Backoff
 
 T = TypeVar("T")
@@ -31,8 +31,9 @@ MAX_BATCH_SIZE: int = contract.MAX_BATCH_SIZE
 """How many creates one ``POST /schedule-batches`` takes (``maxBatchSize`` in the runtime's ``contract.json``)."""
 BatchItem = Union[ScheduleRequest, Mapping[str, Any]]
 _IN_BATCH = re.compile(r"^schedules\[(\d+)\]")
-ID, GROUP = "id", "group"
-PATH_PARAMETERS: Mapping[str, re.Pattern[str]] = {ID: contract.ID_PATTERN, GROUP: contract.GROUP_PATTERN}
+ID, GROUP, NAME = "id", "group", "name"
+PATH_PARAMETERS: Mapping[str, re.Pattern[str]] = {ID: contract.ID_PATTERN, GROUP: contract.GROUP_PATTERN,
+                                                  NAME: re.compile(contract.TARGET_NAME_PATTERN)}
 """The rule of each ``{name}`` in the routes' paths: the runtime's own (``contract.json``)."""
 ROUTES: Mapping[str, contract.Route] = {route.operation: route for route in contract.ROUTES}
 """The contract's routes by operation (``createSchedule``, ``getSchedule``, ... ``cancelGroup``)."""
@@ -252,6 +253,13 @@ class Calls:
     # --- groups ------------------------------------------------------------------------------
     def cancel_group(self, group: str) -> Plan[GroupCancellation]:
         return GroupCancellation.from_json((yield from self.call("cancelGroup", group=group)))
+
+    # --- targets -----------------------------------------------------------------------------
+    def get_target(self, name: str) -> Plan[Target]:
+        return Target.from_json((yield from self.call("getTarget", name=name)))
+
+    def set_target_state(self, name: str, state: TargetState) -> Plan[Target]:
+        return Target.from_json((yield from self.call("updateTarget", {"state": str(state)}, name=name)))
 
     # --- listings ----------------------------------------------------------------------------
     def page(self, operation: str, query: dict[str, Any], build: Callable[[Mapping[str, Any]], T]) -> Plan[Page[T]]:

@@ -8,7 +8,8 @@ from typing import Any, Mapping, Union
 
 from .._contract import contract
 from .._wire import parse_time
-from ._statuses import PeriodicStatus, PeriodicStatusText, ScheduleStatus, ScheduleStatusText, known, removed_status
+from ._statuses import (PeriodicStatus, PeriodicStatusText, ScheduleStatus, ScheduleStatusText, TargetState,
+                        TargetStateText, known, removed_status)
 
 When = Union[datetime, timedelta]
 """A due time: an aware ``datetime``, or a ``timedelta`` from the moment the server receives the call."""
@@ -194,6 +195,37 @@ class GroupCancellation:
                    stopped_schedules=int(stopped.get("schedules") or 0),
                    stopped_periodic=int(stopped.get("periodic") or 0),
                    count_complete=bool(body.get("countComplete", True)), raw=dict(body))
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target as ``GET``/``PATCH /targets/{name}`` answers it: its state, its limits, and what its one item says of
+    the deliveries to it.
+
+    ``waiting`` and ``in_flight`` are estimates read from that item at the answer's instant: the deliveries holding a
+    start slot ahead of now (``None`` for a target without a rate) and the places among ``maxInFlight`` held now
+    (``None`` without one). ``held_until`` is when the target's own slow-down answer (a 429, a throttle) stops holding
+    its deliveries back. A target without ``flow_control`` answers ``ACTIVE`` and ``None`` for all of them.
+    """
+
+    name: str
+    state: TargetStateText
+    """A :class:`TargetState`; the text itself when a newer server answers one this client does not know."""
+    flow_control: dict[str, Any] | None = field(default=None, hash=False)
+    """The target's limits as deployed (``{"rate", "periodSeconds", "maxInFlight"}``, those it has), else ``None``."""
+    waiting: int | None = None
+    in_flight: int | None = None
+    held_until: datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+    """The answer's JSON object as received, unknown fields included."""
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> "Target":
+        """Build from the wire's JSON object, ignoring unknown fields."""
+        flow_control = body.get("flowControl")
+        return cls(name=str(body["name"]), state=known(TargetState, body["state"]),
+                   flow_control=None if flow_control is None else dict(flow_control), waiting=body.get("waiting"),
+                   in_flight=body.get("inFlight"), held_until=parse_time(body.get("heldUntil")), raw=dict(body))
 
 
 @dataclass(frozen=True)

@@ -49,11 +49,22 @@ class PeriodicStatus(_Text):
     """Deleted: what ``delete_periodic`` answers."""
 
 
+class TargetState(_Text):
+    """A target's state (``get_target``): pausing needs the target's ``flow_control``."""
+
+    ACTIVE = "ACTIVE"
+    """Deliveries to it start, within its limits."""
+    PAUSED = "PAUSED"
+    """Paused (``pause_target``): no delivery to it starts until ``resume_target``; none is dropped."""
+
+
 E = TypeVar("E", bound=_Text)
 ScheduleStatusText = Union[ScheduleStatus, str]
 """A :class:`ScheduleStatus`, or the text of one this client does not know."""
 PeriodicStatusText = Union[PeriodicStatus, str]
 """A :class:`PeriodicStatus`, or the text of one this client does not know."""
+TargetStateText = Union[TargetState, str]
+"""A :class:`TargetState`, or the text of one this client does not know."""
 
 
 def known(kind: type[E], value: object) -> E | str:

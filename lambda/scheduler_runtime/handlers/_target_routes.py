@@ -1,0 +1,63 @@
+"""``GET``/``PATCH /targets/{name}``: read a target's limits and state, pause it and resume it.
+
+The router (:mod:`.api`) imports this module on the first call to a route under ``/targets``. Each call is thin over
+the limited target's item (:class:`~..aws.flow.FlowStore`): one consistent read, and for a ``PATCH`` one write before
+it. A target without ``flowControl`` is answered from the deployment's description alone, with no request.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..aws.flow import FlowStore
+from ..core.flow import FlowLimits
+from ..core.targets_api import (NAME_FIELD, TargetStateName, describe_target, not_pausable, unknown_target,
+                                validate_target_state)
+from ..observability import log_event
+from ._router import Answer, Call, Operations
+
+OPERATIONS = Operations()
+
+
+def _description(call: Call) -> tuple[str, Mapping[str, Any]]:
+    """The target the path names and its description; 404 naming ``name`` for a name the deployment lacks."""
+    name = call.params[NAME_FIELD]
+    description = call.ctx.config.targets.get(name)
+    if description is None:
+        raise unknown_target(name)
+    return name, description
+
+
+def _answer(call: Call, name: str, description: Mapping[str, Any]) -> Answer:
+    limits = FlowLimits.of(description)
+    if limits is None:
+        return 200, describe_target(name, description, None)
+    state = FlowStore(call.ctx.dynamodb, call.ctx.config.table_name).state(name, limits, call.ctx.clock.now_ms())
+    return 200, describe_target(name, description, state)
+
+
+@OPERATIONS.answers("getTarget")
+def get_target(call: Call) -> Answer:
+    """A target's state, limits and counts (estimates read from its one item): 200, or 404 for an unknown name."""
+    return _answer(call, *_description(call))
+
+
+@OPERATIONS.answers("updateTarget")
+def update_target(call: Call) -> Answer:
+    """Pause or resume a limited target: 200 with its state after the write (the state it already has again changes
+    nothing); 409 for a target without limits, which has nothing a pause could mark.
+
+    Once a pause is answered, no start slot and no place is given: a delivery waiting for room looks again every
+    ``HELD_POLL_SECONDS`` and starts after the resume, never dropped; one already started finishes.
+    """
+    state = validate_target_state(call.request.json_body())
+    name, description = _description(call)
+    if FlowLimits.of(description) is None:
+        raise not_pausable(name)
+    paused = state == TargetStateName.PAUSED
+    FlowStore(call.ctx.dynamodb, call.ctx.config.table_name).set_paused(name, paused, call.ctx.clock.now_ms())
+    log_event("target_paused" if paused else "target_resumed", target=name)
+    return _answer(call, name, description)
+
+
+__all__ = ["OPERATIONS", "get_target", "update_target"]
