@@ -249,3 +249,20 @@ def outcome_messages_but_sweeps(aws) -> list[dict]:
     """The outcome events waiting in the delayer queue, a group's sweep messages left aside."""
     bodies = [json.loads(m["body"]) for m in aws.take(aws.delayer_url)]
     return [body["outcome"] for body in bodies if "outcome" in body]
+
+
+def test_a_retry_received_again_after_its_timers_delete_sends_no_cancelled(aws, outcomes):
+    """The retry's first receive delivered the occurrence (DELIVERED sent) and died before its delete: received again
+    after the timer's DELETE, it must not also be called CANCELLED."""
+    first_ms = (now_ms() // 1000 + 2) * 1000
+    put("flaky", {"every": 3600, "startAt": first_ms / 1000, "payload": {}, "target": "broken"})
+    dispatch_at(aws, first_ms)  # fails: its retry, a message of its own, 30 s on
+    aws.sqs.create_queue(QueueName="missing")  # the broken target mended
+    virtual().move_to(first_ms + 30_000)
+    [retry] = [m for m in aws.receive(aws.delayer_url) if json.loads(m["body"]).get("attempt")]
+    assert dispatch(receive(retry, 1)) == {"batchItemFailures": []}
+    assert [e["outcome"] for e in outcome_messages(aws)] == ["DELIVERED"]
+    assert call_api("DELETE", "/periodic/flaky")[0] == 200
+    outcome_messages(aws)  # the next occurrence's CANCELLED
+    dispatch(receive(retry, 2))
+    assert outcome_messages(aws) == []

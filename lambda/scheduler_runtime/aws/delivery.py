@@ -376,8 +376,10 @@ class Delivery:
                                     lambda instant_ms: wait_until(clock, instant_ms), room)
         definition = occurrence.definition
         if definition is None:
-            if (occurrence.refusal is Refusal.DELETED_OR_REPLACED and self._outcomes is not None
-                    and self._outcomes.wants(Kind.CANCELLED)):
+            # Only on an attempt message's first receive: received again, its earlier receive may have delivered
+            # the occurrence (and sent its DELIVERED) before the invocation died.
+            if (occurrence.refusal is Refusal.DELETED_OR_REPLACED and ref.attempt >= 1 and receipt.receive_count == 1
+                    and self._outcomes is not None and self._outcomes.wants(Kind.CANCELLED)):
                 self._retry_cancelled(ref, periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name))
             if occurrence.refusal is not Refusal.WAITING_FOR_ROOM:  # sent back to wait: logged as put back
                 self._refused(ref, occurrence.refusal)
