@@ -217,19 +217,6 @@ def test_a_cancelled_schedules_message_sends_its_cancelled_outcome_again_when_it
         "CANCELLED", from_the_cancel["dedupeKey"], "cancelled")
 
 
-def test_a_periodic_occurrence_whose_retry_a_delete_stopped_gets_a_cancelled_outcome(aws, outcomes):
-    first_ms = (now_ms() // 1000 + 2) * 1000
-    put("flaky", {"every": 3600, "startAt": first_ms / 1000, "payload": {}, "target": "broken"})
-    dispatch_at(aws, first_ms)  # fails: its retry is a message of its own, 30 s on
-    [failed_first] = [m for m in aws.take(aws.delayer_url) if "outcome" in json.loads(m["body"])] or [None]
-    assert failed_first is None  # a retry pending: no outcome yet
-    assert call_api("DELETE", "/periodic/flaky")[0] == 200
-    outcome_messages(aws)  # the pending (next) occurrence's CANCELLED
-    dispatch_at(aws, first_ms + 30_000)  # the retry: its definition is deleted
-    [event] = outcome_messages(aws)
-    assert (event["outcome"], event["reason"], event["dedupeKey"]) == ("CANCELLED", "deleted", f"flaky@{first_ms}")
-
-
 def test_a_delivered_group_member_received_again_after_its_groups_cancel_is_not_also_cancelled(aws, outcomes,
                                                                                                 monkeypatch):
     monkeypatch.setattr(groups, "SWEEP_FIRST_DELAY_SECONDS", 0)

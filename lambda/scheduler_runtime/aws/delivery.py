@@ -376,11 +376,6 @@ class Delivery:
                                     lambda instant_ms: wait_until(clock, instant_ms), room)
         definition = occurrence.definition
         if definition is None:
-            # Only on an attempt message's first receive: received again, its earlier receive may have delivered
-            # the occurrence (and sent its DELIVERED) before the invocation died.
-            if (occurrence.refusal is Refusal.DELETED_OR_REPLACED and ref.attempt >= 1 and receipt.receive_count == 1
-                    and self._outcomes is not None and self._outcomes.wants(Kind.CANCELLED)):
-                self._retry_cancelled(ref, periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name))
             if occurrence.refusal is not Refusal.WAITING_FOR_ROOM:  # sent back to wait: logged as put back
                 self._refused(ref, occurrence.refusal)
             return None
@@ -414,18 +409,6 @@ class Delivery:
             f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start,
             lambda reason: periodic.skip_stale(definition, reason), occurrence.release or _NOTHING_HELD,
             lambda slot: periodic.start_late(definition, occurrence.due_ms, occurrence.attempt, slot))
-
-    def _retry_cancelled(self, ref: TimerRef, definitions: Any) -> None:
-        """The outcome of a periodic occurrence whose retry its timer's DELETE (or replacement) stopped: CANCELLED,
-        built from the definition as it is now (a tombstone, or the replacement)."""
-        assert self._outcomes is not None
-        definition = definitions.get(ref.schedule_id)
-        if definition is None:
-            return
-        reason = CancelReason.DELETED if definition.status == "DELETED" else CancelReason.REPLACED
-        envelope = build_envelope(ref.schedule_id, ref.due_ms, ref.due_ms, ref.attempt - 1, definition.payload_json,
-                                  definition.target)
-        self._outcomes.add(Kind.CANCELLED, envelope, definition.group, ref.attempt - 1, reason=reason)
 
     def _groups(self) -> groups_module.GroupStore:
         return groups_module.GroupStore(self._ctx.dynamodb, self._config.table_name)

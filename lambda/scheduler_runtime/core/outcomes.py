@@ -49,9 +49,7 @@ class CancelReason(_Text):
     GROUP_CANCELLED = "group cancelled"
     """``DELETE /groups/{group}``: at its start, by its sweep, or by the delivery start that read it."""
     DELETED = "deleted"
-    """``DELETE /periodic/{id}``: the periodic timer's pending occurrence, or one whose retry was pending."""
-    REPLACED = "replaced"
-    """``PUT /periodic/{id}`` with another definition: an occurrence of the old one whose retry was pending."""
+    """``DELETE /periodic/{id}``: the periodic timer's pending occurrence."""
 
 
 @dataclass(frozen=True)
