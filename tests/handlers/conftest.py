@@ -21,6 +21,7 @@ from cdk_delayed_scheduler.local.pollers import lambda_sqs_record, lambda_stream
 from cdk_delayed_scheduler.local.resources import table_definition
 from scheduler_runtime import clock
 from scheduler_runtime.aws import context
+from scheduler_runtime.aws import flow as flow_store
 from scheduler_runtime.aws.store import ScheduleStore
 from scheduler_runtime.clock import VirtualClock
 from scheduler_runtime.core import contract
@@ -167,6 +168,7 @@ def virtual_clock(monkeypatch) -> Any:
     :class:`~scheduler_runtime.clock.VirtualClock`, which starts at ``START_MS`` and moves only when the test
     moves it or something sleeps on it."""
     virtual = VirtualClock(START_MS)
+    flow_store.forget()  # each test's deliveries start in a new sandbox
     with sqs_following(virtual, monkeypatch):
         clock.use(virtual)
         try:

@@ -94,10 +94,29 @@ def test_places_are_never_given_twice_and_a_lease_left_by_a_dead_dispatcher_free
     store, limits = FlowStore(aws.ddb, aws.table), FlowLimits(max_in_flight=2)
     now = now_ms()
     held = [store.acquire("pool", limits, now, now + 360_000) for _ in range(3)]
-    assert sorted(i for i in held if i is not None) == [0, 1] and held.count(None) == 1
-    store.release("pool", held[0], now + 360_000)
-    assert store.acquire("pool", limits, now, now + 360_000) == held[0]  # given back: taken again
+    assert sorted(lease.index for lease in held if lease is not None) == [0, 1] and held.count(None) == 1
+    store.release("pool", held[0])
+    assert store.acquire("pool", limits, now, now + 360_000).index == held[0].index  # given back: taken again
     assert store.acquire("pool", limits, now + 360_000, now + 720_000) is not None  # the other ended by itself
+
+
+def test_a_place_whose_write_is_sent_twice_is_held_once_by_its_delivery_and_given_back(aws, monkeypatch):
+    """The SDK sends a write again when its answer was lost: the second finds the place holding this delivery's own
+    lease and has it, so the place is neither refused to the delivery that holds it nor left held by no one."""
+    store, limits = FlowStore(aws.ddb, aws.table), FlowLimits(max_in_flight=1)
+    real_update = aws.ddb.update_item
+
+    def answer_lost_then_sent_again(**request):
+        real_update(**request)
+        return real_update(**request)
+
+    monkeypatch.setattr(aws.ddb, "update_item", answer_lost_then_sent_again)
+    lease = store.acquire("pool", limits, now_ms(), now_ms() + 360_000)
+    assert lease is not None and lease.index == 0
+    monkeypatch.setattr(aws.ddb, "update_item", real_update)
+    assert store.acquire("pool", limits, now_ms(), now_ms() + 360_000) is None  # held, once
+    store.release("pool", lease)
+    assert store.acquire("pool", limits, now_ms(), now_ms() + 360_000) is not None
 
 
 def test_a_paused_target_gives_no_slot_and_no_place(aws):

@@ -47,7 +47,7 @@ from .context import Context
 from . import groups as groups_module
 from .delayer import DelayerQueue
 from .items import ScheduleRecord
-from .flow import FlowStore, TargetFigures
+from .flow import Crowded, FlowStore, Lead, Lease, TargetFigures
 from .outcomes import OutcomeSink
 from .store import DeliveryStart, ScheduleStore
 from .targets import DeliveryError, Throttled, Undeliverable, deliver, refused_for_good
@@ -271,45 +271,76 @@ class Delivery:
 
     def _take_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> Callable[[], None] | None:
         """Room for a delivery to ``target``: a start slot (``slot``, the one its message holds, else a new one; waited
-        for here when it is close, in the delayer queue when not) and a place among its ``maxInFlight``. What gives
-        the place back, or None when the message was sent back to wait. A target without limits has room at once."""
+        for here when it is close, in the delayer queue when not) and a place among its ``maxInFlight``, taken a lead
+        before the slot (:data:`~scheduler_runtime.core.flow.LEAD_MAX_MS`), so that nothing but the wait is left
+        between the slot and the start. What gives the place back, or None when the message was sent back to wait.
+        A target without limits has room at once."""
         limits = self._config.flow_limits.get(target)
         if limits is None:  # no limits (or no more, since the message was put back)
             return _NOTHING_HELD
         room = FlowStore(self._ctx.dynamodb, self._config.table_name)
+        try:
+            return self._room_on(room, ref, receipt, target, limits, slot)
+        except Crowded as exc:  # the target's item is out of capacity: wait, unspent, and take a slot again
+            self._wait_for_room(ref, receipt, target, None, flow.CROWDED_PAUSE_SECONDS)
+            log_event("crowded", level=logging.WARNING, id=ref.schedule_id, target=target, reason=str(exc)[:200])
+            return None
+
+    def _room_on(self, room: FlowStore, ref: TimerRef, receipt: Receipt, target: str, limits: flow.FlowLimits,
+                 slot: int | None) -> Callable[[], None] | None:
         clock = self._clock
         if slot is None or clock.now_ms() > slot + flow.START_TOLERANCE_MS:  # none, or one passed: a new one
-            slot = room.reserve(target, limits, max(clock.now_ms(), ref.due_ms))
+            slot = room.reserve(target, limits, max(clock.now_ms() + Lead.ahead_ms(), ref.due_ms))
+        for _ in range(flow.ROOM_TRIES):
             if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
-                self._wait_for_room(ref, receipt, target, slot)
-                return None
-        wait_until(clock, slot)
+                break
+            lease = self._place_for(room, target, limits, slot)
+            if lease is not None:
+                return lambda: room.release(target, lease)
+            # every place held, the target paused or held back, or the place came too late for the slot: a new slot
+            held = room.held_until_ms
+            slot = None if room.paused else room.reserve(target, limits,
+                                                         max(clock.now_ms() + Lead.ahead_ms(), held or 0))
+            if slot is not None and held is not None:
+                slot = max(slot, held)
+        self._wait_for_room(ref, receipt, target, slot)
+        return None
+
+    def _place_for(self, room: FlowStore, target: str, limits: flow.FlowLimits, slot: int) -> Lease | None:
+        """Take a place on ``target`` a lead before ``slot`` (:class:`~.flow.Lead`: the target's pause and holds are
+        read then too), and wait for the slot: the place, or None when there was none within the slot's tolerance
+        (or it came too late for it, then given back)."""
+        clock = self._clock
+        wait_until(clock, slot - Lead.ms)
         lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
-        lease = room.acquire(target, limits, clock.now_ms(), lease_end)
+        asked = clock.now_ms()
+        lease = room.acquire(target, limits, asked, lease_end)
         for pause in flow.LEASE_RETRY_PAUSES:
-            if lease is not None or room.held_until_ms is not None or room.paused:
+            if (lease is not None or room.held_until_ms is not None or room.paused
+                    or clock.now_ms() + pause * 1000 > slot + flow.START_TOLERANCE_MS):
                 break
             clock.sleep(pause)
             lease = room.acquire(target, limits, clock.now_ms(), lease_end)
-        late = clock.now_ms() > (slot or 0) + flow.START_TOLERANCE_MS
-        if lease is None or (late and limits.rate is not None):
-            # every place held, the target paused or held back, or the place came too late for the slot: a new slot
-            if lease is not None:
-                room.release(target, lease, lease_end)
-            held = room.held_until_ms
-            slot = None if room.paused else room.reserve(target, limits, max(clock.now_ms(), held or 0))
-            self._wait_for_room(ref, receipt, target, slot if slot is None or held is None else max(slot, held))
+        Lead.took(clock.now_ms() - asked)
+        if lease is None:
             return None
-        return lambda: room.release(target, lease, lease_end)
+        wait_until(clock, slot)
+        if limits.rate is not None and clock.now_ms() > slot + flow.START_TOLERANCE_MS:
+            room.release(target, lease)
+            Lead.missed()
+            return None
+        return lease
 
-    def _wait_for_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> None:
-        """Send the message back to wait in the delayer queue for its slot (a paused target: to look again later),
-        holding the retry it stands in for; the record stays as it is, so a cancel still wins meanwhile."""
+    def _wait_for_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None,
+                       look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
+        """Send the message back to wait in the delayer queue for its slot (without one, a paused target's or a
+        crowded one's: to look again in ``look_again_seconds``), holding the retry it stands in for; the record stays
+        as it is, so a cancel still wins meanwhile."""
         self.target_figures.waited(target)
         now = self._clock.now_ms()
         tag = receipt.held_tag if receipt.receive_count > 1 else None
         ticket = Ticket(target, slot, tag, receipt.receive_count)
-        delay = flow.HELD_POLL_SECONDS if slot is None else self._config.delay_rule.delay_seconds(slot, now)
+        delay = look_again_seconds if slot is None else self._config.delay_rule.delay_seconds(slot, now)
         self._queue.send_one(replace(ref, ticket=ticket), delay)
         log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=Refusal.WAITING_FOR_ROOM,
                   slotMs=slot)

@@ -4,16 +4,19 @@
 Every call here is one conditional ``UpdateItem`` on the target's one item (a failed one returns the item, so no
 read is ever needed): a slot costs one write, idle or with deliveries queued for it (a sandbox tries first the
 write that fits what it saw last, :data:`_SEEN_QUEUED`; two when the target went from one to the other since), a
-lease one write to take and one to give back. One item is one partition: about 1,000 writes a second, so a
-target's rate tops out near 1,000 starts a second with a rate alone, and near 330 with ``maxInFlight`` too
-(three writes a start).
+lease one write to take and one to give back. A write DynamoDB refuses for capacity raises :class:`Crowded`: the
+delivery waits for room, unspent, rather than fail. One item is one partition: about 1,000 write units a second,
+shared by the slots, the leases and the refused writes of every delivery to the target (docs/design.md gives the
+rates one target can reach).
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from botocore.exceptions import ClientError
@@ -21,8 +24,11 @@ from botocore.exceptions import ClientError
 from ..core import flow
 from ..core.contract import HELD_BACK_METRIC, LATENESS_METRIC, WAITING_FOR_ROOM_METRIC
 from ..core.flow import FlowLimits
+from ..observability import log_event
 from .items import is_condition_failure
 
+CAPACITY_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
+"""DynamoDB's answers that a write found no capacity (its partition's, the table's or the account's)."""
 _ATTEMPTS = 4
 """Tries of a slot's two writes, or of a lease, before the caller treats the target as full."""
 _SEEN_QUEUED: dict[str, int] = {}
@@ -63,6 +69,49 @@ def _number(item: dict[str, Any], name: str) -> int | None:
     return None if value is None else int(value)
 
 
+class Crowded(Exception):
+    """A write to a limited target's item that DynamoDB refused for capacity, after the SDK's own tries."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A place a delivery holds among its target's ``maxInFlight`` (``index`` -1: none, a target without places)."""
+
+    index: int
+    value: int = 0
+    """What the place's attribute holds while it is this delivery's (:func:`~..core.flow.lease_value`)."""
+
+
+NO_PLACE = Lease(-1)
+"""What a delivery to a target without ``maxInFlight`` holds: nothing to give back."""
+
+
+def forget() -> None:
+    """Forget what this sandbox learned of its targets (their queues, its lead): a new sandbox's state."""
+    _SEEN_QUEUED.clear()
+    Lead.ms = flow.LEAD_MIN_MS
+
+
+class Lead:
+    """How long before its slot a delivery in this sandbox takes its place (:func:`~..core.flow.next_lead_ms`)."""
+
+    ms: int = flow.LEAD_MIN_MS
+
+    @classmethod
+    def took(cls, took_ms: int) -> None:
+        cls.ms = flow.next_lead_ms(cls.ms, took_ms)
+
+    @classmethod
+    def ahead_ms(cls) -> int:
+        """How far ahead of now a new slot is asked for: none while the writes are quick (the least lead); the lead
+        beyond that while they are slow, so the slot's write and the place's are done before it."""
+        return cls.ms - flow.LEAD_MIN_MS
+
+    @classmethod
+    def missed(cls) -> None:
+        cls.ms = flow.next_lead_ms(cls.ms, None, missed=True)
+
+
 class FlowStore:
     def __init__(self, dynamodb: Any, table_name: str) -> None:
         self._ddb = dynamodb
@@ -100,27 +149,31 @@ class FlowStore:
             if new is not None and flow.PAUSED in new:
                 return None
             queued = False
-        raise RuntimeError(f"target {target!r}: no start slot after {_ATTEMPTS} tries")
+        raise Crowded(f"target {target!r}: no start slot after {_ATTEMPTS} tries (its item changed under each)")
 
-    def acquire(self, target: str, limits: FlowLimits, now_ms: int, lease_end_ms: int) -> int | None:
-        """A lease on one of the target's ``maxInFlight`` places, held until ``lease_end_ms`` at most: its index, or
-        None when every place is held (or the target is paused)."""
+    def acquire(self, target: str, limits: FlowLimits, now_ms: int, lease_end_ms: int) -> Lease | None:
+        """A lease on one of the target's ``maxInFlight`` places, held until ``lease_end_ms`` at most (:data:`NO_PLACE`
+        for a target without places, once it may start), or None when every place is held (or the target is
+        paused or held back)."""
         places = limits.max_in_flight
         self.held_until_ms, self.paused = None, False
         if places is None:
-            return -1 if self.may_start(target, now_ms) else None
+            return NO_PLACE if self.may_start(target, now_ms) else None
+        mine = flow.lease_value(lease_end_ms, random.randrange(flow.LEASE_SCALE))
         index = random.randrange(places)
         for _ in range(_ATTEMPTS):
             name = flow.lease_name(index)
-            old = self._update(target, f"SET {name} = :end",
-                               f"(attribute_not_exists({name}) OR {name} <= :now) AND attribute_not_exists({flow.PAUSED})"
+            old = self._update(target, f"SET {name} = :mine",
+                               f"(attribute_not_exists({name}) OR {name} < :ended OR {name} = :mine)"
+                               f" AND attribute_not_exists({flow.PAUSED})"
                                f" AND (attribute_not_exists({flow.HELD_UNTIL}) OR {flow.HELD_UNTIL} <= :now)",
-                               {":end": lease_end_ms, ":now": now_ms})
+                               {":mine": mine, ":ended": (now_ms + 1) * flow.LEASE_SCALE, ":now": now_ms})
             if old is None:
-                return index
+                return Lease(index, mine)
             if not self._free_to_start(old, now_ms):
                 return None
-            free = [i for i in range(places) if int(old.get(flow.lease_name(i), {}).get("N", 0)) <= now_ms]
+            free = [i for i in range(places)
+                    if flow.lease_end_ms(int(old.get(flow.lease_name(i), {}).get("N", 0))) <= now_ms]
             if not free:
                 return None
             index = random.choice(free)
@@ -142,12 +195,16 @@ class FlowStore:
         self.held_until_ms = held if held is not None and held > now_ms and not self.paused else None
         return not self.paused and self.held_until_ms is None
 
-    def release(self, target: str, index: int, lease_end_ms: int) -> None:
-        """Give back lease ``index`` if it is still this delivery's (one that ended by itself may be another's now)."""
-        if index < 0:
+    def release(self, target: str, lease: Lease) -> None:
+        """Give back ``lease`` if it is still this delivery's (one that ended by itself may be another's now). A
+        write that fails leaves the lease to end by itself: the delivery it served is over, whatever happens here."""
+        if lease.index < 0:
             return
-        name = flow.lease_name(index)
-        self._update(target, f"REMOVE {name}", f"{name} = :end", {":end": lease_end_ms})
+        name = flow.lease_name(lease.index)
+        try:
+            self._update(target, f"REMOVE {name}", f"{name} = :mine", {":mine": lease.value})
+        except (ClientError, Crowded) as exc:
+            log_event("place_left", level=logging.WARNING, target=target, reason=str(exc)[:200])
 
     def hold(self, target: str, now_ms: int, retry_after_ms: int | None) -> int:
         """Hold the target back after it said slow down (a 429, a throttle): no slot starts before the instant this
@@ -201,6 +258,8 @@ class FlowStore:
         except ClientError as exc:
             if is_condition_failure(exc):
                 return exc.response.get("Item") or {}
+            if exc.response.get("Error", {}).get("Code") in CAPACITY_CODES:
+                raise Crowded(f"target {target!r}: {exc}") from exc
             raise
         if returns == "UPDATED_NEW":
             return int(answer["Attributes"][flow.TAT]["N"])

@@ -40,9 +40,26 @@ START_TOLERANCE_MS = 50
 """How late after its slot a delivery may still start (its message surfaced late, a place took a while): a later
 one takes a new slot. Every interval carries it (one tolerance per period, spread over the ``rate`` starts), so
 that starts anywhere within their tolerance never put more than ``rate`` in a window of one period."""
-LEASE_RETRY_PAUSES = (0.01, 0.02)
-"""Pauses before trying again for a place when all are held (three tries in all, well within the tolerance); then
-the delivery takes a new slot, one interval on, rather than keep writing the target's item."""
+LEAD_MIN_MS = 20
+LEAD_MAX_MS = 500
+"""A delivery takes its place and reads the target's pause and hold a *lead* before its slot (between these two),
+then waits for the slot and starts: after the slot there is nothing left to do, so only the wait's own overshoot can
+make it miss its tolerance, however slow the writes are. A sandbox's lead follows its writes (:func:`next_lead_ms`)."""
+PAUSE_SETTLE_MS = LEAD_MAX_MS + START_TOLERANCE_MS
+"""How long a pause waits before it is answered: a delivery that read the target before the pause has started by
+then (its slot was at most a lead away, and it starts within its tolerance), so nothing starts once it is answered."""
+LEASE_RETRY_PAUSES = (0.01, 0.02, 0.04)
+"""Pauses before trying again for a place when all are held, while the slot's tolerance lasts; then the delivery
+takes a new slot, one interval on, rather than keep writing the target's item."""
+ROOM_TRIES = 3
+"""How many slots within :data:`WAIT_IN_PLACE_MS` a delivery tries in the dispatcher (a slot missed, every place
+held) before it waits for its next one in the delayer queue."""
+CROWDED_PAUSE_SECONDS = 1
+"""How long a delivery whose write to the target's item DynamoDB refused for capacity (after the SDK's own tries)
+waits in the delayer queue, unspent, before it takes a slot again."""
+LEASE_SCALE = 1_000_000
+"""A place's lease is its end (epoch ms) times this, plus a number the write drew: so the SDK's retry of a write
+whose answer was lost finds its own lease and has it, and two deliveries never hold the same value."""
 TAT = "tat"
 PAUSED = "paused"
 HELD_UNTIL = "heldUntil"
@@ -59,6 +76,27 @@ def next_backoff_ms(held_until_ms: int | None, last_backoff_ms: int | None, now_
     if held_until_ms is None or last_backoff_ms is None or now_ms > held_until_ms + last_backoff_ms:
         return BACKOFF_FIRST_MS
     return min(BACKOFF_MAX_MS, 2 * last_backoff_ms)
+
+
+def next_lead_ms(lead_ms: int, took_ms: int | None, missed: bool = False) -> int:
+    """A sandbox's next lead: twice the time its last place took (``took_ms``) when that is more, else its lead a fifth
+    shorter; twice as long after a delivery missed its slot's tolerance; always within
+    :data:`LEAD_MIN_MS`-:data:`LEAD_MAX_MS`."""
+    if missed:
+        lead_ms *= 2
+    elif took_ms is not None:
+        lead_ms = max(2 * took_ms, lead_ms * 4 // 5)
+    return max(LEAD_MIN_MS, min(LEAD_MAX_MS, lead_ms))
+
+
+def lease_value(end_ms: int, drawn: int) -> int:
+    """The lease a delivery writes: its end and a number it drew (0 to :data:`LEASE_SCALE` - 1)."""
+    return end_ms * LEASE_SCALE + drawn
+
+
+def lease_end_ms(value: int) -> int:
+    """When a lease ends (epoch ms)."""
+    return value // LEASE_SCALE
 
 
 def lease_name(index: int) -> str:
@@ -121,7 +159,7 @@ class TargetState:
         if held is not None:  # the hold moved tat on: those slots are the hold, not deliveries
             ahead_us = max(0, ahead_us - (held - now_ms) * 1000)
         waiting = 0 if interval is None else max(0, -(-ahead_us // interval) - 1)  # the slots after now
-        return cls(paused, waiting, sum(1 for end in leases if end is not None and end > now_ms), held)
+        return cls(paused, waiting, sum(1 for end in leases if end is not None and lease_end_ms(end) > now_ms), held)
 
 
 @dataclass(frozen=True)

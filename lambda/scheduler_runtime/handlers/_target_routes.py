@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..aws.flow import FlowStore
-from ..core.flow import FlowLimits
+from ..core.flow import PAUSE_SETTLE_MS, FlowLimits
 from ..core.targets_api import (NAME_FIELD, TargetStateName, describe_target, not_pausable, unknown_target,
                                 validate_target_state)
 from ..observability import log_event
@@ -56,6 +56,8 @@ def update_target(call: Call) -> Answer:
         raise not_pausable(name)
     paused = state == TargetStateName.PAUSED
     FlowStore(call.ctx.dynamodb, call.ctx.config.table_name).set_paused(name, paused, call.ctx.clock.now_ms())
+    if paused:  # a delivery that read the target just before the pause starts within this: answered after it
+        call.ctx.clock.sleep(PAUSE_SETTLE_MS / 1000)
     log_event("target_paused" if paused else "target_resumed", target=name)
     return _answer(call, name, description)
 

@@ -1,0 +1,90 @@
+"""A limited target under pressure, on virtual time: writes to its item slower than the start tolerance (a loaded
+table) still let every delivery start at a slot, since a delivery takes its place before its slot; and a write the
+table refuses for capacity sends the delivery back to wait, unspent, instead of failing its message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from scheduler_runtime.aws.flow import FlowStore
+from scheduler_runtime.core import flow
+from scheduler_runtime.core.flow import FlowLimits
+from scheduler_runtime.core.timeparse import parse_rfc3339 as ms
+
+from .conftest import call_api
+from .dispatching import dispatch, receive
+from .flow_controlling import create, dispatch_one_at_a_time, limit
+from .virtual_time import iso, now_ms, virtual
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+LIMITS = {"rate": 4, "maxInFlight": 2}
+SLOW_MS = 3 * flow.START_TOLERANCE_MS
+"""How long each write to the target's item takes in the slow test: three start tolerances."""
+
+
+def slow_writes(monkeypatch, took_ms: int) -> None:
+    """Every write to a limited target's item takes ``took_ms`` of virtual time."""
+    real_update = FlowStore._update
+
+    def slow(self, *args, **kwargs):
+        virtual().advance(took_ms / 1000)
+        return real_update(self, *args, **kwargs)
+
+    monkeypatch.setattr(FlowStore, "_update", slow)
+
+
+def test_writes_slower_than_the_start_tolerance_still_start_every_delivery_at_a_slot(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", LIMITS)
+    slow_writes(monkeypatch, SLOW_MS)
+    due_ms = now_ms() + 5000
+    for n in range(8):
+        create(f"mail-{n}", due_ms, "mailer")
+    virtual().move_to(due_ms)
+    delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    assert sorted(e["id"] for e in delivered) == [f"mail-{n}" for n in range(8)]
+    fired = [ms(e["firedAt"]) for e in delivered]
+    interval_ms = FlowLimits.of({"flowControl": LIMITS}).interval_us / 1000
+    assert min(later - earlier for earlier, later in zip(fired, fired[1:])) >= interval_ms  # the rate held
+    assert fired[0] >= due_ms and fired[-1] - due_ms < 8 * 4 * SLOW_MS  # every start about four writes after the last
+
+
+class Crowding:
+    """A DynamoDB client whose writes are refused for capacity (after the SDK's own tries) while ``left`` counts."""
+
+    def __init__(self, ddb, left: list[int]) -> None:
+        self._ddb, self._left = ddb, left
+
+    def update_item(self, **request):
+        if self._left[0] > 0:
+            self._left[0] -= 1
+            raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "rate"}},
+                              "UpdateItem")
+        return self._ddb.update_item(**request)
+
+    def __getattr__(self, name):
+        return getattr(self._ddb, name)
+
+
+def test_a_write_refused_for_capacity_sends_the_delivery_back_to_wait_unspent(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", LIMITS)
+    real_init, refusals_left = FlowStore.__init__, [2]
+    monkeypatch.setattr(FlowStore, "__init__", lambda self, dynamodb, table_name: real_init(
+        self, Crowding(dynamodb, refusals_left), table_name))
+    due_ms = now_ms() + 5000
+    create("crowded", due_ms, "mailer", retry={"maxAttempts": 1})
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}  # not failed: sent back to wait
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    assert aws.receive(aws.delayer_url) == []  # it waits out its pause
+    virtual().advance(flow.CROWDED_PAUSE_SECONDS)
+    [waiting] = aws.receive(aws.delayer_url)
+    assert json.loads(waiting["body"])["room"] == {"target": "mailer"}
+    assert dispatch(receive(waiting, 1)) == {"batchItemFailures": []}  # refused again: back again, still unspent
+    delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    assert [(e["id"], e["attempt"]) for e in delivered] == [("crowded", 1)]
+    assert delivered[0]["firedAt"] == iso(due_ms + 2 * flow.CROWDED_PAUSE_SECONDS * 1000)
+    assert call_api("GET", "/schedules/crowded")[1]["status"] == "FIRED"
