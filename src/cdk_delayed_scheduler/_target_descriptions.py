@@ -8,6 +8,7 @@ from typing import Any, Mapping, Optional
 from aws_cdk import Token
 
 from ._contract import contract
+from ._flow_control import judged_limits
 
 #: The target classes, as code, in the refusal of a description the runtime cannot deliver to.
 BUILT_IN_TARGETS = ("targets.LambdaInvoke", "targets.SqsSendMessage", "targets.SnsPublish",
@@ -52,15 +53,12 @@ def check_deliverable(name: str, target: object, description: Mapping[str, Any])
 
 def _as_judged(description: Mapping[str, Any]) -> Mapping[str, Any]:
     """``description`` as it is judged at synth: a ``flowControl`` limit that is an unresolved token (a parameter's
-    value) stands in as its lowest allowed value, so that only its name is judged, as a token in any other field
-    is (the functions check its value when they start)."""
+    value) stands in as a value no rule refuses (:func:`~._flow_control.judged_limits`), so that only its name is
+    judged, as a token in any other field is (the functions check its value when they start)."""
     limits = description.get(contract.FLOW_CONTROL_FIELD)
-    if not isinstance(limits, Mapping) or not any(Token.is_unresolved(value) for value in limits.values()):
+    if not isinstance(limits, Mapping):
         return description
-    bounds = {name: contract.FLOW_CONTROL[name] for name in ("rate", "periodSeconds", "maxInFlight")}
-    stand_ins = {name: bounds[name]["min"] if name in bounds and Token.is_unresolved(value) else value
-                 for name, value in limits.items()}
-    return {**description, contract.FLOW_CONTROL_FIELD: stand_ins}
+    return {**description, contract.FLOW_CONTROL_FIELD: judged_limits(limits)}
 
 
 def waited_for(description: Mapping[str, Any]) -> str:

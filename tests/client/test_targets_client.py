@@ -1,7 +1,7 @@
 """Reading, pausing and resuming a target through the typed clients, sync and asyncio, against the testing kit's
 engine (its clock moves only when the test advances it), over both transports: a paused target receives nothing
 until ``resume_target``, then everything that waited; a target without limits reads ``ACTIVE`` with no counts and
-cannot be paused; the errors map as every call's do."""
+cannot be paused; each group's limits read back in ``flow_control``; the errors map as every call's do."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from cdk_delayed_scheduler.client import (AsyncSchedulerClient, ConflictError, NotFoundError, SchedulerClient, Target,
                                           TargetState, ValidationError)
+from cdk_delayed_scheduler.local.deliveries import LambdaTarget
 from cdk_delayed_scheduler.local.engine import API_FUNCTION
 from cdk_delayed_scheduler.testing import LocalScheduler, local_scheduler
 
@@ -20,7 +21,9 @@ from .conftest import TRANSPORTS, client_for
 
 pytestmark = pytest.mark.e2e
 LIMITS = {"rate": 1, "periodSeconds": 2, "maxInFlight": 4}
-"""The default target's limits; ``plain``, the other target, has none."""
+"""The default target's limits; ``plain``, another target, has none."""
+TENANTS = {"rate": 10, "perGroup": {"rate": 1, "maxInFlight": 2}}
+"""The limits of ``tenants``, a target that also limits each of its groups."""
 HELD_POLL = timedelta(seconds=5)
 """How often a delivery held back by a paused target looks again (``flow.HELD_POLL_SECONDS``)."""
 
@@ -28,9 +31,10 @@ HELD_POLL = timedelta(seconds=5)
 @pytest.fixture(params=TRANSPORTS)
 def on_the_kit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                ) -> Iterator[tuple[LocalScheduler, SchedulerClient, str]]:
-    """The testing kit's scheduler with a limited default target and a target without limits, a client of it over
-    the transport, and the transport's name."""
-    with local_scheduler(flow_control=LIMITS, targets={"plain": None}) as timers:
+    """The testing kit's scheduler with a limited default target, a target without limits and one with per-group
+    limits, a client of it over the transport, and the transport's name."""
+    with local_scheduler(flow_control=LIMITS, targets={"plain": None, "tenants": LambdaTarget(flow_control=TENANTS)}
+                         ) as timers:
         yield timers, client_for(request.param, timers.engine, monkeypatch), request.param
 
 
@@ -62,6 +66,11 @@ def test_a_target_without_limits_reads_active_with_no_counts_and_cannot_be_pause
     with pytest.raises(ConflictError, match="has no flowControl") as refused:
         client.pause_target("plain")
     assert refused.value.field == "state"
+
+
+def test_a_targets_per_group_limits_read_back_in_its_flow_control(on_the_kit) -> None:
+    _, client, _ = on_the_kit
+    assert _fields(client.get_target("tenants")) == ("tenants", TargetState.ACTIVE, TENANTS, 0, None, None)
 
 
 def test_an_unknown_target_is_not_found_and_a_malformed_name_refused_before_sending(on_the_kit) -> None:

@@ -1,6 +1,7 @@
 """A target's ``flow_control`` (``targets.FlowControl``): rendered as the ``flowControl`` object of its description
-in ``TARGETS``, with only the limits given, in the form the runtime accepts; taken by every kind of target; each
-bad value refused naming the prop; and no new permission for the dispatcher."""
+in ``TARGETS``, with only the limits given (each group's, ``per_group``, as its ``perGroup``), in the form the runtime
+accepts; taken by every kind of target; each bad value refused naming the prop; and no new permission for the
+dispatcher."""
 
 from __future__ import annotations
 
@@ -19,16 +20,21 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from cdk_delayed_scheduler import DelayedScheduler, Outcomes, targets
 from cdk_delayed_scheduler._contract import contract
+from cdk_delayed_scheduler._flow_control import judged_limits
 
 from construct_helpers import grants, render, resource_names
 
 FIELD = contract.FLOW_CONTROL_FIELD
+GROUP = contract.PER_GROUP_FIELD
 EVERY_LIMIT = {"rate": 100, "period": cdk.Duration.seconds(2), "max_in_flight": 20}
 #: Each named target of the ``Limited`` stack, as its ``flow_control`` (``None``: none).
 LIMITS: dict[str, Any] = {
     "default": targets.FlowControl(**EVERY_LIMIT),
     "places": targets.FlowControl(max_in_flight=5),
     "rate": targets.FlowControl(rate=50),
+    "tenants": targets.FlowControl(rate=100, max_in_flight=20, per_group=targets.FlowControl(
+        rate=1, period=cdk.Duration.minutes(1), max_in_flight=2)),
+    "groups": targets.FlowControl(per_group=targets.FlowControl(max_in_flight=3)),
     "plain": None,
 }
 
@@ -83,7 +89,14 @@ def test_only_the_limits_given_are_rendered(synthesized):
 
 def test_a_target_without_limits_has_no_flow_control_field(synthesized):
     assert FIELD not in _targets(*synthesized["Limited"])["plain"]
-    assert [FIELD in description for description in _targets(*synthesized["Unlimited"]).values()] == [False] * 4
+    assert not any(FIELD in description for description in _targets(*synthesized["Unlimited"]).values())
+
+
+def test_each_groups_limits_are_rendered_as_per_group_within_flow_control(synthesized):
+    rendered = _targets(*synthesized["Limited"])
+    assert rendered["tenants"][FIELD] == {"rate": 100, "maxInFlight": 20,
+                                          GROUP: {"rate": 1, "periodSeconds": 60, "maxInFlight": 2}}
+    assert rendered["groups"][FIELD] == {GROUP: {"maxInFlight": 3}}  # a target may limit only its groups
 
 
 def test_limits_add_only_their_field_to_the_description(synthesized):
@@ -175,12 +188,51 @@ def test_a_parameters_value_is_rendered_as_its_reference_and_judged_at_deploy():
      "flow_control.period: only with a rate (it is the window the rate counts starts in); max_in_flight alone"),
     ({"max_in_flight": 0}, "flow_control.max_in_flight: must be between 1 and 1000, got 0"),
     ({"max_in_flight": 1001}, "flow_control.max_in_flight: must be between 1 and 1000, got 1001"),
-    ({}, "flow_control: must set rate, max_in_flight or both, got neither"),
+    ({}, "flow_control: must set rate, max_in_flight or per_group (one or more), got none"),
+    ({"rate": 10, "per_group": targets.FlowControl(rate=11)},
+     "flow_control.per_group.rate: must be at most the target's rate per second: 11 per 1 second is more than 10 "
+     "per 1 second"),
+    ({"rate": 10, "period": cdk.Duration.minutes(1), "per_group": targets.FlowControl(rate=1)},
+     "flow_control.per_group.rate: must be at most the target's rate per second: 1 per 1 second is more than 10 "
+     "per 60 seconds"),
+    ({"max_in_flight": 2, "per_group": targets.FlowControl(max_in_flight=3)},
+     "flow_control.per_group.max_in_flight: must be at most the target's max_in_flight, 2, got 3"),
+    ({"rate": 10, "per_group": {"rate": 5}},
+     "flow_control.per_group: must be a targets.FlowControl, e.g. targets.FlowControl(rate=5, max_in_flight=2), "
+     "got a dict"),
+    ({"rate": 10, "per_group": targets.FlowControl(rate=5, per_group=targets.FlowControl(rate=1))},
+     "flow_control.per_group: takes no per_group of its own (a group's limits are not divided further)"),
 ])
 def test_a_bad_limit_is_refused_naming_the_prop(limits, message):
     with pytest.raises(ValueError) as raised:
         targets.FlowControl(**limits)
     assert str(raised.value).startswith(message)
+
+
+def test_a_group_may_have_all_of_its_targets_limits_and_a_slower_rate_over_a_longer_period():
+    targets.FlowControl(rate=10, max_in_flight=2, per_group=targets.FlowControl(rate=10, max_in_flight=2))
+    targets.FlowControl(rate=1, period=cdk.Duration.seconds(2), per_group=targets.FlowControl(
+        rate=30, period=cdk.Duration.minutes(1)))
+    targets.FlowControl(max_in_flight=2, per_group=targets.FlowControl(rate=500))  # no target rate to be within
+
+
+def test_its_repr_shows_each_groups_limits():
+    limits = targets.FlowControl(rate=100, max_in_flight=20, per_group=targets.FlowControl(
+        rate=5, period=cdk.Duration.seconds(10), max_in_flight=2))
+    assert repr(limits) == ("FlowControl(rate=100, max_in_flight=20, per_group=FlowControl(rate=5, period=10 s, "
+                            "max_in_flight=2))")
+
+
+def test_a_token_on_either_side_of_a_group_limit_is_left_for_the_functions_to_judge():
+    stack = cdk.Stack(cdk.App(), "GroupTokens")
+    rate = cdk.CfnParameter(stack, "Rate", type="Number").value_as_number
+    for limits in (targets.FlowControl(rate=rate, max_in_flight=rate, per_group=targets.FlowControl(
+                       rate=5, period=cdk.Duration.seconds(rate), max_in_flight=1000)),
+                   targets.FlowControl(rate=1, max_in_flight=1, per_group=targets.FlowControl(
+                       rate=rate, max_in_flight=rate))):
+        assert contract.flow_control_problem(judged_limits(limits.settings())) is None
+    assert judged_limits({"rate": rate, "periodSeconds": rate, GROUP: {"rate": rate, "periodSeconds": rate}}) == {
+        "rate": 100000, "periodSeconds": 1, GROUP: {"rate": 1, "periodSeconds": 86400}}
 
 
 def test_the_contracts_bounds_are_taken(stack):

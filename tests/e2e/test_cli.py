@@ -21,7 +21,7 @@ from cdk_delayed_scheduler.local.cli import build_parser
 from cdk_delayed_scheduler.local.deliveries import QueueTarget
 from cdk_delayed_scheduler.local.engine_options import EngineOptions
 from cdk_delayed_scheduler.local.flow_control import flow_control_from_flags
-from cdk_delayed_scheduler.local.named_targets import make_target
+from cdk_delayed_scheduler.local.named_targets import default_target_description, make_target
 from cdk_delayed_scheduler.local.target_file import read_target_file
 
 from .conftest import process_alive, wait_until
@@ -288,6 +288,10 @@ def test_local_delivers_to_the_topic_and_the_bus_a_targets_file_names(targets_fi
         (["local", "--flow-control-rate", "0"], "--flow-control-rate: must be a whole number, 1-100000, got '0'"),
         (["local", "--flow-control-max-in-flight", "many"], "--flow-control-max-in-flight: must be a whole number"),
         (["local", "--flow-control-period", "60"], "--flow-control-period needs --flow-control-rate"),
+        (["local", "--flow-control-per-group-period", "60"],
+         "--flow-control-per-group-period needs --flow-control-per-group-rate"),
+        (["local", "--flow-control-rate", "5", "--flow-control-per-group-rate", "6"],
+         "flow_control: perGroup.rate must be at most the target's rate per second"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(args, words):
@@ -296,14 +300,32 @@ def test_bad_arguments_exit_2_with_a_message(args, words):
     assert words in result.stderr
 
 
-def test_the_flow_control_flags_are_the_default_targets_limits():
-    def limits(*argv: str) -> dict | None:
-        return flow_control_from_flags(build_parser().parse_args(["local", *argv]))
+def _limits(*argv: str) -> dict | None:
+    """The default target's limits ``cdk-delayed-scheduler local <argv>`` gives."""
+    return flow_control_from_flags(build_parser().parse_args(["local", *argv]))
 
-    assert limits() is None
-    assert limits("--flow-control-rate", "20", "--flow-control-max-in-flight", "4") == {"rate": 20, "maxInFlight": 4}
-    assert limits("--flow-control-rate", "100", "--flow-control-period", "60") == {"rate": 100, "periodSeconds": 60}
-    assert EngineOptions(flow_control=limits("--flow-control-max-in-flight", "1")).flow_control == {"maxInFlight": 1}
+
+def test_the_flow_control_flags_are_the_default_targets_limits():
+    assert _limits() is None
+    assert _limits("--flow-control-rate", "20", "--flow-control-max-in-flight", "4") == {"rate": 20, "maxInFlight": 4}
+    assert _limits("--flow-control-rate", "100", "--flow-control-period", "60") == {"rate": 100, "periodSeconds": 60}
+    assert EngineOptions(flow_control=_limits("--flow-control-max-in-flight", "1")).flow_control == {"maxInFlight": 1}
+
+
+def test_the_per_group_flags_are_the_default_targets_per_group_limits_rendered_into_its_description():
+    assert _limits("--flow-control-per-group-rate", "5", "--flow-control-per-group-period", "10",
+                   "--flow-control-per-group-max-in-flight", "2") == {
+        "perGroup": {"rate": 5, "periodSeconds": 10, "maxInFlight": 2}}  # a target may limit only its groups
+    limits = _limits("--flow-control-rate", "100", "--flow-control-max-in-flight", "20",
+                     "--flow-control-per-group-max-in-flight", "2")
+    assert limits == {"rate": 100, "maxInFlight": 20, "perGroup": {"maxInFlight": 2}}
+    assert default_target_description(EngineOptions(flow_control=limits).flow_control)["flowControl"] == limits
+
+
+def test_engine_options_hold_a_groups_limits_within_the_targets_as_the_runtime_does():
+    with pytest.raises(ValueError, match=r"^flow_control: perGroup.maxInFlight must be at most the target's "
+                                         r"maxInFlight, 2, got 3$"):
+        EngineOptions(flow_control={"maxInFlight": 2, "perGroup": {"maxInFlight": 3}})
 
 
 def test_a_targets_file_gives_each_target_its_flow_control(tmp_path):
@@ -311,18 +333,24 @@ def test_a_targets_file_gives_each_target_its_flow_control(tmp_path):
     targets.write_text(json.dumps({"orders": {"type": "sqs", "flowControl": {"rate": 50, "maxInFlight": 10}},
                                    "audit": {"type": "lambda", "handler": "json:dumps", "flowControl": {"rate": 1,
                                                                                                     "periodSeconds": 60}},
-                                   "alerts": {"type": "sns"}}))
+                                   "alerts": {"type": "sns"},
+                                   "tenants": {"type": "lambda", "handler": "json:dumps",
+                                               "flowControl": {"rate": 50, "perGroup": {"rate": 5}}}}))
     named = read_target_file(targets)
     assert named["orders"] == QueueTarget(flow_control={"rate": 50, "maxInFlight": 10})
     assert named["alerts"].flow_control is None
     made = make_target(None, "unused", "local-target-2", named["audit"], {}, lambda target: target)
     assert made.description["flowControl"] == {"rate": 1, "periodSeconds": 60}  # rendered as the construct does
+    grouped = make_target(None, "unused", "local-target-3", named["tenants"], {}, lambda target: target)
+    assert grouped.description["flowControl"] == {"rate": 50, "perGroup": {"rate": 5}}
 
 
 @pytest.mark.parametrize("limits, words", [
     ({"rate": 0}, "'orders': flowControl: rate must be a whole number, 1-100000, got 0"),
-    ({"periodSeconds": 5}, "'orders': flowControl: needs rate or maxInFlight"),
+    ({"periodSeconds": 5}, "'orders': flowControl: needs rate, maxInFlight or perGroup"),
     ({"rate": 5, "burst": 2}, "'orders': flowControl: takes no burst"),
+    ({"rate": 5, "perGroup": {"rate": 6}}, "'orders': flowControl: perGroup.rate must be at most the target's rate"),
+    ({"perGroup": {"perGroup": {"rate": 1}}}, "'orders': flowControl: perGroup takes no perGroup of its own"),
 ])
 def test_a_targets_file_refuses_bad_flow_control_naming_the_target_and_the_field(tmp_path, limits, words):
     targets = tmp_path / "targets.json"

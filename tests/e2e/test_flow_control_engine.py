@@ -212,6 +212,9 @@ def test_a_cancel_wins_while_its_delivery_waits_for_room(run):
     (lambda limits: EngineOptions(flow_control=limits), r"^flow_control: rate must be a whole number, 1-100000, got 0$"),
     (lambda limits: QueueTarget(flow_control=limits), r"^flow_control: rate must be a whole number"),
     (lambda limits: LambdaTarget(flow_control=limits), r"^flow_control: rate must be a whole number"),
+    (lambda limits: EngineOptions(flow_control={"maxInFlight": 5, "perGroup": limits}),
+     r"^flow_control: perGroup.rate must be a whole number, 1-100000, got 0$"),
+    (lambda limits: QueueTarget(flow_control={"perGroup": limits}), r"^flow_control: perGroup.rate must be a whole"),
 ])
 def test_limits_out_of_bounds_are_refused_naming_flow_control(given, message):
     with pytest.raises(ValueError, match=message):

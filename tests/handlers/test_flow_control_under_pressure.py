@@ -80,11 +80,11 @@ def test_a_write_refused_for_capacity_sends_the_delivery_back_to_wait_unspent(aw
     assert dispatch(receive(message, 1)) == {"batchItemFailures": []}  # not failed: sent back to wait
     aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
     assert aws.receive(aws.delayer_url) == []  # it waits out its pause
-    virtual().advance(flow.CROWDED_PAUSE_SECONDS)
+    virtual().advance(flow.LOOK_AGAIN_SECONDS)
     [waiting] = aws.receive(aws.delayer_url)
     assert json.loads(waiting["body"])["room"] == {"target": "mailer"}
     assert dispatch(receive(waiting, 1)) == {"batchItemFailures": []}  # refused again: back again, still unspent
     delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
     assert [(e["id"], e["attempt"]) for e in delivered] == [("crowded", 1)]
-    assert delivered[0]["firedAt"] == iso(due_ms + 2 * flow.CROWDED_PAUSE_SECONDS * 1000)
+    assert delivered[0]["firedAt"] == iso(due_ms + 2 * flow.LOOK_AGAIN_SECONDS * 1000)
     assert call_api("GET", "/schedules/crowded")[1]["status"] == "FIRED"

@@ -1,7 +1,7 @@
 """``GET``/``PATCH /targets/{name}`` through the api handler, on virtual time: a limited target's limits, state and
 counts read from its item, a pause that holds every delivery due to it back (put back to look again every
 ``HELD_POLL_SECONDS``) until the resume delivers it, and the refusals: an unknown or malformed name, a bad body, and a
-target without limits, which has nothing to pause."""
+target without limits, which has nothing to pause; and each group's limits, ``perGroup``, read back as described."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from scheduler_runtime.aws.flow import FlowStore
 from scheduler_runtime.core import flow
 from scheduler_runtime.core.flow import FlowLimits
+from scheduler_runtime.core.targets_api import describe_target
 from scheduler_runtime.core.timeparse import parse_rfc3339
 
 from .conftest import call_api
@@ -43,6 +44,21 @@ def test_a_limited_target_reads_active_with_its_limits_and_nothing_waiting_or_un
     limit(aws, monkeypatch, "mailer", {**MAILER, "maxInFlight": 2})
     assert read("mailer") == {"name": "mailer", "state": "ACTIVE", "flowControl": {**MAILER, "maxInFlight": 2},
                               "waiting": 0, "inFlight": 0, "heldUntil": None}
+
+
+def test_a_targets_per_group_limits_are_read_back_in_its_flow_control(aws, monkeypatch):
+    limits = {**MAILER, "maxInFlight": 2, "perGroup": {"rate": 1, "periodSeconds": 4, "maxInFlight": 1}}
+    limit(aws, monkeypatch, "tenants", limits)
+    assert read("tenants") == {"name": "tenants", "state": "ACTIVE", "flowControl": limits, "waiting": 0,
+                               "inFlight": 0, "heldUntil": None}
+
+
+def test_a_target_limiting_only_its_groups_answers_its_flow_control_with_null_target_counts():
+    """``waiting`` and ``inFlight`` count the target's own slots and places, which it does not have."""
+    limits = {"perGroup": {"rate": 5, "maxInFlight": 2}}
+    answer = describe_target("tenants", {"type": "sqs", "flowControl": limits}, flow.TargetState(False, 0, 0, None))
+    assert answer == {"name": "tenants", "state": "ACTIVE", "flowControl": limits, "waiting": None, "inFlight": None,
+                      "heldUntil": None}
 
 
 def test_a_target_without_limits_reads_active_with_null_counts_and_costs_no_item(aws):

@@ -47,7 +47,8 @@ from .context import Context
 from . import groups as groups_module
 from .delayer import DelayerQueue
 from .items import ScheduleRecord
-from .flow import Crowded, FlowStore, Lead, Lease, TargetFigures
+from .flow import FlowStore, TargetFigures
+from .room import RoomTaker, nothing_held
 from .outcomes import OutcomeSink
 from .store import DeliveryStart, ScheduleStore
 from .targets import DeliveryError, Throttled, Undeliverable, deliver, refused_for_good
@@ -151,7 +152,8 @@ class Delivery:
         else:
             wait_until(clock, start_ms)
             if ref.ticket is not None:
-                started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target, slot)
+                started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target,
+                                                ref.ticket.group, slot)
             else:
                 started = self._start_one_shot(ref, receipt)
         if started is None:
@@ -246,7 +248,7 @@ class Delivery:
             clock.sleep(pause)
             start = self._begin(ref, receipt, holding)
         if start.waiting is not None:
-            return self._start_with_room(ref, receipt, start.waiting.target, None)
+            return self._start_with_room(ref, receipt, start.waiting.target, start.waiting.group, None)
         return self._started_one_shot(ref, receipt, start)
 
     def _begin(self, ref: TimerRef, receipt: Receipt, holding: frozenset[str] = frozenset()) -> DeliveryStart:
@@ -257,10 +259,11 @@ class Delivery:
         return self._store.begin_delivery(ref, fired, record_expiry(config, fired, attempts_left), receipt.tag,
                                           _retry_note(receipt, config.max_receive_count), holding, receipt.stands_in)
 
-    def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> Started | None:
+    def _start_with_room(self, ref: TimerRef, receipt: Receipt, target: str, group: str | None,
+                         slot: int | None) -> Started | None:
         """Start a one-shot's delivery to a limited target, once it has room (:meth:`_take_room`); None when it waits,
         or does not start."""
-        release = self._take_room(ref, receipt, target, slot)
+        release = self._take_room(ref, receipt, target, group, slot)
         if release is None:
             return None
         started = self._started_one_shot(ref, receipt, self._begin(ref, receipt))
@@ -269,81 +272,16 @@ class Delivery:
             return None
         return replace(started, release=release)
 
-    def _take_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None) -> Callable[[], None] | None:
-        """Room for a delivery to ``target``: a start slot (``slot``, the one its message holds, else a new one; waited
-        for here when it is close, in the delayer queue when not) and a place among its ``maxInFlight``, taken a lead
-        before the slot (:data:`~scheduler_runtime.core.flow.LEAD_MAX_MS`), so that nothing but the wait is left
-        between the slot and the start. What gives the place back, or None when the message was sent back to wait.
-        A target without limits has room at once."""
-        limits = self._config.flow_limits.get(target)
-        if limits is None:  # no limits (or no more, since the message was put back)
-            return _NOTHING_HELD
-        room = FlowStore(self._ctx.dynamodb, self._config.table_name)
-        try:
-            return self._room_on(room, ref, receipt, target, limits, slot)
-        except Crowded as exc:  # the target's item is out of capacity: wait, unspent, and take a slot again
-            self._wait_for_room(ref, receipt, target, None, flow.CROWDED_PAUSE_SECONDS)
-            log_event("crowded", level=logging.WARNING, id=ref.schedule_id, target=target, reason=str(exc)[:200])
-            return None
-
-    def _room_on(self, room: FlowStore, ref: TimerRef, receipt: Receipt, target: str, limits: flow.FlowLimits,
-                 slot: int | None) -> Callable[[], None] | None:
-        clock = self._clock
-        if slot is None or clock.now_ms() > slot + flow.START_TOLERANCE_MS:  # none, or one passed: a new one
-            slot = room.reserve(target, limits, max(clock.now_ms() + Lead.ahead_ms(), ref.due_ms))
-        for _ in range(flow.ROOM_TRIES):
-            if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
-                break
-            lease = self._place_for(room, target, limits, slot)
-            if lease is not None:
-                return lambda: room.release(target, lease)
-            # every place held, the target paused or held back, or the place came too late for the slot: a new slot
-            held = room.held_until_ms
-            slot = None if room.paused else room.reserve(target, limits,
-                                                         max(clock.now_ms() + Lead.ahead_ms(), held or 0))
-            if slot is not None and held is not None:
-                slot = max(slot, held)
-        self._wait_for_room(ref, receipt, target, slot)
-        return None
-
-    def _place_for(self, room: FlowStore, target: str, limits: flow.FlowLimits, slot: int) -> Lease | None:
-        """Take a place on ``target`` a lead before ``slot`` (:class:`~.flow.Lead`: the target's pause and holds are
-        read then too), and wait for the slot: the place, or None when there was none within the slot's tolerance
-        (or it came too late for it, then given back)."""
-        clock = self._clock
-        wait_until(clock, slot - Lead.ms)
-        lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
-        asked = clock.now_ms()
-        lease = room.acquire(target, limits, asked, lease_end)
-        for pause in flow.LEASE_RETRY_PAUSES:
-            if (lease is not None or room.held_until_ms is not None or room.paused
-                    or clock.now_ms() + pause * 1000 > slot + flow.START_TOLERANCE_MS):
-                break
-            clock.sleep(pause)
-            lease = room.acquire(target, limits, clock.now_ms(), lease_end)
-        Lead.took(clock.now_ms() - asked)
-        if lease is None:
-            return None
-        wait_until(clock, slot)
-        if limits.rate is not None and clock.now_ms() > slot + flow.START_TOLERANCE_MS:
-            room.release(target, lease)
-            Lead.missed()
-            return None
-        return lease
-
-    def _wait_for_room(self, ref: TimerRef, receipt: Receipt, target: str, slot: int | None,
-                       look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
-        """Send the message back to wait in the delayer queue for its slot (without one, a paused target's or a
-        crowded one's: to look again in ``look_again_seconds``), holding the retry it stands in for; the record stays
-        as it is, so a cancel still wins meanwhile."""
-        self.target_figures.waited(target)
-        now = self._clock.now_ms()
+    def _take_room(self, ref: TimerRef, receipt: Receipt, target: str, group: str | None,
+                   slot: int | None) -> Callable[[], None] | None:
+        """Room for a delivery to ``target`` (:class:`~.room.RoomTaker`): what gives it back, or None when the message
+        was sent back to wait for it. A target without limits has room at once."""
+        if target not in self._config.flow_limits:
+            return nothing_held
+        taker = RoomTaker(FlowStore(self._ctx.dynamodb, self._config.table_name), self._config, self._clock,
+                          self._queue, self.target_figures)
         tag = receipt.held_tag if receipt.receive_count > 1 else None
-        ticket = Ticket(target, slot, tag, receipt.receive_count)
-        delay = look_again_seconds if slot is None else self._config.delay_rule.delay_seconds(slot, now)
-        self._queue.send_one(replace(ref, ticket=ticket), delay)
-        log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=Refusal.WAITING_FOR_ROOM,
-                  slotMs=slot)
+        return taker.take(ref, tag, receipt.receive_count, target, group, slot)
 
     def _started_one_shot(self, ref: TimerRef, receipt: Receipt, start: DeliveryStart) -> Started | None:
         """The one-shot whose start write was made (or refused): what its delivery needs, or None."""
@@ -381,7 +319,9 @@ class Delivery:
                                  config.history_retention_seconds, receipt.tag)
 
         def again(slot: int | None) -> None:  # the same attempt (its receive count), from a message of its own
-            ticket = Ticket(record.target, slot, receipt.tag, receipt.receive_count)
+            limits = config.flow_limits.get(record.target)
+            group = record.group if limits is not None and limits.for_group(record.group) else None
+            ticket = Ticket(record.target, slot, receipt.tag, receipt.receive_count, group)
             delay = flow.HELD_POLL_SECONDS if slot is None else config.delay_rule.delay_seconds(slot, clock.now_ms())
             self._queue.send_one(replace(ref, ticket=ticket), delay)
 
@@ -402,7 +342,7 @@ class Delivery:
         periodic = periodic_module.Periodic(periodic_module.DefinitionStore(ctx.dynamodb, ctx.config.table_name),
                                             self._store, self._queue, ctx.config, clock)
         room = (None if not ctx.config.flow_limits
-                else lambda target: self._take_room(ref, receipt, target, slot))
+                else lambda target, group: self._take_room(ref, receipt, target, group, slot))
         occurrence = periodic.start(ref, receipt.receive_count, receipt.tag,
                                     lambda instant_ms: wait_until(clock, instant_ms), room)
         definition = occurrence.definition
@@ -438,7 +378,7 @@ class Delivery:
             None if group is None or stamp is None else (group, stamp), stop_for_group,
             lambda reason: periodic.record_failure(definition, reason),
             f"attempt {occurrence.attempt - 1} ended without an answer", retry, too_late_to_start,
-            lambda reason: periodic.skip_stale(definition, reason), occurrence.release or _NOTHING_HELD,
+            lambda reason: periodic.skip_stale(definition, reason), occurrence.release or nothing_held,
             lambda slot: periodic.start_late(definition, occurrence.due_ms, occurrence.attempt, slot))
 
     def _groups(self) -> groups_module.GroupStore:
@@ -511,13 +451,6 @@ class Delivery:
                       reason=refusal)
         else:
             log_event("not_delivered", id=ref.schedule_id, reason=refusal)
-
-
-def _nothing_held() -> None:
-    """The release of a delivery that holds no place."""
-
-
-_NOTHING_HELD: Callable[[], None] = _nothing_held
 
 
 def _held_slot(ref: TimerRef, receipt: Receipt) -> int | None:

@@ -179,6 +179,19 @@ class FlowStore:
             index = random.choice(free)
         return None
 
+    def pace(self, place: str, interval_us: int, slot_ms: int) -> int | None:
+        """Allow a group's start at target slot ``slot_ms`` if it is at least one group interval (``interval_us``)
+        after the group's last start allowed (on the group's item, ``place``): None once allowed; else the instant
+        (epoch ms) from which the group's next start may be."""
+        slot_us = slot_ms * 1000
+        old = self._update(place, f"SET {flow.LAST} = :slot",
+                           f"attribute_not_exists({flow.LAST}) OR {flow.LAST} <= :latest",
+                           {":slot": slot_us, ":latest": slot_us - interval_us})
+        if old is None:
+            return None
+        last = _number(old, flow.LAST)
+        return slot_ms if last is None else flow.slot_ms(last + interval_us)
+
     def may_start(self, target: str, now_ms: int) -> bool:
         """Whether a delivery holding its slot may start now on a target without places (``maxInFlight``): not paused,
         nor held back since the slot was taken (one consistent read; a target with places learns it from the lease's

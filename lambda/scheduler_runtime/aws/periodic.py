@@ -78,9 +78,9 @@ class Occurrence:
     """Gives back the place the delivery holds on its limited target (a ``room`` the caller gave)."""
 
 
-Room = Callable[[str], Optional[Callable[[], None]]]
-"""Room on a target for a delivery about to start (:meth:`Periodic.start`): what gives it back, or None when the
-message was sent back to wait for it."""
+Room = Callable[[str, Optional[str]], Optional[Callable[[], None]]]
+"""Room on a target (and for a group on it) for a delivery about to start (:meth:`Periodic.start`): what gives it
+back, or None when the message was sent back to wait for it."""
 
 
 class Periodic:
@@ -210,8 +210,8 @@ class Periodic:
         """
         if ref.attempt:
             wait_until(ref.due_ms)
-            target = None if ref.ticket is None else ref.ticket.target
-            return _with_room(room, target, lambda: self._start_attempt(ref, ref.attempt))
+            target, group = (None, None) if ref.ticket is None else (ref.ticket.target, ref.ticket.group)
+            return _with_room(room, target, group, lambda: self._start_attempt(ref, ref.attempt))
         wait_until(ref.due_ms - ARM_LEAD_MS)
         definition = self._definitions.get(ref.schedule_id)
         for pause in SLOW_WRITE_PAUSES:  # armed ahead of the write that makes it current, which is slow
@@ -233,16 +233,19 @@ class Periodic:
                 # Advanced past already, but its delivery never confirmed (a crashed dispatcher): again.
                 wait_until(ref.due_ms)
                 again = replace(ref, due_ms=definition.last_due_ms or ref.due_ms)
-                return _with_room(room, definition.target, lambda: self._start_attempt(again, receive_count, message))
+                return _with_room(room, definition.target, definition.group,
+                                  lambda: self._start_attempt(again, receive_count, message))
             if _redelivered_after_the_chain_moved_on(ref, definition, receive_count):
                 wait_until(ref.due_ms)
-                return _with_room(room, definition.target, lambda: self._start_attempt(ref, receive_count))
+                return _with_room(room, definition.target, definition.group,
+                                  lambda: self._start_attempt(ref, receive_count))
             if self._predecessor_pending(ref, definition):
                 return Occurrence(None, refusal=Refusal.PREDECESSOR_PENDING)
             return Occurrence(None, refusal=Refusal.STRAY)
         if definition.status != ACTIVE:  # ENDED: only its last occurrence's retries are left
             return Occurrence(None, refusal=Refusal.ENDED)
-        return _with_room(room, definition.target, lambda: self._advance(ref, definition, message, wait_until))
+        return _with_room(room, definition.target, definition.group,
+                          lambda: self._advance(ref, definition, message, wait_until))
 
     def _advance(self, ref: TimerRef, definition: Definition, message: bytes,
                  wait_until: Callable[[int], None]) -> Occurrence:
@@ -312,8 +315,12 @@ class Periodic:
                                       now, definition.version, attempt, ticket), delay)
 
     def _ticket(self, definition: Definition, slot_ms: int | None = None) -> Ticket | None:
-        """What an attempt message to a limited target carries: its target, and the slot it holds, if any."""
-        return Ticket(definition.target, slot_ms) if definition.target in self._config.flow_limits else None
+        """What an attempt message to a limited target carries: its target, the slot it holds, if any, and its group
+        when the target has per-group limits."""
+        limits = self._config.flow_limits.get(definition.target)
+        if limits is None:
+            return None
+        return Ticket(definition.target, slot_ms, group=definition.group if limits.for_group(definition.group) else None)
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)
@@ -361,12 +368,13 @@ class Periodic:
                                                    definition.token, 0, version=definition.version))
 
 
-def _with_room(room: Room | None, target: str | None, begin: Callable[[], Occurrence]) -> Occurrence:
+def _with_room(room: Room | None, target: str | None, group: str | None,
+               begin: Callable[[], Occurrence]) -> Occurrence:
     """``begin`` the delivery once it has room on ``target`` (at once without a ``room``, or a target); refused as
     WAITING_FOR_ROOM when its message went back to wait. The place is given back when ``begin`` refuses."""
     if room is None or target is None:
         return begin()
-    release = room(target)
+    release = room(target, group)
     if release is None:
         return Occurrence(None, refusal=Refusal.WAITING_FOR_ROOM)
     occurrence = begin()

@@ -204,9 +204,15 @@ GROUP_PATTERN = re.compile(GROUPS["pattern"])
 LISTING: Mapping[str, Any] = _CONTRACT["listing"]
 """The listing index: ``indexName``, ``partitionKey``, ``sortKey``, the ``statuses`` it covers, ``limit``."""
 FLOW_CONTROL: Mapping[str, Any] = _CONTRACT["flowControl"]
-"""A target's limits: the description's ``field``, the bounds of ``rate``, ``periodSeconds`` and ``maxInFlight``, the
-key prefix of a limited target's item, and how often a delivery held back by a paused target looks again."""
+"""A target's limits: the description's ``field``, the ``perGroupField`` of each group's own limits, the bounds of
+``rate``, ``periodSeconds`` and ``maxInFlight``, the key prefix of a limited target's item, and how often a delivery
+held back by a paused target looks again."""
 FLOW_CONTROL_FIELD: str = FLOW_CONTROL["field"]
+PER_GROUP_FIELD: str = FLOW_CONTROL["perGroupField"]
+"""The field of a target's ``flowControl`` holding the limits each group (a schedule's ``group``) has on its own,
+within the target's: ``{"rate"?, "periodSeconds"?, "maxInFlight"?}``."""
+_LIMITS = ("rate", "periodSeconds", "maxInFlight")
+"""The limits of a ``flowControl`` and of its ``perGroup``, in the order messages name them."""
 OUTCOMES: Mapping[str, Any] = _CONTRACT["outcomes"]
 """Outcome events: the delayer message's ``marker`` field, every outcome ``kinds`` and the ``defaultKinds`` sent when
 a deployment names none, how much of a target's answer an event carries (``answerMaxChars``), and the ``parkReason``
@@ -248,21 +254,58 @@ def target_description_problem(description: Any) -> Optional[str]:
 
 
 def flow_control_problem(value: Any) -> Optional[str]:
-    """What is wrong with a target's ``flowControl`` (``{"rate": n?, "periodSeconds": s?, "maxInFlight": n?}``, at
-    least one of ``rate`` and ``maxInFlight``), or ``None``."""
+    """What is wrong with a target's ``flowControl``, or ``None``.
+
+    ``{"rate": n?, "periodSeconds": s?, "maxInFlight": m?, "perGroup": {...}?}`` needs at least one of ``rate``,
+    ``maxInFlight`` and ``perGroup``, and ``periodSeconds`` only with a rate. ``perGroup`` (each group's own limits)
+    follows the same rules, without a ``perGroup`` of its own, and stays within the target's limits where both have
+    one: its rate per second (``rate / periodSeconds``) at most the target's, its ``maxInFlight`` at most the
+    target's. Each message names the field (``perGroup.rate``)."""
+    problem = _limits_problem(value, None)
+    if problem is not None or PER_GROUP_FIELD not in value:
+        return problem
+    group = value[PER_GROUP_FIELD]
+    if isinstance(group, Mapping) and PER_GROUP_FIELD in group:
+        return f"{PER_GROUP_FIELD} takes no {PER_GROUP_FIELD} of its own (a group's limits are not divided further)"
+    return _limits_problem(group, PER_GROUP_FIELD) or _per_group_excess(value, group)
+
+
+def _limits_problem(value: Any, where: Optional[str]) -> Optional[str]:
+    """What is wrong with one set of limits on its own: the target's (``where`` None, which may hold a ``perGroup``)
+    or its groups' (``where`` the field that holds them, which starts each message)."""
+    subject, prefix = ("", "") if where is None else (f"{where} ", f"{where}.")
     if not isinstance(value, Mapping):
-        return "must be a JSON object"
-    unknown = sorted(set(value) - {"rate", "periodSeconds", "maxInFlight"})
+        return f"{subject}must be a JSON object"
+    allowed = _LIMITS if where is not None else (*_LIMITS, PER_GROUP_FIELD)
+    unknown = sorted(set(value) - set(allowed))
     if unknown:
-        return f"takes no {', '.join(unknown)} (only rate, periodSeconds and maxInFlight)"
+        return f"{subject}takes no {', '.join(unknown)} (only {', '.join(allowed[:-1])} and {allowed[-1]})"
     if "rate" not in value and "maxInFlight" not in value:
-        return "needs rate or maxInFlight (or both)"
+        if where is not None:
+            return f"{subject}needs rate or maxInFlight (or both)"
+        if PER_GROUP_FIELD not in value:
+            return f"needs rate, maxInFlight or {PER_GROUP_FIELD} (one or more)"
     if "periodSeconds" in value and "rate" not in value:
-        return "periodSeconds needs a rate"
-    for name in ("rate", "periodSeconds", "maxInFlight"):
+        return f"{prefix}periodSeconds needs a rate"
+    for name in _LIMITS:
         if name in value:
             bounds = Bounds.of(FLOW_CONTROL[name])
             number = value[name]
             if isinstance(number, bool) or not isinstance(number, int) or not bounds.min <= number <= bounds.max:
-                return f"{name} must be a whole number, {bounds.min}-{bounds.max}, got {number!r}"
+                return f"{prefix}{name} must be a whole number, {bounds.min}-{bounds.max}, got {number!r}"
+    return None
+
+
+def _per_group_excess(target: Mapping[str, Any], group: Mapping[str, Any]) -> Optional[str]:
+    """Where a group's (checked) limits exceed its target's, or ``None``: a group is held to both, so a group limit
+    above the target's would never be reached."""
+    default_period = FLOW_CONTROL["periodSeconds"]["default"]
+    if "rate" in target and "rate" in group:
+        target_period, group_period = (limits.get("periodSeconds", default_period) for limits in (target, group))
+        if group["rate"] * target_period > target["rate"] * group_period:
+            return (f"{PER_GROUP_FIELD}.rate must be at most the target's rate per second: a group's {group['rate']} "
+                    f"per {group_period} s is more than the target's {target['rate']} per {target_period} s")
+    if "maxInFlight" in target and "maxInFlight" in group and group["maxInFlight"] > target["maxInFlight"]:
+        return (f"{PER_GROUP_FIELD}.maxInFlight must be at most the target's maxInFlight, {target['maxInFlight']}, "
+                f"got {group['maxInFlight']}")
     return None

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .contract import FLOW_CONTROL, FLOW_CONTROL_FIELD
+from .contract import FLOW_CONTROL, FLOW_CONTROL_FIELD, PER_GROUP_FIELD
 from .keys import Key
 
 KEY_PREFIX: str = FLOW_CONTROL["keyPrefix"]
@@ -54,13 +54,19 @@ takes a new slot, one interval on, rather than keep writing the target's item.""
 ROOM_TRIES = 3
 """How many slots within :data:`WAIT_IN_PLACE_MS` a delivery tries in the dispatcher (a slot missed, every place
 held) before it waits for its next one in the delayer queue."""
-CROWDED_PAUSE_SECONDS = 1
-"""How long a delivery whose write to the target's item DynamoDB refused for capacity (after the SDK's own tries)
-waits in the delayer queue, unspent, before it takes a slot again."""
+LOOK_AGAIN_SECONDS = 1
+"""How long a delivery waits in the delayer queue, unspent, before it takes a slot again when it found no room in
+the dispatcher: every place held through its tries, or a write to the target's item that DynamoDB refused for
+capacity (after the SDK's own tries)."""
 LEASE_SCALE = 1_000_000
 """A place's lease is its end (epoch ms) times this, plus a number the write drew: so the SDK's retry of a write
 whose answer was lost finds its own lease and has it, and two deliveries never hold the same value."""
 TAT = "tat"
+LAST = "lastAt"
+"""On a group's item: the target slot (epoch us) of the group's last start allowed; the next must be one group
+interval after it."""
+GROUP_SEPARATOR = "#"
+"""Between a target's name and a group's in the name of the group's item (neither name may hold it)."""
 PAUSED = "paused"
 HELD_UNTIL = "heldUntil"
 """When the last hold (a throttle answer) ends, epoch ms."""
@@ -104,8 +110,13 @@ def lease_name(index: int) -> str:
 
 
 def flow_key(target: str) -> Key:
-    """The item of a limited target."""
+    """The item of a limited target (or of a group on it, :func:`group_place`)."""
     return Key(f"{KEY_PREFIX}{target}", FLOW_SK)
+
+
+def group_place(target: str, group: str) -> str:
+    """What names a group's item on a target with per-group limits (its own partition): used as a target's name."""
+    return f"{target}{GROUP_SEPARATOR}{group}"
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,8 @@ class FlowLimits:
     rate: int | None = None
     period_seconds: int = DEFAULT_PERIOD_SECONDS
     max_in_flight: int | None = None
+    per_group: "FlowLimits | None" = None
+    """Each group's own limits (``perGroup``), within these; a delivery without a group is held to these alone."""
 
     @classmethod
     def of(cls, description: Mapping[str, Any]) -> "FlowLimits | None":
@@ -122,8 +135,23 @@ class FlowLimits:
         value = description.get(FLOW_CONTROL_FIELD)
         if not value:
             return None
+        return cls._of(value)
+
+    @classmethod
+    def _of(cls, value: Mapping[str, Any]) -> "FlowLimits":
+        group = value.get(PER_GROUP_FIELD)
         return cls(rate=value.get("rate"), period_seconds=value.get("periodSeconds", DEFAULT_PERIOD_SECONDS),
-                   max_in_flight=value.get("maxInFlight"))
+                   max_in_flight=value.get("maxInFlight"), per_group=None if group is None else cls._of(group))
+
+    def for_group(self, group: str | None) -> "FlowLimits | None":
+        """The limits a delivery of ``group`` is held to on its group's own item; None without a group (or without
+        per-group limits)."""
+        return None if group is None else self.per_group
+
+    @property
+    def spaced(self) -> bool:
+        """Whether its starts are spaced, the target's or a group's: then a start must come within its tolerance."""
+        return self.rate is not None or (self.per_group is not None and self.per_group.rate is not None)
 
     @property
     def interval_us(self) -> int | None:
@@ -167,12 +195,15 @@ class Ticket:
     """What a delayer message put back to wait for room carries: the target it waits for, its reserved start slot
     (None: the target was paused, so it looks again), and, for a retry, the tag and receive count of the message it
     stands in for (whose delivery the record holds as started). The slot holds on the message's first receive only:
-    received again, it takes a new one."""
+    received again, it takes a new one. A delivery of a group on a target with per-group limits carries its
+    ``group``, and ``for_group`` while the slot it waits for is its group's (then it takes the target's)."""
 
     target: str
     slot_ms: int | None
     tag: bytes | None = None
     receive_count: int = 1
+    group: str | None = None
+    for_group: bool = False
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"target": self.target}
@@ -180,10 +211,15 @@ class Ticket:
             body["slot"] = self.slot_ms
         if self.tag is not None:
             body.update(tag=self.tag.hex(), rc=self.receive_count)
+        if self.group is not None:
+            body["group"] = self.group
+        if self.for_group:
+            body["forGroup"] = True
         return body
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Ticket":
-        slot, tag = data.get("slot"), data.get("tag")
+        slot, tag, group = data.get("slot"), data.get("tag"), data.get("group")
         return cls(str(data["target"]), None if slot is None else int(slot),
-                   None if tag is None else bytes.fromhex(str(tag)), int(data.get("rc", 1)))
+                   None if tag is None else bytes.fromhex(str(tag)), int(data.get("rc", 1)),
+                   None if group is None else str(group), bool(data.get("forGroup", False)))

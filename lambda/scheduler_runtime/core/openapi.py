@@ -19,7 +19,7 @@ from typing import Any
 
 from . import contract, listing, periodic, retry, states, targets_api, validation
 from .contract import (DEFAULT_TARGET_NAME, FLOW_CONTROL, FLOW_CONTROL_FIELD, GROUP_PATTERN, ID_PATTERN, MAX_BATCH_SIZE,
-                       MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT, PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS,
+                       PER_GROUP_FIELD, MAX_PAYLOAD_BYTES, MAX_RECEIVE_COUNT, PERIODIC_DEFAULT_TIME_ZONE, PERIODIC_MIN_EVERY_SECONDS,
                        RETRY_MAX_AGE_SECONDS, ROUTES, TARGET_NAME_PATTERN, Route)
 from .timeparse import FORMATTED_PATTERN, MAX_EPOCH_MS, RFC3339_PATTERN
 
@@ -136,12 +136,17 @@ _TARGET_NAME = {"type": "string", "pattern": TARGET_NAME_PATTERN, "description":
 
 
 def _flow_control() -> Schema:
-    """A target's ``flowControl``, as its description gives it (``GET /targets/{name}``)."""
+    """A target's ``flowControl``, as its description gives it (``GET /targets/{name}``), with each group's own."""
     bounds = {name: {"type": "integer", "minimum": FLOW_CONTROL[name]["min"], "maximum": FLOW_CONTROL[name]["max"]}
               for name in ("rate", "periodSeconds", "maxInFlight")}
-    return {**_object(bounds, anyOf=[{"required": ["rate"]}, {"required": ["maxInFlight"]}]), "description": (
-        "The target's limits, as deployed: at most `rate` deliveries start per `periodSeconds` (spaced one "
-        "interval apart), at most `maxInFlight` are under way at once.")}
+    per_group = {**_object(bounds, anyOf=[{"required": ["rate"]}, {"required": ["maxInFlight"]}]), "description": (
+        "Each group's own limits (a schedule's `group`), within the target's: a delivery of a group starts only when "
+        "its group and its target both have room; a delivery without a group is held to the target's alone.")}
+    return {**_object({**bounds, PER_GROUP_FIELD: per_group},
+                      anyOf=[{"required": ["rate"]}, {"required": ["maxInFlight"]}, {"required": [PER_GROUP_FIELD]}]),
+            "description": ("The target's limits, as deployed: at most `rate` deliveries start per `periodSeconds` "
+                            "(spaced one interval apart), at most `maxInFlight` are under way at once, and each "
+                            "group's own (`perGroup`).")}
 
 
 def _counted(what: str, absent: str) -> Schema:

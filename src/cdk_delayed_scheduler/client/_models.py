@@ -212,7 +212,8 @@ class Target:
     state: TargetStateText
     """A :class:`TargetState`; the text itself when a newer server answers one this client does not know."""
     flow_control: dict[str, Any] | None = field(default=None, hash=False)
-    """The target's limits as deployed (``{"rate", "periodSeconds", "maxInFlight"}``, those it has), else ``None``."""
+    """The target's limits as deployed (``{"rate", "periodSeconds", "maxInFlight", "perGroup"}``, those it has;
+    ``perGroup``, each group's own limits, has the same fields), else ``None``."""
     waiting: int | None = None
     in_flight: int | None = None
     held_until: datetime | None = None

@@ -7,7 +7,8 @@ creates each queue, topic, bus or state machine in its moto, so ``queueUrl``, ``
 ``functionArn``, the in-process handler the engine calls (``module:function``); an HTTPS target, instead
 of its ``secretArn``, the signing secret itself, which the engine keeps in its moto's Secrets Manager
 (on the engine, its ``url`` may be ``http://`` to 127.0.0.1 or localhost). Any of them may carry ``flowControl``,
-its limits, as the construct renders them (``{"rate": n, "periodSeconds": s, "maxInFlight": m}``)::
+its limits, as the construct renders them (``{"rate": n, "periodSeconds": s, "maxInFlight": m}``, with each group's
+own in ``perGroup``, the same fields, e.g. ``"perGroup": {"rate": 5, "maxInFlight": 2}``)::
 
     {"orders": {"type": "sqs", "fifo": true, "messageGroupId": "orders", "flowControl": {"rate": 50, "maxInFlight": 10}},
      "alerts": {"type": "sns"},

@@ -1,0 +1,175 @@
+"""Room on a limited target for one delivery (the rules in :mod:`scheduler_runtime.core.flow`): a start slot, a
+place among its ``maxInFlight``, and, for a delivery of a group on a target with per-group limits, its group's own.
+
+A delivery of a group takes its group's slot first (on the group's own item): it waits for it, in the delayer
+queue when it is far, so a group with a million deliveries enters the target's queue at its own rate and cannot
+fill it ahead of another group's ten. At its group slot it takes a slot on the target. A lead before that slot
+(:class:`~.flow.Lead`) it asks the group's item to allow a start there: one group interval after the group's last
+start allowed, else it waits for the instant the group allows and takes a target slot again. Then it takes its
+places, the group's and the target's (whose write reads the target's pause and holds), waits for the slot, and
+starts within its tolerance, or gives them back and takes a new slot.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Callable
+
+from ..clock import Clock, wait_until
+from ..core import flow
+from ..core.envelope import TimerRef
+from ..core.flow import FlowLimits, Ticket
+from ..core.states import Refusal
+from ..observability import log_event
+from .config import Config
+from .delayer import DelayerQueue
+from .flow import Crowded, FlowStore, Lead, Lease, TargetFigures
+
+Release = Callable[[], None]
+
+
+def nothing_held() -> None:
+    """The release of a delivery that holds no place."""
+
+
+class RoomTaker:
+    """Takes room for deliveries on one environment's limited targets, or sends them back to wait for it."""
+
+    def __init__(self, store: FlowStore, config: Config, clock: Clock, queue: DelayerQueue,
+                 figures: TargetFigures) -> None:
+        self._room, self._config, self._clock, self._queue, self._figures = store, config, clock, queue, figures
+
+    def take(self, ref: TimerRef, receipt_tag: bytes | None, receive_count: int, target: str, group: str | None,
+             slot: int | None) -> Release | None:
+        """Room for a delivery to ``target``: what gives it back, or None when the message was sent back to wait
+        (``receipt_tag``: the tag of the retry it stands in for, when it is one). ``slot``: the one its message
+        holds, if any. A target without limits has room at once."""
+        limits = self._config.flow_limits.get(target)
+        if limits is None:  # no limits (or no more, since the message was put back)
+            return nothing_held
+        wait = _Waiter(self, ref, receipt_tag, receive_count, target, group if limits.for_group(group) else None)
+        try:
+            return self._take(wait, limits, slot)
+        except Crowded as exc:  # the target's item is out of capacity: wait, unspent, and take a slot again
+            wait(None, look_again_seconds=flow.LOOK_AGAIN_SECONDS)
+            log_event("crowded", level=logging.WARNING, id=ref.schedule_id, target=target, reason=str(exc)[:200])
+            return None
+
+    def _take(self, wait: "_Waiter", limits: FlowLimits, slot: int | None) -> Release | None:
+        clock, room, ref = self._clock, self._room, wait.ref
+        group_limits = limits.for_group(wait.group)
+        if slot is not None and ref.ticket is not None and ref.ticket.for_group:
+            slot = None  # its group slot came: now the target's
+        elif slot is None and group_limits is not None and group_limits.rate is not None:
+            # the group's own slot first: it enters the target's queue at its own rate
+            assert wait.group is not None
+            group_slot = room.reserve(flow.group_place(wait.target, wait.group), group_limits,
+                                      max(clock.now_ms(), ref.due_ms))
+            if group_slot is None or group_slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
+                wait(group_slot, for_group=True)
+                return None
+            wait_until(clock, group_slot)
+        if slot is None or clock.now_ms() > slot + flow.START_TOLERANCE_MS:  # none, or one passed: a new one
+            slot = room.reserve(wait.target, limits, max(clock.now_ms() + Lead.ahead_ms(), ref.due_ms))
+        for _ in range(flow.ROOM_TRIES):
+            if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
+                break
+            allowed_from = self._paced(wait, group_limits, slot)
+            if allowed_from is not None:  # the group started too recently for this slot: wait until it may
+                if allowed_from - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
+                    wait(allowed_from, for_group=True)
+                    return None
+                wait_until(clock, allowed_from)
+                slot = room.reserve(wait.target, limits, clock.now_ms() + Lead.ahead_ms())
+                continue
+            leases = self._places_for(wait, limits, group_limits, slot)
+            if leases is not None:
+                return lambda: self._release(wait, leases)
+            # every place held, the target paused or held back, or the place came too late for the slot: a new slot
+            held = room.held_until_ms
+            slot = None if room.paused else room.reserve(wait.target, limits,
+                                                         max(clock.now_ms() + Lead.ahead_ms(), held or 0))
+            if slot is not None and held is not None:
+                slot = max(slot, held)
+        else:  # no room in as many tries: look again a little later
+            wait(None, look_again_seconds=flow.LOOK_AGAIN_SECONDS)
+            return None
+        wait(slot)
+        return None
+
+    def _paced(self, wait: "_Waiter", group_limits: FlowLimits | None, slot: int) -> int | None:
+        """A lead before ``slot``, ask the group's item to allow a start there (its rate): None when allowed (or the
+        delivery has no group rate); else the instant from which the group allows one."""
+        interval = None if group_limits is None else group_limits.interval_us
+        if interval is None:
+            return None
+        assert wait.group is not None
+        wait_until(self._clock, slot - Lead.ms)
+        return self._room.pace(flow.group_place(wait.target, wait.group), interval, slot)
+
+    def _places_for(self, wait: "_Waiter", limits: FlowLimits, group_limits: FlowLimits | None,
+                    slot: int) -> list[tuple[str, Lease]] | None:
+        """Take the delivery's places a lead before ``slot`` (its group's, then its target's, whose write reads the
+        target's pause and holds), and wait for the slot: the places, or None when one was not to be had within the
+        slot's tolerance (or came too late for it; those taken are given back)."""
+        clock, room = self._clock, self._room
+        wait_until(clock, slot - Lead.ms)
+        lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
+        asked = clock.now_ms()
+        held: list[tuple[str, Lease]] = []
+        wanted = [(wait.target, limits)]
+        if group_limits is not None and group_limits.max_in_flight is not None:
+            assert wait.group is not None
+            wanted.insert(0, (flow.group_place(wait.target, wait.group), replace(group_limits, per_group=None)))
+        for place, place_limits in wanted:
+            lease = room.acquire(place, place_limits, asked, lease_end)
+            for pause in flow.LEASE_RETRY_PAUSES:
+                if (lease is not None or room.held_until_ms is not None or room.paused
+                        or clock.now_ms() + pause * 1000 > slot + flow.START_TOLERANCE_MS):
+                    break
+                clock.sleep(pause)
+                lease = room.acquire(place, place_limits, clock.now_ms(), lease_end)
+            if lease is None:
+                self._release(wait, held)
+                return None
+            held.append((place, lease))
+        Lead.took(clock.now_ms() - asked)
+        wait_until(clock, slot)
+        if limits.spaced and clock.now_ms() > slot + flow.START_TOLERANCE_MS:
+            self._release(wait, held)
+            Lead.missed()
+            return None
+        return held
+
+    def _release(self, wait: "_Waiter", leases: list[tuple[str, Lease]]) -> None:
+        for place, lease in leases:
+            self._room.release(place, lease)
+
+    def send_back(self, ref: TimerRef, ticket: Ticket, look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
+        """Send the message back to wait in the delayer queue for its ticket's slot (without one, a paused target's
+        or a crowded one's: to look again in ``look_again_seconds``); the record stays as it is, so a cancel still
+        wins meanwhile."""
+        self._figures.waited(ticket.target)
+        now = self._clock.now_ms()
+        slot = ticket.slot_ms
+        delay = look_again_seconds if slot is None else self._config.delay_rule.delay_seconds(slot, now)
+        self._queue.send_one(replace(ref, ticket=ticket), delay)
+        log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=Refusal.WAITING_FOR_ROOM, slotMs=slot)
+
+
+class _Waiter:
+    """How one delivery goes back to wait: its message, with a ticket for the slot it waits for."""
+
+    def __init__(self, taker: RoomTaker, ref: TimerRef, tag: bytes | None, receive_count: int, target: str,
+                 group: str | None) -> None:
+        self._taker, self.ref, self._tag, self._receive_count = taker, ref, tag, receive_count
+        self.target, self.group = target, group
+
+    def __call__(self, slot: int | None, for_group: bool = False,
+                 look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
+        ticket = Ticket(self.target, slot, self._tag, self._receive_count, self.group, for_group)
+        self._taker.send_back(self.ref, ticket, look_again_seconds)
+
+
+__all__ = ["Release", "RoomTaker", "nothing_held"]

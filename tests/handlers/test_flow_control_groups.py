@@ -1,0 +1,95 @@
+"""Per-group limits on a limited target (``flowControl.perGroup``), on virtual time: each group's starts keep its
+own rate and places, a group with many deliveries enters the target's queue at its own rate (so another group's
+few are not held behind them), the target's own limits hold over all, and a delivery without a group is held to the
+target's alone."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from scheduler_runtime.aws.flow import FlowStore
+from scheduler_runtime.core import flow
+from scheduler_runtime.core.flow import FlowLimits
+from scheduler_runtime.core.timeparse import parse_rfc3339 as ms
+
+from .conftest import call_api
+from .flow_controlling import create, dispatch_one_at_a_time, limit
+from .virtual_time import now_ms, virtual
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+SHARED = {"rate": 10, "perGroup": {"rate": 1, "periodSeconds": 2}}
+
+
+def interval_ms(flow_control: dict) -> float:
+    interval = FlowLimits.of({"flowControl": flow_control}).interval_us
+    assert interval is not None
+    return interval / 1000
+
+
+def starts_by_group(delivered: list[dict]) -> dict[str | None, list[int]]:
+    by_group: dict[str | None, list[int]] = defaultdict(list)
+    for envelope in delivered:
+        by_group[envelope["id"].split("-")[0] if "-" in envelope["id"] else None].append(ms(envelope["firedAt"]))
+    return by_group
+
+
+def gaps(instants: list[int]) -> list[int]:
+    ordered = sorted(instants)
+    return [later - earlier for earlier, later in zip(ordered, ordered[1:])]
+
+
+def test_each_group_keeps_its_own_rate_and_a_small_group_is_not_held_behind_a_big_one(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", SHARED)
+    due_ms = now_ms() + 5000
+    for n in range(6):
+        create(f"big-{n}", due_ms, "mailer", group="big")
+    for n in range(2):
+        create(f"small-{n}", due_ms, "mailer", group="small")
+    create("plain", due_ms, "mailer")  # no group: the target's rate alone
+    virtual().move_to(due_ms)
+    delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    assert sorted(e["id"] for e in delivered) == sorted([f"big-{n}" for n in range(6)] + ["small-0", "small-1",
+                                                                                          "plain"])
+    by_group = starts_by_group(delivered)
+    group_interval = interval_ms(SHARED["perGroup"])
+    assert min(gaps(by_group["big"]) + gaps(by_group["small"])) >= group_interval  # each group's own rate
+    assert min(gaps([at for starts in by_group.values() for at in starts])) >= interval_ms({"rate": 10})
+    assert max(by_group["small"]) - due_ms < 2 * group_interval  # its second start one group interval on, not
+    assert max(by_group["big"]) - due_ms >= 5 * group_interval  # behind the big group's six
+    assert by_group[None][0] - due_ms < group_interval  # the delivery without a group waits for no group
+    assert min(at for starts in by_group.values() for at in starts) >= due_ms
+
+
+def test_a_group_whose_place_is_held_waits_while_another_group_starts(aws, monkeypatch):
+    limits = {"maxInFlight": 4, "perGroup": {"maxInFlight": 1}}
+    limit(aws, monkeypatch, "worker", limits)
+    store = FlowStore(aws.ddb, aws.table)
+    busy = store.acquire(flow.group_place("worker", "busy"), FlowLimits(max_in_flight=1), now_ms(),
+                         now_ms() + 20_000)  # a delivery of the group under way, whose dispatcher died
+    assert busy is not None
+    due_ms = now_ms() + 5000
+    create("busy-1", due_ms, "worker", group="busy")
+    create("idle-1", due_ms, "worker", group="idle")
+    virtual().move_to(due_ms)
+    first = dispatch_one_at_a_time(aws, due_ms + 10_000)
+    assert [e["id"] for e in first] == ["idle-1"]
+    assert call_api("GET", "/schedules/busy-1")[1]["status"] == "QUEUED"  # waiting in its message
+    later = dispatch_one_at_a_time(aws, due_ms + 60_000)  # the held place ends by itself 20 s on
+    assert [e["id"] for e in later] == ["busy-1"]
+    assert due_ms + 15_000 <= ms(later[0]["firedAt"]) <= due_ms + 15_000 + 1000 * flow.LOOK_AGAIN_SECONDS
+
+
+def test_a_group_rate_only_target_limits_groups_and_leaves_deliveries_without_a_group_free(aws, monkeypatch):
+    limits = {"perGroup": {"rate": 1, "periodSeconds": 5}}
+    limit(aws, monkeypatch, "pager", limits)
+    due_ms = now_ms() + 5000
+    for n in range(3):
+        create(f"tenant-{n}", due_ms, "pager", group="tenant")
+        create(f"free{n}", due_ms, "pager")
+    virtual().move_to(due_ms)
+    delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    by_group = starts_by_group(delivered)
+    assert min(gaps(by_group["tenant"])) >= interval_ms(limits["perGroup"]) and len(by_group["tenant"]) == 3
+    assert sorted(by_group[None]) == [due_ms] * 3  # at once: the target itself has no limit
