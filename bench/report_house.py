@@ -52,12 +52,38 @@ def _tier(name: str, runs: list[dict], target_s: float) -> dict:
                       "rows": [[e["name"], num(e["cpu_seconds"]), e["exit"]] for e in early]} if early else None}
 
 
+def _loaded(loaded: dict | None, target_s: float) -> dict:
+    """The full tier's runs in a row beside the CPU burner: its part of the section."""
+    if not loaded or not loaded.get("runs"):
+        return {"part": "loaded_unmeasured", "command": " ".join(TIERS["full"]), "target": num(target_s)}
+    runs = loaded["runs"]
+    return {"part": "loaded", "command": " ".join(TIERS["full"]), "target": num(target_s), "runs": len(runs),
+            "times": "once" if len(runs) == 1 else f"{len(runs)} times in a row", "cores": loaded["cores"],
+            "passed": sum(r["passed"] for r in runs), "pytest": mmm([r["pytest_seconds"] for r in runs]),
+            "load": mmm([r["load_after"] for r in runs], 1), "burner": num(loaded["burner_cpu_seconds"]),
+            "verdict": verdict([r["passed"] and r["pytest_seconds"] is not None and r["pytest_seconds"] <= target_s
+                                for r in runs]),
+            "rows": [[i + 1, num(r["seconds"]), num(r["pytest_seconds"]), num(r["cpu_seconds"]),
+                      num(r["burner_cpu_seconds"]), f"{r['load_before']:.1f} / {r['load_after']:.1f}",
+                      "yes" if r["passed"] else "**no**", _failed(r)] for i, r in enumerate(runs)]}
+
+
+def _failed(run: dict) -> str:
+    """What a run's row names as failed: its failed tests, or pytest's last line when it names none."""
+    if run["passed"]:
+        return ""
+    return ", ".join(f"`{name}`" for name in run["failures"]).replace("|", "/") or run["summary"].replace("|", "/")
+
+
 def suite(data: dict) -> dict | None:
     s = data.get("suite") or {}
     if not s.get("runs"):
         return None
     tiers = [_tier(tier, [r[tier] for r in s["runs"] if r.get(tier)], s["targets_s"][tier]) for tier in ("quick", "full")]
-    return {"tiers": tiers, "rows": [{**t, "part": "row" if t["part"] == "tier" else "row_unmeasured"} for t in tiers]}
+    loaded = _loaded(s.get("loaded"), s["targets_s"]["full"])
+    return {"tiers": tiers, "loaded": loaded,
+            "rows": [*({**t, "part": "row" if t["part"] == "tier" else "row_unmeasured"} for t in tiers),
+                     {**loaded, "part": "row_" + loaded["part"]}]}
 
 
 def _workload(w: dict | None, what: str, expected: str) -> dict:
