@@ -36,8 +36,10 @@ def slow_writes(monkeypatch, took_ms: int) -> None:
     monkeypatch.setattr(FlowStore, "_update", slow)
 
 
-def test_writes_slower_than_the_start_tolerance_still_start_every_delivery_at_a_slot(aws, monkeypatch):
-    limit(aws, monkeypatch, "mailer", LIMITS)
+@pytest.mark.parametrize("limits", [LIMITS, {"rate": 1, "periodSeconds": 2, "maxInFlight": 1}],
+                         ids=["slots-waited-in-the-dispatcher", "slots-waited-in-the-queue"])
+def test_writes_slower_than_the_start_tolerance_still_start_every_delivery_at_a_slot(aws, monkeypatch, limits):
+    limit(aws, monkeypatch, "mailer", limits)
     slow_writes(monkeypatch, SLOW_MS)
     due_ms = now_ms() + 5000
     for n in range(8):
@@ -46,19 +48,20 @@ def test_writes_slower_than_the_start_tolerance_still_start_every_delivery_at_a_
     delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
     assert sorted(e["id"] for e in delivered) == [f"mail-{n}" for n in range(8)]
     fired = [ms(e["firedAt"]) for e in delivered]
-    interval_ms = FlowLimits.of({"flowControl": LIMITS}).interval_us / 1000
+    interval_ms = FlowLimits.of({"flowControl": limits}).interval_us / 1000
     assert min(later - earlier for earlier, later in zip(fired, fired[1:])) >= interval_ms  # the rate held
-    assert fired[0] >= due_ms and fired[-1] - due_ms < 8 * 4 * SLOW_MS  # every start about four writes after the last
+    # a few slots missed while the lead learns how slow the writes are; then none
+    assert fired[0] >= due_ms and fired[-1] - due_ms < 11 * interval_ms + 8 * 4 * SLOW_MS
 
 
 class Crowding:
     """A DynamoDB client whose writes are refused for capacity (after the SDK's own tries) while ``left`` counts."""
 
-    def __init__(self, ddb, left: list[int]) -> None:
-        self._ddb, self._left = ddb, left
+    def __init__(self, ddb, left: list[int], only_key: str | None = None) -> None:
+        self._ddb, self._left, self._only_key = ddb, left, only_key
 
     def update_item(self, **request):
-        if self._left[0] > 0:
+        if self._left[0] > 0 and self._only_key in (None, request["Key"]["pk"]["S"]):
             self._left[0] -= 1
             raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "rate"}},
                               "UpdateItem")
@@ -88,3 +91,21 @@ def test_a_write_refused_for_capacity_sends_the_delivery_back_to_wait_unspent(aw
     assert [(e["id"], e["attempt"]) for e in delivered] == [("crowded", 1)]
     assert delivered[0]["firedAt"] == iso(due_ms + 2 * flow.LOOK_AGAIN_SECONDS * 1000)
     assert call_api("GET", "/schedules/crowded")[1]["status"] == "FIRED"
+
+
+def test_a_grouped_delivery_refused_for_capacity_at_its_target_keeps_its_group_slot(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 10, "perGroup": {"rate": 1, "periodSeconds": 2}})
+    real_init, refusals_left = FlowStore.__init__, [1]
+    monkeypatch.setattr(FlowStore, "__init__", lambda self, dynamodb, table_name: real_init(
+        self, Crowding(dynamodb, refusals_left, only_key=flow.flow_key("mailer").pk), table_name))
+    due_ms = now_ms() + 5000
+    create("tenant-1", due_ms, "mailer", group="tenant")
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    virtual().advance(flow.LOOK_AGAIN_SECONDS)
+    [waiting] = aws.receive(aws.delayer_url)
+    assert json.loads(waiting["body"])["room"] == {"target": "mailer", "group": "tenant", "groupSlot": due_ms}
+    assert dispatch(receive(waiting, 1)) == {"batchItemFailures": []}  # its group slot passed: the target's now
+    assert [json.loads(m["body"])["id"] for m in aws.take(aws.target_url)] == ["tenant-1"]

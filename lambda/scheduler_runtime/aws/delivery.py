@@ -149,13 +149,13 @@ class Delivery:
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
             started = self._start_occurrence(ref, receipt, slot)
+        elif ref.ticket is not None:  # its room is taken a lead before its slot, which the room waits for
+            wait_until(clock, ref.due_ms)
+            started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target,
+                                            ref.ticket.group, slot)
         else:
             wait_until(clock, start_ms)
-            if ref.ticket is not None:
-                started = self._start_with_room(ref, receipt.standing_in(ref.ticket), ref.ticket.target,
-                                                ref.ticket.group, slot)
-            else:
-                started = self._start_one_shot(ref, receipt)
+            started = self._start_one_shot(ref, receipt)
         if started is None:
             return None
         try:

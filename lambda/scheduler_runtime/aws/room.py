@@ -59,17 +59,18 @@ class RoomTaker:
     def _take(self, wait: "_Waiter", limits: FlowLimits, slot: int | None) -> Release | None:
         clock, room, ref = self._clock, self._room, wait.ref
         group_limits = limits.for_group(wait.group)
-        if slot is not None and ref.ticket is not None and ref.ticket.for_group:
-            slot = None  # its group slot came: now the target's
-        elif slot is None and group_limits is not None and group_limits.rate is not None:
+        if group_limits is not None and group_limits.rate is not None:
             # the group's own slot first: it enters the target's queue at its own rate
             assert wait.group is not None
-            group_slot = room.reserve(flow.group_place(wait.target, wait.group), group_limits,
-                                      max(clock.now_ms(), ref.due_ms))
-            if group_slot is None or group_slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
-                wait(group_slot, for_group=True)
+            if wait.group_slot is None:
+                wait.group_slot = room.reserve(flow.group_place(wait.target, wait.group), group_limits,
+                                               max(clock.now_ms(), ref.due_ms))
+                if wait.group_slot is None:
+                    raise AssertionError("a group's item is never paused")
+            if wait.group_slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
+                wait(None)
                 return None
-            wait_until(clock, group_slot)
+            wait_until(clock, wait.group_slot)
         if slot is None or clock.now_ms() > slot + flow.START_TOLERANCE_MS:  # none, or one passed: a new one
             slot = room.reserve(wait.target, limits, max(clock.now_ms() + Lead.ahead_ms(), ref.due_ms))
         for _ in range(flow.ROOM_TRIES):
@@ -77,8 +78,9 @@ class RoomTaker:
                 break
             allowed_from = self._paced(wait, group_limits, slot)
             if allowed_from is not None:  # the group started too recently for this slot: wait until it may
+                wait.group_slot = allowed_from
                 if allowed_from - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
-                    wait(allowed_from, for_group=True)
+                    wait(None)
                     return None
                 wait_until(clock, allowed_from)
                 slot = room.reserve(wait.target, limits, clock.now_ms() + Lead.ahead_ms())
@@ -152,23 +154,27 @@ class RoomTaker:
         wins meanwhile."""
         self._figures.waited(ticket.target)
         now = self._clock.now_ms()
-        slot = ticket.slot_ms
-        delay = look_again_seconds if slot is None else self._config.delay_rule.delay_seconds(slot, now)
+        slot, until = ticket.slot_ms, ticket.waits_until
+        delay = (look_again_seconds if until is None or until <= now
+                 else self._config.delay_rule.delay_seconds(until, now))
         self._queue.send_one(replace(ref, ticket=ticket), delay)
         log_event("put_back", id=ref.schedule_id, delaySeconds=delay, reason=Refusal.WAITING_FOR_ROOM, slotMs=slot)
 
 
 class _Waiter:
-    """How one delivery goes back to wait: its message, with a ticket for the slot it waits for."""
+    """How one delivery goes back to wait: its message, with a ticket for the slot it waits for (and its group's)."""
 
     def __init__(self, taker: RoomTaker, ref: TimerRef, tag: bytes | None, receive_count: int, target: str,
                  group: str | None) -> None:
         self._taker, self.ref, self._tag, self._receive_count = taker, ref, tag, receive_count
         self.target, self.group = target, group
+        ticket = ref.ticket
+        self.group_slot = (ticket.group_slot_ms if group is not None and ticket is not None and ticket.group == group
+                           else None)
+        """The group slot this delivery took (or the instant its group allows a start): kept while it waits."""
 
-    def __call__(self, slot: int | None, for_group: bool = False,
-                 look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
-        ticket = Ticket(self.target, slot, self._tag, self._receive_count, self.group, for_group)
+    def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
+        ticket = Ticket(self.target, slot, self._tag, self._receive_count, self.group, self.group_slot)
         self._taker.send_back(self.ref, ticket, look_again_seconds)
 
 

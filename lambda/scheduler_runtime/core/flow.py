@@ -196,14 +196,20 @@ class Ticket:
     (None: the target was paused, so it looks again), and, for a retry, the tag and receive count of the message it
     stands in for (whose delivery the record holds as started). The slot holds on the message's first receive only:
     received again, it takes a new one. A delivery of a group on a target with per-group limits carries its
-    ``group``, and ``for_group`` while the slot it waits for is its group's (then it takes the target's)."""
+    ``group`` and the group slot it took (``group_slot_ms``): it waits for that one first, then takes the target's;
+    a group slot is kept however often the message comes back (it paces, the check at the start holds the rate)."""
 
     target: str
     slot_ms: int | None
     tag: bytes | None = None
     receive_count: int = 1
     group: str | None = None
-    for_group: bool = False
+    group_slot_ms: int | None = None
+
+    @property
+    def waits_until(self) -> int | None:
+        """The instant it waits for: its target slot, else its group slot; None when neither."""
+        return self.slot_ms if self.slot_ms is not None else self.group_slot_ms
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"target": self.target}
@@ -213,13 +219,13 @@ class Ticket:
             body.update(tag=self.tag.hex(), rc=self.receive_count)
         if self.group is not None:
             body["group"] = self.group
-        if self.for_group:
-            body["forGroup"] = True
+        if self.group_slot_ms is not None:
+            body["groupSlot"] = self.group_slot_ms
         return body
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Ticket":
-        slot, tag, group = data.get("slot"), data.get("tag"), data.get("group")
+        slot, tag, group, group_slot = data.get("slot"), data.get("tag"), data.get("group"), data.get("groupSlot")
         return cls(str(data["target"]), None if slot is None else int(slot),
                    None if tag is None else bytes.fromhex(str(tag)), int(data.get("rc", 1)),
-                   None if group is None else str(group), bool(data.get("forGroup", False)))
+                   None if group is None else str(group), None if group_slot is None else int(group_slot))
