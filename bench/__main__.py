@@ -20,8 +20,8 @@ from . import common
 from .common import ROOT, log
 from .stored import compact, dump
 
-SECTIONS = ("engine", "coldstart", "ingest", "cost", "precision", "burst", "synth", "suite", "load", "kit", "targets",
-            "scale", "https", "redrive", "groups")
+SECTIONS = ("engine", "coldstart", "ingest", "cost", "flow", "precision", "burst", "synth", "suite", "load", "kit",
+            "targets", "scale", "https", "redrive", "groups")
 
 FULL = {
     "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
@@ -41,6 +41,12 @@ FULL = {
     "https": {"n": 100, "threads": 10, "repeats": 200},
     "redrive": {"messages": 500, "repeats": 3},
     "groups": {"sizes": [1000], "repeats": 1, "watched": [10_000], "watch_s": 60.0, "seeded": [100_000]},
+    "flow": {"repeats": 3, "workloads": [{"limited": 1000, "limits": {"rate": 50, "maxInFlight": 5}},
+                                         {"limited": 200, "limits": {"rate": 20, "maxInFlight": 4}}],
+             "free_every_s": 0.4,
+             "cost": {"idle_n": 100, "idle_every_s": 0.2, "backlog_n": 200, "rate": 20, "max_in_flight": 4, "groups": 4},
+             "simulation": {"n": 1_000_000, "rate": 1000, "grouped_n": 1_000_000, "big": 900_000, "small_groups": 99,
+                            "group_rate": 50, "horizon_s": 1200.0, "events": 15_000_000}},
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -60,6 +66,10 @@ QUICK = {
     "https": {"n": 100, "threads": 10, "repeats": 30},
     "redrive": {"messages": 50, "repeats": 1},
     "groups": {"sizes": [200], "repeats": 1, "watched": [500], "watch_s": 5.0, "seeded": [2000]},
+    "flow": {"repeats": 1, "workloads": [{"limited": 100, "limits": {"rate": 20, "maxInFlight": 4}}], "free_every_s": 0.4,
+             "cost": {"idle_n": 20, "idle_every_s": 0.2, "backlog_n": 40, "rate": 20, "max_in_flight": 4, "groups": 4},
+             "simulation": {"n": 20_000, "rate": 1000, "grouped_n": 20_000, "big": 18_000, "small_groups": 99,
+                            "group_rate": 50, "horizon_s": 120.0}},
 }
 
 

@@ -16,7 +16,7 @@ import string
 from pathlib import Path
 from typing import Any, Callable
 
-from . import report_cost, report_engine, report_house, report_levers, report_scale, report_timing
+from . import flow, report_cost, report_engine, report_house, report_levers, report_scale, report_timing
 from .common import LOOP_REFERENCE_S
 from .fmt import num
 from .plots import plots
@@ -29,14 +29,15 @@ SECTIONS: tuple[tuple[str, Callable[[dict], dict | None]], ...] = (
     ("engine", report_engine.engine), ("precision", report_timing.precision), ("burst", report_timing.burst),
     ("ingest", report_engine.ingest), ("cost", report_cost.cost), ("levers", report_levers.levers),
     ("operation_costs", report_levers.operation_costs), ("cron_lever", report_levers.cron_lever),
+    ("flow", flow.figures),
     ("coldstart", report_house.coldstart), ("synth", report_house.synth), ("suite", report_house.suite),
     ("load", report_engine.load), ("kit", report_house.kit), ("targets", report_timing.targets),
     ("scale", report_scale.scale), ("https", report_house.https), ("redrive", report_house.redrive),
     ("groups", report_house.groups))
 #: The summary table's rows: (section, part), in order.
 SUMMARY = (("engine", "summary"), ("precision", "summary"), ("burst", "summary"), ("suite", "summary"),
-           ("engine", "summary_resources"), ("ingest", "summary"), ("cost", "summary"), ("coldstart", "summary"),
-           ("synth", "summary"), ("load", "summary"), ("kit", "summary"), ("targets", "summary"),
+           ("engine", "summary_resources"), ("ingest", "summary"), ("cost", "summary"), ("flow", "summary"),
+           ("coldstart", "summary"), ("synth", "summary"), ("load", "summary"), ("kit", "summary"), ("targets", "summary"),
            ("https", "summary"), ("scale", "summary"), ("redrive", "summary"), ("groups", "summary"))
 
 

@@ -153,3 +153,23 @@ def engine(burst: dict) -> dict[str, float]:
         lambda_scale_per_10s=INF, lat_cold_start_s=0.0, lat_invoke_s=0.001, lat_target_s=0.002,
         lat_ddb_write_s=0.0, lat_sqs_s=0.0, ddb_table_wru=INF, ddb_new_table_wru=INF)
     return profile
+
+
+_RETRY_BEHAVIOR = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"
+
+FLOW_PARAMETERS: tuple[Param, ...] = (
+    Param("ddb_partition_rru", 3_000, "RRU/s", "DynamoDB: one partition's read throughput (a limited target's item is "
+          "one partition key; a consistent read of an item under 4 KB is one unit)", _DDB_ON_DEMAND),
+    Param("sdk_retry_quota", 500, "tokens", "the SDK's retry quota per client (standard mode): a retry takes "
+          "`sdk_retry_cost` from it, a call that succeeds at once gives 1 back, one that succeeds on a retry gives its "
+          "cost back; empty, a throttled call is not retried", _RETRY_BEHAVIOR),
+    Param("sdk_retry_cost", 5, "tokens", "what one retry takes from the retry quota (standard mode)", _RETRY_BEHAVIOR),
+    Param("lat_wait_overshoot_s", 0.002, "s", "how long after its instant a wait in the dispatcher ends (a sleep's "
+          "overshoot; uniform from 0 to this)", "stated"),
+)
+"""What the flow-control simulation (``bench.scale.flow``) adds to the scale profile."""
+
+
+def flow(base: dict[str, float]) -> dict[str, float]:
+    """``base`` (a profile of :func:`aws`) with the flow-control simulation's parameters."""
+    return {**base, **{p.key: p.value for p in FLOW_PARAMETERS}}

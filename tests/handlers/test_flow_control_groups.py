@@ -56,8 +56,10 @@ def test_each_group_keeps_its_own_rate_and_a_small_group_is_not_held_behind_a_bi
     group_interval = interval_ms(SHARED["perGroup"])
     assert min(gaps(by_group["big"]) + gaps(by_group["small"])) >= group_interval  # each group's own rate
     assert min(gaps([at for starts in by_group.values() for at in starts])) >= interval_ms({"rate": 10})
-    assert max(by_group["small"]) - due_ms < 2 * group_interval  # its second start one group interval on, not
-    assert max(by_group["big"]) - due_ms >= 5 * group_interval  # behind the big group's six
+    # its second start a group interval or two on (one more when a start of its group came late to its target slot
+    # and its pace was refused), not behind the big group's six
+    assert max(by_group["small"]) - due_ms < 3 * group_interval
+    assert max(by_group["big"]) - due_ms >= 5 * group_interval
     assert by_group[None][0] - due_ms < group_interval  # the delivery without a group waits for no group
     assert min(at for starts in by_group.values() for at in starts) >= due_ms
 

@@ -29,7 +29,7 @@ from .items import is_condition_failure
 
 CAPACITY_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 """DynamoDB's answers that a write found no capacity (its partition's, the table's or the account's)."""
-_ATTEMPTS = 4
+WRITE_TRIES = 4
 """Tries of a slot's two writes, or of a lease, before the caller treats the target as full."""
 _SEEN_QUEUED: dict[str, int] = {}
 """Per target, the ``tat`` this sandbox last saw ahead of now (epoch us): while it is still ahead, deliveries are
@@ -128,7 +128,7 @@ class FlowStore:
             return now_ms
         now_us = now_ms * 1000
         queued = _SEEN_QUEUED.get(target, 0) > now_us
-        for _ in range(_ATTEMPTS):
+        for _ in range(WRITE_TRIES):
             if not queued:  # idle: the slot is now
                 old = self._update(target, f"SET {flow.TAT} = :next",
                                    f"(attribute_not_exists({flow.TAT}) OR {flow.TAT} <= :now) AND "
@@ -149,7 +149,7 @@ class FlowStore:
             if new is not None and flow.PAUSED in new:
                 return None
             queued = False
-        raise Crowded(f"target {target!r}: no start slot after {_ATTEMPTS} tries (its item changed under each)")
+        raise Crowded(f"target {target!r}: no start slot after {WRITE_TRIES} tries (its item changed under each)")
 
     def acquire(self, target: str, limits: FlowLimits, now_ms: int, lease_end_ms: int) -> Lease | None:
         """A lease on one of the target's ``maxInFlight`` places, held until ``lease_end_ms`` at most (:data:`NO_PLACE`
@@ -161,7 +161,7 @@ class FlowStore:
             return NO_PLACE if self.may_start(target, now_ms) else None
         mine = flow.lease_value(lease_end_ms, random.randrange(flow.LEASE_SCALE))
         index = random.randrange(places)
-        for _ in range(_ATTEMPTS):
+        for _ in range(WRITE_TRIES):
             name = flow.lease_name(index)
             old = self._update(target, f"SET {name} = :mine",
                                f"(attribute_not_exists({name}) OR {name} < :ended OR {name} = :mine)"

@@ -5,7 +5,8 @@ A delivery of a group takes its group's slot first (on the group's own item): it
 queue when it is far, so a group with a million deliveries enters the target's queue at its own rate and cannot
 fill it ahead of another group's ten. At its group slot it takes a slot on the target. A lead before that slot
 (:class:`~.flow.Lead`) it asks the group's item to allow a start there: one group interval after the group's last
-start allowed, else it waits for the instant the group allows and takes a target slot again. Then it takes its
+start allowed, else it takes a new group slot (at the back of its group's queue: the instant the group allows is
+the next group slot, which another delivery holds) and a target slot again once that comes. Then it takes its
 places, the group's and the target's (whose write reads the target's pause and holds), waits for the slot, and
 starts within its tolerance, or gives them back and takes a new slot.
 """
@@ -77,12 +78,16 @@ class RoomTaker:
             if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
                 break
             allowed_from = self._paced(wait, group_limits, slot)
-            if allowed_from is not None:  # the group started too recently for this slot: wait until it may
-                wait.group_slot = allowed_from
-                if allowed_from - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
+            if allowed_from is not None:
+                # the group started too recently for this slot: a new group slot, from the group's queue (the
+                # instant the group allows is the next group slot, which another delivery holds)
+                assert group_limits is not None and wait.group is not None
+                wait.group_slot = room.reserve(flow.group_place(wait.target, wait.group), group_limits,
+                                               max(allowed_from, clock.now_ms()))
+                if wait.group_slot is None or wait.group_slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
                     wait(None)
                     return None
-                wait_until(clock, allowed_from)
+                wait_until(clock, wait.group_slot)
                 slot = room.reserve(wait.target, limits, clock.now_ms() + Lead.ahead_ms())
                 continue
             leases = self._places_for(wait, limits, group_limits, slot)
