@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 from typing import Any
 
 from cdk_delayed_scheduler.local.api_calls import parse_due_ms
 from cdk_delayed_scheduler.local.deliveries import Recorder
+from cdk_delayed_scheduler.local.gauge import Gauge, most_inside
 
 from . import flow_cost
 from .common import BATCH_SIZE, ROOT, Engine, EngineOptions, api_client, distribution, item_statuses, log
@@ -46,27 +46,6 @@ CREATE_LEAD_S = 4.0
 CREATES_PER_S = 80.0
 """The creates' lead before ``D``: this, plus the timers at this many a second (the engine takes ~150 a second)."""
 _WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
-
-
-class Gauge(Recorder):
-    """The limited target: records each delivery as it arrives, takes :data:`HOLD_S`, counts the calls inside it at
-    once (``most_inside``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._inside_lock = threading.Lock()
-        self.inside = self.most_inside = 0
-
-    def __call__(self, envelope: dict) -> None:
-        with self._inside_lock:
-            self.inside += 1
-            self.most_inside = max(self.most_inside, self.inside)
-        try:
-            super().__call__(envelope)
-            time.sleep(HOLD_S)  # real time: the concurrency measured is real
-        finally:
-            with self._inside_lock:
-                self.inside -= 1
 
 
 def busiest_ms(instants_ms: list[int], window_ms: int = 1000) -> int:
@@ -105,8 +84,9 @@ def one_engine(limits: dict | None, n: int, free_n: int, free_every_s: float, ca
     """A fresh engine: with ``limits``, ``n`` timers due in one second to the default target so limited; ``free_n``
     to ``free`` (without limits), one every ``free_every_s`` from that second on. The moto calls made from ``D`` to
     the end are counted."""
-    limited, free = Gauge(), Recorder()
-    options = EngineOptions(target=limited, flow_control=limits, targets={FREE: free})
+    limited, free = Recorder(), Recorder()
+    gauge = Gauge(limited, HOLD_S)
+    options = EngineOptions(target=gauge, flow_control=limits, targets={FREE: free})
     with Engine(options) as engine:
         due_s = math.ceil(time.time() + CREATE_LEAD_S + (n + free_n) / CREATES_PER_S)
         bodies = ([{"id": f"limited-{k}", "dueAt": due_s, "payload": {"k": k}} for k in range(n)]
@@ -134,7 +114,7 @@ def one_engine(limits: dict | None, n: int, free_n: int, free_every_s: float, ca
            "moto": {"writes_per_s": writes / seconds, "refused_per_s": refused / seconds, "seconds": seconds},
            "put_back": events.get("put_back", 0), "crowded": events.get("crowded", 0)}
     if n:
-        out["limited"] = dict(_received(limited, limited_ids, due_s * 1000), most_in_flight=limited.most_inside)
+        out["limited"] = dict(_received(limited, limited_ids, due_s * 1000), most_in_flight=most_inside(gauge.passages)[0])
     return out
 
 

@@ -77,11 +77,12 @@ def test_an_engine_with_every_api_invocation_throttled_answers_429_as_api_gatewa
 
 
 def test_every_kind_of_target_got_deliveries_read_back_from_where_they_arrived(run):
+    from cdk_delayed_scheduler.local.chaos_flow import LIMITED
     from cdk_delayed_scheduler.local.chaos_targets import NAMED_TARGETS
 
     _, report, _ = run
     # the none-early, none-lost, no-delivery-after-cancel and one-dedupeKey checks above hold for these too
-    assert set(report["delivered_by_target"]) == {"default", *NAMED_TARGETS}, report["delivered_by_target"]
+    assert set(report["delivered_by_target"]) == {"default", *NAMED_TARGETS, LIMITED}, report["delivered_by_target"]
     assert all(n > 0 for n in report["delivered_by_target"].values()), report["delivered_by_target"]
     assert report["refused_signatures"] == 0  # every HTTPS request verified with the shipped verify_signature
 
@@ -108,3 +109,15 @@ def test_every_timer_that_ended_sent_its_outcome_event_of_the_kind_it_ended_with
     kinds = report["outcomes_by_kind"]
     assert {"DELIVERED", "FAILED", "CANCELLED"} <= set(kinds) and all(n > 0 for n in kinds.values()), kinds
     assert report["outcome_mismatches"] == 0 and report["outcomes_missing"] == 0, report["violations"]
+
+
+def test_the_limited_targets_burst_went_through_the_faults_within_its_limits(run):
+    from cdk_delayed_scheduler.local.chaos_flow import MAX_IN_FLIGHT, RATE
+
+    _, report, _ = run
+    # the checks (at most the rate in any window of a period less the allowance, never more than maxInFlight inside
+    # at once; each of its timers delivered, cancelled or parked, none early) hold above; here, they were tested
+    limited = report["limited"]
+    assert limited["burst"] >= 20 and limited["arrivals"] >= limited["burst"] * 0.8, limited
+    assert limited["waited_for_room"] > 0, limited  # the limits bound: deliveries waited for room
+    assert limited["most_in_a_window"] <= RATE and 1 <= limited["most_in_flight"] <= MAX_IN_FLIGHT, limited

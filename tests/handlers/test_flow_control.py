@@ -228,3 +228,19 @@ def test_a_copy_of_a_retry_waiting_for_room_is_refused_once_the_other_copy_start
     assert [json.loads(m["body"])["id"] for m in aws.take(aws.target_url)] == ["copied"]
     read = call_api("GET", "/schedules/copied")[1]
     assert (read["status"], read["attempts"]) == ("FIRED", 2)
+
+
+def test_a_retry_waiting_for_room_whose_own_attempt_fails_is_retried_until_parked(aws, monkeypatch):
+    """A retry put back to wait for room takes the record over when it starts; if its attempt fails and it comes back
+    with no room at once, it is put back again standing in for that tag too, so its next start is not refused as a
+    duplicate (which left the schedule FIRED with nothing to deliver or park it)."""
+    gone = aws.target_url.replace("target", "gone")
+    limit(aws, monkeypatch, "flaky", {"rate": 1, "periodSeconds": 600}, queue_url=gone)
+    due_ms = now_ms() + 5000
+    create("flaky-1", due_ms, "flaky", retry={"maxAttempts": 3})
+    virtual().move_to(due_ms)
+    dispatch_one_at_a_time(aws, due_ms + 3_600_000)
+    read = call_api("GET", "/schedules/flaky-1")[1]
+    assert (read["status"], read["attempts"]) == ("FAILED", 3)
+    [parked] = aws.receive(aws.dlq_url)
+    assert json.loads(parked["body"])["id"] == "flaky-1"

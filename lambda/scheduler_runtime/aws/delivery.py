@@ -66,10 +66,14 @@ class Receipt:
     """Kept across SQS's redeliveries of one message, new for every send: a retry keeps it, a duplicate
     (an ambiguous send's second message with the same token) has another."""
     receive_count: int
-    stands_in: bytes | None = None
-    """The tag of the message this one stands in for (a retry put back to wait for room): the write that starts its
-    delivery takes the record over from that tag to this message's own, once, so that a copy of it (an ambiguous
-    send's) finds its own tag refused, as any duplicate."""
+    stands_in: tuple[bytes, ...] = ()
+    """The tags the record may hold for the retry this message stands in for (a retry put back to wait for room):
+    the tag of the message it was put back for, and, when that one was itself a retry received again after it may
+    have started, the tags before it. The write that starts its delivery takes the record over from whichever it
+    holds to this message's own, once, so that a copy of it (an ambiguous send's) is refused, as any duplicate."""
+    own_receives: int = 0
+    """How often SQS has handed out this very message (``receive_count`` counts the retry's receives before it too);
+    0: the same as ``receive_count``."""
     tag: bytes = field(init=False)
     """The message's tag (:func:`~scheduler_runtime.core.envelope.message_tag`), as records and definitions keep it."""
 
@@ -77,16 +81,20 @@ class Receipt:
         object.__setattr__(self, "tag", message_tag(self.message_id))
 
     def standing_in(self, ticket: Ticket | None) -> "Receipt":
-        """The receipt of a waiting retry: its own tag, standing in for the tag of the message it was put back for,
-        and that message's receive count plus this one's receives after the first."""
-        if ticket is None or ticket.tag is None:
+        """The receipt of a waiting retry: its own tag, standing in for the tags the record may hold for the message
+        it was put back for, and that message's receive count plus this one's receives after the first."""
+        if ticket is None or not ticket.tags:
             return self
-        return Receipt(self.message_id, ticket.receive_count + self.receive_count - 1, ticket.tag)
+        return Receipt(self.message_id, ticket.receive_count + self.receive_count - 1, ticket.tags,
+                       self.receive_count)
 
     @property
-    def held_tag(self) -> bytes:
-        """The tag the record holds for this delivery until this message's start write takes it over."""
-        return self.stands_in or self.tag
+    def held_tags(self) -> tuple[bytes, ...]:
+        """The tags the record may hold for this delivery, for a message put back to wait for room: those it stands
+        in for, and its own once SQS handed it out before (its start write may have taken the record over then);
+        none for a first attempt's first receive."""
+        own_before = (self.own_receives or self.receive_count) > 1
+        return (*self.stands_in, self.tag) if own_before else self.stands_in
 
 
 @dataclass(frozen=True)
@@ -280,8 +288,7 @@ class Delivery:
             return nothing_held
         taker = RoomTaker(FlowStore(self._ctx.dynamodb, self._config.table_name), self._config, self._clock,
                           self._queue, self.target_figures)
-        tag = receipt.held_tag if receipt.receive_count > 1 else None
-        return taker.take(ref, tag, receipt.receive_count, target, group, slot)
+        return taker.take(ref, receipt.held_tags, receipt.receive_count, target, group, slot)
 
     def _started_one_shot(self, ref: TimerRef, receipt: Receipt, start: DeliveryStart) -> Started | None:
         """The one-shot whose start write was made (or refused): what its delivery needs, or None."""
@@ -321,7 +328,7 @@ class Delivery:
         def again(slot: int | None) -> None:  # the same attempt (its receive count), from a message of its own
             limits = config.flow_limits.get(record.target)
             group = record.group if limits is not None and limits.for_group(record.group) else None
-            ticket = Ticket(record.target, slot, receipt.tag, receipt.receive_count, group)
+            ticket = Ticket(record.target, slot, (receipt.tag,), receipt.receive_count, group)
             delay = flow.HELD_POLL_SECONDS if slot is None else config.delay_rule.delay_seconds(slot, clock.now_ms())
             self._queue.send_one(replace(ref, ticket=ticket), delay)
 

@@ -41,15 +41,15 @@ class RoomTaker:
                  figures: TargetFigures) -> None:
         self._room, self._config, self._clock, self._queue, self._figures = store, config, clock, queue, figures
 
-    def take(self, ref: TimerRef, receipt_tag: bytes | None, receive_count: int, target: str, group: str | None,
+    def take(self, ref: TimerRef, held_tags: tuple[bytes, ...], receive_count: int, target: str, group: str | None,
              slot: int | None) -> Release | None:
         """Room for a delivery to ``target``: what gives it back, or None when the message was sent back to wait
-        (``receipt_tag``: the tag of the retry it stands in for, when it is one). ``slot``: the one its message
-        holds, if any. A target without limits has room at once."""
+        (``held_tags``: the tags the record may hold for the retry it is, when it is one). ``slot``: the one its
+        message holds, if any. A target without limits has room at once."""
         limits = self._config.flow_limits.get(target)
         if limits is None:  # no limits (or no more, since the message was put back)
             return nothing_held
-        wait = _Waiter(self, ref, receipt_tag, receive_count, target, group if limits.for_group(group) else None)
+        wait = _Waiter(self, ref, held_tags, receive_count, target, group if limits.for_group(group) else None)
         try:
             return self._take(wait, limits, slot)
         except Crowded as exc:  # the target's item is out of capacity: wait, unspent, and take a slot again
@@ -169,9 +169,9 @@ class RoomTaker:
 class _Waiter:
     """How one delivery goes back to wait: its message, with a ticket for the slot it waits for (and its group's)."""
 
-    def __init__(self, taker: RoomTaker, ref: TimerRef, tag: bytes | None, receive_count: int, target: str,
+    def __init__(self, taker: RoomTaker, ref: TimerRef, tags: tuple[bytes, ...], receive_count: int, target: str,
                  group: str | None) -> None:
-        self._taker, self.ref, self._tag, self._receive_count = taker, ref, tag, receive_count
+        self._taker, self.ref, self._tags, self._receive_count = taker, ref, tags, receive_count
         self.target, self.group = target, group
         ticket = ref.ticket
         self.group_slot = (ticket.group_slot_ms if group is not None and ticket is not None and ticket.group == group
@@ -179,7 +179,7 @@ class _Waiter:
         """The group slot this delivery took (or the instant its group allows a start): kept while it waits."""
 
     def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
-        ticket = Ticket(self.target, slot, self._tag, self._receive_count, self.group, self.group_slot)
+        ticket = Ticket(self.target, slot, self._tags, self._receive_count, self.group, self.group_slot)
         self._taker.send_back(self.ref, ticket, look_again_seconds)
 
 

@@ -300,7 +300,7 @@ class ScheduleStore:
     # --- dispatcher --------------------------------------------------------------
     def begin_delivery(self, ref: TimerRef, now_ms: int, expires_at: int, tag: bytes,
                        note: str | None = None, holding: frozenset[str] = frozenset(),
-                       stands_in: bytes | None = None) -> DeliveryStart:
+                       stands_in: tuple[bytes, ...] = ()) -> DeliveryStart:
         """Mark delivery started (FIRED, attempts + 1) if the record holds this message's token.
 
         A SCHEDULED or QUEUED record starts its first attempt and keeps ``tag``, the tag of the SQS message
@@ -314,9 +314,9 @@ class ScheduleStore:
         message has left. ``note``, when given, is kept as ``lastError`` in the same write (a retry
         says why the receive before it did not deliver). A record whose target is in ``holding`` (limited targets the
         message holds no room on) is refused as WAITING_FOR_ROOM, unchanged: the same write tells the target, so
-        a deployment pays no read for it, and one without limits no longer condition. ``stands_in``: the tag of the
-        message a waiting retry was put back for; a FIRED record that holds it is taken over (``msgId`` becomes
-        ``tag``), so only one message of that retry ever starts it.
+        a deployment pays no read for it, and one without limits no longer condition. ``stands_in``: the tags the record may
+        hold for the retry a waiting message was put back for; a FIRED record that holds one is taken over (``msgId``
+        becomes ``tag``), so only one message of that retry ever starts it.
         """
         values: dict[str, Any] = {":fired": states.FIRED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
                         ":tok": ref.token, ":now": now_ms, ":exp": expires_at, ":one": 1, ":mid": tag}
@@ -326,9 +326,10 @@ class ScheduleStore:
             values[":why"] = note[:1000]
         # A FIRED record without msgId was started before this rule: its retries go ahead as before.
         same_message = "msgId = :mid OR attribute_not_exists(msgId)"
-        if stands_in is not None:
-            same_message += " OR msgId = :was"
-            values[":was"] = stands_in
+        if stands_in:
+            was = [f":was{index}" for index in range(len(stands_in))]
+            same_message += f" OR msgId IN ({', '.join(was)})"
+            values.update(zip(was, stands_in))
         condition = f"#tok = :tok AND (#st IN (:scheduled, :queued) OR (#st = :fired AND ({same_message})))"
         names: dict[str, str] = {}
         if holding:
@@ -342,7 +343,7 @@ class ScheduleStore:
         waiting = ScheduleRecord.from_item(old) if holding else None
         if (waiting is not None and waiting.target in holding and old.get("token", {}).get("S") == ref.token
                 and (old["status"]["S"] in (states.SCHEDULED, states.QUEUED)
-                     or (old["status"]["S"] == states.FIRED and old.get("msgId", {}).get("B", tag) in (tag, stands_in)))):
+                     or (old["status"]["S"] == states.FIRED and old.get("msgId", {}).get("B", tag) in (tag, *stands_in)))):
             return DeliveryStart(None, Refusal.WAITING_FOR_ROOM, waiting=waiting)
         if old.get("token", {}).get("S") != ref.token:
             # A reschedule's message sent before the record takes its token (:mod:`.reschedule`) waits.

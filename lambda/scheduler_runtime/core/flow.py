@@ -193,15 +193,16 @@ class TargetState:
 @dataclass(frozen=True)
 class Ticket:
     """What a delayer message put back to wait for room carries: the target it waits for, its reserved start slot
-    (None: the target was paused, so it looks again), and, for a retry, the tag and receive count of the message it
-    stands in for (whose delivery the record holds as started). The slot holds on the message's first receive only:
+    (None: the target was paused, so it looks again), and, for a retry, the tags the record may hold for the
+    delivery it stands in for (the message it was put back for, and the ones before it that may have started it)
+    and that message's receive count. The slot holds on the message's first receive only:
     received again, it takes a new one. A delivery of a group on a target with per-group limits carries its
     ``group`` and the group slot it took (``group_slot_ms``): it waits for that one first, then takes the target's;
     a group slot is kept however often the message comes back (it paces, the check at the start holds the rate)."""
 
     target: str
     slot_ms: int | None
-    tag: bytes | None = None
+    tags: tuple[bytes, ...] = ()
     receive_count: int = 1
     group: str | None = None
     group_slot_ms: int | None = None
@@ -215,8 +216,8 @@ class Ticket:
         body: dict[str, Any] = {"target": self.target}
         if self.slot_ms is not None:
             body["slot"] = self.slot_ms
-        if self.tag is not None:
-            body.update(tag=self.tag.hex(), rc=self.receive_count)
+        if self.tags:
+            body.update(tags=[tag.hex() for tag in self.tags], rc=self.receive_count)
         if self.group is not None:
             body["group"] = self.group
         if self.group_slot_ms is not None:
@@ -225,7 +226,8 @@ class Ticket:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Ticket":
-        slot, tag, group, group_slot = data.get("slot"), data.get("tag"), data.get("group"), data.get("groupSlot")
+        slot, group, group_slot = data.get("slot"), data.get("group"), data.get("groupSlot")
+        tags = data.get("tags", [data["tag"]] if "tag" in data else [])  # "tag": one, as messages had it before
         return cls(str(data["target"]), None if slot is None else int(slot),
-                   None if tag is None else bytes.fromhex(str(tag)), int(data.get("rc", 1)),
+                   tuple(bytes.fromhex(str(tag)) for tag in tags), int(data.get("rc", 1)),
                    None if group is None else str(group), None if group_slot is None else int(group_slot))

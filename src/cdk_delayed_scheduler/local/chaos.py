@@ -4,8 +4,9 @@ The engine runs with ``--faults`` (see :mod:`.faults`) while one-shot timers (sh
 the delayer queue, long ones through the sweeper, overdue ones), cancels and periodic timers go
 through its HTTP API, singly and in batches, from eight clients. A share of the one-shot timers name
 a target of another kind (an SNS topic, an EventBridge bus, a Step Functions state machine, an HTTPS
-endpoint: :mod:`.chaos_targets`), whose deliveries are read back from where they arrived. A client retries a create or a
-cancel that got a 429, a 5xx or no answer, with the same id and body, as the typed client does.
+endpoint: :mod:`.chaos_targets`), whose deliveries are read back from where they arrived; a fifth of them, due in one
+burst, name a target with limits (:mod:`.chaos_flow`), a tenth of those cancelled while they wait for room. A client
+retries a create or a cancel that got a 429, a 5xx or no answer, with the same id and body, as the typed client does.
 Then it checks, and reports (exit 1 on any violation):
 
 - none lost: every timer is delivered, cancelled, or FAILED with its payload and reason and in
@@ -23,11 +24,14 @@ Then it checks, and reports (exit 1 on any violation):
   none (one single create in ten comes from a client that does not retry) left no trace or was
   honoured as its retry;
 - every timer that ended has its outcome event (every kind is sent, to a recorder, through the same
-  faults), arrived or parked, of one kind per occurrence, the kind its ``GET`` reads (:mod:`.chaos_outcomes`).
+  faults), arrived or parked, of one kind per occurrence, the kind its ``GET`` reads (:mod:`.chaos_outcomes`);
+- the limited target's receiver never got more than its rate in a period, nor more than its ``maxInFlight`` calls at
+  once (:mod:`.chaos_flow`).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import random
@@ -35,18 +39,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .chaos_targets import NAMED_TARGETS, SIGNING_SECRET, SignedReceiver, TargetReader, chaos_targets
 from .chaos_checks import (ChaosReport, ClientCalls, Planned, PlannedPeriodic, check_groups, check_one_shots,
                            check_pauses, check_periodic, check_redrive, check_reschedules, dead_lettered)
 from .chaos_ops import MendableTarget, Operations, start_operations, wait_for_deliveries
+from .chaos_flow import HOLD_SECONDS, INTERVAL_SECONDS, LIMITED, LIMITS, RATE, check_flow
+from .gauge import Gauge
 from .chaos_outcomes import check_outcomes
 from .chaos_settle import Ticker, settle, wait_for_outcomes
 from ..client import Answer, SchedulerClient
 from ..outcome import OutcomeKind
 from .api_calls import parse_due_ms, raw_client
-from .deliveries import Recorder
+from .deliveries import LambdaTarget, Recorder
 from .engine import Engine, EngineOptions
 
 WINDOW_SECONDS = 5
@@ -59,13 +65,19 @@ DEFAULT_FAULTS = ("ddb-throttle=0.03,sqs-throttle=0.03,lambda-throttle=0.02,lost
 # delays): a definition kept to the end is watched, while an occurrence is missing, long enough for
 # four attempts (one failing occurrence in a few hundred needs a third; the wait ends once none is).
 PERIODIC_RETRY_WAIT_SECONDS = 240
+BURST_OFFSETS = (WINDOW_SECONDS - 0.1, WINDOW_SECONDS + 0.1)
+"""When the limited target's timers are due, from the moment their creates began: one burst, due within a fifth of
+a second (those created within that much of its start go through the sweeper, the others through the delayer
+queue)."""
+WAITING_FOR_ROOM = "waiting for room"
+"""The reason the runtime logs for a delivery sent back to wait for a limited target's slot or place."""
 
 
 def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Planned], list[PlannedPeriodic]]:
     """``count`` one-shot timers due within ``span_seconds``, and a few periodic ones."""
-    shares = [("short", 0.45, (0.5, WINDOW_SECONDS - 0.5)), ("long", 0.35, (WINDOW_SECONDS + 1, span_seconds)),
+    shares = [("short", 0.35, (0.5, WINDOW_SECONDS - 0.5)), ("long", 0.25, (WINDOW_SECONDS + 1, span_seconds)),
               ("overdue", 0.04, (-30, -1)), ("cancel", 0.14, (2, span_seconds)),
-              ("poison", 0.02, (0.5, WINDOW_SECONDS - 0.5))]
+              ("poison", 0.02, (0.5, WINDOW_SECONDS - 0.5)), ("limited", 0.2, BURST_OFFSETS)]
     timers = []
     for kind, share, (low, high) in shares:
         for n in range(max(1, round(count * share))):
@@ -73,7 +85,8 @@ def plan(count: int, rng: random.Random, span_seconds: float) -> tuple[list[Plan
             offset = rng.uniform(low, high)
             patient = batched or rng.random() > 0.1
             # every named target gets a share; the default (a local function) refuses the poison ones
-            target = None if kind == "poison" else rng.choice([None, None, None, *NAMED_TARGETS])
+            target = (LIMITED if kind == "limited" else None if kind == "poison"
+                      else rng.choice([None, None, None, *NAMED_TARGETS]))
             timers.append(Planned(f"chaos-{kind}-{n}", kind, offset, batched, patient=patient, target=target))
     periodic = [PlannedPeriodic(f"chaos-every-{n}", 1 + n % 3, kept=n % 2 == 0) for n in range(max(4, count // 250))]
     return timers, periodic
@@ -94,8 +107,10 @@ def _answered(api: SchedulerClient, operation: str, body: Any = None, **paramete
     return answer
 
 
-def _create_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls, tick: Ticker) -> None:
-    """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open."""
+def _create_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls, tick: Ticker,
+                since: float | None = None) -> None:
+    """Create every timer (singly, or in batches of 10), retrying what a 429/5xx/no answer left open; each due its
+    offset after ``since`` (epoch seconds), or else after its create's first attempt."""
 
     def body(timer: Planned) -> dict[str, Any]:
         target = {"target": timer.target} if timer.target else {}
@@ -103,7 +118,7 @@ def _create_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls,
                 "payload": {"kind": timer.kind, "id": timer.schedule_id}, **target}
 
     def create(group: list[Planned]) -> None:
-        now = time.time()  # due times count from the first attempt, however long the others took
+        now = time.time() if since is None else since  # not each attempt: however long the others took
         for timer in group:
             calls.due_ms[timer.schedule_id] = int((now + timer.offset_seconds) * 1000)
         for attempt in range(RETRIES if group[0].patient else 1):
@@ -133,9 +148,8 @@ def _create_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls,
         list(pool.map(create, groups))
 
 
-def _cancel_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls, rng: random.Random) -> None:
-    """Cancel each ``cancel`` timer at a random moment before it is due, retrying as a client would."""
-    moments = sorted((calls.due_ms[t.schedule_id] / 1000 - rng.uniform(0.3, 3), t.schedule_id) for t in timers)
+def _cancel_all(api: SchedulerClient, moments: list[tuple[float, str]], calls: ClientCalls) -> None:
+    """Cancel each timer at its moment (epoch seconds, timer id), retrying as a client would."""
 
     def cancel(moment_and_id: tuple[float, str]) -> None:
         moment, schedule_id = moment_and_id
@@ -148,7 +162,7 @@ def _cancel_all(api: SchedulerClient, timers: list[Planned], calls: ClientCalls,
             time.sleep(0.1 * (attempt + 1))
 
     with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
-        list(pool.map(cancel, moments))
+        list(pool.map(cancel, sorted(moments)))
 
 
 def _put_periodic(api: SchedulerClient, planned: PlannedPeriodic) -> int:
@@ -178,12 +192,14 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
     rng = random.Random(seed)
     timers, periodic = plan(count, rng, span_seconds)
     recorder = Recorder()
+    gauge = Gauge(recorder, HOLD_SECONDS)
     receiver = SignedReceiver(SIGNING_SECRET, lambda envelope, _headers, received_ms: recorder.record(envelope, received_ms))
     target = MendableTarget(_refusing_poison(recorder))
     outcomes = Recorder()
     options = EngineOptions(target=target, delay_window=WINDOW_SECONDS, sweep_interval=1.0, shard_count=4,
                             dispatcher_timeout=DISPATCHER_TIMEOUT_SECONDS, faults=faults, seed=seed,
-                            targets=dict(chaos_targets(receiver.url)), outcomes=outcomes,
+                            targets={**chaos_targets(receiver.url), LIMITED: LambdaTarget(gauge, flow_control=LIMITS)},
+                            outcomes=outcomes,
                             outcome_kinds=tuple(kind.value for kind in OutcomeKind))
     calls = ClientCalls()
     started = time.time()
@@ -196,16 +212,22 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         ops = Operations()
         operator = start_operations(ops, answered, engine, target, recorder, count, WINDOW_SECONDS, seed)
         to_cancel = [t for t in timers if t.kind == "cancel"]
+        burst = [t for t in timers if t.kind == "limited"]
         tick = Ticker(say)
-        _create_all(api, to_cancel, calls, tick)  # first, then cancelled while the others are created
-        canceller = threading.Thread(target=_cancel_all, args=(api, to_cancel, calls, rng), daemon=True)
+        _create_all(api, burst, calls, tick, since=time.time())  # first, due together
+        _create_all(api, to_cancel, calls, tick)  # then these, cancelled while the others are created
+        moments = [(calls.due_ms[t.schedule_id] / 1000 - rng.uniform(0.3, 3), t.schedule_id) for t in to_cancel]
+        # a tenth of the burst, once due: while it waits for room, or as it starts (then answered 409)
+        moments += [(calls.due_ms[t.schedule_id] / 1000 + rng.uniform(0, len(burst) / RATE), t.schedule_id)
+                    for t in burst[5::10]]
+        canceller = threading.Thread(target=_cancel_all, args=(api, moments, calls), daemon=True)
         canceller.start()
-        _create_all(api, [t for t in timers if t.kind != "cancel"], calls, tick)
+        _create_all(api, [t for t in timers if t.kind not in ("cancel", "limited")], calls, tick)
         say(f"chaos: created in {time.time() - started:.1f}s ({calls.retried} retried)")
         canceller.join()
         skipped: dict[str, int] = {}
         deleted_ms = {p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if not p.kept}
-        _wait_for_one_shots(answered, recorder, calls, engine, say)
+        _wait_for_one_shots(answered, recorder, calls, engine, say, backlog_seconds=len(burst) * INTERVAL_SECONDS)
         watched_until = _wait_for_periodic(api, recorder, [p for p in periodic if p.kept], first_due, say)
         deleted_ms.update({p.periodic_id: _delete_periodic(api, p.periodic_id, skipped) for p in periodic if p.kept})
         operator.join()
@@ -230,6 +252,12 @@ def run_chaos(count: int, faults: str = DEFAULT_FAULTS, seed: int = 1, span_seco
         check_groups(report, ops.grouped, recorder, read, parked)
         check_outcomes(report, [d.envelope for d in outcomes.deliveries], reads, parked,
                        ops.redriven.moved | ops.redriven.refused_redrive_moved)
+        burst_ids = {t.schedule_id for t in burst}
+        report.limited = check_flow(report.violations, list(gauge.passages), {i: calls.due_ms[i] for i in burst_ids},
+                                    {i: min(d.received_ms for d in ds) for i, ds in recorder.by_id().items()
+                                     if i in burst_ids},
+                                    trail.count(burst_ids, "put_back", WAITING_FOR_ROOM),
+                                    trail.count(burst_ids, "held_back"))
         report.violations += [f"an operation kept failing: {error}" for error in ops.errors]
         report.trails = {key: trail.of(key) for key in dict.fromkeys(v.split(":", 1)[0] for v in report.violations)}
     return report
@@ -242,6 +270,7 @@ class Trail(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self._events: dict[str, list[str]] = {}
+        self._counts: collections.Counter[tuple[str, str, str | None]] = collections.Counter()
         self._guard = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -250,9 +279,18 @@ class Trail(logging.Handler):
         if key is None:
             return
         shown = ",".join(f"{name}={value}" for name, value in fields.items() if name not in ("id", "group"))
+        event = getattr(record, "event", "?")
+        reason = None if fields.get("reason") is None else str(fields["reason"])
         with self._guard:
-            self._events.setdefault(str(key), []).append(f"{record.created:.3f} {getattr(record, 'event', '?')}"
-                                                         f"{' ' + shown if shown else ''}")
+            self._events.setdefault(str(key), []).append(f"{record.created:.3f} {event}{' ' + shown if shown else ''}")
+            self._counts[(str(key), event, reason)] += 1
+
+    def count(self, keys: Iterable[str], event: str, reason: str | None = None) -> int:
+        """How many times ``event`` (with ``reason``, when given) was logged about any of ``keys``."""
+        wanted = set(keys)
+        with self._guard:
+            return sum(n for (key, logged, why), n in self._counts.items()
+                       if key in wanted and logged == event and reason in (None, why))
 
     def of(self, key: str, last: int = 12) -> str:
         """The last ``last`` events of ``key``, oldest first."""
@@ -294,11 +332,12 @@ def _refusing_poison(recorder: Recorder) -> Callable[[dict[str, Any]], None]:
     return deliver
 
 
-def _wait_for_one_shots(answered: Callable[..., Answer], recorder: Recorder,
-                        calls: ClientCalls, engine: Engine, say: Callable[[str], None]) -> None:
+def _wait_for_one_shots(answered: Callable[..., Answer], recorder: Recorder, calls: ClientCalls, engine: Engine,
+                        say: Callable[[str], None], backlog_seconds: float) -> None:
     """Until every one-shot timer is settled (delivered, FAILED, CANCELLED, or never created), waiting on the
-    engine's state (:mod:`.chaos_settle`)."""
-    left = settle(answered, recorder, dict(calls.due_ms), engine.options.visibility_timeout, "one-shot timers", say)
+    engine's state (:mod:`.chaos_settle`), and at least ``backlog_seconds`` more for one that waits for room."""
+    left = settle(answered, recorder, dict(calls.due_ms), engine.options.visibility_timeout, "one-shot timers", say,
+                  backlog_seconds=backlog_seconds)
     if left:
         say(f"chaos: {len(left)} one-shot timers unsettled when the engine stopped changing them: "
             + ", ".join(f"{i} {p.state[0]}" for i, p in sorted(left.items())[:10]))

@@ -4,10 +4,11 @@ they read: the planned timers and the answers the clients got."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from .api_calls import parse_due_ms
+from .chaos_flow import FlowFigures
 from .deliveries import Recorder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -17,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass(frozen=True)
 class Planned:
     schedule_id: str
-    kind: str  # short | long | overdue | cancel | poison (its target always refuses it)
+    kind: str  # short | long | overdue | cancel | poison (its target always refuses it) | limited (see chaos_flow)
     offset_seconds: float
     batched: bool
     patient: bool = True  # its client retries a create that got a 429, a 5xx or no answer
@@ -90,6 +91,8 @@ class ChaosReport:
     """Timers whose delivery message SQS's redrive parked: no outcome until they are redriven."""
     outcome_mismatches: int = 0
     outcomes_missing: int = 0
+    limited: FlowFigures | None = None
+    """What the limited target's receiver saw (:mod:`.chaos_flow`)."""
     lost: int = 0
     violations: list[str] = field(default_factory=list)
     trails: dict[str, str] = field(default_factory=dict)
@@ -121,6 +124,7 @@ class ChaosReport:
             + (", ".join(f"{kind} {n}" for kind, n in sorted(self.outcomes_by_kind.items())) or "none")
             + f"; repeats {self.outcome_repeats}); parked {self.outcomes_parked}; awaiting redrive "
             f"{self.outcomes_awaiting_redrive}; mismatches {self.outcome_mismatches}; missing {self.outcomes_missing}",
+            *([self.limited.line()] if self.limited else []),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),
             *(f"  TRAIL {key}: {events}" for key, events in list(self.trails.items())[:20]),
@@ -452,6 +456,6 @@ def check_redrive(report: ChaosReport, redriven: Redriven, recorder: Recorder, p
 
 def as_json(report: ChaosReport) -> str:
     """The report as JSON (for ``--json``)."""
-    data: dict[str, Any] = dict(report.__dict__)
+    data: dict[str, Any] = asdict(report)
     data["ok"] = report.ok
     return json.dumps(data, indent=2, sort_keys=True)

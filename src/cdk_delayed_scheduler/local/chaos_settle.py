@@ -6,7 +6,8 @@ as the engine makes progress on what is left: a delivery arrives, or a pending r
 attempts, its last error). A loaded machine slows each step down, so the wait stretches with it; a timer that
 stops changing for :data:`STALL_VISIBILITY_TIMEOUTS` visibility timeouts after it was due has nothing left in
 flight (a receive that failed comes back within one), and the checks then judge it as it stands: parked with its
-reason (a bare message SQS's redrive moved), or lost.
+reason (a bare message SQS's redrive moved), or lost. A timer to a limited target may also wait for its start slot,
+its record unchanged, as long as the target's backlog takes at its rate: the stall is that much longer.
 
 The outcome events come after: each ended timer's is waited for (:func:`wait_for_outcomes`) until it arrives, or
 until nothing on the outcomes' path is under way any more (a failed delivery of one comes back after a visibility
@@ -59,12 +60,13 @@ class Pending:
 
 
 def settle(read: Read, recorder: Recorder, due_ms: dict[str, int], visibility_timeout_seconds: float, what: str,
-           say: Callable[[str], None], cap_seconds: float = 1800.0) -> dict[str, Pending]:
+           say: Callable[[str], None], cap_seconds: float = 1800.0, backlog_seconds: float = 0.0) -> dict[str, Pending]:
     """Wait until every timer of ``due_ms`` (id -> when it is due, ms) is settled, or until none of those left has
-    changed for a stall after it was due, or ``cap_seconds`` (a bound for a hung engine, never reached by a run
-    that progresses). The timers left unsettled, with what was last read of each."""
+    changed for a stall (plus ``backlog_seconds``, how long a limited target's backlog may keep one waiting for its
+    slot) after it was due, or ``cap_seconds`` (a bound for a hung engine, never reached by a run that progresses).
+    The timers left unsettled, with what was last read of each."""
     started = time.monotonic()
-    stall_seconds = STALL_VISIBILITY_TIMEOUTS * visibility_timeout_seconds
+    stall_seconds = STALL_VISIBILITY_TIMEOUTS * visibility_timeout_seconds + backlog_seconds
     pending = set(due_ms)
     last_seen: dict[str, Pending] = {}
     progress_at = time.monotonic()
