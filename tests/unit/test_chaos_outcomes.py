@@ -109,6 +109,17 @@ def test_a_timer_redriven_after_it_failed_may_end_delivered_after_its_failed_out
     assert not _check([_event("FAILED")], {"t": _get("FIRED")}, redriven=("t",)).ok  # its final outcome missing
 
 
+
+def test_a_timer_parked_after_a_receive_that_ended_unanswered_may_have_been_delivered_first():
+    """Its last attempt's receive ended without the dispatcher's answer (a batch that failed after the delivery): the
+    record cannot tell, so it is parked FAILED, and the DELIVERED that receive sent stands beside it."""
+    unanswered = "maxAttempts 1 reached: receive 2 of 5 ended without a delivery: the target failed, or ..."
+    events = [_event("DELIVERED"), _event("FAILED")]
+    assert _check(events, {"t": _get("FAILED", last_error=unanswered)}).ok
+    assert not _check(events, {"t": _get("FAILED", last_error="delivery failed after 1 attempt: refused")}).ok
+    assert not _check([_event("DELIVERED")], {"t": _get("FAILED", last_error=unanswered)}).ok  # its FAILED missing
+
+
 @pytest.fixture
 def no_pause(monkeypatch):
     monkeypatch.setattr(chaos_settle, "POLL_SECONDS", 0)
