@@ -120,6 +120,14 @@ def test_a_timer_parked_after_a_receive_that_ended_unanswered_may_have_been_deli
     assert not _check([_event("DELIVERED")], {"t": _get("FAILED", last_error=unanswered)}).ok  # its FAILED missing
 
 
+
+def test_a_group_member_cancelled_without_its_outcome_is_reported_apart_and_any_other_is_missing():
+    status, record = _get("CANCELLED")
+    report = _check([], {"t": (status, {**record, "group": "tenant-1"})})
+    assert report.ok and report.outcomes_unsent_group_cancels == 1 and report.outcomes_missing == 0
+    assert not _check([], {"t": _get("CANCELLED")}).ok
+
+
 @pytest.fixture
 def no_pause(monkeypatch):
     monkeypatch.setattr(chaos_settle, "POLL_SECONDS", 0)
