@@ -11,7 +11,7 @@ import pytest
 
 from scheduler_runtime.core import groups
 
-from .conftest import call_api
+from .conftest import call_api, call_direct
 from .dispatching import dispatch, receive
 from .grouping import cancel, sweep
 from .periodic_timers import put
@@ -205,6 +205,46 @@ def test_a_group_cancel_gives_each_waiting_member_a_cancelled_event(aws, outcome
     events = outcome_messages(aws)
     assert sorted((e["id"], e["outcome"], e["reason"], e["group"]) for e in events) == [
         (f"member-{n}", "CANCELLED", "group cancelled", "tenant-9") for n in range(3)]
+
+
+def test_a_group_sweep_that_dies_before_sending_its_members_outcomes_sends_them_when_its_message_comes_back(
+        aws, outcomes, monkeypatch):
+    """The sweep's first receive cancels the waiting members (one-shot and periodic) and dies before their outcome
+    events are sent: its message, handed out again, still finds them and sends each one CANCELLED, and then they
+    leave the group's index."""
+    from scheduler_runtime.aws.outcomes import OutcomeSink
+
+    monkeypatch.setattr(groups, "SWEEP_FIRST_DELAY_SECONDS", 0)
+    for n in range(2):
+        create(f"member-{n}", due_in=600, group="tenant-7")
+    first_ms = (now_ms() // 1000 + 120) * 1000
+    put("member-nightly", {"every": 3600, "startAt": first_ms / 1000, "payload": {}, "group": "tenant-7"})
+    cancel("tenant-7")
+    sweeps = aws.receive(aws.delayer_url)
+    assert len(sweeps) == 2 and all(groups.SWEEP_MARKER in json.loads(m["body"]) for m in sweeps)
+    sent = OutcomeSink.flush
+
+    def dies(self):
+        raise SystemExit("the sandbox ended before the outcome events were sent")
+
+    monkeypatch.setattr(OutcomeSink, "flush", dies)
+    for message in sweeps:  # one at a time: a sandbox that ends runs nothing after it
+        with pytest.raises(SystemExit):
+            dispatch(receive(message, 1))
+    assert call_api("GET", "/schedules/member-0")[1]["status"] == "CANCELLED"  # the cancels were written
+    assert outcome_messages_but_sweeps(aws) == []
+    monkeypatch.setattr(OutcomeSink, "flush", sent)
+    assert dispatch(*(receive(m, 2) for m in sweeps)) == {"batchItemFailures": []}
+    events = outcome_messages_but_sweeps(aws)
+    assert sorted((e["id"], e["outcome"], e["reason"], e["group"]) for e in events) == [
+        ("member-0", "CANCELLED", "group cancelled", "tenant-7"), ("member-1", "CANCELLED", "group cancelled",
+                                                                    "tenant-7"),
+        ("member-nightly", "CANCELLED", "group cancelled", "tenant-7")]
+    assert [e["dedupeKey"] for e in events if e["id"] == "member-nightly"] == [f"member-nightly@{first_ms}"]
+    assert dispatch(*(receive(m, 3) for m in sweeps)) == {"batchItemFailures": []}  # handed out once more
+    assert outcome_messages_but_sweeps(aws) == []  # they left the group's index with their outcomes sent
+    assert call_direct("GET", "/schedules?group=tenant-7") == (200, {"items": []})
+    assert call_direct("GET", "/periodic?group=tenant-7") == (200, {"items": []})
 
 
 def test_a_cancelled_schedules_message_sends_its_cancelled_outcome_again_when_it_comes(aws, outcomes):

@@ -189,20 +189,39 @@ class DefinitionStore:
             raise
         return Definition.from_item(old)
 
-    def stop_member(self, periodic_id: str, group_sort_key: str, now_ms: int, retention_seconds: int) -> Definition | None:
+    def stop_member(self, periodic_id: str, group_sort_key: str, now_ms: int, retention_seconds: int,
+                    leave_group: bool = True) -> Definition | None:
         """Mark DELETED, as :meth:`delete` does, a definition its group's cancel stopped: only while it is still the
-        group member ``group_sort_key`` (not replaced, ended or deleted since). The definition as it was, else None."""
+        group member ``group_sort_key`` (not replaced, ended or deleted since). The definition as it was, else None.
+
+        Without ``leave_group``, it stays in its group's index with its pending occurrence (``nextDueMs``, the
+        shard) until :meth:`leave_group`: stopped again meanwhile, it answers that occurrence again."""
         values = {**_deleted_values(now_ms, retention_seconds), ":gsk": {"S": group_sort_key}}
         try:
             old = self._ddb.update_item(
-                TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(), UpdateExpression=_DELETE,
-                ConditionExpression=f"{groups.SORT_KEY} = :gsk", ExpressionAttributeNames=_DELETE_NAMES,
+                TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
+                UpdateExpression=_DELETE if leave_group else _STOP_IN_GROUP,
+                ConditionExpression=f"{groups.SORT_KEY} = :gsk",
+                ExpressionAttributeNames=_DELETE_NAMES if leave_group else {"#st": "status"},
                 ExpressionAttributeValues=values, ReturnValues="ALL_OLD")["Attributes"]
         except ClientError as exc:
             if is_condition_failure(exc):
                 return None
             raise
         return Definition.from_item(old)
+
+    def leave_group(self, periodic_id: str, group_sort_key: str) -> None:
+        """Take a definition its group's cancel stopped (DELETED, still the member ``group_sort_key``) out of the
+        group's index, with its pending occurrence; nothing when it already left."""
+        try:
+            self._ddb.update_item(
+                TableName=self._table, Key=keys.definition_key(periodic_id).as_item_key(),
+                UpdateExpression=f"REMOVE nextDueMs, #sh, {groups.SORT_KEY}",
+                ConditionExpression=f"#st = :deleted AND {groups.SORT_KEY} = :gsk", ExpressionAttributeNames=_DELETE_NAMES,
+                ExpressionAttributeValues={":deleted": {"S": DELETED}, ":gsk": {"S": group_sort_key}})
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
 
     def pause(self, current: Definition, now_ms: int) -> Definition | None:
         """Pause ``current`` (ACTIVE) if it is still the stored one: PAUSED, a new ``version`` (so no retry
@@ -356,6 +375,8 @@ def _n(value: int) -> dict[str, Any]:
 # DELETE, and a group's cancel: a tombstone that expires with the history, out of its group's index.
 _DELETE = f"SET #st = :deleted, updatedMs = :now, expiresAt = :exp REMOVE nextDueMs, #sh, {groups.SORT_KEY}"
 _DELETE_NAMES = {"#st": "status", "#sh": "shard"}
+# A group's cancel whose outcome events are not sent yet: a tombstone still in its group's index (see stop_member).
+_STOP_IN_GROUP = "SET #st = :deleted, updatedMs = :now, expiresAt = :exp"
 
 
 def _deleted_values(now_ms: int, retention_seconds: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -24,7 +25,7 @@ from botocore.exceptions import ClientError
 from ..clock import Clock
 from ..core import groups, keys, states, window
 from ..core.groups import GroupSweep
-from ..core.outcomes import CancelReason
+from ..core.outcomes import CancelReason, Kind
 from ..observability import log_event
 from .context import Context
 from .delayer import DelayerQueue
@@ -166,13 +167,25 @@ def stopped_reason(group: str) -> str:
     return f"group '{group}' was cancelled before this delivery started"
 
 
-class GroupSweeper:
-    """The background half of a group's cancel: one page of one kind's members a message."""
+class OutcomesUnsent(Exception):
+    """Some members' ``CANCELLED`` events were neither sent nor parked: SQS hands the sweep message out again, and
+    those members, still in their group's index, are answered again."""
 
-    def __init__(self, ctx: Context, outcomes: OutcomeSink | None = None) -> None:
+
+class GroupSweeper:
+    """The background half of a group's cancel: one page of one kind's members a message.
+
+    In a deployment that sends ``CANCELLED`` outcome events, a member the sweep stops stays in its group's index
+    until its event has been sent (or parked), a second write each: so a sweep message that ends between the two
+    (its sandbox stopped) and is handed out again still finds the member, and sends its event again. Without them,
+    the stop takes the member out of the index in its one write."""
+
+    def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
-        self._outcomes = outcomes
-        """Where the ``CANCELLED`` outcome of each member stopped goes (a deployment with outcomes)."""
+        outcomes = OutcomeSink.of(ctx)
+        self._outcomes = outcomes if outcomes is not None and outcomes.wants(Kind.CANCELLED) else None
+        """Where the ``CANCELLED`` event of each member stopped goes (a deployment that wants them), sent a chunk
+        of members at a time."""
         self._clock = ctx.clock
         self._groups = GroupStore(ctx.dynamodb, ctx.config.table_name)
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
@@ -196,10 +209,9 @@ class GroupSweeper:
         # well inside the delayer queue's visibility timeout: SQS does not hand the message out again meanwhile
         budget_ms = min(SWEEP_BUDGET_MS, self._ctx.config.visibility_timeout_seconds * 1000 // 4)
         page, more = self._groups.members(sweep.group, key_range, groups.SWEEP_PAGE_SIZE)
-        stop = self._stop_schedule if sweep.kind == groups.SCHEDULES else self._stop_periodic
         stopped = done = 0
         while done < len(page) and (done == 0 or self._clock.now_ms() - began < budget_ms):
-            stopped += sum(_stoppers.map(stop, page[done:done + STOP_CHUNK]))
+            stopped += self._stop_chunk(sweep.kind, page[done:done + STOP_CHUNK])
             done = min(len(page), done + STOP_CHUNK)
         more = more or done < len(page)
         if more and done:
@@ -212,25 +224,57 @@ class GroupSweeper:
         log_event("group_swept", group=sweep.group, kind=sweep.kind, stopped=stopped, more=more)
         return stopped
 
-    def _stop_schedule(self, entry: dict[str, Any]) -> bool:
+    def _stop_chunk(self, kind: str, entries: list[dict[str, Any]]) -> int:
+        """Stop ``entries`` (in threads); with outcome events, send theirs, then take them out of the group's index.
+        How many it stopped (those another call stopped first, answered again, are not counted)."""
+        stop = self._stop_schedule if kind == groups.SCHEDULES else self._stop_periodic
+        answered = list(_stoppers.map(stop, entries))
+        if self._outcomes is not None:
+            if not self._outcomes.flush():
+                raise OutcomesUnsent("the CANCELLED events of group members were neither sent nor parked")
+            leave = self._leave_schedule if kind == groups.SCHEDULES else self._leave_periodic
+            list(_stoppers.map(leave, [entry for entry, (_, member) in zip(entries, answered) if member]))
+        return sum(changed for changed, _ in answered)
+
+    def _stop_schedule(self, entry: dict[str, Any]) -> tuple[bool, bool]:
+        """``(changed, answered)``: whether this call cancelled it, and whether its ``CANCELLED`` event was gathered
+        (it stays in the index until sent)."""
         schedule_id = keys.schedule_id_of(entry["pk"]["S"])
         config = self._ctx.config
-        record, changed = self._store.cancel(schedule_id, self._clock.now_ms(), config.history_retention_seconds)
-        if self._outcomes is not None and record is not None and record.status == states.CANCELLED:
-            # again when a sweep message comes back: its first receive may have ended before the outcome was sent
-            self._outcomes.cancelled_schedule(record, CancelReason.GROUP_CANCELLED)
-        return changed
+        record, changed = self._store.cancel(schedule_id, self._clock.now_ms(), config.history_retention_seconds,
+                                             leave_group=self._outcomes is None)
+        if self._outcomes is None or record is None or record.status != states.CANCELLED:
+            return changed, False
+        # again when a sweep message comes back: its first receive may have ended before the event was sent
+        self._outcomes.cancelled_schedule(record, CancelReason.GROUP_CANCELLED)
+        return changed, True
 
-    def _stop_periodic(self, entry: dict[str, Any]) -> bool:
+    def _leave_schedule(self, entry: dict[str, Any]) -> None:
+        self._store.leave_group(keys.schedule_id_of(entry["pk"]["S"]))
+
+    def _stop_periodic(self, entry: dict[str, Any]) -> tuple[bool, bool]:
+        """As :meth:`_stop_schedule`, for a periodic timer (its pending occurrence's event)."""
         from . import periodic  # noqa: PLC0415 - a deployment without periodic timers never loads it
 
         ctx = self._ctx
         service = periodic.Periodic(periodic.DefinitionStore(ctx.dynamodb, ctx.config.table_name), self._store,
                                     self._queue, ctx.config, self._clock)
-        old = service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], self._clock.now_ms())
-        if old is not None and self._outcomes is not None:
-            self._outcomes.cancelled_periodic(old, CancelReason.GROUP_CANCELLED)
-        return old is not None
+        old = service.stop_for_group(entry["sk"]["S"], entry[groups.SORT_KEY]["S"], self._clock.now_ms(),
+                                     leave_group=self._outcomes is None)
+        if old is None:
+            return False, False
+        first = old.status != periodic.DELETED  # else a stop before this one kept it a member, its event unsent
+        if self._outcomes is not None:
+            # an occurrence pending when the group stopped it: ACTIVE then (a paused one has none)
+            self._outcomes.cancelled_periodic(old if first else replace(old, status=periodic.ACTIVE),
+                                              CancelReason.GROUP_CANCELLED)
+        return first, self._outcomes is not None
+
+    def _leave_periodic(self, entry: dict[str, Any]) -> None:
+        from .definitions import DefinitionStore  # noqa: PLC0415 - as in _stop_periodic
+
+        DefinitionStore(self._ctx.dynamodb, self._ctx.config.table_name).leave_group(entry["sk"]["S"],
+                                                                                       entry[groups.SORT_KEY]["S"])
 
 
 def member_sort_key(definition: Any) -> str:
@@ -246,5 +290,5 @@ def shown_status(store: GroupStore, group: str | None, stamp_ms: int, status: st
     return states.CANCELLED if groups.is_stopped(stamp_ms, store.cancelled_before(group)) else status
 
 
-__all__ = ["GateTimedOut", "GroupStore", "GroupSweeper", "may_start", "member_sort_key", "shown_status",
+__all__ = ["GateTimedOut", "GroupStore", "GroupSweeper", "OutcomesUnsent", "may_start", "member_sort_key", "shown_status",
            "stopped_reason"]

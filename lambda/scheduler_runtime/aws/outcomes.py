@@ -84,12 +84,13 @@ class OutcomeSink:
         with self._lock:
             self._events.append(event)
 
-    def flush(self) -> None:
-        """Send what was gathered; park what the delayer queue does not take (never raises)."""
+    def flush(self) -> bool:
+        """Send what was gathered; park what the delayer queue does not take (never raises). Whether every event
+        was kept (sent, or parked): False when one was only logged."""
         with self._lock:
             events, self._events = self._events, []
         if not events:
-            return
+            return True
         queue = _queue(self._ctx)
         try:
             unsent = queue.send([(str(n), _Message(event), 0) for n, event in enumerate(events)],
@@ -97,20 +98,22 @@ class OutcomeSink:
         except Exception:  # noqa: BLE001 - an outcome is parked or logged, never raised into a delivery
             logger.exception("sending %d outcome events failed", len(events))
             unsent = {str(n) for n in range(len(events))}
-        for n in sorted(unsent, key=int):
-            park(self._ctx, events[int(n)], "not sent to the delayer queue")
+        parked = [park(self._ctx, events[int(n)], "not sent to the delayer queue") for n in sorted(unsent, key=int)]
+        return all(parked)
 
 
-def park(ctx: Context, event: Mapping[str, Any], error: str) -> None:
-    """Park ``event`` in the dead-letter queue with the reason ``outcome: <error>``; if that fails too, log it whole."""
+def park(ctx: Context, event: Mapping[str, Any], error: str) -> bool:
+    """Park ``event`` in the dead-letter queue with the reason ``outcome: <error>``; if that fails too, log it whole.
+    Whether it was parked."""
     reason = outcomes.park_reason(error)
     try:
         _queue(ctx).dead_letter({outcomes.MARKER: dict(event)}, reason, schedule_id=str(event["id"]))
     except Exception:  # noqa: BLE001 - the log is the last place an outcome can be kept
         logger.exception("parking an outcome event failed")
         log_event("outcome_lost", level=logging.ERROR, reason=reason, outcome=json.dumps(event, default=str))
-        return
+        return False
     log_event("outcome_parked", level=logging.ERROR, id=event["id"], outcome=event["outcome"], reason=reason)
+    return True
 
 
 def deliver(ctx: Context, event: Mapping[str, Any], receive_count: int) -> None:

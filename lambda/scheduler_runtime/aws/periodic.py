@@ -136,11 +136,16 @@ class Periodic:
         _settle(old, self._clock)
         return old
 
-    def stop_for_group(self, periodic_id: str, group_sort_key: str, now_ms: int) -> Definition | None:
+    def stop_for_group(self, periodic_id: str, group_sort_key: str, now_ms: int,
+                       leave_group: bool = True) -> Definition | None:
         """DELETE a definition its group's cancel stopped, while it is still that group member (``group_sort_key``),
         without DELETE's settle: the group's cancel settles once for all its members. The definition as it was
-        before, or None when it was not deleted."""
-        old = self._definitions.stop_member(periodic_id, group_sort_key, now_ms, self._config.history_retention_seconds)
+        before, or None when it was not deleted.
+
+        Without ``leave_group`` it stays a member until :meth:`DefinitionStore.leave_group` (its outcome sent):
+        stopped again meanwhile, it answers DELETED with the pending occurrence the first stop found."""
+        old = self._definitions.stop_member(periodic_id, group_sort_key, now_ms, self._config.history_retention_seconds,
+                                            leave_group)
         if old is not None:
             self._remove_timer(old)
         return old

@@ -78,11 +78,12 @@ class ScheduleStore:
     def table_name(self) -> str:
         return self._table
 
-    def _unlisted(self, update: str) -> str:
-        """``update`` that also takes the record out of its group's index (a no-op without a group) and, when
-        listing is on, out of the listing index: a record that stops waiting."""
-        removed = [groups.SORT_KEY] + ([LISTING["partitionKey"], LISTING["sortKey"]] if self._listing_shards else [])
-        return f"{update} REMOVE {', '.join(removed)}"
+    def _unlisted(self, update: str, leave_group: bool = True) -> str:
+        """``update`` that also takes the record out of its group's index (a no-op without a group; unless not
+        ``leave_group``) and, when listing is on, out of the listing index: a record that stops waiting."""
+        removed = ([groups.SORT_KEY] if leave_group else []) + (
+            [LISTING["partitionKey"], LISTING["sortKey"]] if self._listing_shards else [])
+        return f"{update} REMOVE {', '.join(removed)}" if removed else update
 
     # --- create (api) ---------------------------------------------------------
     def put_record(self, record: ScheduleRecord) -> tuple[ScheduleRecord, bool]:
@@ -191,11 +192,13 @@ class ScheduleStore:
         ).get("Item")
         return bool(item) and not item.get("cancelled", {}).get("BOOL", False)
 
-    def cancel(self, schedule_id: str, now_ms: int, retention_seconds: int) -> tuple[ScheduleRecord | None, bool]:
-        """Cancel unless delivery started. Returns ``(record, changed)``; record None if unknown."""
+    def cancel(self, schedule_id: str, now_ms: int, retention_seconds: int,
+               leave_group: bool = True) -> tuple[ScheduleRecord | None, bool]:
+        """Cancel unless delivery started. Returns ``(record, changed)``; record None if unknown. Without
+        ``leave_group``, a member stays in its group's index (CANCELLED) until :meth:`leave_group`."""
         new, old = self._update_record(
             schedule_id,
-            self._unlisted("SET #st = :cancelled, endedMs = :now, expiresAt = :exp"),
+            self._unlisted("SET #st = :cancelled, endedMs = :now, expiresAt = :exp", leave_group),
             "#st IN (:scheduled, :queued)",
             {":cancelled": states.CANCELLED, ":scheduled": states.SCHEDULED, ":queued": states.QUEUED,
              ":now": now_ms, ":exp": now_ms // 1000 + retention_seconds},
@@ -206,6 +209,12 @@ class ScheduleStore:
         if record.timer_key is not None:
             self._remove_cancelled_timer(record.timer_key)
         return record, True
+
+    def leave_group(self, schedule_id: str) -> None:
+        """Take a CANCELLED member out of its group's index (nothing when it already left)."""
+        self._update_record(schedule_id, f"REMOVE {groups.SORT_KEY}",
+                            f"#st = :cancelled AND attribute_exists({groups.SORT_KEY})",
+                            {":cancelled": states.CANCELLED})
 
     def _remove_cancelled_timer(self, key: keys.Key) -> None:
         """Flag, then delete, the timer of a cancelled schedule.

@@ -72,7 +72,7 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
                 outcomes_module.deliver(ctx, work, _receive_count(message))
                 return None, False
             if isinstance(work, GroupSweep):
-                GroupSweeper(ctx, sink).sweep(work)
+                GroupSweeper(ctx).sweep(work)
                 return None, False
             receipt = Receipt(message["messageId"], _receive_count(message))
             return delivery.dispatch(work, receipt), False

@@ -91,9 +91,6 @@ class ChaosReport:
     """Timers whose delivery message SQS's redrive parked: no outcome until they are redriven."""
     outcome_mismatches: int = 0
     outcomes_missing: int = 0
-    outcomes_unsent_group_cancels: int = 0
-    """Group-cancelled timers whose CANCELLED never came: a known gap, reported apart (a group sweep whose outcome
-    send died does not send it again for the members it already cancelled)."""
     limited: FlowFigures | None = None
     """What the limited target's receiver saw (:mod:`.chaos_flow`)."""
     lost: int = 0
@@ -126,8 +123,7 @@ class ChaosReport:
             f"outcome events {self.outcomes_received} ("
             + (", ".join(f"{kind} {n}" for kind, n in sorted(self.outcomes_by_kind.items())) or "none")
             + f"; repeats {self.outcome_repeats}); parked {self.outcomes_parked}; awaiting redrive "
-            f"{self.outcomes_awaiting_redrive}; mismatches {self.outcome_mismatches}; missing {self.outcomes_missing}"
-            f" (and group cancels unsent {self.outcomes_unsent_group_cancels})",
+            f"{self.outcomes_awaiting_redrive}; mismatches {self.outcome_mismatches}; missing {self.outcomes_missing}",
             *([self.limited.line()] if self.limited else []),
             f"lost {self.lost}; violations {len(self.violations)}",
             *(f"  VIOLATION {v}" for v in self.violations[:20]),

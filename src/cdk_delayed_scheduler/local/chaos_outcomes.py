@@ -106,8 +106,6 @@ def _check_one_shot(report: ChaosReport, schedule_id: str, status: int | None, r
     if not outcomes:
         if awaiting_redrive(schedule_id, parked):
             report.outcomes_awaiting_redrive += 1
-        elif expected is OutcomeKind.CANCELLED and record.get("group") is not None:
-            report.outcomes_unsent_group_cancels += 1
         else:
             report.outcomes_missing += 1
             report.violations.append(f"{schedule_id}: ended {expected.value} (GET {record.get('status')}), but no "
