@@ -1,7 +1,8 @@
 """Reading, pausing and resuming a target through the typed clients, sync and asyncio, against the testing kit's
 engine (its clock moves only when the test advances it), over both transports: a paused target receives nothing
 until ``resume_target``, then everything that waited; a target without limits reads ``ACTIVE`` with no counts and
-cannot be paused; each group's limits read back in ``flow_control``; the errors map as every call's do."""
+cannot be paused; each group's limits read back in ``flow_control``, and a group's own counts with ``group``; the
+errors map as every call's do."""
 
 from __future__ import annotations
 
@@ -71,6 +72,21 @@ def test_a_target_without_limits_reads_active_with_no_counts_and_cannot_be_pause
 def test_a_targets_per_group_limits_read_back_in_its_flow_control(on_the_kit) -> None:
     _, client, _ = on_the_kit
     assert _fields(client.get_target("tenants")) == ("tenants", TargetState.ACTIVE, TENANTS, 0, None, None)
+
+
+def test_a_groups_own_counts_are_read_with_group_and_a_target_without_group_limits_refuses_one(on_the_kit) -> None:
+    timers, client, _ = on_the_kit
+    for n in range(3):
+        client.schedule(timedelta(seconds=5), {"n": n}, id=f"acme-{n}", target="tenants", group="acme")
+    timers.advance(seconds=6)  # due at 5 s, acme's slots a second apart: started at 5 and 6 s, one waits for 7 s
+    assert len(timers.deliveries("tenants")) == 2
+    acme = client.get_target("tenants", group="acme")
+    assert _fields(acme) == ("tenants", TargetState.ACTIVE, TENANTS, 1, 0, None)
+    assert acme.group == acme.raw["group"] == "acme"
+    assert client.get_target("tenants").group is None
+    with pytest.raises(ValidationError, match="perGroup") as refused:
+        client.get_target("plain", group="acme")
+    assert refused.value.field == "group"
 
 
 def test_an_unknown_target_is_not_found_and_a_malformed_name_refused_before_sending(on_the_kit) -> None:

@@ -5,6 +5,7 @@ target's alone."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import pytest
@@ -14,7 +15,8 @@ from scheduler_runtime.core import flow
 from scheduler_runtime.core.flow import FlowLimits
 from scheduler_runtime.core.timeparse import parse_rfc3339 as ms
 
-from .conftest import call_api
+from .conftest import call_api, call_direct
+from .dispatching import dispatch, receive
 from .flow_controlling import create, dispatch_one_at_a_time, limit
 from .virtual_time import now_ms, virtual
 
@@ -95,3 +97,45 @@ def test_a_group_rate_only_target_limits_groups_and_leaves_deliveries_without_a_
     by_group = starts_by_group(delivered)
     assert min(gaps(by_group["tenant"])) >= interval_ms(limits["perGroup"]) and len(by_group["tenant"]) == 3
     assert sorted(by_group[None]) == [due_ms] * 3  # at once: the target itself has no limit
+
+
+TENANTS = {"rate": 10, "maxInFlight": 4, "perGroup": {"rate": 1, "periodSeconds": 2, "maxInFlight": 2}}
+
+
+def read_group(name: str, group: str) -> dict:
+    status, body = call_direct("GET", f"/targets/{name}?group={group}")
+    assert status == 200, body
+    return body
+
+
+def test_a_groups_own_counts_are_read_with_group_judged_by_its_per_group_limits(aws, monkeypatch):
+    limit(aws, monkeypatch, "tenants", TENANTS)
+    due_ms = now_ms() + 5000
+    for n in range(4):
+        create(f"big-{n}", due_ms, "tenants", group="big")
+    create("small-0", due_ms, "tenants", group="small")
+    virtual().move_to(due_ms)
+    store = FlowStore(aws.ddb, aws.table)  # a delivery of big under way, whose dispatcher died
+    assert store.acquire(flow.group_place("tenants", "big"), FlowLimits(max_in_flight=2), now_ms(),
+                         now_ms() + 30_000) is not None
+    for message in aws.receive(aws.delayer_url):  # one round at the due instant: each takes its group's slot
+        dispatch(receive(message, 1))
+    virtual().move_to(due_ms + 1000)
+    assert sorted(json.loads(m["body"])["id"] for m in aws.take(aws.target_url)) == ["big-0", "small-0"]
+    # big-0 started at D (one of big's two places free), big-1..3 hold big's slots at D+2, D+4 and D+6 s
+    assert read_group("tenants", "big") == {"name": "tenants", "group": "big", "state": "ACTIVE",
+                                            "flowControl": TENANTS, "waiting": 3, "inFlight": 1, "heldUntil": None}
+    assert (read_group("tenants", "small")["waiting"], read_group("tenants", "small")["inFlight"]) == (0, 0)
+    assert (read_group("tenants", "quiet")["waiting"], read_group("tenants", "quiet")["inFlight"]) == (0, 0)
+    assert "group" not in call_api("GET", "/targets/tenants")[1]  # the target's own counts, as before
+
+
+def test_a_group_read_of_a_target_that_keeps_no_group_state_or_a_bad_parameter_is_400_naming_it(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 1})
+    limit(aws, monkeypatch, "tenants", TENANTS)
+    for path, field in (("/targets/mailer?group=g1", "group"), ("/targets/default?group=g1", "group"),
+                        ("/targets/tenants?group=" + "x" * 65, "group"), ("/targets/tenants?group=a%20b", "group"),
+                        ("/targets/tenants?limit=3", "limit")):
+        status, answer = call_direct("GET", path)
+        assert (status, answer["field"]) == (400, field), (path, answer)
+    assert "perGroup" in call_direct("GET", "/targets/mailer?group=g1")[1]["message"]

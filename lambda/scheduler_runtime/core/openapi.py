@@ -317,7 +317,9 @@ def _schemas() -> dict[str, Schema]:
             "waiting": _counted("Deliveries holding a start slot ahead of now", "for a target without a rate"),
             "inFlight": _counted("Deliveries under way now (the places held)", "for a target without maxInFlight"),
             "heldUntil": {"anyOf": [_instant_out("Until when the target's own slow-down answer (a 429, a throttle) "
-                                                 "holds its deliveries back"), {"type": "null"}]}},
+                                                 "holds its deliveries back"), {"type": "null"}]},
+            "group": {**_GROUP, "description": "The group whose counts these are (GET with group=); absent for the "
+                                               "target's own"}},
             [targets_api.NAME_FIELD, targets_api.STATE_FIELD, FLOW_CONTROL_FIELD, "waiting", "inFlight", "heldUntil"]),
         "TargetState": _object({targets_api.STATE_FIELD: {"enum": list(targets_api.STATES)}},
                                [targets_api.STATE_FIELD]),
@@ -475,7 +477,10 @@ def operations() -> dict[str, Schema]:
         "getTarget": _operation(
             "Read a target: its state, its limits, and how many deliveries wait for it and are under way.",
             {200: ("The target (a target without flowControl: ACTIVE, with null counts).", "Target")},
-            {404: "No target of this scheduler has this name."}, parameters=target_name),
+            {404: "No target of this scheduler has this name."},
+            parameters=[*target_name, _query("group", _GROUP, "A group's own counts (waiting, inFlight), judged by "
+                                                              "flowControl.perGroup: only for a target with per-group "
+                                                              "limits (400 naming group otherwise).")]),
         "updateTarget": _operation(
             "Pause or resume a target with flowControl: once a pause is answered no delivery to it starts; those "
             "due meanwhile wait (looking again every few seconds) and start after the resume, never dropped. A "

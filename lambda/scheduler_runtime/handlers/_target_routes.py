@@ -7,12 +7,13 @@ it. A target without ``flowControl`` is answered from the deployment's descripti
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 from ..aws.flow import FlowStore
-from ..core.flow import PAUSE_SETTLE_MS, FlowLimits
-from ..core.targets_api import (NAME_FIELD, TargetStateName, describe_target, not_pausable, unknown_target,
-                                validate_target_state)
+from ..core.flow import PAUSE_SETTLE_MS, FlowLimits, group_place
+from ..core.targets_api import (NAME_FIELD, TargetStateName, describe_target, not_pausable, target_group,
+                                unknown_target, validate_target_state)
 from ..observability import log_event
 from ._router import Answer, Call, Operations
 
@@ -28,18 +29,24 @@ def _description(call: Call) -> tuple[str, Mapping[str, Any]]:
     return name, description
 
 
-def _answer(call: Call, name: str, description: Mapping[str, Any]) -> Answer:
+def _answer(call: Call, name: str, description: Mapping[str, Any], group: str | None = None) -> Answer:
     limits = FlowLimits.of(description)
     if limits is None:
         return 200, describe_target(name, description, None)
-    state = FlowStore(call.ctx.dynamodb, call.ctx.config.table_name).state(name, limits, call.ctx.clock.now_ms())
-    return 200, describe_target(name, description, state)
+    store, now_ms = FlowStore(call.ctx.dynamodb, call.ctx.config.table_name), call.ctx.clock.now_ms()
+    state = store.state(name, limits, now_ms)
+    if group is not None and limits.per_group is not None:  # the group's counts, the target's pause and hold
+        counts = store.state(group_place(name, group), limits.per_group, now_ms)
+        state = replace(counts, paused=state.paused, held_until_ms=state.held_until_ms)
+    return 200, describe_target(name, description, state, group)
 
 
 @OPERATIONS.answers("getTarget")
 def get_target(call: Call) -> Answer:
-    """A target's state, limits and counts (estimates read from its one item): 200, or 404 for an unknown name."""
-    return _answer(call, *_description(call))
+    """A target's state, limits and counts (estimates read from its one item): 200, or 404 for an unknown name.
+    With ``group``, a target with per-group limits answers that group's counts (a second read, of its item)."""
+    name, description = _description(call)
+    return _answer(call, name, description, target_group(name, description, call.request.query))
 
 
 @OPERATIONS.answers("updateTarget")

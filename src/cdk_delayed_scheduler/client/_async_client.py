@@ -179,9 +179,9 @@ class AsyncSchedulerClient(ClientCore[AsyncTransport]):
         return await self._run(self._calls.cancel_group(group))
 
     # --- targets -----------------------------------------------------------------------------
-    async def get_target(self, name: str) -> Target:
-        """:meth:`SchedulerClient.get_target`: ``GET /targets/{name}``."""
-        return await self._run(self._calls.get_target(name))
+    async def get_target(self, name: str, group: str | None = None) -> Target:
+        """:meth:`SchedulerClient.get_target`: ``GET /targets/{name}`` (a group's counts with ``group``)."""
+        return await self._run(self._calls.get_target(name, group))
 
     async def pause_target(self, name: str) -> Target:
         """:meth:`SchedulerClient.pause_target`: ``PATCH /targets/{name}`` with ``{"state": "PAUSED"}``."""

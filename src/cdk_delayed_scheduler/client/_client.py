@@ -195,11 +195,13 @@ class SchedulerClient(ClientCore[Transport]):
         return self._run(self._calls.cancel_group(group))
 
     # --- targets -----------------------------------------------------------------------------
-    def get_target(self, name: str) -> Target:
+    def get_target(self, name: str, group: str | None = None) -> Target:
         """A target's state, limits and counts: ``GET /targets/{name}``. The counts are estimates read from the
-        target's one item; a target without ``flow_control`` is ``ACTIVE`` with ``None`` for each.
-        :class:`NotFoundError` (``field`` ``name``) if no target of the scheduler has this name."""
-        return self._run(self._calls.get_target(name))
+        target's one item; a target without ``flow_control`` is ``ACTIVE`` with ``None`` for each. With ``group``
+        (a target with per-group limits), ``waiting`` and ``in_flight`` are that group's, judged by its
+        ``perGroup`` limits. :class:`NotFoundError` (``field`` ``name``) if no target of the scheduler has this
+        name; :class:`ValidationError` (``field`` ``group``) for a group of a target without per-group limits."""
+        return self._run(self._calls.get_target(name, group))
 
     def pause_target(self, name: str) -> Target:
         """Pause a target: ``PATCH /targets/{name}`` with ``{"state": "PAUSED"}``. Once it returns, no delivery to

@@ -255,8 +255,8 @@ class Calls:
         return GroupCancellation.from_json((yield from self.call("cancelGroup", group=group)))
 
     # --- targets -----------------------------------------------------------------------------
-    def get_target(self, name: str) -> Plan[Target]:
-        return Target.from_json((yield from self.call("getTarget", name=name)))
+    def get_target(self, name: str, group: str | None = None) -> Plan[Target]:
+        return Target.from_json((yield from self.call("getTarget", query={"group": group}, name=name)))
 
     def set_target_state(self, name: str, state: TargetState) -> Plan[Target]:
         return Target.from_json((yield from self.call("updateTarget", {"state": str(state)}, name=name)))

@@ -217,6 +217,8 @@ class Target:
     waiting: int | None = None
     in_flight: int | None = None
     held_until: datetime | None = None
+    group: str | None = None
+    """The group whose counts ``waiting`` and ``in_flight`` are (``get_target(name, group=...)``), else ``None``."""
     raw: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     """The answer's JSON object as received, unknown fields included."""
 
@@ -226,7 +228,8 @@ class Target:
         flow_control = body.get("flowControl")
         return cls(name=str(body["name"]), state=known(TargetState, body["state"]),
                    flow_control=None if flow_control is None else dict(flow_control), waiting=body.get("waiting"),
-                   in_flight=body.get("inFlight"), held_until=parse_time(body.get("heldUntil")), raw=dict(body))
+                   in_flight=body.get("inFlight"), held_until=parse_time(body.get("heldUntil")),
+                   group=body.get("group"), raw=dict(body))
 
 
 @dataclass(frozen=True)
