@@ -71,6 +71,7 @@ class SchedulerProps:
     dispatcher_max_batching_window: Optional[Duration]
     dispatcher_max_concurrency: Optional[int]
     dispatcher_reserved_concurrency: Optional[int]
+    dispatcher_keep_warm: bool
     precision: DeliveryPrecision
     max_receive_count: int
     retry_max_age: Duration
@@ -327,6 +328,7 @@ RULES: tuple[Rule, ...] = (
     _of_kind("warm_throughput", dynamodb.WarmThroughput, "a WarmThroughput, e.g. "
              "WarmThroughput(write_units_per_second=40000)"),
     _of_kind("listing", bool, "True or False"),
+    _of_kind("dispatcher_keep_warm", bool, "True or False"),
     _of_kind("deletion_protection", bool, "True or False"),
     _of_kind("tracing", lambda_.Tracing, "a Tracing, e.g. Tracing.ACTIVE"),
     lambda props: check_log_level(props.log_level),

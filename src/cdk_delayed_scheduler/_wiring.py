@@ -161,6 +161,21 @@ def every_minute_to_sweeper(scope: Construct, sweeper: lambda_.Function, dead_le
     )
 
 
+def keep_warm(scope: Construct, dispatcher: lambda_.Function) -> events.Rule:
+    """``DispatcherKeepWarm``: every few minutes, an event that only initialises the dispatcher (no message, no
+    request), so that Lambda keeps an environment for the next delivery. A missed one is not retried: the next one
+    comes minutes later, and a delivery that finds no environment is only late by an init, never lost."""
+    dispatcher.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))  # its only async caller
+    return events.Rule(
+        scope, "DispatcherKeepWarm",
+        description="Keeps a delayed scheduler dispatcher environment initialised for sparse traffic.",
+        schedule=events.Schedule.rate(Duration.minutes(contract.DISPATCHER_KEEP_WARM_EVERY_MINUTES)),
+        targets=[events_targets.LambdaFunction(
+            dispatcher, event=events.RuleTargetInput.from_object({contract.DISPATCHER_KEEP_WARM_MARKER: True}),
+            retry_attempts=0, max_event_age=Duration.minutes(1))],
+    )
+
+
 def delayer_to_dispatcher(dispatcher: lambda_.Function, delayer_queue: sqs.IQueue, *, batch_size: int,
                           max_batching_window: Optional[Duration], max_concurrency: Optional[int]) -> None:
     dispatcher.add_event_source(

@@ -7,8 +7,9 @@ import collections
 import json
 
 import aws_cdk as cdk
+import pytest
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk.assertions import Match
+from aws_cdk.assertions import Match, Template
 
 from cdk_delayed_scheduler import DelayedScheduler, targets
 from cdk_delayed_scheduler._contract import contract
@@ -16,6 +17,7 @@ from cdk_delayed_scheduler._runtime_asset import event_filters
 from construct_helpers import only, resources_of
 from construct_stacks import (CUSTOM_PROPS, FUNCTION_IDS, Built, actions_of, callback, environment, function_props,
                               logical_id, policy, seconds_text)
+from prop_stacks import build
 
 
 NAMES = contract.ENV
@@ -232,9 +234,27 @@ def test_a_failed_sweep_is_not_retried_and_lands_in_the_dead_letter_queue(stacks
         "MaximumEventAgeInSeconds": 120,
         "DestinationConfig": {"OnFailure": {"Destination": dlq}},
     })
-    b.template.resource_count_is("AWS::Lambda::EventInvokeConfig", 1)
+    assert len(resources_of(b.json, "AWS::Lambda::EventInvokeConfig")) == 2  # the sweeper's, the dispatcher's
     sends = [s for s in policy(b, "SweeperFunction") if "sqs:SendMessage" in s["Action"]]
     assert [s["Resource"] for s in sends] == [dlq]
+
+
+def test_the_dispatcher_is_kept_warm_every_four_minutes_unless_turned_off(stacks):
+    b = stacks["defaults"]
+    dispatcher = only(b.json, "AWS::Lambda::Function", "TimersDispatcherFunction")[0]
+    b.template.has_resource_properties("AWS::Events::Rule", {
+        "ScheduleExpression": "rate(4 minutes)",
+        "Targets": [{"Arn": {"Fn::GetAtt": [dispatcher, "Arn"]}, "Input": '{"keepWarm":true}',
+                     "RetryPolicy": {"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}, "Id": "Target0"}]})
+    b.template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {
+        "FunctionName": {"Ref": dispatcher}, "MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60})
+    assert b.scheduler.keep_warm_rule is not None
+    stack, off = build(dispatcher_keep_warm=False)
+    template = Template.from_stack(stack).to_json()
+    assert [k for k in resources_of(template, "AWS::Events::Rule") if "KeepWarm" in k] == []
+    assert len(resources_of(template, "AWS::Lambda::EventInvokeConfig")) == 1 and off.keep_warm_rule is None
+    with pytest.raises(ValueError, match=r"^dispatcher_keep_warm: must be True or False, got 'yes'$"):
+        build(dispatcher_keep_warm="yes")
 
 
 def _inventory(b: Built) -> collections.Counter:
@@ -249,9 +269,9 @@ CORE = collections.Counter({
     "AWS::Logs::LogGroup": 4,
     "AWS::Lambda::Function": 4,
     "AWS::Lambda::EventSourceMapping": 2,  # stream -> enqueuer, delayer queue -> dispatcher
-    "AWS::Lambda::EventInvokeConfig": 1,
-    "AWS::Events::Rule": 1,
-    "AWS::Lambda::Permission": 1,  # the sweep rule may invoke the sweeper
+    "AWS::Lambda::EventInvokeConfig": 2,  # the sweeper's, the dispatcher's (its keep-warm pings)
+    "AWS::Events::Rule": 2,  # the sweep, the dispatcher's keep-warm
+    "AWS::Lambda::Permission": 2,  # each rule may invoke its function
 })
 
 

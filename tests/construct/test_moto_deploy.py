@@ -226,15 +226,32 @@ def test_mappings_connect_the_right_sources_to_the_right_functions(deployed, wir
         assert mapping.get("FunctionResponseTypes") == ["ReportBatchItemFailures"]
 
 
+def _rule(deployed, logical_prefix: str) -> tuple[dict, dict]:
+    """The deployed EventBridge rule whose logical id starts with ``logical_prefix``, and its one target."""
+    events = deployed["session"].client("events")
+    (rule_id,) = [lid for lid, r in deployed["resources"].items()
+                  if r["ResourceType"] == "AWS::Events::Rule" and lid.startswith(logical_prefix)]
+    rule_name = deployed["resources"][rule_id]["PhysicalResourceId"]
+    (target,) = events.list_targets_by_rule(Rule=rule_name)["Targets"]
+    return events.describe_rule(Name=rule_name), target
+
+
 def test_the_sweep_rule_targets_the_sweeper(deployed, wired):
     functions, _, _ = wired
-    events = deployed["session"].client("events")
-    (rule_id,) = [lid for lid, r in deployed["resources"].items() if r["ResourceType"] == "AWS::Events::Rule"]
-    rule_name = deployed["resources"][rule_id]["PhysicalResourceId"]
-    rule = events.describe_rule(Name=rule_name)
+    rule, target = _rule(deployed, "TimersSweepSchedule")
     assert rule["ScheduleExpression"] == "rate(1 minute)"
-    (target,) = events.list_targets_by_rule(Rule=rule_name)["Targets"]
     assert target["Arn"] == functions["SweeperFunction"].arn
+
+
+def test_the_keep_warm_rule_initialises_the_dispatcher_every_four_minutes_without_a_request(deployed, wired):
+    functions, _, _ = wired
+    rule, target = _rule(deployed, "TimersDispatcherKeepWarm")
+    assert rule["ScheduleExpression"] == "rate(4 minutes)"
+    dispatcher = functions["DispatcherFunction"]
+    assert target["Arn"] == dispatcher.arn
+    dispatcher.calls.clear()
+    assert dispatcher(json.loads(target["Input"])) == {"batchItemFailures": []}
+    assert dispatcher.calls == []  # initialised only: no receive, no write, no metric
 
 
 @contextmanager

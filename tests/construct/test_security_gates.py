@@ -62,7 +62,8 @@ FUNCTION_ROLES = {
     | on(DLQ, "sqs:SendMessage")
     | on("<Callback.Arn>", "lambda:InvokeFunction"),
     "events.amazonaws.com": on(f"<SweeperFunction.Arn> if aws:SourceArn = <SweepSchedule.Arn>", "lambda:InvokeFunction")
-    | on(f"{DLQ} if aws:SourceArn = <SweepSchedule.Arn>", "sqs:SendMessage"),
+    | on(f"{DLQ} if aws:SourceArn = <SweepSchedule.Arn>", "sqs:SendMessage")
+    | on("<DispatcherFunction.Arn> if aws:SourceArn = <DispatcherKeepWarm.Arn>", "lambda:InvokeFunction"),
 }
 WITH_LISTING = {"ApiFunctionRole": on(f"{TABLE}/index/ByStatus", "dynamodb:Query")}
 WITH_KEY = {

@@ -137,6 +137,11 @@ DISPATCHER_BATCH_SIZE = Bounds.of(_CONTRACT["dispatcherBatchSize"])
 DISPATCHER_MAX_BATCHING_WINDOW_SECONDS = Bounds.of(_CONTRACT["dispatcherMaxBatchingWindowSeconds"])
 DISPATCHER_MAX_CONCURRENCY = Bounds.of(_CONTRACT["dispatcherMaxConcurrency"])
 DISPATCHER_BATCH_SIZE_WITHOUT_WINDOW: int = _CONTRACT["dispatcherBatchSizeWithoutWindow"]
+DISPATCHER_KEEP_WARM_MARKER: str = _CONTRACT["dispatcherKeepWarm"]["marker"]
+"""The field of the event the construct's rule invokes the dispatcher with (``dispatcher_keep_warm``): an invocation
+that only initialises the function, so that Lambda keeps an environment ready for the next delivery."""
+DISPATCHER_KEEP_WARM_EVERY_MINUTES: int = _CONTRACT["dispatcherKeepWarm"]["everyMinutes"]
+"""How often that rule invokes it: within the time Lambda keeps an idle environment (taken as 5 minutes)."""
 """The largest dispatcher batch without a batching window: SQS's mapping takes more only with a window."""
 PRECISIONS: tuple[str, ...] = tuple(_CONTRACT["precision"]["values"])
 """The delivery precisions (``PRECISION``): ``SUB_SECOND`` waits out the sub-second rest of a delay,

@@ -8,6 +8,10 @@ due in the same second share this one invocation and wait out their remainders t
 An outcome event's message (a deployment with outcomes) is delivered to the outcomes target after the batch's
 deliveries have started (:mod:`scheduler_runtime.aws.outcomes`), and the outcomes of the occurrences this
 invocation ended are sent once its deliveries are done.
+The construct's keep-warm rule (``dispatcher_keep_warm``) invokes it every few minutes with an event that only
+names :data:`~scheduler_runtime.core.contract.DISPATCHER_KEEP_WARM_MARKER`: answered once the function is initialised
+(its clients made), with no request, so that at sparse traffic the next delivery finds an environment ready instead
+of waiting for a new one's init.
 The batch answers which messages SQS must hand out again; the lateness of what was delivered
 (one value per delivery, so its sample count is the number delivered) and the number of failed
 attempts, when there are any, go out as metrics, in one EMF record per invocation.
@@ -31,8 +35,8 @@ from ..aws.delivery import Delivery, Receipt
 from ..aws.groups import GroupSweeper
 from ..aws import outcomes as outcomes_module
 from ..aws.outcomes import OutcomeSink
-from ..core.contract import (FAILED_ATTEMPTS_METRIC, HELD_BACK_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS,
-                             TARGET_DIMENSION, WAITING_FOR_ROOM_METRIC)
+from ..core.contract import (DISPATCHER_KEEP_WARM_MARKER, FAILED_ATTEMPTS_METRIC, HELD_BACK_METRIC, LATENESS_METRIC,
+                             METRIC_DIMENSIONS, TARGET_DIMENSION, WAITING_FOR_ROOM_METRIC)
 from ..core.envelope import TimerRef
 from ..core.groups import SWEEP_MARKER, GroupSweep
 from ..core.outcomes import MARKER as OUTCOME_MARKER, is_outcome_message
@@ -53,6 +57,8 @@ _deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_nam
 
 def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     ctx = current()
+    if DISPATCHER_KEEP_WARM_MARKER in event:  # the keep-warm rule's: initialised, so Lambda keeps it ready
+        return {"batchItemFailures": []}
     sink = OutcomeSink.of(ctx)
     delivery = Delivery(ctx, sink)
 
