@@ -9,7 +9,8 @@ import random
 
 from cdk_delayed_scheduler.local.chaos import WAITING_FOR_ROOM, Trail
 from cdk_delayed_scheduler.local.chaos_checks import ChaosReport, as_json
-from cdk_delayed_scheduler.local.chaos_flow import ALLOWANCE_MS, MAX_IN_FLIGHT, RATE, WINDOW_MS, check_flow
+from cdk_delayed_scheduler.local.chaos_flow import MAX_IN_FLIGHT, RATE, WINDOW_MS, check_flow
+from cdk_delayed_scheduler.local.gauge import ARRIVAL_ALLOWANCE_MS
 from cdk_delayed_scheduler.local.gauge import Gauge, Passage, most_in_a_window, most_inside
 from cdk_delayed_scheduler.local.deliveries import Recorder
 
@@ -38,11 +39,11 @@ def test_arrivals_at_the_rate_one_call_inside_at_a_time_pass():
     assert report.ok, report.violations
     assert report.limited is not None
     assert (report.limited.arrivals, report.limited.most_in_flight) == (100, 1)
-    assert report.limited.most_in_a_window == 16  # 800 ms of slots 52.5 ms apart
+    assert report.limited.most_in_a_window == 14  # 700 ms of slots 52.5 ms apart
 
 
 def test_one_arrival_more_than_the_rate_in_a_window_is_reported_naming_the_arrival_that_broke_it():
-    starts = [START_MS + n * (WINDOW_MS - 1) / RATE for n in range(RATE + 1)]  # 21 within 799 ms
+    starts = [START_MS + n * (WINDOW_MS - 1) / RATE for n in range(RATE + 1)]  # 21 within 699 ms
     report = _check(_calls(starts, hold_ms=1))
     assert report.limited is not None and report.limited.most_in_a_window == RATE + 1
     assert len(report.violations) == 1
@@ -56,9 +57,10 @@ def test_starts_within_their_tolerance_arriving_within_the_allowance_after_them_
     after its start, in any order; 21 such arrivals always span a period less the allowance or more."""
     rng = random.Random(7)
     starts = [START_MS + n * INTERVAL_MS + rng.uniform(0, 50) for n in range(2000)]
-    arrivals = sorted(start + rng.uniform(0, ALLOWANCE_MS) for start in starts)
+    arrivals = sorted(start + rng.uniform(0, ARRIVAL_ALLOWANCE_MS) for start in starts)
     # the worst: a period's calls all started late and arrived late, the next period's neither
-    squeezed = sorted(START_MS + n * INTERVAL_MS + (49 + ALLOWANCE_MS) * (n // RATE % 2 == 0) for n in range(200))
+    squeezed = sorted(START_MS + n * INTERVAL_MS + (49 + ARRIVAL_ALLOWANCE_MS) * (n // RATE % 2 == 0)
+                      for n in range(200))
     for case, most in ((arrivals, None), (squeezed, RATE)):
         report = _check(_calls(case, hold_ms=1))
         assert report.ok, report.violations

@@ -10,8 +10,9 @@ dispatcher throttled, or dying mid-delivery (once its place is taken, the place 
 a visibility timeout later, and the message comes back then). Its receiver (:class:`~.gauge.Gauge`) takes
 :data:`HOLD_SECONDS` a call. Once the run has settled, :func:`check_flow` holds at the receiver:
 
-- **the rate**: at most ``rate`` arrivals in any window of one period less :data:`ALLOWANCE_MS`, every arrival
-  counted (a retry, or a repeat after a dispatcher died, takes a slot of its own);
+- **the rate**: at most ``rate`` arrivals in any window of one period less
+  :data:`~.gauge.ARRIVAL_ALLOWANCE_MS`, every arrival counted (a retry, or a repeat after a dispatcher died, takes a
+  slot of its own);
 - **the places**: never more than ``maxInFlight`` calls inside at once, whatever died holding a place;
 
 and reports the figures (:class:`FlowFigures`): the most arrivals in a window and inside at once, how long the burst
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .gauge import Passage, most_in_a_window, most_inside
+from .gauge import ARRIVAL_ALLOWANCE_MS, Passage, most_in_a_window, most_inside
 
 
 LIMITED = "limited"
@@ -37,14 +38,8 @@ HOLD_SECONDS = 0.05
 from a lead before its slot (20-500 ms) through the start write, the invoke, this call and the write that gives the
 place back: some 150 ms on a quiet machine, more on a loaded one, so that at the rate (a start every 52.5 ms) about
 ``maxInFlight`` places are held at once, and both limits bind."""
-ALLOWANCE_MS = 200
-"""The rate is counted in windows of one period less this. The runtime starts each delivery within its 50 ms start
-tolerance after its slot, the slots spaced (period + 50 ms) / rate, so that no period holds more than ``rate``
-starts; each start then reaches the receiver after the engine's hop (the start write to the table, the invoke
-through the engine's Lambda endpoint), which on a loaded machine (and with the SDK's own retries of a throttled
-start write) can bring two arrivals up to this much closer than their starts. A limit that did not hold (a burst
-let through, twice the rate) still shows in these windows: the engine's flow-control test counts the same."""
-WINDOW_MS = PERIOD_SECONDS * 1000 - ALLOWANCE_MS
+WINDOW_MS = PERIOD_SECONDS * 1000 - ARRIVAL_ALLOWANCE_MS
+"""The windows the rate is counted in (:data:`~.gauge.ARRIVAL_ALLOWANCE_MS`, as every receiver counts)."""
 INTERVAL_SECONDS = (PERIOD_SECONDS + 0.05) / RATE
 """The runtime's spacing of two starts: a period and the 50 ms start tolerance over the rate."""
 
