@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .fmt import met, num
-from .pricing import PRICES
+from .pricing import PRICES, SECONDS_PER_MONTH
 
 
 def _usd(x: float | None) -> str:
@@ -58,41 +58,102 @@ def _verdict(big: dict, d: dict) -> dict:
     return out
 
 
-def _sparse(d: dict) -> dict:
-    """Sparse traffic's cold starts: each row without and with a lead of one cold start, the verdict, and what the
-    lead costs in billed wait, per timer and per million invocations of a warm dispatcher (the lead waited out)."""
-    rows, target = d["sparse"], d.get("sparse_target_ms", 100.0)
-    sparse, sparse_lead, dense, dense_lead = rows
-    lead = sparse_lead["lead_s"]
-    usd_per_s = PRICES["lambda_memory_mb"]["dispatcher"] / 1024 * PRICES["lambda_arm_per_gb_second"]  # a billed second
-    table = [[r["scenario"], f"{r['timers']:,}", f"{num(r['cold_starts'])} of {num(r['invocations'])} "
-              f"({num(100 * r['cold_starts'] / r['invocations'])} %)", _late(r), r["early"],
-              num(r["cost"]["billed_ms_per_timer"]), _usd(r["cost"]["dispatcher_per_million"])] for r in rows]
-    ok = sparse["lateness_ms"]["p99"] <= target
-    ok_lead = sparse_lead["lateness_ms"]["p99"] <= target
-    extra = {key: r2["cost"]["billed_ms_per_timer"] - r1["cost"]["billed_ms_per_timer"]
-             for key, r1, r2 in (("sparse", sparse, sparse_lead), ("dense", dense, dense_lead))}
-    return {"part": "sparse", "rows": table, "target": num(target), "p99": num(sparse["lateness_ms"]["p99"]),
-            "met": met(ok), "cold": num(100 * sparse["cold_starts"] / sparse["invocations"]), "lead": num(lead, 1),
-            "p99_lead": num(sparse_lead["lateness_ms"]["p99"]), "met_lead": met(ok_lead),
-            "keep": num(d["profile"]["lambda_idle_keep_s"]), "init": num(1000 * d["profile"]["lat_cold_start_s"]),
+def _variants(rows: list[dict]) -> tuple[dict, dict]:
+    """The sparse and the dense rows, each by variant: ``none`` (as sent), ``lead`` (sent to surface a cold start
+    earlier) and ``warm`` (pinged every ``warm_every_s``; absent from runs recorded before pings were simulated)."""
+    by_rate: dict[float, dict] = {}
+    for r in rows:
+        kind = "warm" if r.get("warm_every_s") else "lead" if r["lead_s"] else "none"
+        by_rate.setdefault(r["rate"], {})[kind] = r
+    sparse, dense = (by_rate[rate] for rate in sorted(by_rate))
+    return sparse, dense
+
+
+def _extra_ms(base: dict, other: dict) -> float:
+    """Billed milliseconds a timer of ``other`` more than of ``base``."""
+    return other["cost"]["billed_ms_per_timer"] - base["cost"]["billed_ms_per_timer"]
+
+
+def _cold_pct(r: dict, nd: int = 0) -> str:
+    return num(100 * r["cold_starts"] / r["invocations"], nd)
+
+
+def _sparse_lead(sparse: dict, dense: dict, target: float, usd_per_s: float) -> dict:
+    """The lead as an alternative: its p99 at sparse traffic, and what every timer pays for it in billed wait, per
+    timer and per million invocations of a warm dispatcher (the lead waited out)."""
+    lead = sparse["lead"]["lead_s"]
+    extra = {"sparse": _extra_ms(sparse["none"], sparse["lead"]), "dense": _extra_ms(dense["none"], dense["lead"])}
+    return {"part": "sparse_lead", "lead": num(lead, 1), "p99_lead": num(sparse["lead"]["lateness_ms"]["p99"]),
+            "met_lead": met(sparse["lead"]["lateness_ms"]["p99"] <= target),
             "extra_sparse": num(extra["sparse"]), "extra_dense": num(extra["dense"]),
             "usd_sparse": _usd(extra["sparse"] / 1000 * usd_per_s * 1e6),
             "usd_dense": _usd(extra["dense"] / 1000 * usd_per_s * 1e6),
             "usd_invocation": _usd(lead * usd_per_s * 1e6), "usd_batch": _usd(lead * usd_per_s * 1e6 / 10),
-            "dense_rate": num(dense["rate"]), "dense_p99": num(dense["lateness_ms"]["p99"]),
-            "dense_p99_lead": num(dense_lead["lateness_ms"]["p99"])}
+            "dense_rate": num(dense["none"]["rate"]), "dense_p99": num(dense["none"]["lateness_ms"]["p99"]),
+            "dense_p99_lead": num(dense["lead"]["lateness_ms"]["p99"])}
+
+
+def _sparse_warm(d: dict, sparse: dict, target: float, usd_per_s: float) -> dict:
+    """The design's verdict: the sparse traffic kept warm by pings, its cold starts, and what the pings cost a month
+    (each one invocation and ``ping_ms`` billed) and per million timers at that traffic."""
+    warm = sparse["warm"]
+    every = warm["warm_every_s"]
+    pings_month = SECONDS_PER_MONTH / every
+    ping_ms = d["profile"]["ping_ms"]
+    usd_month = pings_month * (PRICES["lambda_per_million_requests"] / 1e6 + ping_ms / 1000 * usd_per_s)
+    timers_month = SECONDS_PER_MONTH * warm["rate"]
+    extra = _extra_ms(sparse["none"], warm)
+    return {"part": "sparse_verdict_warm", "every": num(every / 60), "p99_warm": num(warm["lateness_ms"]["p99"]),
+            "met_warm": met(warm["lateness_ms"]["p99"] <= target),
+            "cold_warm": num(warm["cold_starts"]), "invocations_warm": num(warm["invocations"]),
+            "cold_pct_warm": _cold_pct(warm, 1), "pings_month": num(pings_month), "ping_ms": num(ping_ms),
+            "usd_pings_month": _usd(usd_month), "timers_month": num(timers_month),
+            "usd_pings_million": _usd(usd_month / timers_month * 1e6),
+            "extra_warm": num(extra), "usd_extra_warm": _usd(extra / 1000 * usd_per_s * 1e6)}
+
+
+def _pings(r: dict) -> str:
+    return f"{num(r['pings'])} ({num(r['ping_cold_starts'])})" if r.get("warm_every_s") else "none"
+
+
+def _sparse(d: dict) -> dict:
+    """Sparse traffic's cold starts: each row as sent, with a lead of one cold start and kept warm by pings; the
+    verdict on the pinged sparse traffic, with the lead as the alternative and its price (a run recorded before pings
+    were simulated: the verdict on the traffic as sent, and the lead)."""
+    rows, target = d["sparse"], d.get("sparse_target_ms", 100.0)
+    sparse, dense = _variants(rows)
+    usd_per_s = PRICES["lambda_memory_mb"]["dispatcher"] / 1024 * PRICES["lambda_arm_per_gb_second"]  # a billed second
+    table = [[r["scenario"], f"{r['timers']:,}", f"{num(r['cold_starts'])} of {num(r['invocations'])} ({_cold_pct(r)} %)",
+              _pings(r), _late(r), r["early"], num(r["cost"]["billed_ms_per_timer"]),
+              _usd(r["cost"]["dispatcher_per_million"])] for r in rows]
+    none, warm = sparse["none"], sparse.get("warm")
+    verdict = _sparse_warm(d, sparse, target, usd_per_s) if warm else {"part": "sparse_verdict_lead"}
+    verdict.update(target=num(target), p99=num(none["lateness_ms"]["p99"]), met=met(none["lateness_ms"]["p99"] <= target),
+                   cold=_cold_pct(none), alternative=_sparse_lead(sparse, dense, target, usd_per_s))
+    every = warm["warm_every_s"] if warm else None
+    return {"part": "sparse", "rows": table, "verdict": verdict, "keep": num(d["profile"]["lambda_idle_keep_s"]),
+            "init": num(1000 * d["profile"]["lat_cold_start_s"]), "dense_rate": num(dense["none"]["rate"]),
+            "lead": num(sparse["lead"]["lead_s"], 1),
+            "design": {"part": "sparse_design", "every": num(every / 60)} if every else None,
+            "warm_variant": {"part": "sparse_warm_variant", "every_s": num(every)} if every else None}
 
 
 def _sparse_summary(d: dict) -> dict | None:
+    """The summary's row: the pinged sparse traffic's p99 and verdict, beside it as sent and with a lead instead
+    (a run recorded before pings were simulated: as sent, beside the lead)."""
     if not d.get("sparse"):
         return None
-    sparse, sparse_lead = d["sparse"][:2]
+    sparse, _ = _variants(d["sparse"])
+    none, lead = sparse["none"], sparse["lead"]
     target = d.get("sparse_target_ms", 100.0)
-    return {"part": "sparse_summary", "p99": num(sparse["lateness_ms"]["p99"]), "target": num(target),
-            "met": met(sparse["lateness_ms"]["p99"] <= target), "lead": num(sparse_lead["lead_s"], 1),
-            "p99_lead": num(sparse_lead["lateness_ms"]["p99"]),
-            "extra": num(sparse_lead["cost"]["billed_ms_per_timer"] - sparse["cost"]["billed_ms_per_timer"])}
+    out = {"part": "sparse_summary_lead", "p99": num(none["lateness_ms"]["p99"]), "target": num(target),
+           "met": met(none["lateness_ms"]["p99"] <= target), "lead": num(lead["lead_s"], 1),
+           "p99_lead": num(lead["lateness_ms"]["p99"]), "extra": num(_extra_ms(none, lead))}
+    warm = sparse.get("warm")
+    if warm:
+        out.update(part="sparse_summary", every=num(warm["warm_every_s"] / 60), p99_warm=num(warm["lateness_ms"]["p99"]),
+                   met_warm=met(warm["lateness_ms"]["p99"] <= target))
+    return out
 
 
 def scale(data: dict) -> dict | None:

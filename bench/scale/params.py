@@ -99,6 +99,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param("lambda_idle_keep_s", 300, "s", "how long Lambda keeps an idle execution environment for the next invocation "
           "(\"a non-deterministic period\", the Lambda operator guide; no figure is published): a dispatcher invocation "
           "that finds none used within it starts cold; the most recently used is reused first", "stated"),
+    Param("ping_ms", 2, "ms", "the dispatcher's billed time answering a ping, the invocation with no messages by which a "
+          "rule keeps an execution environment warm (its SDK clients were made at its init)", "stated"),
     Param("visibility_s", 360, "s", "the delayer queue's visibility timeout: 6 x the dispatcher's 60 s timeout (the "
           "construct's defaults); a failed delivery is handed out again after it", "engine"),
     Param("sweep_interval_s", 60, "s", "the sweeper's schedule (the construct's)", "engine"),

@@ -12,7 +12,8 @@ batching window (``esm_window_s``), a poller whose receive returns messages gath
 batch is full or the window has passed: a message that becomes visible meanwhile goes to a gathering
 poller or to an idle one's receive in proportion to their numbers (SQS hands a message to one of the
 receives waiting on the queue, and a gathering poller keeps receiving). A profile (``bench.scale.params``) says what limits what; with
-``moto`` set, every DynamoDB and SQS call is served in turn by one server, as in the local engine.
+``moto`` set, every DynamoDB and SQS call is served in turn by one server, as in the local engine. With ``warm_every_s``
+set, a rule pings the dispatcher that often from time 0, which keeps the environment a ping used for the next invocation.
 """
 
 from __future__ import annotations
@@ -49,18 +50,22 @@ class Outcome:
     refused: int = 0  # creates whose record write was throttled on every attempt (the client sees a 5xx)
     stray: int = 0  # messages of refused creates: their conditional FIRED write costs a unit, delivers nothing
     capacity: list[tuple[float, float]] = field(default_factory=list)  # (time, write units a second) of each scaling
+    pings: list[float] = field(default_factory=list)  # the start of each ping (no messages), apart from ``started``
+    ping_cold: list[bool] = field(default_factory=list)  # whether each ping in ``pings`` started a new environment
 
     def since(self, t: float) -> Outcome:
-        """The deliveries due from ``t`` on and the invocations started from ``t`` on (a warm-up left out);
-        one receive per invocation; throttles and concurrency stay the whole run's."""
+        """The deliveries due from ``t`` on and the invocations and pings started from ``t`` on (a warm-up left
+        out); one receive per invocation; throttles and concurrency stay the whole run's."""
         keep = [i for i, d in enumerate(self.due_of) if d >= t]
         runs = [i for i, s in enumerate(self.started) if s >= t]
+        pings = [i for i, s in enumerate(self.pings) if s >= t]
         return Outcome(lateness=[self.lateness[i] for i in keep], last_delivery_s=self.last_delivery_s,
                        drain_s=self.drain_s, batches=[self.batches[i] for i in runs], cold=[self.cold[i] for i in runs],
                        billed_ms=[self.billed_ms[i] for i in runs], throttles=dict(self.throttles),
                        peak_concurrency=self.peak_concurrency, receives=len(runs), failed=self.failed,
                        peak_writes_per_s=self.peak_writes_per_s, events=self.events,
-                       due_of=[self.due_of[i] for i in keep], started=[self.started[i] for i in runs])
+                       due_of=[self.due_of[i] for i in keep], started=[self.started[i] for i in runs],
+                       pings=[self.pings[i] for i in pings], ping_cold=[self.ping_cold[i] for i in pings])
 
 
 class Delivery:
@@ -221,20 +226,53 @@ class Delivery:
         self._invoke(poller, batch)
 
     # --- the dispatcher ------------------------------------------------------------------------
-    def _invoke(self, poller: int, batch: list[int]) -> None:
-        p, now = self.p, self.sim.now
+    def _environment(self, now: float) -> bool | None:
+        """An environment for an invocation at ``now``: the most recently used one still kept (False), a new one
+        (True), or None when Lambda throttles it (the account's concurrency, or the scaling rate for a new one)."""
+        p = self.p
         while self.warm and self.warm[0] < now - p.get("lambda_idle_keep_s", math.inf):
             self.warm.popleft()  # idle too long: Lambda has reclaimed it
         cold = not self.warm
         if self.in_use >= p["lambda_account_concurrency"] or (cold and not self.scaling.admit(now)):
             self.out.throttles["lambda"] += 1
-            self.sim.after(THROTTLE_BACKOFF_S, lambda: self._invoke(poller, batch))
-            return
+            return None
         if not cold:
             self.warm.pop()  # the most recently used
-        self.out.cold.append(cold)
         self.in_use += 1
         self.out.peak_concurrency = max(self.out.peak_concurrency, self.in_use)
+        return cold
+
+    def _release(self, end: float) -> None:
+        """An invocation ended at ``end``: its environment is kept, idle, stamped with that time."""
+        self.in_use -= 1
+        self.warm.append(end)
+
+    def _rule(self) -> None:
+        """The warming rule fires: a ping now, the next one ``warm_every_s`` later while the pipeline has work."""
+        if self._busy():  # asked before the ping, which is work of its own
+            self.sim.after(self.p["warm_every_s"], self._rule)
+        self._ping()
+
+    def _ping(self) -> None:
+        """A ping: an invocation with no messages, answered ``ping_ms`` after its environment is ready (its init
+        first when cold); a throttled one is retried as the mapping's invoke is."""
+        p, now = self.p, self.sim.now
+        cold = self._environment(now)
+        if cold is None:
+            self.sim.after(THROTTLE_BACKOFF_S, self._ping)
+            return
+        self.out.pings.append(now)
+        self.out.ping_cold.append(cold)
+        end = now + (p["lat_cold_start_s"] if cold else 0.0) + p["ping_ms"] / 1000
+        self.sim.at(end, lambda: self._release(end))
+
+    def _invoke(self, poller: int, batch: list[int]) -> None:
+        p, now = self.p, self.sim.now
+        cold = self._environment(now)
+        if cold is None:
+            self.sim.after(THROTTLE_BACKOFF_S, lambda: self._invoke(poller, batch))
+            return
+        self.out.cold.append(cold)
         start = now + p["lat_invoke_s"] + (p["lat_cold_start_s"] if cold else 0.0)
         self.out.batches.append(len(batch))
         self.out.started.append(now)
@@ -315,8 +353,7 @@ class Delivery:
         self._wake()
 
     def _done(self, poller: int, end: float) -> None:
-        self.in_use -= 1
-        self.warm.append(end)
+        self._release(end)
         # the mapping deletes the batch, then the poller receives again
         self.sim.at(self._sqs(end, "moto_delete_s"), self._receive_start(poller))
 
@@ -325,6 +362,8 @@ class Delivery:
         if not self.due:
             return self.out
         self.sim.after(1.0, self._tick)
+        if self.p.get("warm_every_s"):
+            self.sim.at(0.0, self._rule)  # the rule runs from deploy
         if self.create_at is not None:
             api_half = self.p["api_ms"] / 2000  # the record's PutItem, after the send
             for i, c in enumerate(self.create_at):

@@ -16,7 +16,11 @@ from . import cost
 from .des import Bucket, percentile
 from .pipeline import Delivery, Outcome, long_path_feed
 
+from scheduler_runtime.core.contract import DISPATCHER_KEEP_WARM_EVERY_MINUTES  # noqa: E402  (bench.common puts lambda/ on the path)
+
 DUE0 = 10_000.0  # the first due second of every scenario (simulated seconds)
+WARM_EVERY_S = DISPATCHER_KEEP_WARM_EVERY_MINUTES * 60.0
+"""How often the construct's keep-warm rule invokes the dispatcher (``dispatcher_keep_warm``)."""
 
 
 def _row(name: str, n: int, out: Outcome, usd: dict, ebs: dict, **extra) -> dict:
@@ -33,6 +37,7 @@ def _row(name: str, n: int, out: Outcome, usd: dict, ebs: dict, **extra) -> dict
         "peak_table_writes_per_s": out.peak_writes_per_s,
         "invocations": inv, "cold_starts": sum(out.cold), "mean_batch": (sum(out.batches) / inv) if inv else None,
         "batch_share": {str(k): sizes[k] / inv for k in sorted(sizes)} if inv else {},
+        "pings": len(out.pings), "ping_cold_starts": sum(out.ping_cold),
         "events": out.events, "cost": usd, "ebs": ebs, **extra,
     }
 
@@ -83,19 +88,24 @@ def poisson(profile: dict, rate: float, seconds: float, seed: int = 1, path: str
                 cost.scenario(profile, out, n, path), ebs_rate(profile, ebs_rate_per_s or rate, n), pollers=pollers)
 
 
-def cold_start_lead(profile: dict, gap_s: float, dense_rate: float, dense_s: float, lead_s: float) -> list[dict]:
+def cold_start_lead(profile: dict, gap_s: float, dense_rate: float, dense_s: float, lead_s: float,
+                    warm_every_s: float = WARM_EVERY_S) -> list[dict]:
     """Sparse traffic, due times as Poisson arrivals one every ``gap_s`` seconds, where a dispatcher invocation
     finds no environment kept (``lambda_idle_keep_s``) more often than not and starts cold; and ``dense_rate`` a
-    second for ``dense_s`` (pollers at the maximum: the most invocations, each paying a lead). Each without and with
-    its messages sent to surface ``lead_s`` earlier (a lead in the delay rule, as a batching window's is): a cold
-    invocation's init then runs while the message would have waited, and a warm one waits the lead out, billed."""
+    second for ``dense_s`` (pollers at the maximum: the most invocations, each paying a lead). Each as sent (no
+    lead); with its messages sent to surface ``lead_s`` earlier (a lead in the delay rule, as a batching window's
+    is): a cold invocation's init then runs while the message would have waited, and a warm one waits the lead out,
+    billed; and, with no lead, with the dispatcher pinged every ``warm_every_s`` (``Delivery._rule``): the
+    environment a ping used is kept for the next invocation, and the init happens in a ping, not before a delivery."""
     rows = []
     for rate, seconds, pollers, what in ((1 / gap_s, 0.0, "scaled", f"one every {gap_s / 60:g} minutes (sparse)"),
                                          (dense_rate, dense_s, "max", f"{dense_rate:,.0f}/s")):
-        for lead in (0.0, lead_s):
-            name = f"due times Poisson at {what}, " + (f"sent to surface {lead:g} s earlier" if lead else "no lead")
-            rows.append(dict(poisson(profile, rate, seconds, pollers=pollers, lead_s=lead, name=name),
-                             rate=rate, lead_s=lead))
+        for lead, every in ((0.0, None), (lead_s, None), (0.0, warm_every_s)):
+            how = (f"kept warm by a ping every {every:g} s" if every else
+                   f"sent to surface {lead:g} s earlier" if lead else "no lead")
+            row = poisson(dict(profile, warm_every_s=every), rate, seconds, pollers=pollers, lead_s=lead,
+                          name=f"due times Poisson at {what}, {how}")
+            rows.append(dict(row, rate=rate, lead_s=lead, warm_every_s=every))
     return rows
 
 
