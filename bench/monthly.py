@@ -50,6 +50,7 @@ def idle_floor(sweep: dict, door: str = "http", shard_count: int = 16) -> dict:
     sweeps = SECONDS_PER_MONTH // 60  # one sweep a minute
     queries = int(round(sweeps * sweep.get("queries", shard_count)))
     idle_receives = IDLE_POLLERS * (60 // LONG_POLL_S) * 60 * 24 * 30
+    pings = SECONDS_PER_MONTH // (contract.DISPATCHER_KEEP_WARM_EVERY_MINUTES * 60)
     u = p["ddb_prov_utilisation"]
     items = [
         ("sweeper invocations", f"{sweeps:,} a month (one a minute)", sweeps * p["lambda_per_million_requests"] / 1e6),
@@ -60,6 +61,11 @@ def idle_floor(sweep: dict, door: str = "http", shard_count: int = 16) -> dict:
          queries * 0.5 * p["ddb_od_per_million_rru"] / 1e6),
         ("sweeper Queries, provisioned", f"about {queries * 0.5 / SECONDS_PER_MONTH:.2f} RCU at {u * 100:.0f} %",
          queries * 0.5 * p["ddb_prov_rcu_hour"] / 3600 / u),
+        ("dispatcher keep-warm pings", f"{pings:,} a month (one every {contract.DISPATCHER_KEEP_WARM_EVERY_MINUTES} "
+         f"minutes, the construct's dispatcher_keep_warm), 1 ms billed each (answered at once), "
+         f"{p['lambda_memory_mb']['dispatcher']} MB",
+         pings * (p["lambda_per_million_requests"] / 1e6
+                  + 0.001 * p["lambda_memory_mb"]["dispatcher"] / 1024 * p["lambda_arm_per_gb_second"])),
         ("SQS mapping idle long polls", f"about {idle_receives:,} empty receives ({IDLE_POLLERS} pollers, "
          f"{LONG_POLL_S} s polls)", idle_receives * p["sqs_per_million_requests"] / 1e6),
         (f"custom metric {contract.LATENESS_METRIC} (EMF)", "1 metric (dimensions Service, FunctionName), in any month "
