@@ -9,8 +9,8 @@ import pytest
 
 from cdk_delayed_scheduler.local.pollers import LambdaContext
 from scheduler_runtime import observability
-from scheduler_runtime.core.contract import (FAILED_ATTEMPTS_METRIC, LATENESS_METRIC, METRIC_DIMENSIONS,
-                                             SWEEPS_STOPPED_EARLY_METRIC)
+from scheduler_runtime.core.contract import (DISPATCHER_KEEP_WARM_MARKER, FAILED_ATTEMPTS_METRIC, LATENESS_METRIC,
+                                             METRIC_DIMENSIONS, SWEEPS_STOPPED_EARLY_METRIC)
 from scheduler_runtime.handlers import dispatcher, sweeper
 
 from .conftest import call_api, schedule
@@ -60,6 +60,16 @@ def test_a_batch_with_only_failed_attempts_emits_them_and_no_lateness(aws, monke
         {"itemIdentifier": "m-1"}, {"itemIdentifier": "m-2"}]
     (record,) = [json.loads(line) for line in lines]
     assert record[FAILED_ATTEMPTS_METRIC] == 2 and LATENESS_METRIC not in record
+
+
+def test_a_keep_warm_invocation_emits_nothing_and_leaves_the_delayer_queue_alone(aws, monkeypatch):
+    lines: list[str] = []
+    monkeypatch.setattr(observability, "_metric_sink", lines.append)
+    assert call_api("POST", "/schedules", {"id": "waits", "delaySeconds": 0, "payload": {}})[0] == 201
+    assert dispatcher.handler({DISPATCHER_KEEP_WARM_MARKER: True}) == {"batchItemFailures": []}
+    assert lines == [] and aws.take(aws.target_url) == []
+    [message] = aws.receive(aws.delayer_url)  # still waiting for the mapping's invocation
+    assert json.loads(message["body"])["id"] == "waits"
 
 
 def test_a_sweep_that_stops_early_emits_one_count_and_a_complete_sweep_none(aws, monkeypatch):
