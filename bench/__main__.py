@@ -4,6 +4,7 @@
     ./dev bench --quick         # a smoke run (about 2-3 minutes), written to bench/.quick/
     ./dev bench --only precision,cost
     ./dev bench --report-only   # re-render the document from an existing JSON file
+    ./dev bench --only deployed --check-report check.json  # record `cdk-delayed-scheduler check --json` on AWS
 
 Before each section, a pure-Python loop of 10 million additions is timed (``common.LOOP``): the machine-speed
 reference its figures are read against. Each section's figures are kept as ``stored.compact`` trims them.
@@ -21,7 +22,7 @@ from .common import ROOT, log
 from .stored import compact, dump
 
 SECTIONS = ("engine", "coldstart", "ingest", "cost", "flow", "precision", "burst", "synth", "suite", "load", "kit",
-            "targets", "scale", "https", "redrive", "groups")
+            "targets", "scale", "https", "redrive", "groups", "deployed")
 
 FULL = {
     "engine": {"repeats": 3, "n": 150, "ceiling_s": 3.0, "idle_s": 20.0, "soak_s": 600.0, "soak_every_s": 30.0},
@@ -47,6 +48,7 @@ FULL = {
              "cost": {"idle_n": 100, "idle_every_s": 0.2, "backlog_n": 200, "rate": 20, "max_in_flight": 4, "groups": 4},
              "simulation": {"n": 1_000_000, "rate": 1000, "grouped_n": 1_000_000, "big": 900_000, "small_groups": 99,
                             "group_rate": 50, "horizon_s": 1200.0, "events": 15_000_000}},
+    "deployed": {},  # measures nothing: its reports come from --check-report
 }
 QUICK = {
     "engine": {"repeats": 1, "n": 40, "ceiling_s": 1.0, "idle_s": 5.0, "soak_s": 20.0, "soak_every_s": 5.0},
@@ -70,6 +72,7 @@ QUICK = {
              "cost": {"idle_n": 20, "idle_every_s": 0.2, "backlog_n": 40, "rate": 20, "max_in_flight": 4, "groups": 4},
              "simulation": {"n": 20_000, "rate": 1000, "grouped_n": 20_000, "big": 18_000, "small_groups": 99,
                             "group_rate": 50, "horizon_s": 120.0}},
+    "deployed": {},
 }
 
 
@@ -92,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help=f"comma-separated sections out of {','.join(SECTIONS)}")
     parser.add_argument("--out", type=Path, help="output directory (default docs/, or bench/.quick/ with --quick)")
     parser.add_argument("--report-only", action="store_true", help="re-render markdown and plots from the JSON")
+    parser.add_argument("--check-report", action="append", type=Path, default=[], metavar="FILE",
+                        help="a report of `cdk-delayed-scheduler check --json` against a deployed stack, recorded by "
+                             "the deployed section (repeatable); without it, that section keeps the runs it holds")
     args = parser.parse_args(argv)
     out_dir = args.out or (ROOT / "bench" / ".quick" if args.quick else ROOT / "docs")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -110,9 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = only - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
-    data: dict = {}
-    if args.only and json_path.exists():
-        data = json.loads(json_path.read_text())  # keep the other sections' figures
+    if args.check_report and "deployed" not in only:
+        parser.error("--check-report needs the deployed section (--only deployed)")
+    from . import deployed
+
+    try:
+        check_reports = [deployed.read(path) for path in args.check_report]
+    except ValueError as exc:
+        parser.error(str(exc))
+    on_disk = json.loads(json_path.read_text()) if json_path.exists() else {}
+    data: dict = dict(on_disk) if args.only else {}  # with --only, keep the other sections' figures
     data.update(
         quick=args.quick,
         started_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -125,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         if section not in only or sizes.get(section) is None:
             continue
         params = sizes[section]
+        if section == "deployed":  # runs measured on AWS: the new reports, and those recorded before
+            params = {**params, "reports": check_reports, "kept": on_disk.get("deployed")}
         module = __import__(f"bench.{section}", fromlist=["run"])
         data["machine_speed"] = common.loop_seconds()  # the reference the section's figures are read against
         data.setdefault("section_loop_s", {})[section] = data["machine_speed"]["median_s"]

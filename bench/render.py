@@ -16,7 +16,7 @@ import string
 from pathlib import Path
 from typing import Any, Callable
 
-from . import flow, report_cost, report_engine, report_house, report_levers, report_scale, report_timing
+from . import deployed, flow, report_cost, report_engine, report_house, report_levers, report_scale, report_timing
 from .common import LOOP_REFERENCE_S
 from .fmt import num
 from .plots import plots
@@ -33,12 +33,13 @@ SECTIONS: tuple[tuple[str, Callable[[dict], dict | None]], ...] = (
     ("coldstart", report_house.coldstart), ("synth", report_house.synth), ("suite", report_house.suite),
     ("load", report_engine.load), ("kit", report_house.kit), ("targets", report_timing.targets),
     ("scale", report_scale.scale), ("https", report_house.https), ("redrive", report_house.redrive),
-    ("groups", report_house.groups))
+    ("groups", report_house.groups), ("deployed", deployed.figures))
 #: The summary table's rows: (section, part), in order.
 SUMMARY = (("engine", "summary"), ("precision", "summary"), ("burst", "summary"), ("suite", "summary"),
            ("engine", "summary_resources"), ("ingest", "summary"), ("cost", "summary"), ("flow", "summary"),
            ("coldstart", "summary"), ("synth", "summary"), ("load", "summary"), ("kit", "summary"), ("targets", "summary"),
-           ("https", "summary"), ("scale", "summary"), ("redrive", "summary"), ("groups", "summary"))
+           ("https", "summary"), ("scale", "summary"), ("redrive", "summary"), ("groups", "summary"),
+           ("deployed", "summary"))
 
 
 class _Template(string.Template):
