@@ -4,12 +4,13 @@ messages' fates, the pace of a run stopped before its end, and, for a grouped ru
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scheduler_runtime.core.flow import FlowLimits
 
-    from .flow import Model
+Model = Any
+"""A finished run of :class:`bench.scale.flow.Model` (not imported: that module imports this one)."""
 
 DUE0 = 10_000.0
 """The due second of every burst (simulated seconds)."""
