@@ -310,7 +310,7 @@ def _sim_groups(g: dict) -> dict:
     rates = big["busiest"] <= g["group_rate"] and small["busiest"] <= g["group_rate"] and g["busiest"] <= g["rate"]
     return {"g_n": num(g["timers"]), "groups": g["groups"], "g_big": num(big["timers"]), "g_small": g["groups"] - 1,
             "g_small_n": num(small["timers"]), "g_rate": g["group_rate"], "g_interval_ms": f"{g['group_interval_ms']:.1f}",
-            "g_horizon": num(g["stopped_s"]), "g_paced": num(g["paced"]), "g_crowded": num(g["crowded"]),
+            "g_horizon": num(g["stopped_s"]), "g_paced": num(g["paced"]), "g_paced_kept": num(g.get("paced_kept")), "g_crowded": num(g["crowded"]),
             "small_last": num(small["last_start_s"]), "small_done": f"{num(small['delivered'])} of {num(small['timers'])}",
             "small_own": num(small["allowed_slots_s"], 1), "small_share": num(share), "small_met": met(small_ok),
             "small_busiest": small["busiest"], "big_busiest": big["busiest"], "big_started": num(big["delivered"]),

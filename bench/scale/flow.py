@@ -85,6 +85,8 @@ class Model:
         self.group_slot: list[float | None] = [None] * n  # the group slot its delivery holds (its ticket's, or taken)
         self.rc = [0] * n
         self.starts: list[float | None] = [None] * n
+        self.paced = [False] * n
+        """Whether each delivery's group refused its start once already (it kept its group slot then)."""
         self.visible: list[int] = []
         self.c: Counter[str] = Counter()
         self.live = n
@@ -291,8 +293,12 @@ class Model:
             if allowed is None:
                 return self._place(i, sb, run, s, tries)
             self.c["paced"] += 1
+            if not self.paced[i]:  # refused the first time: keep the group slot, a target slot where it allows
+                self.paced[i] = True
+                self.c["paced_kept"] += 1
+                return self._again(i, sb, run, tries, max(allowed, self._ahead(sb)))
 
-            def group_slotted(gs) -> None:  # a new group slot, from the back of its group's queue
+            def group_slotted(gs) -> None:  # refused again: a new group slot, from the back of its group's queue
                 if gs is CROWDED:
                     return self._crowded(i, run)
                 self.c["group_slots"] += 1

@@ -85,7 +85,7 @@ def group_figures(m: Model, members: list[int], small_groups: int) -> dict:
     gi = m.items[0].interval
     small = [starts_figures(by_group.get(g, []), sizes[g], gi) for g in range(1, small_groups + 1)]
     return {"group_interval_ms": gi * 1000, "groups": 1 + small_groups, "paced": m.c["paced"],
-            "group_slots": m.c["group_slots"],
+            "paced_kept": m.c["paced_kept"], "group_slots": m.c["group_slots"],
             "big": dict(starts_figures(by_group.get(0, []), sizes[0], gi), left=sizes[0] - len(by_group.get(0, []))),
             "small": {"groups": small_groups, "timers": sum(g["timers"] for g in small),
                       "delivered": sum(g["delivered"] for g in small),

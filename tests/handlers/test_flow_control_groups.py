@@ -139,3 +139,27 @@ def test_a_group_read_of_a_target_that_keeps_no_group_state_or_a_bad_parameter_i
         status, answer = call_direct("GET", path)
         assert (status, answer["field"]) == (400, field), (path, answer)
     assert "perGroup" in call_direct("GET", "/targets/mailer?group=g1")[1]["message"]
+
+
+def test_members_refused_by_their_groups_pace_keep_their_group_slots_and_the_group_its_rate(aws, monkeypatch):
+    """Another sandbox's start of the group lands just after the second member's group slot, before its target slot
+    (as when a member wakes late, behind the next one's target slot): the members refused by the group's pace keep
+    their group slots and take target slots from the instant the group allows, so the group's next two starts come
+    one group interval apart from there (within one target interval), not a group interval later each, as when a
+    refused member went to the back of its group's queue."""
+    limits = {"rate": 10, "perGroup": {"rate": 1, "periodSeconds": 2}}
+    limit(aws, monkeypatch, "mailer", limits)
+    group_ms, target_ms = interval_ms(limits["perGroup"]), interval_ms({"rate": 10})
+    due_ms = now_ms() + 5000
+    for n in range(3):
+        create(f"acme-{n}", due_ms, "mailer", group="acme")
+    virtual().move_to(due_ms)
+    first = dispatch_one_at_a_time(aws, due_ms + 1000)  # one starts; the others wait for their group slots
+    assert len(first) == 1
+    elsewhere_ms = due_ms + round(group_ms) + 50
+    store = FlowStore(aws.ddb, aws.table)
+    assert store.pace(flow.group_place("mailer", "acme"), round(group_ms * 1000), elsewhere_ms) is None
+    rest = dispatch_one_at_a_time(aws, due_ms + 60_000)
+    starts = sorted([ms(e["firedAt"]) for e in first + rest] + [elsewhere_ms])
+    assert len(rest) == 2 and min(gaps(starts)) >= group_ms  # the group's rate, the start elsewhere counted
+    assert starts[-1] <= elsewhere_ms + 2 * group_ms + target_ms  # 6,305 ms after due (8,200 going back)

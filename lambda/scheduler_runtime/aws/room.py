@@ -5,10 +5,12 @@ A delivery of a group takes its group's slot first (on the group's own item): it
 queue when it is far, so a group with a million deliveries enters the target's queue at its own rate and cannot
 fill it ahead of another group's ten. At its group slot it takes a slot on the target. A lead before that slot
 (:class:`~.flow.Lead`) it asks the group's item to allow a start there: one group interval after the group's last
-start allowed, else it takes a new group slot (at the back of its group's queue: the instant the group allows is
-the next group slot, which another delivery holds) and a target slot again once that comes. Then it takes its
-places, the group's and the target's (whose write reads the target's pause and holds), waits for the slot, and
-starts within its tolerance, or gives them back and takes a new slot.
+start allowed. Refused the first time, it keeps its group slot and takes a target slot again from the instant the
+group allows (so a member that woke a little late, behind the next member's target slot, keeps its place and its
+group its rate); refused again, it takes a new group slot (at the back of its group's queue: the instant the group
+allows is the next group slot, which another delivery holds) and a target slot again once that comes. Then it
+takes its places, the group's and the target's (whose write reads the target's pause and holds), waits for the
+slot, and starts within its tolerance, or gives them back and takes a new slot.
 """
 
 from __future__ import annotations
@@ -78,9 +80,14 @@ class RoomTaker:
             if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
                 break
             allowed_from = self._paced(wait, group_limits, slot)
+            if allowed_from is not None and not wait.paced:
+                # the group started too recently for this slot: keep the group slot, a target slot where it allows
+                wait.paced = True
+                slot = room.reserve(wait.target, limits, max(allowed_from, clock.now_ms() + Lead.ahead_ms()))
+                continue
             if allowed_from is not None:
-                # the group started too recently for this slot: a new group slot, from the group's queue (the
-                # instant the group allows is the next group slot, which another delivery holds)
+                # refused again: a new group slot, from the back of the group's queue (the instant the group allows
+                # is the next group slot, which another delivery holds)
                 assert group_limits is not None and wait.group is not None
                 wait.group_slot = room.reserve(flow.group_place(wait.target, wait.group), group_limits,
                                                max(allowed_from, clock.now_ms()))
@@ -174,12 +181,14 @@ class _Waiter:
         self._taker, self.ref, self._tags, self._receive_count = taker, ref, tags, receive_count
         self.target, self.group = target, group
         ticket = ref.ticket
-        self.group_slot = (ticket.group_slot_ms if group is not None and ticket is not None and ticket.group == group
-                           else None)
+        ours = group is not None and ticket is not None and ticket.group == group
+        self.group_slot = ticket.group_slot_ms if ours else None
         """The group slot this delivery took (or the instant its group allows a start): kept while it waits."""
+        self.paced = ours and ticket is not None and ticket.paced
+        """Whether its group refused its start once already (it kept its group slot then)."""
 
     def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
-        ticket = Ticket(self.target, slot, self._tags, self._receive_count, self.group, self.group_slot)
+        ticket = Ticket(self.target, slot, self._tags, self._receive_count, self.group, self.group_slot, self.paced)
         self._taker.send_back(self.ref, ticket, look_again_seconds)
 
 

@@ -198,7 +198,8 @@ class Ticket:
     and that message's receive count. The slot holds on the message's first receive only:
     received again, it takes a new one. A delivery of a group on a target with per-group limits carries its
     ``group`` and the group slot it took (``group_slot_ms``): it waits for that one first, then takes the target's;
-    a group slot is kept however often the message comes back (it paces, the check at the start holds the rate)."""
+    a group slot is kept however often the message comes back (it paces, the check at the start holds the rate).
+    ``paced``: its group refused its start once already, and it kept its group slot then (it will not again)."""
 
     target: str
     slot_ms: int | None
@@ -206,6 +207,7 @@ class Ticket:
     receive_count: int = 1
     group: str | None = None
     group_slot_ms: int | None = None
+    paced: bool = False
 
     @property
     def waits_until(self) -> int | None:
@@ -222,6 +224,8 @@ class Ticket:
             body["group"] = self.group
         if self.group_slot_ms is not None:
             body["groupSlot"] = self.group_slot_ms
+        if self.paced:
+            body["paced"] = True
         return body
 
     @classmethod
@@ -230,4 +234,5 @@ class Ticket:
         tags = data.get("tags", [data["tag"]] if "tag" in data else [])  # "tag": one, as messages had it before
         return cls(str(data["target"]), None if slot is None else int(slot),
                    tuple(bytes.fromhex(str(tag)) for tag in tags), int(data.get("rc", 1)),
-                   None if group is None else str(group), None if group_slot is None else int(group_slot))
+                   None if group is None else str(group), None if group_slot is None else int(group_slot),
+                   data.get("paced") is True)
