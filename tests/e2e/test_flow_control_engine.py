@@ -29,7 +29,7 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import LambdaTarget, QueueTarget, Recorder
 from cdk_delayed_scheduler.local.gauge import (ARRIVAL_ALLOWANCE_MS, Gauge, arrivals, most_in_a_window,
-                                              most_inside)
+                                              most_inside, repeats)
 
 pytestmark = pytest.mark.e2e
 LIMITS = {"rate": 20, "maxInFlight": 4}
@@ -135,11 +135,6 @@ def test_every_limited_timer_arrives_by_its_dedupe_key_none_early(run):
     assert {delivery.envelope["id"] for delivery in run.limited.deliveries} == {f"limited-{n}" for n in range(LIMITED)}
     assert len(keys) == LIMITED, f"{repeats(run.limited)} repeats"
     assert min(delivery.lateness_ms for delivery in run.limited.deliveries) >= 0
-
-
-def repeats(recorder: Recorder) -> int:
-    """Deliveries beyond the first of each ``dedupeKey``."""
-    return len(recorder.deliveries) - len({delivery.envelope["dedupeKey"] for delivery in recorder.deliveries})
 
 
 @pytest.mark.parametrize("target, rate", [("limited", LIMITS["rate"]), ("slow", SLOW_RATE)])

@@ -29,9 +29,8 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import LambdaTarget, Recorder
 from cdk_delayed_scheduler.local.gauge import (ARRIVAL_ALLOWANCE_MS, Gauge, Passage, arrivals, most_in_a_window,
-                                              most_inside)
+                                              most_inside, repeats)
 
-from .test_flow_control_engine import HOLD_SECONDS, repeats
 
 pytestmark = pytest.mark.e2e
 GROUP_RATE = {"rate": 4}
@@ -46,6 +45,8 @@ IN_FLIGHT_LIMITS = {"maxInFlight": 3, "perGroup": GROUP_CAPS}
 """``long``'s. A group's rate (a start each 105 ms) and calls of :data:`LONG_HOLD_SECONDS` would put four of a group
 inside at once and twelve of the three groups: both caps bind (the groups' 2 each make 6, over the target's 3).
 ``long-1`` has more timers than the others together, so it goes on alone at the end, when only its own cap binds."""
+HOLD_SECONDS = 0.03
+"""How long the default target takes a call: at its 12 a second, calls that short leave it all but idle."""
 LONG_HOLD_SECONDS = 0.4
 RATE_TARGET, IN_FLIGHT_TARGET = "default", "long"
 BIG = "big"

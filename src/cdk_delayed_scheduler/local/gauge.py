@@ -62,6 +62,11 @@ def arrivals(recorder: Recorder) -> list[tuple[int, str]]:
     return sorted((delivery.received_ms, delivery.envelope["id"]) for delivery in recorder.deliveries)
 
 
+def repeats(recorder: Recorder) -> int:
+    """Deliveries ``recorder`` received beyond the first of each ``dedupeKey`` (at least once's repeats)."""
+    return len(recorder.deliveries) - len({delivery.envelope["dedupeKey"] for delivery in recorder.deliveries})
+
+
 def most_in_a_window(arrivals: list[tuple[int, str]], window_ms: int) -> tuple[int, list[str]]:
     """The most of ``arrivals`` (when, which timer; in the order they came) in any window of ``window_ms`` (each
     window starting at an arrival), and the timers of the first such window."""
