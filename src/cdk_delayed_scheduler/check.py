@@ -18,6 +18,7 @@ the periodic timer and cancels the run's group. It needs only the client (botoco
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import timedelta
 from typing import Callable
@@ -37,11 +38,13 @@ ENDED = frozenset({"FIRED", "FAILED", "CANCELLED"})
 
 
 def run_check(client: SchedulerClient, plan: CheckPlan, *, say: Callable[[str], None] | None = None,
-              poll_interval: float = POLL_SECONDS) -> CheckReport:
+              poll_interval: float = POLL_SECONDS, stop: threading.Event | None = None) -> CheckReport:
     """Run ``plan`` against the scheduler ``client`` reaches and answer the verdicts; ``say`` receives progress lines.
 
-    The clean-up runs whatever happens; an interrupt (``KeyboardInterrupt``) is raised again after it."""
-    run = _Run(client, plan, say or (lambda line: None), poll_interval)
+    The clean-up runs whatever happens; an interrupt (``KeyboardInterrupt``) is raised again after it. ``stop``, set
+    from elsewhere (a signal handler), interrupts the run at its next safe point, between two calls and never inside
+    one, so that the clean-up's calls find the client whole: ``KeyboardInterrupt`` after the clean-up."""
+    run = _Run(client, plan, say or (lambda line: None), poll_interval, stop or threading.Event())
     setup_error = None
     try:
         setup_error = run.set_up()
@@ -57,8 +60,9 @@ def run_check(client: SchedulerClient, plan: CheckPlan, *, say: Callable[[str], 
 
 
 class _Run:
-    def __init__(self, client: SchedulerClient, plan: CheckPlan, say: Callable[[str], None], poll: float) -> None:
-        self.client, self.plan, self.say, self.poll = client, plan, say, poll
+    def __init__(self, client: SchedulerClient, plan: CheckPlan, say: Callable[[str], None], poll: float,
+                 stop: threading.Event) -> None:
+        self.client, self.plan, self.say, self.poll, self.stop = client, plan, say, poll, stop
         self.timers = [TimerFacts(t, plan.schedule_id(t)) for t in plan.timers]
         self.periodic = PeriodicFacts(plan.periodic_id, plan.every)
         self.sent = False
@@ -69,11 +73,13 @@ class _Run:
         plan, client, started = self.plan, self.client, time.monotonic()
         self.sent = True
         try:
+            self._go_on()
             self.periodic.sent_at = time.monotonic()
             self.periodic.created = client.put_periodic(plan.periodic_id, plan.payload("periodic"), every=plan.every,
                                                         target=plan.target, retry=self.retry, group=plan.group)
             self.periodic.answered_at = time.monotonic()
             for facts in self.timers:
+                self._go_on()
                 self._create(facts)
         except SchedulerError as error:
             return f"{type(error).__name__} {error}"
@@ -110,6 +116,7 @@ class _Run:
         earliest_end, deadline = last_due + plan.settle, last_due + plan.timeout
         said, said_at = None, time.monotonic()
         while True:
+            self._go_on()
             now = time.monotonic()
             for facts in self._awaited():
                 if facts.local_due <= now and (facts.record is None or facts.record.status not in ENDED):
@@ -126,7 +133,12 @@ class _Run:
                 self.say(f"check: {ended}/{len(self._awaited())} timers delivered or ended, the periodic one fired "
                          f"{fired} times; {max(0.0, last_due - now):.0f} s to the last due time")
                 said, said_at = progress, now
-            time.sleep(self.poll)
+            self.stop.wait(self.poll)
+
+    def _go_on(self) -> None:
+        """A safe point: ``KeyboardInterrupt`` once ``stop`` is set."""
+        if self.stop.is_set():
+            raise KeyboardInterrupt
 
     def _periodic_short(self) -> bool:
         record = self.periodic.record
@@ -151,6 +163,7 @@ class _Run:
     def read_all(self) -> None:
         """The records the verdicts are made from: each timer's, and the periodic timer's."""
         for facts in self.timers:
+            self._go_on()
             self._read(facts)
         self._read_periodic()
 

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from cdk_delayed_scheduler.check import make_plan, run_check
 from cdk_delayed_scheduler.client import NotFoundError, SchedulerClient
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.cli import main
@@ -215,6 +216,25 @@ def test_an_interrupted_check_cleans_up_and_exits_130(engine, how):
     client = SchedulerClient(engine.api_url)
     assert client.get(f"{run}-long-1").status == "CANCELLED"
     _assert_cleaned_up(engine, run)
+
+
+def test_a_stop_asked_while_the_run_waits_ends_it_at_its_next_safe_point_after_the_clean_up(engine):
+    """What a signal does (it sets ``stop``): the run ends between two calls, never inside one, cleans up, then
+    raises ``KeyboardInterrupt``."""
+    client, plan, stop, said = SchedulerClient(engine.api_url), make_plan(short_delay=1.5, long_delay=120), \
+        threading.Event(), []
+
+    def say(line: str) -> None:
+        said.append(line)
+        if line.startswith("check: created"):
+            stop.set()  # as the signal handler does, while the run goes on to wait
+
+    with pytest.raises(KeyboardInterrupt):
+        run_check(client, plan, say=say, stop=stop)
+    assert any(line.startswith(f"check: clean-up: cancelled the group {plan.group}: ") for line in said), said
+    assert client.get(f"{plan.run_id}-long-1").status == "CANCELLED"
+    with pytest.raises(NotFoundError):
+        client.get_periodic(plan.periodic_id)
 
 
 def test_a_dry_run_prints_the_plan_and_creates_nothing(engine, recorder, capsys):

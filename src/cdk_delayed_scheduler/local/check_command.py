@@ -91,9 +91,10 @@ def run_check_command(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     say(f"check: run {plan.run_id} {via}")
-    restore = _interrupt_on_sigterm()
+    stop = threading.Event()
+    restore = _interrupt_at_safe_points(stop)
     try:
-        report = run_check(client, plan, say=say)
+        report = run_check(client, plan, say=say, stop=stop)
     except KeyboardInterrupt:
         say(f"check: interrupted; run {plan.run_id}'s timers are in the group {plan.group}: if the clean-up above "
             f"did not finish, SchedulerClient.cancel_group({plan.group!r}) stops what is left")
@@ -115,13 +116,17 @@ def _client(args: argparse.Namespace) -> Any:
     return SchedulerClient.for_function(args.function, session, region=args.region)
 
 
-def _interrupt_on_sigterm() -> Callable[[], object]:
-    """Make SIGTERM interrupt the run as Ctrl-C does (so that it cleans up); the function that undoes it."""
+def _interrupt_at_safe_points(stop: threading.Event) -> Callable[[], object]:
+    """Make Ctrl-C and SIGTERM set ``stop``, which the run reads between its calls (an exception raised inside one,
+    in the HTTP client's pool, could leave it unusable for the clean-up); a second signal interrupts at once. The
+    function that undoes it."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None  # signals reach the main thread only
 
     def interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+    return lambda: [signal.signal(number, handler) for number, handler in previous.items()]
