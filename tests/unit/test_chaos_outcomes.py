@@ -102,6 +102,19 @@ def test_a_timer_whose_delivery_message_sqs_parked_awaits_its_redrive_but_one_th
     assert report.outcomes_missing == 1 and not report.ok
 
 
+def test_a_timer_parked_unanswered_whose_failed_outcome_died_with_its_last_receive_awaits_its_redrive():
+    """Its last attempt delivered it (DELIVERED sent), its batch failed; the receive that parked it FAILED died before
+    sending FAILED, and SQS parked its message after that receive: the redrive sends FAILED (the record is FAILED
+    with the message's tag). Without the message parked by SQS, FAILED is missing."""
+    unanswered = "maxAttempts 3 reached: receive 4 of 5 ended without a delivery: the target failed, or ..."
+    bare = {"reason": None, "body": {"id": "t", "dueMs": DUE_MS, "token": "k"}}
+    report = _check([_event("DELIVERED")], {"t": _get("FAILED", last_error=unanswered)}, {"t": [bare]})
+    assert report.ok and report.outcomes_awaiting_redrive == 1, report.violations
+    assert not _check([_event("DELIVERED")], {"t": _get("FAILED", last_error=unanswered)}).ok
+    refused = "delivery failed after 3 attempts: refused"  # DELIVERED cannot stand beside this FAILED
+    assert not _check([_event("DELIVERED")], {"t": _get("FAILED", last_error=refused)}, {"t": [bare]}).ok
+
+
 def test_a_timer_redriven_after_it_failed_may_end_delivered_after_its_failed_outcome_and_no_other_may():
     events = [_event("FAILED"), _event("DELIVERED")]
     assert _check(events, {"t": _get("FIRED")}, redriven=("t",)).ok
