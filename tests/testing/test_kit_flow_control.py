@@ -31,6 +31,20 @@ def test_timers_due_together_start_one_interval_apart_and_the_client_reads_those
     assert timers.get_target("default").waiting == 0
 
 
+def test_a_new_scheduler_does_not_inherit_the_lead_an_earlier_one_learned():
+    """An engine that ran before in this process (a loaded one: its writes slow) raised the process's lead, which
+    asks new slots ahead of now; a new scheduler's sandboxes start from nothing learned: its first start is at its
+    due time, to the millisecond."""
+    from scheduler_runtime.aws import flow
+
+    flow.Lead.ms = 500  # as an earlier engine's slow writes left it
+    with run_local_scheduler(flow_control={"rate": 1, "periodSeconds": 10}) as scheduler:
+        due = scheduler.client.schedule(timedelta(minutes=1), {}, id="first").due_at
+        scheduler.advance(minutes=1)
+        [delivery] = scheduler.deliveries()
+        assert delivery.envelope.fired_at == due
+
+
 def test_a_paused_target_receives_nothing_until_it_is_resumed_then_everything_that_waited(local_scheduler):
     timers = local_scheduler.client
     assert timers.pause_target("default").state == "PAUSED"

@@ -181,10 +181,10 @@ class _Waiter:
         self._taker, self.ref, self._tags, self._receive_count = taker, ref, tags, receive_count
         self.target, self.group = target, group
         ticket = ref.ticket
-        ours = group is not None and ticket is not None and ticket.group == group
-        self.group_slot = ticket.group_slot_ms if ours else None
+        ours = ticket if group is not None and ticket is not None and ticket.group == group else None
+        self.group_slot = None if ours is None else ours.group_slot_ms
         """The group slot this delivery took (or the instant its group allows a start): kept while it waits."""
-        self.paced = ours and ticket is not None and ticket.paced
+        self.paced = ours is not None and ours.paced
         """Whether its group refused its start once already (it kept its group slot then)."""
 
     def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:

@@ -419,7 +419,9 @@ class Engine:
         if path not in sys.path:
             sys.path.insert(0, path)
         from scheduler_runtime import observability  # noqa: PLC0415 - importable only once the path is set
+        from scheduler_runtime.aws import flow  # noqa: PLC0415 - as above
 
+        flow.forget()  # a new deployment's sandboxes: nothing learned yet of its targets (their queues, the lead)
         observability.set_metric_sink(lambda line: logger.debug("metric %s", line))
         self._attach_runtime_logs()
         return {
