@@ -249,9 +249,9 @@ def test_the_keep_warm_rule_initialises_the_dispatcher_every_four_minutes_withou
     assert rule["ScheduleExpression"] == "rate(4 minutes)"
     dispatcher = functions["DispatcherFunction"]
     assert target["Arn"] == dispatcher.arn
-    dispatcher.calls.clear()
+    before = len(dispatcher.calls)  # the calls other tests made stay recorded, for the roles' test
     assert dispatcher(json.loads(target["Input"])) == {"batchItemFailures": []}
-    assert dispatcher.calls == []  # initialised only: no receive, no write, no metric
+    assert dispatcher.calls[before:] == []  # initialised only: no receive, no write, no metric
 
 
 @contextmanager
