@@ -3,6 +3,7 @@ redrive and groups."""
 
 from __future__ import annotations
 
+from .common import LOOP_REFERENCE_S
 from .fmt import met, mmm, num, spread, verdict
 from .suite import TIERS
 
@@ -27,8 +28,13 @@ def synth(data: dict) -> dict | None:
             "ratio": mmm(s["ratio"]["runs"], 2)}
 
 
-def _tier(name: str, runs: list[dict], target_s: float) -> dict:
-    """A tier's summary row and its part of the section."""
+def _on_reference(seconds: float | None, scale: float) -> float | None:
+    """A time measured here, read against the reference machine (``scale``: its loop time over this machine's)."""
+    return None if seconds is None else seconds * scale
+
+
+def _tier(name: str, runs: list[dict], target_s: float, scale: float = 1.0) -> dict:
+    """A tier's summary row and its part of the section; ``scale`` reads its times against the reference machine."""
     if not runs:
         return {"part": "tier_unmeasured", "tier": name, "target": num(target_s)}
     timed = [r for r in runs if r["pytest_seconds"] is not None]
@@ -38,8 +44,9 @@ def _tier(name: str, runs: list[dict], target_s: float) -> dict:
     return {"part": "tier", "tier": name, "command": " ".join(TIERS[name]), "target": num(target_s),
             "pytest": mmm([r["pytest_seconds"] for r in timed]), "wall": mmm([r["seconds"] for r in runs]),
             "cpu": mmm([r["cpu_seconds"] for r in runs]), "passed": sum(r["passed"] for r in runs), "repeats": len(runs),
-            "verdict": verdict([r["pytest_seconds"] is not None and r["pytest_seconds"] <= target_s and r["passed"]
-                                for r in runs]),
+            "verdict": verdict([r["pytest_seconds"] is not None and r["pytest_seconds"] * scale <= target_s
+                                and r["passed"] for r in runs]),
+            "reference": mmm([_on_reference(r["pytest_seconds"], scale) for r in timed]),
             "rows": [[i + 1, num(r["seconds"]), num(r["pytest_seconds"]), num(r["cpu_seconds"]),
                       "yes" if r["passed"] else "**no**", r["summary"].replace("|", "/")] for i, r in enumerate(runs)],
             "failures": {"part": "failures", "list": [f"- repeat {i + 1}: `{f}`" for i, r in enumerate(runs)
@@ -52,8 +59,8 @@ def _tier(name: str, runs: list[dict], target_s: float) -> dict:
                       "rows": [[e["name"], num(e["cpu_seconds"]), e["exit"]] for e in early]} if early else None}
 
 
-def _loaded(loaded: dict | None, target_s: float) -> dict:
-    """The full tier's runs in a row beside the CPU burner: its part of the section."""
+def _loaded(loaded: dict | None, target_s: float, scale: float = 1.0) -> dict:
+    """The full tier's runs in a row beside the CPU burner: its part of the section (``scale`` as :func:`_tier`)."""
     if not loaded or not loaded.get("runs"):
         return {"part": "loaded_unmeasured", "command": " ".join(TIERS["full"]), "target": num(target_s)}
     runs = loaded["runs"]
@@ -61,8 +68,9 @@ def _loaded(loaded: dict | None, target_s: float) -> dict:
             "times": "once" if len(runs) == 1 else f"{len(runs)} times in a row", "cores": loaded["cores"],
             "passed": sum(r["passed"] for r in runs), "pytest": mmm([r["pytest_seconds"] for r in runs]),
             "load": mmm([r["load_after"] for r in runs], 1), "burner": num(loaded["burner_cpu_seconds"]),
-            "verdict": verdict([r["passed"] and r["pytest_seconds"] is not None and r["pytest_seconds"] <= target_s
-                                for r in runs]),
+            "verdict": verdict([r["passed"] and r["pytest_seconds"] is not None
+                                and r["pytest_seconds"] * scale <= target_s for r in runs]),
+            "reference": mmm([_on_reference(r["pytest_seconds"], scale) for r in runs]),
             "rows": [[i + 1, num(r["seconds"]), num(r["pytest_seconds"]), num(r["cpu_seconds"]),
                       num(r["burner_cpu_seconds"]), f"{r['load_before']:.1f} / {r['load_after']:.1f}",
                       "yes" if r["passed"] else "**no**", _failed(r)] for i, r in enumerate(runs)]}
@@ -79,8 +87,11 @@ def suite(data: dict) -> dict | None:
     s = data.get("suite") or {}
     if not s.get("runs"):
         return None
-    tiers = [_tier(tier, [r[tier] for r in s["runs"] if r.get(tier)], s["targets_s"][tier]) for tier in ("quick", "full")]
-    loaded = _loaded(s.get("loaded"), s["targets_s"]["full"])
+    loop_s = (data.get("section_loop_s") or {}).get("suite")
+    scale = LOOP_REFERENCE_S / loop_s if loop_s else 1.0  # the targets hold on a machine whose loop takes the reference
+    tiers = [_tier(tier, [r[tier] for r in s["runs"] if r.get(tier)], s["targets_s"][tier], scale)
+             for tier in ("quick", "full")]
+    loaded = _loaded(s.get("loaded"), s["targets_s"]["full"], scale)
     return {"tiers": tiers, "loaded": loaded,
             "rows": [*({**t, "part": "row" if t["part"] == "tier" else "row_unmeasured"} for t in tiers),
                      {**loaded, "part": "row_" + loaded["part"]}]}

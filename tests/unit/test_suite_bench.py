@@ -34,18 +34,27 @@ def test_the_loaded_runs_are_a_table_with_the_burners_cpu_and_the_load_and_all_p
     assert "| 2 | 442 | 430 | 530 | 401 | 1.0 / 3.2 | yes |  |" in text
     assert "pure-Python busy loop with `python -c`" in text and "`./dev bench --only suite`" in text
     assert "**3 of 3 runs passed**, with 430 (410 – 450) s of pytest against a target of 480 s" in text
-    assert text.rstrip().endswith("0.6 s): met. The burner used 1,250 s of CPU in all. `./dev bench --only suite` records "
-                                  "this run with both tiers.")
+    assert text.rstrip().endswith("0.6 s (430 (410 – 450) s there): met. The burner used 1,250 s of CPU in all. "
+                                  "`./dev bench --only suite` records this run with both tiers.")
     assert "3 of 3 runs passed; 430 (410 – 450) s of pytest (load 3.2 (2.9 – 3.4) after each run) | all pass, each ≤ 480 s of " \
-           "pytest: met |" in summary_text("suite", data)
+           "pytest on the reference machine (430 (410 – 450) s there): met |" in summary_text("suite", data)
 
 
 def test_a_loaded_run_that_fails_names_its_tests_and_one_over_the_target_misses_it() -> None:
     data = _suite(_loaded(_run(410.0), _run(300.0, ("tests/e2e/test_x.py::test_a[p|q]",)), _run(490.0)))
     text = section_text("suite", data)
     assert "| **no** | `tests/e2e/test_x.py::test_a[p/q]` |" in text
-    assert "**2 of 3 runs passed**" in text and "0.6 s): **missed** in 2 of 3 repeats." in text
-    assert "all pass, each ≤ 480 s of pytest: **missed** in 2 of 3 repeats" in summary_text("suite", data)
+    assert "**2 of 3 runs passed**" in text and "0.6 s (410 (300 – 490) s there): **missed** in 2 of 3 repeats." in text
+    assert "all pass, each ≤ 480 s of pytest on the reference machine (410 (300 – 490) s there): **missed** in 2 of 3 " \
+           "repeats" in summary_text("suite", data)
+
+
+def test_the_times_are_judged_on_the_reference_machine_where_the_loop_takes_0_6_s() -> None:
+    """Measured where the loop took 0.75 s, 560 s of pytest is 448 s on the reference machine: within 480 s."""
+    data = {**_suite(_loaded(_run(560.0), _run(560.0), _run(620.0))), "section_loop_s": {"suite": 0.75}}
+    summary = summary_text("suite", data)
+    assert "(448 (448 – 496) s there): **missed** in 1 of 3 repeats" in summary
+    assert "560 (560 – 620) s of pytest" in summary
 
 
 def test_without_a_loaded_run_the_section_says_it_was_not_measured() -> None:
