@@ -29,7 +29,7 @@ from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import LambdaTarget, QueueTarget, Recorder
 from cdk_delayed_scheduler.local.gauge import (ARRIVAL_ALLOWANCE_MS, Gauge, arrivals, most_in_a_window,
-                                              most_inside, repeats)
+                                              most_inside, repeats, starts)
 
 pytestmark = pytest.mark.e2e
 LIMITS = {"rate": 20, "maxInFlight": 4}
@@ -139,9 +139,11 @@ def test_every_limited_timer_arrives_by_its_dedupe_key_none_early(run):
 
 @pytest.mark.parametrize("target, rate", [("limited", LIMITS["rate"]), ("slow", SLOW_RATE)])
 def test_at_most_rate_starts_in_any_second_window(run, target, rate):
-    """Counted at the receiver in windows of one second less :data:`ARRIVAL_ALLOWANCE_MS`, for the jitter between a
-    start and its arrival."""
-    assert most_in_a_window(arrivals(getattr(run, target)), 1000 - ARRIVAL_ALLOWANCE_MS)[0] <= rate
+    """Counted by the starts the deliveries arrived with (their ``firedAt``), in windows of a whole second: the
+    runtime starts each within 50 ms after its slot, the slots (1 s + 50 ms) / rate apart, so ``rate`` + 1 starts
+    span a second at least. At the receiver the engine's hop can bring two arrivals closer than their starts by
+    more than a loaded machine's allowance; a limit that did not hold shows in the starts themselves."""
+    assert most_in_a_window(starts(getattr(run, target)), 1000)[0] <= rate
 
 
 def test_at_most_max_in_flight_under_way_at_once(run):

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .api_calls import parse_due_ms
 from .deliveries import Recorder
 
 ARRIVAL_ALLOWANCE_MS = 300
@@ -60,6 +61,14 @@ class Gauge:
 def arrivals(recorder: Recorder) -> list[tuple[int, str]]:
     """What ``recorder`` received, as ``(arrived_ms, id)`` in the order of arrival (for :func:`most_in_a_window`)."""
     return sorted((delivery.received_ms, delivery.envelope["id"]) for delivery in recorder.deliveries)
+
+
+def starts(recorder: Recorder) -> list[tuple[int, str]]:
+    """When each delivery ``recorder`` received started, as ``(started_ms, id)`` in time order: its envelope's
+    ``firedAt``, the runtime's start write (each attempt its own). A rate limits these, and they carry no jitter from
+    the hop to the receiver (for :func:`most_in_a_window` over a whole period)."""
+    return sorted((parse_due_ms(delivery.envelope["firedAt"]), delivery.envelope["id"])
+                  for delivery in recorder.deliveries)
 
 
 def repeats(recorder: Recorder) -> int:
