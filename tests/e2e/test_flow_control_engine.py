@@ -28,7 +28,7 @@ from cdk_delayed_scheduler._contract import contract
 from cdk_delayed_scheduler.local import Engine, EngineOptions
 from cdk_delayed_scheduler.local.api_calls import raw_client
 from cdk_delayed_scheduler.local.deliveries import LambdaTarget, QueueTarget, Recorder
-from cdk_delayed_scheduler.local.gauge import (ARRIVAL_ALLOWANCE_MS, Gauge, arrivals, most_in_a_window,
+from cdk_delayed_scheduler.local.gauge import (ARRIVAL_ALLOWANCE_MS, Gauge, most_in_a_window,
                                               most_inside, repeats, starts)
 
 pytestmark = pytest.mark.e2e
