@@ -76,7 +76,12 @@ class Model:
         self.p, self.sim, self.rng = p, Sim(), random.Random(seed)
         n = len(due)
         self.due, self.group = due, groups or [None] * n
-        self.target = Item(limits, p)
+        self.interval = (limits.interval_us or 0) / 1e6
+        """The target's own interval (all its items together start one a this)."""
+        self.targets = [Item(share, p) for _, share in limits.each_item("target")]
+        """The target's items (``FlowLimits.items``: one per ``STARTS_PER_ITEM`` a second), each with its share."""
+        self.target_of = [self.targets[limits.item_index(f"timer-{k}")] for k in range(n)]
+        """The item each timer's delivery uses (``FlowLimits.item_for``, by its id)."""
         self.items = [Item(group_limits, p) for _ in range(1 + max((g for g in self.group if g is not None), default=-1))]
         self.table = Bucket(table_wru)
         self.ticket: list[tuple[float | None, float | None] | None] = [None] * n
@@ -259,12 +264,13 @@ class Model:
 
     def _target_slot(self, i: int, sb: Sandbox, run: dict, slot: float | None) -> None:
         if slot is None or self.sim.now > slot + TOLERANCE_S:
-            return self._reserve(self.target, sb, max(self._ahead(sb), self.due[i]), lambda s: self._try(i, sb, run, s, 0))
+            return self._reserve(self.target_of[i], sb, max(self._ahead(sb), self.due[i]),
+                                 lambda s: self._try(i, sb, run, s, 0))
         self._try(i, sb, run, slot, 0)
 
     def _again(self, i: int, sb: Sandbox, run: dict, tries: int, not_before: float) -> None:
         """A new target slot, for the next of the dispatcher's tries."""
-        self._reserve(self.target, sb, not_before, lambda s: self._try(i, sb, run, s, tries + 1))
+        self._reserve(self.target_of[i], sb, not_before, lambda s: self._try(i, sb, run, s, tries + 1))
 
     def _try(self, i: int, sb: Sandbox, run: dict, s, tries: int) -> None:
         """One of the dispatcher's ``ROOM_TRIES`` with target slot ``s``: the group's pace, then the place, the wait,
@@ -326,7 +332,7 @@ class Model:
                 return self._again(i, sb, run, tries, self._ahead(sb))
             self._call(self.table, sb, lambda: True,
                        lambda r: self._fail(i, run) if r is CROWDED else self._started(i, run, now))
-        self._call(self.target.reads, sb, lambda: True, lambda r: self._fail(i, run) if r is CROWDED else wait())
+        self._call(self.target_of[i].reads, sb, lambda: True, lambda r: self._fail(i, run) if r is CROWDED else wait())
 
     def _started(self, i: int, run: dict, at: float) -> None:
         self.starts[i] = at

@@ -39,16 +39,17 @@ def starts_figures(starts: list[float], n: int, rate_interval_s: float) -> dict:
 
 
 def outcome(m: Model, limits: FlowLimits, wall_s: float) -> dict:
-    """A run's figures: the target's, and its item's writes and reads; the messages' fates."""
+    """A run's figures: the target's, and its items' writes and reads; the messages' fates."""
     n = len(m.due)
     done = [s for s in m.starts if s is not None]
-    out = starts_figures(done, n, m.target.interval)
-    items = [m.target, *m.items]
-    out.update(rate=limits.rate, interval_ms=m.target.interval * 1000, allowed_rate_s=n / limits.rate,
+    out = starts_figures(done, n, m.interval)
+    items = [*m.targets, *m.items]
+    out.update(rate=limits.rate, interval_ms=m.interval * 1000, allowed_rate_s=n / limits.rate,
+               target_items=len(m.targets),
                early=sum(1 for s, d in zip(m.starts, m.due) if s is not None and s < d),
                dead_lettered=m.c["dead_lettered"], failed=m.c["failed"],
                item_writes=sum(it.writes.granted for it in items), item_refused=sum(it.refused for it in items),
-               item_throttled=sum(it.writes.throttled for it in items), target_writes=m.target.writes.granted,
+               item_throttled=sum(it.writes.throttled for it in items), target_writes=sum(it.writes.granted for it in m.targets),
                reads=m.c["reads"], record_writes=m.table.granted, record_throttled=m.table.throttled,
                crowded=m.c["crowded"], looked_again=m.c["looked_again"], sent_back=m.c["sent_back"],
                put_back_early=m.c["put_back_early"],

@@ -194,7 +194,7 @@ def test_in_flight_counts_the_places_held_now_and_held_until_the_end_of_a_hold(a
     store, limits, now = FlowStore(aws.ddb, aws.table), FlowLimits(max_in_flight=3, rate=1, period_seconds=2), now_ms()
     for _ in range(2):
         assert store.acquire("pool", limits, now, now + 30_000) is not None
-    until = store.hold("pool", now, 7000)
+    until = store.hold("pool", limits, now, 7000)
     assert read("pool") == {"name": "pool", "state": "ACTIVE", "flowControl": {**MAILER, **POOL}, "waiting": 0,
                             "inFlight": 2, "heldUntil": iso(until)}
     virtual().move_to(now + 30_000)  # the leases ended by themselves, and so did the hold

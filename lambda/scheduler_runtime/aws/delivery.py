@@ -224,8 +224,9 @@ class Delivery:
             return False
         room, now = FlowStore(self._ctx.dynamodb, self._config.table_name), self._clock.now_ms()
         retry_after = None if exc.retry_after_seconds is None else math.ceil(exc.retry_after_seconds * 1000)
-        until = room.hold(target, now, retry_after)
-        slot = room.reserve(target, limits, until)
+        until = room.hold(target, limits, now, retry_after)
+        item, share = limits.item_for(target, ref.schedule_id)
+        slot = room.reserve(item, share, until)
         too_old = started.limits.age_reason(ref.due_ms, until if slot is None else slot)
         if too_old is not None:
             self._park(started, f"{too_old}: the target held deliveries back: {exc}", last_error=str(exc)[:500])

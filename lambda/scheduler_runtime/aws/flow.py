@@ -6,8 +6,10 @@ read is ever needed): a slot costs one write, idle or with deliveries queued for
 write that fits what it saw last, :data:`_SEEN_QUEUED`; two when the target went from one to the other since), a
 lease one write to take and one to give back. A write DynamoDB refuses for capacity raises :class:`Crowded`: the
 delivery waits for room, unspent, rather than fail. One item is one partition: about 1,000 write units a second,
-shared by the slots, the leases and the refused writes of every delivery to the target (docs/design.md gives the
-rates one target can reach).
+shared by the slots, the leases and the refused writes of every delivery to the target, so a target faster than
+:data:`~..core.flow.STARTS_PER_ITEM` a second spreads its limits over several items (``FlowLimits.items``): each
+call here is made on one of them, except a pause, a hold and a read of the target's state, which take them all
+(docs/design.md gives the rates one target can reach).
 """
 
 from __future__ import annotations
@@ -219,44 +221,51 @@ class FlowStore:
         except (ClientError, Crowded) as exc:
             log_event("place_left", level=logging.WARNING, target=target, reason=str(exc)[:200])
 
-    def hold(self, target: str, now_ms: int, retry_after_ms: int | None) -> int:
+    def hold(self, target: str, limits: FlowLimits, now_ms: int, retry_after_ms: int | None) -> int:
         """Hold the target back after it said slow down (a 429, a throttle): no slot starts before the instant this
-        answers. ``retry_after_ms``, when the target said how long; else a backoff that doubles (from
-        :data:`~..core.flow.BACKOFF_FIRST_MS` to :data:`~..core.flow.BACKOFF_MAX_MS`) while throttles keep coming
-        within the hold before them, and starts again from the first once they stop."""
+        answers, on any of its items. ``retry_after_ms``, when the target said how long; else a backoff that doubles
+        (from :data:`~..core.flow.BACKOFF_FIRST_MS` to :data:`~..core.flow.BACKOFF_MAX_MS`) while throttles keep
+        coming within the hold before them, and starts again from the first once they stop (as its first item
+        keeps them)."""
         item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(target).as_item_key(), ConsistentRead=True,
                                   ProjectionExpression=f"{flow.HELD_UNTIL}, {flow.BACKOFF}").get("Item", {})
         backoff_ms = flow.next_backoff_ms(_number(item, flow.HELD_UNTIL), _number(item, flow.BACKOFF), now_ms)
         until_ms = now_ms + (retry_after_ms if retry_after_ms is not None else backoff_ms)
-        until_us = until_ms * 1000
-        try:
-            self._ddb.update_item(
-                TableName=self._table, Key=flow.flow_key(target).as_item_key(),
-                UpdateExpression=f"SET {flow.TAT} = :until, {flow.HELD_UNTIL} = :held, {flow.BACKOFF} = :backoff",
-                ConditionExpression=f"attribute_not_exists({flow.TAT}) OR {flow.TAT} < :until",
-                ExpressionAttributeValues={":until": {"N": str(until_us)}, ":held": {"N": str(until_ms)},
-                                           ":backoff": {"N": str(backoff_ms)}})
-        except ClientError as exc:
-            if not is_condition_failure(exc):
-                raise
+        values = {":until": {"N": str(until_ms * 1000)}, ":held": {"N": str(until_ms)},
+                  ":backoff": {"N": str(backoff_ms)}}
+        for name, _ in limits.each_item(target):
+            try:
+                self._ddb.update_item(
+                    TableName=self._table, Key=flow.flow_key(name).as_item_key(),
+                    UpdateExpression=f"SET {flow.TAT} = :until, {flow.HELD_UNTIL} = :held, {flow.BACKOFF} = :backoff",
+                    ConditionExpression=f"attribute_not_exists({flow.TAT}) OR {flow.TAT} < :until",
+                    ExpressionAttributeValues=values)
+            except ClientError as exc:
+                if not is_condition_failure(exc):
+                    raise
         return until_ms
 
-    def set_paused(self, target: str, paused: bool, now_ms: int) -> None:
-        """Pause the target (no slot and no place is given until it is resumed), or resume it."""
-        key = flow.flow_key(target).as_item_key()
-        if paused:
-            self._ddb.update_item(TableName=self._table, Key=key, UpdateExpression=f"SET {flow.PAUSED} = :at",
-                                  ExpressionAttributeValues={":at": {"N": str(now_ms)}})
-        else:
-            self._ddb.update_item(TableName=self._table, Key=key, UpdateExpression=f"REMOVE {flow.PAUSED}")
+    def set_paused(self, target: str, limits: FlowLimits, paused: bool, now_ms: int) -> None:
+        """Pause the target (no slot and no place is given on any of its items until it is resumed), or resume it."""
+        for name, _ in limits.each_item(target):
+            key = flow.flow_key(name).as_item_key()
+            if paused:
+                self._ddb.update_item(TableName=self._table, Key=key, UpdateExpression=f"SET {flow.PAUSED} = :at",
+                                      ExpressionAttributeValues={":at": {"N": str(now_ms)}})
+            else:
+                self._ddb.update_item(TableName=self._table, Key=key, UpdateExpression=f"REMOVE {flow.PAUSED}")
 
     def state(self, target: str, limits: FlowLimits, now_ms: int) -> flow.TargetState:
-        """The target's state as ``GET /targets/{name}`` shows it (one consistent read)."""
-        item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(target).as_item_key(),
-                                  ConsistentRead=True).get("Item", {})
-        leases = [_number(item, flow.lease_name(i)) for i in range(limits.max_in_flight or 0)]
-        return flow.TargetState.of(limits, now_ms, paused=flow.PAUSED in item, tat_us=_number(item, flow.TAT),
-                                   held_until_ms=_number(item, flow.HELD_UNTIL), leases=leases)
+        """The target's state as ``GET /targets/{name}`` shows it (one consistent read of each of its items)."""
+        states = []
+        for name, share in limits.each_item(target):
+            item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(name).as_item_key(),
+                                      ConsistentRead=True).get("Item", {})
+            leases = [_number(item, flow.lease_name(i)) for i in range(share.max_in_flight or 0)]
+            states.append(flow.TargetState.of(share, now_ms, paused=flow.PAUSED in item,
+                                              tat_us=_number(item, flow.TAT),
+                                              held_until_ms=_number(item, flow.HELD_UNTIL), leases=leases))
+        return flow.TargetState.total(states)
 
     def _update(self, target: str, update: str, condition: str, values: dict[str, int],
                 returns: str = "NONE") -> Any:

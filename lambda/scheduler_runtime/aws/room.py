@@ -51,15 +51,18 @@ class RoomTaker:
         limits = self._config.flow_limits.get(target)
         if limits is None:  # no limits (or no more, since the message was put back)
             return nothing_held
-        wait = _Waiter(self, ref, held_tags, receive_count, target, group if limits.for_group(group) else None)
+        item, share = limits.item_for(target, ref.schedule_id)
+        wait = _Waiter(self, ref, held_tags, receive_count, target, item,
+                       group if limits.for_group(group) else None)
         try:
-            return self._take(wait, limits, slot)
+            return self._take(wait, share, slot)
         except Crowded as exc:  # the target's item is out of capacity: wait, unspent, and take a slot again
             wait(None, look_again_seconds=flow.LOOK_AGAIN_SECONDS)
             log_event("crowded", level=logging.WARNING, id=ref.schedule_id, target=target, reason=str(exc)[:200])
             return None
 
     def _take(self, wait: "_Waiter", limits: FlowLimits, slot: int | None) -> Release | None:
+        """Room on ``wait``'s item of the target, whose share of the target's limits ``limits`` is."""
         clock, room, ref = self._clock, self._room, wait.ref
         group_limits = limits.for_group(wait.group)
         if group_limits is not None and group_limits.rate is not None:
@@ -75,7 +78,7 @@ class RoomTaker:
                 return None
             wait_until(clock, wait.group_slot)
         if slot is None or clock.now_ms() > slot + flow.START_TOLERANCE_MS:  # none, or one passed: a new one
-            slot = room.reserve(wait.target, limits, max(clock.now_ms() + Lead.ahead_ms(), ref.due_ms))
+            slot = room.reserve(wait.item, limits, max(clock.now_ms() + Lead.ahead_ms(), ref.due_ms))
         for _ in range(flow.ROOM_TRIES):
             if slot is None or slot - clock.now_ms() > flow.WAIT_IN_PLACE_MS:
                 break
@@ -83,7 +86,7 @@ class RoomTaker:
             if allowed_from is not None and not wait.paced:
                 # the group started too recently for this slot: keep the group slot, a target slot where it allows
                 wait.paced = True
-                slot = room.reserve(wait.target, limits, max(allowed_from, clock.now_ms() + Lead.ahead_ms()))
+                slot = room.reserve(wait.item, limits, max(allowed_from, clock.now_ms() + Lead.ahead_ms()))
                 continue
             if allowed_from is not None:
                 # refused again: a new group slot, from the back of the group's queue (the instant the group allows
@@ -95,14 +98,14 @@ class RoomTaker:
                     wait(None)
                     return None
                 wait_until(clock, wait.group_slot)
-                slot = room.reserve(wait.target, limits, clock.now_ms() + Lead.ahead_ms())
+                slot = room.reserve(wait.item, limits, clock.now_ms() + Lead.ahead_ms())
                 continue
             leases = self._places_for(wait, limits, group_limits, slot)
             if leases is not None:
                 return lambda: self._release(wait, leases)
             # every place held, the target paused or held back, or the place came too late for the slot: a new slot
             held = room.held_until_ms
-            slot = None if room.paused else room.reserve(wait.target, limits,
+            slot = None if room.paused else room.reserve(wait.item, limits,
                                                          max(clock.now_ms() + Lead.ahead_ms(), held or 0))
             if slot is not None and held is not None:
                 slot = max(slot, held)
@@ -132,7 +135,7 @@ class RoomTaker:
         lease_end = clock.now_ms() + self._config.visibility_timeout_seconds * 1000
         asked = clock.now_ms()
         held: list[tuple[str, Lease]] = []
-        wanted = [(wait.target, limits)]
+        wanted = [(wait.item, limits)]
         if group_limits is not None and group_limits.max_in_flight is not None:
             assert wait.group is not None
             wanted.insert(0, (flow.group_place(wait.target, wait.group), replace(group_limits, per_group=None)))
@@ -177,9 +180,10 @@ class _Waiter:
     """How one delivery goes back to wait: its message, with a ticket for the slot it waits for (and its group's)."""
 
     def __init__(self, taker: RoomTaker, ref: TimerRef, tags: tuple[bytes, ...], receive_count: int, target: str,
-                 group: str | None) -> None:
+                 item: str, group: str | None) -> None:
         self._taker, self.ref, self._tags, self._receive_count = taker, ref, tags, receive_count
-        self.target, self.group = target, group
+        self.target, self.item, self.group = target, item, group
+        """The target, the item of it this delivery uses (:meth:`~..core.flow.FlowLimits.item_for`), its group."""
         ticket = ref.ticket
         ours = ticket if group is not None and ticket is not None and ticket.group == group else None
         self.group_slot = None if ours is None else ours.group_slot_ms

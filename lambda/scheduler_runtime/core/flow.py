@@ -15,6 +15,10 @@ writes conditionally:
   visibility timeout would hand its message out again. A dispatcher that dies mid-delivery leaves a lease that
   ends by itself then; none is ever counted twice, as each is one attribute taken by a conditional write.
 - **Hold and pause**: ``paused`` stops every start until it is removed; a hold moves ``tat`` forward.
+- **Spread over items**: one item is one partition, about 1,000 write units a second. A target whose rate is more
+  than :data:`STARTS_PER_ITEM` a second has its limits shared among several items (:attr:`FlowLimits.items`), each
+  with its own share of the rate and the places; a delivery uses the one its schedule's id falls to
+  (:meth:`FlowLimits.item_for`), and a pause or a hold is written to each.
 
 A delivery that waits for room waits in its message, never in its record: the record stays ``QUEUED`` (a cancel,
 reschedule or group cancel still wins), and the message carries its reserved slot (:class:`Ticket`).
@@ -23,6 +27,7 @@ reschedule or group cancel still wins), and the message carries its reserved slo
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -32,6 +37,12 @@ from .keys import Key
 KEY_PREFIX: str = FLOW_CONTROL["keyPrefix"]
 FLOW_SK = "FLOW"
 DEFAULT_PERIOD_SECONDS: int = FLOW_CONTROL["periodSeconds"]["default"]
+STARTS_PER_ITEM: int = FLOW_CONTROL["startsPerItem"]
+"""The most starts a second one item is given: a start writes its item up to four times (a slot, a second try when
+the sandbox guessed the target idle or queued wrong, a place taken and given back), and one item serves about 1,000
+write units a second."""
+ITEM_SEPARATOR = "~"
+"""Between a target's name and an item's number in the name of its second and later items (no name may hold it)."""
 HELD_POLL_SECONDS: int = FLOW_CONTROL["heldPollSeconds"]
 """How long a delivery held back by a paused target waits before it looks again."""
 WAIT_IN_PLACE_MS = 1000
@@ -114,6 +125,11 @@ def flow_key(target: str) -> Key:
     return Key(f"{KEY_PREFIX}{target}", FLOW_SK)
 
 
+def item_name(target: str, index: int) -> str:
+    """What names a target's item ``index`` (0: the target's own name, as a target with one item has it)."""
+    return target if index == 0 else f"{target}{ITEM_SEPARATOR}{index}"
+
+
 def group_place(target: str, group: str) -> str:
     """What names a group's item on a target with per-group limits (its own partition): used as a target's name."""
     return f"{target}{GROUP_SEPARATOR}{group}"
@@ -147,6 +163,45 @@ class FlowLimits:
         """The limits a delivery of ``group`` is held to on its group's own item; None without a group (or without
         per-group limits)."""
         return None if group is None else self.per_group
+
+    @property
+    def items(self) -> int:
+        """How many items share the target's limits: enough for :data:`STARTS_PER_ITEM` a second each, but never
+        more than its ``maxInFlight`` (each item holds at least one place) or its ``rate`` (each at least one start a
+        period). A group's own item is always one."""
+        if self.rate is None:
+            return 1
+        count = math.ceil(self.rate / (self.period_seconds * STARTS_PER_ITEM))
+        if self.max_in_flight is not None:
+            count = min(count, self.max_in_flight)
+        return max(1, min(count, self.rate))
+
+    def share(self, index: int) -> "FlowLimits":
+        """The limits item ``index`` holds: the rate and the places divided among the items as evenly as whole
+        numbers allow (the first ones take one more), so that together they never allow more than the target's."""
+        count = self.items
+        if count == 1:
+            return self
+
+        def part(total: int | None) -> int | None:
+            return None if total is None else total // count + (1 if index < total % count else 0)
+
+        return FlowLimits(rate=part(self.rate), period_seconds=self.period_seconds,
+                          max_in_flight=part(self.max_in_flight), per_group=self.per_group)
+
+    def item_index(self, schedule_id: str) -> int:
+        """The number of the item a delivery of ``schedule_id`` uses: always the same one for one schedule."""
+        count = self.items
+        return 0 if count == 1 else zlib.crc32(schedule_id.encode()) % count
+
+    def item_for(self, target: str, schedule_id: str) -> tuple[str, "FlowLimits"]:
+        """The item a delivery of ``schedule_id`` uses (:meth:`item_index`), and its share."""
+        index = self.item_index(schedule_id)
+        return item_name(target, index), self.share(index)
+
+    def each_item(self, target: str) -> list[tuple[str, "FlowLimits"]]:
+        """Every item of the target, with its share."""
+        return [(item_name(target, index), self.share(index)) for index in range(self.items)]
 
     @property
     def spaced(self) -> bool:
@@ -188,6 +243,14 @@ class TargetState:
             ahead_us = max(0, ahead_us - (held - now_ms) * 1000)
         waiting = 0 if interval is None else max(0, -(-ahead_us // interval) - 1)  # the slots after now
         return cls(paused, waiting, sum(1 for end in leases if end is not None and lease_end_ms(end) > now_ms), held)
+
+    @classmethod
+    def total(cls, states: list["TargetState"]) -> "TargetState":
+        """A target's state from its items' states: paused or held back if any item is (a pause and a hold are written
+        to each), the waiting and the places held summed."""
+        holds = [state.held_until_ms for state in states if state.held_until_ms is not None]
+        return cls(any(state.paused for state in states), sum(state.waiting for state in states),
+                   sum(state.in_flight for state in states), max(holds) if holds else None)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The router (:mod:`.api`) imports this module on the first call to a route under ``/targets``. Each call is thin over
 the limited target's item (:class:`~..aws.flow.FlowStore`): one consistent read, and for a ``PATCH`` one write before
-it. A target without ``flowControl`` is answered from the deployment's description alone, with no request.
+it (of each item, for a target whose limits are spread over several). A target without ``flowControl`` is answered from the deployment's description alone, with no request.
 """
 
 from __future__ import annotations
@@ -59,10 +59,11 @@ def update_target(call: Call) -> Answer:
     """
     state = validate_target_state(call.request.json_body())
     name, description = _description(call)
-    if FlowLimits.of(description) is None:
+    limits = FlowLimits.of(description)
+    if limits is None:
         raise not_pausable(name)
     paused = state == TargetStateName.PAUSED
-    FlowStore(call.ctx.dynamodb, call.ctx.config.table_name).set_paused(name, paused, call.ctx.clock.now_ms())
+    FlowStore(call.ctx.dynamodb, call.ctx.config.table_name).set_paused(name, limits, paused, call.ctx.clock.now_ms())
     if paused:  # a delivery that read the target just before the pause starts within this: answered after it
         call.ctx.clock.sleep(PAUSE_SETTLE_MS / 1000)
     log_event("target_paused" if paused else "target_resumed", target=name)
