@@ -326,6 +326,8 @@ def simulation_figures(s: dict) -> dict:
             "table_wru": num(s["table_wru"]), "tolerance_ms": num(rules.START_TOLERANCE_MS),
             "wait_in_place_ms": num(rules.WAIT_IN_PLACE_MS), "tries": simulated.WRITE_TRIES,
             "sdk_attempts": SDK_ATTEMPTS, "look_again_s": rules.LOOK_AGAIN_SECONDS, "room_tries": rules.ROOM_TRIES,
+            "crowded_max_s": rules.CROWDED_BACKOFF_MAX_SECONDS, "starts_per_item": num(rules.STARTS_PER_ITEM),
+            "items": num(b.get("target_items", 1)),
             "lead_min": rules.LEAD_MIN_MS,
             "lead_max": rules.LEAD_MAX_MS, "pollers": num(b["pollers"]), "seconds": num(b["seconds"] + g["seconds"]),
             "parameters": [[f"`{p['key']}`", num(s["profile"].get(p["key"], p["value"]), 3 if p["value"] < 1 else 0),

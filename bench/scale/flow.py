@@ -91,6 +91,8 @@ class Model:
         self.rc = [0] * n
         self.starts: list[float | None] = [None] * n
         self.paced = [False] * n
+        self.crowded_times = [0] * n
+        """How many times in a row each delivery's item refused its writes for capacity (its ticket's ``crowded``)."""
         """Whether each delivery's group refused its start once already (it kept its group slot then)."""
         self.visible: list[int] = []
         self.c: Counter[str] = Counter()
@@ -348,6 +350,11 @@ class Model:
         until = slot if slot is not None else gs
         now = self.sim.now
         delay = rules.LOOK_AGAIN_SECONDS if until is None or until <= now else RULE.delay_seconds(_ms(until), _ms(now))
+        if why == "crowded":  # ``RoomTaker.take``: longer each time in a row
+            self.crowded_times[i] += 1
+            delay = rules.crowded_delay_seconds(self.crowded_times[i], f"timer-{i}")
+        else:
+            self.crowded_times[i] = 0
         self._send(i, run, delay, why)
 
     def _send(self, i: int, run: dict, delay_s: int, why: str) -> None:

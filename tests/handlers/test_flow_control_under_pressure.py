@@ -1,6 +1,7 @@
 """A limited target under pressure, on virtual time: writes to its item slower than the start tolerance (a loaded
 table) still let every delivery start at a slot, since a delivery takes its place before its slot; and a write the
-table refuses for capacity sends the delivery back to wait, unspent, instead of failing its message."""
+table refuses for capacity sends the delivery back to wait, unspent, instead of failing its message, longer each time
+it is refused again."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from scheduler_runtime.core.timeparse import parse_rfc3339 as ms
 from .conftest import call_api
 from .dispatching import dispatch, receive
 from .flow_controlling import create, dispatch_one_at_a_time, limit
-from .virtual_time import iso, now_ms, virtual
+from .virtual_time import iso, now_ms, receivable_instants, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 LIMITS = {"rate": 4, "maxInFlight": 2}
@@ -85,11 +86,36 @@ def test_a_write_refused_for_capacity_sends_the_delivery_back_to_wait_unspent(aw
     assert aws.receive(aws.delayer_url) == []  # it waits out its pause
     virtual().advance(flow.LOOK_AGAIN_SECONDS)
     [waiting] = aws.receive(aws.delayer_url)
-    assert json.loads(waiting["body"])["room"] == {"target": "mailer"}
+    assert json.loads(waiting["body"])["room"] == {"target": "mailer", "crowded": 1}
     assert dispatch(receive(waiting, 1)) == {"batchItemFailures": []}  # refused again: back again, still unspent
     delivered = dispatch_one_at_a_time(aws, due_ms + 60_000)
     assert [(e["id"], e["attempt"]) for e in delivered] == [("crowded", 1)]
-    assert delivered[0]["firedAt"] == iso(due_ms + 2 * flow.LOOK_AGAIN_SECONDS * 1000)
+    second_wait = flow.crowded_delay_seconds(2, "crowded")
+    assert 1 <= second_wait <= 2
+    assert delivered[0]["firedAt"] == iso(due_ms + (flow.LOOK_AGAIN_SECONDS + second_wait) * 1000)
+
+
+def test_a_delivery_refused_for_capacity_again_and_again_waits_longer_each_time_up_to_a_minute(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", LIMITS)
+    real_init, refusals_left = FlowStore.__init__, [8]  # the first write of each of 8 receives
+    monkeypatch.setattr(FlowStore, "__init__", lambda self, dynamodb, table_name: real_init(
+        self, Crowding(dynamodb, refusals_left), table_name))
+    due_ms = now_ms() + 5000
+    create("crowded", due_ms, "mailer", retry={"maxAttempts": 1})
+    virtual().move_to(due_ms)
+    waits = []
+    while refusals_left[0] > 0:
+        [message] = aws.receive(aws.delayer_url)
+        assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+        aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+        [instant] = receivable_instants(aws.delayer_url)
+        waits.append((instant - virtual().now_ms()) // 1000)
+        virtual().move_to(instant)
+    assert waits == [flow.crowded_delay_seconds(times, "crowded") for times in range(1, len(waits) + 1)]
+    assert waits[0] == 1 and all(2 ** (k - 1) <= wait <= 2 ** k for k, wait in enumerate(waits[1:6], 1))
+    assert max(waits) <= flow.CROWDED_BACKOFF_MAX_SECONDS and waits[-1] >= flow.CROWDED_BACKOFF_MAX_SECONDS // 2
+    delivered = dispatch_one_at_a_time(aws, virtual().now_ms() + 60_000)
+    assert [(e["id"], e["attempt"], e["firedAt"]) for e in delivered] == [("crowded", 1, iso(virtual().now_ms()))]
     assert call_api("GET", "/schedules/crowded")[1]["status"] == "FIRED"
 
 
@@ -106,6 +132,7 @@ def test_a_grouped_delivery_refused_for_capacity_at_its_target_keeps_its_group_s
     aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
     virtual().advance(flow.LOOK_AGAIN_SECONDS)
     [waiting] = aws.receive(aws.delayer_url)
-    assert json.loads(waiting["body"])["room"] == {"target": "mailer", "group": "tenant", "groupSlot": due_ms}
+    assert json.loads(waiting["body"])["room"] == {"target": "mailer", "group": "tenant", "groupSlot": due_ms,
+                                                  "crowded": 1}
     assert dispatch(receive(waiting, 1)) == {"batchItemFailures": []}  # its group slot passed: the target's now
     assert [json.loads(m["body"])["id"] for m in aws.take(aws.target_url)] == ["tenant-1"]

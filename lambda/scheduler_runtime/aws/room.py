@@ -56,8 +56,9 @@ class RoomTaker:
                        group if limits.for_group(group) else None)
         try:
             return self._take(wait, share, slot)
-        except Crowded as exc:  # the target's item is out of capacity: wait, unspent, and take a slot again
-            wait(None, look_again_seconds=flow.LOOK_AGAIN_SECONDS)
+        except Crowded as exc:  # the item is out of capacity: wait, unspent, longer each time, and take a slot again
+            wait.crowded += 1
+            wait(None, look_again_seconds=flow.crowded_delay_seconds(wait.crowded, ref.schedule_id), crowded=True)
             log_event("crowded", level=logging.WARNING, id=ref.schedule_id, target=target, reason=str(exc)[:200])
             return None
 
@@ -190,9 +191,14 @@ class _Waiter:
         """The group slot this delivery took (or the instant its group allows a start): kept while it waits."""
         self.paced = ours is not None and ours.paced
         """Whether its group refused its start once already (it kept its group slot then)."""
+        self.crowded = 0 if ticket is None else ticket.crowded
+        """How many times in a row its item's writes were refused for capacity (:class:`~..core.flow.Ticket`)."""
 
-    def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS) -> None:
-        ticket = Ticket(self.target, slot, self._tags, self._receive_count, self.group, self.group_slot, self.paced)
+    def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS, crowded: bool = False) -> None:
+        """Send it back (``crowded``: because its item's writes were refused for capacity; the count starts again
+        when it goes back for anything else)."""
+        ticket = Ticket(self.target, slot, self._tags, self._receive_count, self.group, self.group_slot, self.paced,
+                        self.crowded if crowded else 0)
         self._taker.send_back(self.ref, ticket, look_again_seconds)
 
 

@@ -69,6 +69,9 @@ LOOK_AGAIN_SECONDS = 1
 """How long a delivery waits in the delayer queue, unspent, before it takes a slot again when it found no room in
 the dispatcher: every place held through its tries, or a write to the target's item that DynamoDB refused for
 capacity (after the SDK's own tries)."""
+CROWDED_BACKOFF_MAX_SECONDS = 64
+"""The longest a delivery waits before it looks again after its item's writes were refused for capacity many times
+in a row (:func:`crowded_delay_seconds`)."""
 LEASE_SCALE = 1_000_000
 """A place's lease is its end (epoch ms) times this, plus a number the write drew: so the SDK's retry of a write
 whose answer was lost finds its own lease and has it, and two deliveries never hold the same value."""
@@ -93,6 +96,17 @@ def next_backoff_ms(held_until_ms: int | None, last_backoff_ms: int | None, now_
     if held_until_ms is None or last_backoff_ms is None or now_ms > held_until_ms + last_backoff_ms:
         return BACKOFF_FIRST_MS
     return min(BACKOFF_MAX_MS, 2 * last_backoff_ms)
+
+
+def crowded_delay_seconds(times: int, schedule_id: str) -> int:
+    """How long a delivery waits in the delayer queue before it looks again when DynamoDB refused its item's writes
+    for capacity ``times`` times in a row: :data:`LOOK_AGAIN_SECONDS` the first time, then a ceiling that doubles each
+    time (up to :data:`CROWDED_BACKOFF_MAX_SECONDS`), waited from half of it to all of it. Where in that half falls
+    by the schedule's id, so that a crowd of deliveries refused together comes back spread out, not together again,
+    and one delivery's waits are the same on every run."""
+    ceiling = min(CROWDED_BACKOFF_MAX_SECONDS, LOOK_AGAIN_SECONDS * 2 ** max(0, times - 1))
+    draw = zlib.crc32(f"{schedule_id}:{times}".encode()) / 2 ** 32
+    return max(LOOK_AGAIN_SECONDS, math.ceil(ceiling / 2 + draw * ceiling / 2))
 
 
 def next_lead_ms(lead_ms: int, took_ms: int | None, missed: bool = False) -> int:
@@ -262,7 +276,9 @@ class Ticket:
     received again, it takes a new one. A delivery of a group on a target with per-group limits carries its
     ``group`` and the group slot it took (``group_slot_ms``): it waits for that one first, then takes the target's;
     a group slot is kept however often the message comes back (it paces, the check at the start holds the rate).
-    ``paced``: its group refused its start once already, and it kept its group slot then (it will not again)."""
+    ``paced``: its group refused its start once already, and it kept its group slot then (it will not again).
+    ``crowded``: how many times in a row DynamoDB refused its item's writes for capacity (it waits longer each time,
+    :func:`crowded_delay_seconds`)."""
 
     target: str
     slot_ms: int | None
@@ -271,6 +287,7 @@ class Ticket:
     group: str | None = None
     group_slot_ms: int | None = None
     paced: bool = False
+    crowded: int = 0
 
     @property
     def waits_until(self) -> int | None:
@@ -289,6 +306,8 @@ class Ticket:
             body["groupSlot"] = self.group_slot_ms
         if self.paced:
             body["paced"] = True
+        if self.crowded:
+            body["crowded"] = self.crowded
         return body
 
     @classmethod
@@ -298,4 +317,4 @@ class Ticket:
         return cls(str(data["target"]), None if slot is None else int(slot),
                    tuple(bytes.fromhex(str(tag)) for tag in tags), int(data.get("rc", 1)),
                    None if group is None else str(group), None if group_slot is None else int(group_slot),
-                   data.get("paced") is True)
+                   data.get("paced") is True, int(data.get("crowded", 0)))
