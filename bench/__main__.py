@@ -47,7 +47,7 @@ FULL = {
              "free_every_s": 0.4,
              "cost": {"idle_n": 100, "idle_every_s": 0.2, "backlog_n": 200, "rate": 20, "max_in_flight": 4, "groups": 4},
              "simulation": {"n": 1_000_000, "rate": 1000, "grouped_n": 1_000_000, "big": 900_000, "small_groups": 99,
-                            "group_rate": 50, "horizon_s": 1200.0, "events": 15_000_000}},
+                            "group_rate": 50, "horizon_s": 1200.0, "events": 25_000_000}},
     "deployed": {},  # measures nothing: its reports come from --check-report
 }
 QUICK = {

@@ -292,7 +292,8 @@ def _sim_verdict(b: dict) -> dict:
         "part": "sim_stopped", "stopped": num(b["stopped_s"]), "events": num(b["events"]),
         "starts": num(b["recent_starts_per_s"]), "crowded": num(b["recent_crowded_per_s"]), "failed": num(b["failed"])}
     why = None if within else {
-        "part": "sim_why", "writes": num(b["item_writes"]), "refused": num(b["item_refused"]),
+        "part": "sim_why", "items": "item" if b.get("target_items", 1) == 1 else f"{b['target_items']} items",
+        "writes": num(b["item_writes"]), "refused": num(b["item_refused"]),
         "throttled": num(b["item_throttled"]), "mean": num(b["mean_per_s"]), "rate": num(b["rate"]),
         "received": _received_by(b)}
     return {"n": num(b["timers"]), "rate": num(b["rate"]), "last": _sim_last(b), "allowed": num(b["allowed_slots_s"]),
