@@ -20,6 +20,8 @@ from .des import Bucket, Sim
 from .flow_figures import DUE0, busiest, group_figures, outcome  # busiest: bench.flow's too
 from .pipeline import SDK_ATTEMPTS
 
+ITEM_ATTEMPTS = 1
+"""Attempts of a call to a limited item: its client makes no SDK retries (``context.FLOW_CLIENT``)."""
 CROWDED = object()
 """What a call answers when DynamoDB refused it for capacity after the SDK's tries."""
 RULE = DelayRule()
@@ -171,18 +173,24 @@ class Model:
             self.sim.after(self._lat("lat_sqs_s"), lambda: self._receive(run["poller"]))  # the batch's delete, then on
 
     # --- AWS calls ------------------------------------------------------------------------------------------------
-    def _call(self, bucket: Bucket, sb: Sandbox, apply, answer, attempt: int = 0) -> None:
-        """One DynamoDB call on ``bucket``'s capacity, retried as the SDK does: ``apply()`` runs when it is granted
-        (its condition and its change), ``answer(result)`` a round trip later (:data:`CROWDED`: refused throughout)."""
+    def _call(self, bucket: Bucket, sb: Sandbox, apply, answer, attempt: int = 0, attempts: int = SDK_ATTEMPTS) -> None:
+        """One DynamoDB call on ``bucket``'s capacity, retried as the SDK does (``attempts``: 1 for a limited item's,
+        whose client makes no retries): ``apply()`` runs when it is granted (its condition and its change),
+        ``answer(result)`` a round trip later (:data:`CROWDED`: refused throughout)."""
         lat = self._lat("lat_ddb_write_s")
         if bucket.admit(self.sim.now):
             sb.answered(attempt)
             result = apply()
             self.sim.after(lat, lambda: answer(result))
-        elif attempt + 1 < SDK_ATTEMPTS and sb.retry():
-            self.sim.after(lat + self.rng.random() * 2 ** attempt, lambda: self._call(bucket, sb, apply, answer, attempt + 1))
+        elif attempt + 1 < attempts and sb.retry():
+            self.sim.after(lat + self.rng.random() * 2 ** attempt,
+                           lambda: self._call(bucket, sb, apply, answer, attempt + 1, attempts))
         else:
             self.sim.after(lat, lambda: answer(CROWDED))
+
+    def _item_call(self, bucket: Bucket, sb: Sandbox, apply, answer) -> None:
+        """A call to a limited item (``FlowStore._send``): refused for capacity, it answers :data:`CROWDED` at once."""
+        self._call(bucket, sb, apply, answer, attempts=ITEM_ATTEMPTS)
 
     def _reserve(self, item: Item, sb: Sandbox, not_before: float, then) -> None:
         """``FlowStore.reserve``: the slot ``then`` gets, or :data:`CROWDED`."""
@@ -202,7 +210,7 @@ class Model:
                 if slot is not CROWDED:
                     sb.seen[key] = n + item.interval
                 then(slot)
-            self._call(item.writes, sb, apply, answer)
+            self._item_call(item.writes, sb, apply, answer)
 
         def queued_write(tries: int) -> None:
             def apply() -> float | None:
@@ -220,7 +228,7 @@ class Model:
                 if slot is not CROWDED:
                     sb.seen[key] = slot + item.interval
                 then(slot)
-            self._call(item.writes, sb, apply, answer)
+            self._item_call(item.writes, sb, apply, answer)
 
         (queued_write if sb.seen.get(key, -math.inf) > n else idle_write)(0)
 
@@ -315,7 +323,7 @@ class Model:
                     return self._wait(i, run, None)
                 self.sim.at(gs, lambda: self._again(i, sb, run, tries, self._ahead(sb)))
             self._reserve(item, sb, max(allowed, self.sim.now), group_slotted)
-        self.sim.at(s - sb.lead_ms / 1000, lambda: self._call(item.writes, sb, apply, answer))
+        self.sim.at(s - sb.lead_ms / 1000, lambda: self._item_call(item.writes, sb, apply, answer))
 
     def _place(self, i: int, sb: Sandbox, run: dict, s: float, tries: int) -> None:
         """The read that the target may start (a target without places), the wait for the slot, the start."""
@@ -334,7 +342,8 @@ class Model:
                 return self._again(i, sb, run, tries, self._ahead(sb))
             self._call(self.table, sb, lambda: True,
                        lambda r: self._fail(i, run) if r is CROWDED else self._started(i, run, now))
-        self._call(self.target_of[i].reads, sb, lambda: True, lambda r: self._fail(i, run) if r is CROWDED else wait())
+        self._item_call(self.target_of[i].reads, sb, lambda: True,
+                        lambda r: self._crowded(i, run) if r is CROWDED else wait())
 
     def _started(self, i: int, run: dict, at: float) -> None:
         self.starts[i] = at

@@ -34,6 +34,13 @@ call opens a connection only to discard it after (urllib3's "Connection pool is 
 _BOTO_CONFIG = BotoConfig(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=MAX_POOL_CONNECTIONS)
 
 
+_ONE_ATTEMPT = BotoConfig(retries={"mode": "standard", "total_max_attempts": 1})
+FLOW_CLIENT = "dynamodb-flow"
+"""The name of the DynamoDB client that writes limited targets' items: it makes no retries of its own, as the
+caller retries what is worth retrying and sends a delivery refused for capacity back to wait
+(:class:`~.flow.FlowStore`), rather than hold its dispatcher through the SDK's backoff."""
+
+
 def client_config(service: str, config: Config) -> BotoConfig:
     """The botocore config of ``service``'s client.
 
@@ -42,6 +49,8 @@ def client_config(service: str, config: Config) -> BotoConfig:
     read timeout of the dispatcher's whole timeout, which is at least the time any invocation has
     left, so a slow target is never cut off, and invoked again, by botocore's 60-second default.
     """
+    if service == FLOW_CLIENT:
+        return _BOTO_CONFIG.merge(_ONE_ATTEMPT)
     if service != "lambda":
         return _BOTO_CONFIG
     return _BOTO_CONFIG.merge(BotoConfig(read_timeout=config.dispatcher_timeout_seconds,
@@ -69,12 +78,18 @@ class Context:
                 client = self._clients.get(service)
                 if client is None:
                     client = self._clients[service] = self.session.create_client(
-                        service, config=client_config(service, self.config))
+                        "dynamodb" if service == FLOW_CLIENT else service, config=client_config(service, self.config))
         return client
 
     @property
     def dynamodb(self) -> Any:
         return self.client("dynamodb")
+
+    @property
+    def flow_dynamodb(self) -> Any:
+        """DynamoDB without the SDK's retries, for limited targets' items (:data:`FLOW_CLIENT`): built on first use,
+        so a deployment without limits never builds it."""
+        return self.client(FLOW_CLIENT)
 
     @property
     def sqs(self) -> Any:

@@ -287,7 +287,7 @@ class Delivery:
         was sent back to wait for it. A target without limits has room at once."""
         if target not in self._config.flow_limits:
             return nothing_held
-        taker = RoomTaker(FlowStore(self._ctx.dynamodb, self._config.table_name), self._config, self._clock,
+        taker = RoomTaker(FlowStore(self._ctx.flow_dynamodb, self._config.table_name), self._config, self._clock,
                           self._queue, self.target_figures)
         return taker.take(ref, receipt.held_tags, receipt.receive_count, target, group, slot)
 

@@ -4,8 +4,8 @@
 Every call here is one conditional ``UpdateItem`` on the target's one item (a failed one returns the item, so no
 read is ever needed): a slot costs one write, idle or with deliveries queued for it (a sandbox tries first the
 write that fits what it saw last, :data:`_SEEN_QUEUED`; two when the target went from one to the other since), a
-lease one write to take and one to give back. A write DynamoDB refuses for capacity raises :class:`Crowded`: the
-delivery waits for room, unspent, rather than fail. One item is one partition: about 1,000 write units a second,
+lease one write to take and one to give back. A request DynamoDB refuses for capacity raises :class:`Crowded` at
+once, without the SDK's retries: the delivery waits for room, unspent, rather than fail or hold its dispatcher. One item is one partition: about 1,000 write units a second,
 shared by the slots, the leases and the refused writes of every delivery to the target, so a target faster than
 :data:`~..core.flow.STARTS_PER_ITEM` a second spreads its limits over several items (``FlowLimits.items``): each
 call here is made on one of them, except a pause, a hold and a read of the target's state, which take them all
@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectionError as BotoConnectionError, HTTPClientError
 
 from ..core import flow
 from ..core.contract import HELD_BACK_METRIC, LATENESS_METRIC, WAITING_FOR_ROOM_METRIC
@@ -33,6 +33,10 @@ CAPACITY_CODES = frozenset({"ProvisionedThroughputExceededException", "Throttlin
 """DynamoDB's answers that a write found no capacity (its partition's, the table's or the account's)."""
 WRITE_TRIES = 4
 """Tries of a slot's two writes, or of a lease, before the caller treats the target as full."""
+SEND_ATTEMPTS = 3
+"""Attempts of one request to an item when the first found no connection, timed out or met a server error, as the
+SDK's standard mode would make: the dispatcher's client for these items makes none of its own
+(:data:`~.context.FLOW_CLIENT`), so that a request refused for capacity comes back at once (:class:`Crowded`)."""
 _SEEN_QUEUED: dict[str, int] = {}
 """Per target, the ``tat`` this sandbox last saw ahead of now (epoch us): while it is still ahead, deliveries are
 queued, and the slot's write that moves ``tat`` on is tried first (one write, not a refused one and then that)."""
@@ -72,7 +76,7 @@ def _number(item: dict[str, Any], name: str) -> int | None:
 
 
 class Crowded(Exception):
-    """A write to a limited target's item that DynamoDB refused for capacity, after the SDK's own tries."""
+    """A request to a limited target's item that DynamoDB refused for capacity (at once: no SDK retries)."""
 
 
 @dataclass(frozen=True)
@@ -199,8 +203,8 @@ class FlowStore:
         nor held back since the slot was taken (one consistent read; a target with places learns it from the lease's
         own write)."""
         self.held_until_ms, self.paused = None, False
-        item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(target).as_item_key(), ConsistentRead=True,
-                                  ProjectionExpression=f"{flow.PAUSED}, {flow.HELD_UNTIL}").get("Item", {})
+        item = self._send(target, "get_item", TableName=self._table, Key=flow.flow_key(target).as_item_key(),
+                          ConsistentRead=True, ProjectionExpression=f"{flow.PAUSED}, {flow.HELD_UNTIL}").get("Item", {})
         return self._free_to_start(item, now_ms)
 
     def _free_to_start(self, item: dict[str, Any], now_ms: int) -> bool:
@@ -267,21 +271,38 @@ class FlowStore:
                                               held_until_ms=_number(item, flow.HELD_UNTIL), leases=leases))
         return flow.TargetState.total(states)
 
+    def _send(self, target: str, operation: str, **request: Any) -> Any:
+        """One request to the item of ``target``: raises :class:`Crowded` at once when DynamoDB refused it for
+        capacity; sent again, up to :data:`SEND_ATTEMPTS` in all, when it found no connection, timed out or met a
+        server error (a write sent again finds what its first made: a lease its own, a slot one interval on)."""
+        for attempt in range(1, SEND_ATTEMPTS + 1):
+            try:
+                return getattr(self._ddb, operation)(**request)
+            except ClientError as exc:
+                error = exc.response.get("Error", {})
+                if error.get("Code") in CAPACITY_CODES:
+                    raise Crowded(f"target {target!r}: {exc}") from exc
+                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+                if status < 500 or attempt == SEND_ATTEMPTS:
+                    raise
+            except (BotoConnectionError, HTTPClientError):
+                if attempt == SEND_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
     def _update(self, target: str, update: str, condition: str, values: dict[str, int],
                 returns: str = "NONE") -> Any:
         """One conditional write: None (or, with ``returns``, the new ``tat``) when it was made; the item as it was
         (attribute-value form, ``{}`` for none) when its condition refused it."""
         try:
-            answer = self._ddb.update_item(
-                TableName=self._table, Key=flow.flow_key(target).as_item_key(), UpdateExpression=update,
-                ConditionExpression=condition,
+            answer = self._send(
+                target, "update_item", TableName=self._table, Key=flow.flow_key(target).as_item_key(),
+                UpdateExpression=update, ConditionExpression=condition,
                 ExpressionAttributeValues={name: {"N": str(value)} for name, value in values.items()},
                 ReturnValues=returns, ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ClientError as exc:
             if is_condition_failure(exc):
                 return exc.response.get("Item") or {}
-            if exc.response.get("Error", {}).get("Code") in CAPACITY_CODES:
-                raise Crowded(f"target {target!r}: {exc}") from exc
             raise
         if returns == "UPDATED_NEW":
             return int(answer["Attributes"][flow.TAT]["N"])

@@ -104,7 +104,7 @@ def crowded_delay_seconds(times: int, schedule_id: str) -> int:
     time (up to :data:`CROWDED_BACKOFF_MAX_SECONDS`), waited from half of it to all of it. Where in that half falls
     by the schedule's id, so that a crowd of deliveries refused together comes back spread out, not together again,
     and one delivery's waits are the same on every run."""
-    ceiling = min(CROWDED_BACKOFF_MAX_SECONDS, LOOK_AGAIN_SECONDS * 2 ** max(0, times - 1))
+    ceiling = min(CROWDED_BACKOFF_MAX_SECONDS, LOOK_AGAIN_SECONDS << max(0, times - 1))
     draw = zlib.crc32(f"{schedule_id}:{times}".encode()) / 2 ** 32
     return max(LOOK_AGAIN_SECONDS, math.ceil(ceiling / 2 + draw * ceiling / 2))
 

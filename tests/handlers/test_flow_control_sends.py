@@ -1,0 +1,93 @@
+"""How the dispatcher's requests to a limited target's items are sent, on virtual time: one DynamoDB refuses for
+capacity comes back at once, with no retry of the SDK's, and sends its delivery back to wait, unspent (an SDK
+backoff would hold the dispatcher and the rest of its batch for seconds); one that met a server error or lost its
+connection is sent again and the delivery starts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import EndpointConnectionError
+from moto.core.botocore_stubber import MockRawResponse
+
+from scheduler_runtime.aws import context
+from scheduler_runtime.core import flow
+
+from .conftest import call_api
+from .dispatching import dispatch, receive
+from .flow_controlling import create, limit
+from .virtual_time import iso, now_ms, virtual
+
+pytestmark = pytest.mark.usefixtures("virtual_clock")
+CAPACITY = "ProvisionedThroughputExceededException"
+REFUSED_URL = "http://127.0.0.1:9/refused"
+"""Where a refused request is said to go: never sent (the hook answers it), and no AWS address, so moto's hook
+applies nothing."""
+
+
+class Refusing:
+    """A hook before each DynamoDB ``UpdateItem`` of one client: answers the first ``left`` of them to an item whose
+    key starts with ``prefix`` (a limited item's) with ``status`` and ``code`` (or raises ``raising``), counting every one it saw. Every ``before-send`` hook
+    is called, and the first answer wins: so a refused request is pointed away from moto's."""
+
+    def __init__(self, client, left: int, status: int = 400, code: str = CAPACITY,
+                 raising: Exception | None = None, prefix: str = flow.KEY_PREFIX) -> None:
+        self.left, self.status, self.code, self.raising, self.prefix = left, status, code, raising, prefix
+        self.seen = 0
+        client.meta.events.register_first("before-send.dynamodb.UpdateItem", self)
+
+    def __call__(self, request, **_):
+        if not json.loads(request.body)["Key"]["pk"]["S"].startswith(self.prefix):
+            return None
+        self.seen += 1
+        if self.left <= 0:
+            return None
+        self.left -= 1
+        if self.raising is not None:
+            raise self.raising
+        request.url = REFUSED_URL  # moto's hook, called after this one, answers only AWS's addresses: it leaves it
+        body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{self.code}", "message": "injected"})
+        return AWSResponse(request.url, self.status, {"x-amzn-ErrorType": self.code},
+                           MockRawResponse(body.encode()))
+
+
+def _one_receive(aws) -> dict:
+    [message] = aws.receive(aws.delayer_url)
+    answer = dispatch(receive(message, 1))
+    if not answer["batchItemFailures"]:
+        aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    return answer
+
+
+def test_a_limited_items_write_refused_for_capacity_is_not_retried_and_its_delivery_waits_unspent(aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"rate": 4})
+    refusing = Refusing(context.current().flow_dynamodb, left=1)
+    due_ms = now_ms() + 5000
+    create("crowded", due_ms, "mailer", retry={"maxAttempts": 1})
+    virtual().move_to(due_ms)
+    assert _one_receive(aws) == {"batchItemFailures": []}
+    assert refusing.seen == 1  # one request: no retry of the SDK's
+    assert aws.take(aws.target_url) == []
+    virtual().advance(flow.crowded_delay_seconds(1, "crowded"))
+    assert _one_receive(aws) == {"batchItemFailures": []}
+    [delivered] = [json.loads(m["body"]) for m in aws.take(aws.target_url)]
+    assert (delivered["attempt"], delivered["firedAt"]) == (1, iso(due_ms + 1000))
+
+
+@pytest.mark.parametrize("refusal", [{"status": 500, "code": "InternalServerError"},
+                                     {"raising": EndpointConnectionError(endpoint_url="http://127.0.0.1")}],
+                         ids=["server-error", "no-connection"])
+def test_a_limited_items_write_that_met_a_server_error_or_no_connection_is_sent_again(aws, monkeypatch, refusal):
+    limit(aws, monkeypatch, "mailer", {"rate": 4, "maxInFlight": 1})
+    refusing = Refusing(context.current().flow_dynamodb, left=2, **refusal)
+    due_ms = now_ms() + 5000
+    create("shaken", due_ms, "mailer")
+    virtual().move_to(due_ms)
+    assert _one_receive(aws) == {"batchItemFailures": []}
+    [delivered] = [json.loads(m["body"]) for m in aws.take(aws.target_url)]
+    assert (delivered["id"], delivered["firedAt"]) == ("shaken", iso(due_ms))
+    assert refusing.seen == 2 + 3  # the slot's write, sent three times; the place's and its release, once each
+    assert call_api("GET", "/targets/mailer")[1]["inFlight"] == 0
+
