@@ -293,3 +293,20 @@ def test_a_retry_received_again_after_its_timers_delete_sends_no_cancelled(aws, 
     outcome_messages(aws)  # the next occurrence's CANCELLED
     dispatch(receive(retry, 2))
     assert outcome_messages(aws) == []
+
+
+def test_an_outcome_neither_queue_takes_is_logged_whole_with_its_timers_id(aws, outcomes, monkeypatch, caplog):
+    from scheduler_runtime.aws.delayer import DelayerQueue
+
+    def refused(*_args, **_kwargs):
+        raise RuntimeError("refused (injected)")
+
+    due_ms = create("unheard")
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    monkeypatch.setattr(DelayerQueue, "send", refused)
+    monkeypatch.setattr(DelayerQueue, "dead_letter", refused)
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    [lost] = [r for r in caplog.records if getattr(r, "event", None) == "outcome_lost"]
+    assert lost.levelname == "ERROR" and lost.fields["id"] == "unheard"
+    assert json.loads(lost.fields["outcome"])["outcome"] == "DELIVERED"

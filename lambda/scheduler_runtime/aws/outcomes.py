@@ -110,7 +110,8 @@ def park(ctx: Context, event: Mapping[str, Any], error: str) -> bool:
         _queue(ctx).dead_letter({outcomes.MARKER: dict(event)}, reason, schedule_id=str(event["id"]))
     except Exception:  # noqa: BLE001 - the log is the last place an outcome can be kept
         logger.exception("parking an outcome event failed")
-        log_event("outcome_lost", level=logging.ERROR, reason=reason, outcome=json.dumps(event, default=str))
+        log_event("outcome_lost", level=logging.ERROR, id=event.get("id"), reason=reason,
+                  outcome=json.dumps(event, default=str))
         return False
     log_event("outcome_parked", level=logging.ERROR, id=event["id"], outcome=event["outcome"], reason=reason)
     return True
