@@ -13,6 +13,7 @@ from collections import Counter
 
 from scheduler_runtime.aws.flow import WRITE_TRIES  # noqa: E402
 from scheduler_runtime.core import flow as rules  # noqa: E402
+from scheduler_runtime.core.contract import DEFAULT_MAX_RECEIVE_COUNT  # noqa: E402
 from scheduler_runtime.core.flow import FlowLimits  # noqa: E402
 from scheduler_runtime.core.window import DelayRule  # noqa: E402
 
@@ -382,7 +383,7 @@ class Model:
         self._done(run)
 
         def back() -> None:
-            if self.rc[i] >= self.p["max_receive_count"]:
+            if self.rc[i] >= DEFAULT_MAX_RECEIVE_COUNT:
                 self.c["dead_lettered"] += 1
                 self.live -= 1
             else:

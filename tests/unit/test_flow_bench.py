@@ -11,6 +11,7 @@ from bench.render import section_text, summary_text
 from bench.scale import flow as simulated
 from bench.scale import params
 
+from scheduler_runtime.core.contract import DEFAULT_MAX_RECEIVE_COUNT
 from scheduler_runtime.core.flow import FlowLimits
 
 LIMITS = {"rate": 20, "maxInFlight": 4}
@@ -147,3 +148,15 @@ def test_a_simulation_stopped_by_its_event_budget_is_judged_on_its_projection(si
     text = section_text("flow", {"flow": {"simulation": stopped}})
     assert f"{burst['delivered']:,} by {burst['stopped_s']:,.0f}; at its last minute's pace, all by" in text
     assert "its budget of simulated events spent" in text
+
+
+def test_a_simulated_target_faster_than_one_item_spreads_its_slots_over_its_items_and_keeps_its_rate() -> None:
+    burst = simulated.burst(params.flow(params.aws()), 3000, 1000, 5000.0)
+    assert burst["target_items"] == FlowLimits(rate=1000).items == 4
+    assert burst["delivered"] == 3000 and burst["early"] == 0 and burst["busiest"] <= 1000
+
+
+def test_a_simulated_message_whose_writes_the_table_refuses_comes_back_until_it_is_dead_lettered() -> None:
+    burst = simulated.burst(params.flow(params.aws()), 20, 100, 1e-9)
+    assert (burst["delivered"], burst["dead_lettered"]) == (0, 20)
+    assert burst["failed"] == 20 * DEFAULT_MAX_RECEIVE_COUNT  # each receive's start write refused, then parked
