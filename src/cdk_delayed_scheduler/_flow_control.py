@@ -39,11 +39,12 @@ class FlowControl:
     What it costs: each limited target has one item in the Schedules table, written conditionally by every
     start: one write per start for a rate (two when the target just went from idle to queued or back), and two
     more for ``max_in_flight`` (taking a place and giving it back). One item is one partition, about 1,000 writes
-    a second, so one target tops out near 500 starts a second with a rate alone, and lower with
-    ``max_in_flight`` too; a place is held from a lead before its start (20 ms on DynamoDB's latencies) until the
-    target answers. With ``per_group``, a grouped delivery writes its group's item too, up to four writes more per
-    start (its group's slot and the check of its group's rate at the target slot; its group's place taken and given
-    back); a group's item is one partition of its own. The dispatcher writes that table already: no new
+    a second, so a target faster than 250 starts a second spreads its limits over several items, one per 250 a
+    second, each with a share of the rate and the places (never more items than ``max_in_flight``); a place is
+    held from a lead before its start (20 ms on DynamoDB's latencies) until the target answers. With
+    ``per_group``, a grouped delivery writes its group's item too, up to four writes more per start (its group's
+    slot and the check of its group's rate at the target slot; its group's place taken and given back); a group's
+    item is one partition of its own. The dispatcher writes that table already: no new
     permission. Targets without limits pay nothing. Example::
 
         timers.add_target("email", targets.HttpsEndpoint(url, signing_secret=secret,

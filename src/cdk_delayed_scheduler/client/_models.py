@@ -199,10 +199,10 @@ class GroupCancellation:
 
 @dataclass(frozen=True)
 class Target:
-    """A target as ``GET``/``PATCH /targets/{name}`` answers it: its state, its limits, and what its one item says of
-    the deliveries to it.
+    """A target as ``GET``/``PATCH /targets/{name}`` answers it: its state, its limits, and what its item (its items,
+    summed, past 250 starts a second) says of the deliveries to it.
 
-    ``waiting`` and ``in_flight`` are estimates read from that item at the answer's instant: the deliveries holding a
+    ``waiting`` and ``in_flight`` are estimates read from those items at the answer's instant: the deliveries holding a
     start slot ahead of now (``None`` for a target without a rate) and the places among ``maxInFlight`` held now
     (``None`` without one). ``held_until`` is when the target's own slow-down answer (a 429, a throttle) stops holding
     its deliveries back. A target without ``flow_control`` answers ``ACTIVE`` and ``None`` for all of them.
