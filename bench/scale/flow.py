@@ -242,10 +242,9 @@ class Model:
         timing = RULE.timing(_ms(start), _ms(self.sim.now))
         if timing.put_back:
             return self._send(i, run, timing.put_back_seconds, "put_back_early")
-        if ticket is None:  # the create's message: at its due time, its start write is refused (a limited target)
-            return self.sim.at(self.due[i], lambda: self._call(
-                self.table, sb, lambda: True, lambda r: self._fail(i, run) if r is CROWDED else self._take(i, sb, run, None)))
-        self.sim.at(self.due[i], lambda: self._take(i, sb, run, slot))  # room waits for a lead before its slot
+        # the create's message names its limited target (``Creator._with_room``): at its due time it takes room, as
+        # one put back does; room waits for a lead before its slot
+        self.sim.at(self.due[i], lambda: self._take(i, sb, run, slot))
 
     def _take(self, i: int, sb: Sandbox, run: dict, slot: float | None) -> None:
         """The group's own slot first (kept once taken), waited for; then a target slot."""

@@ -13,8 +13,8 @@ from scheduler_runtime.core.timeparse import parse_rfc3339
 
 from .conftest import call_api
 from .flow_controlling import create, dispatch_one_at_a_time, limit, slots
-from .test_flow_control_throttling import hook, starts  # noqa: F401 - the receiver fixture
 from .https_receiver import Answer
+from .limited_hook import hook, starts  # noqa: F401 - the receiver fixture
 from .virtual_time import iso, now_ms, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")

@@ -1,7 +1,8 @@
 """How the dispatcher's requests to a limited target's items are sent, on virtual time: one DynamoDB refuses for
 capacity comes back at once, with no retry of the SDK's, and sends its delivery back to wait, unspent (an SDK
 backoff would hold the dispatcher and the rest of its batch for seconds); one that met a server error or lost its
-connection is sent again and the delivery starts."""
+connection is sent again and the delivery starts; and a create's message names its limited target, so its first
+receive takes room at once, with no start write refused to learn the target."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from botocore.exceptions import EndpointConnectionError
 from moto.core.botocore_stubber import MockRawResponse
 
 from scheduler_runtime.aws import context
+from scheduler_runtime.aws.store import ScheduleStore
 from scheduler_runtime.core import flow
 
 from .conftest import call_api
@@ -91,3 +93,32 @@ def test_a_limited_items_write_that_met_a_server_error_or_no_connection_is_sent_
     assert refusing.seen == 2 + 3  # the slot's write, sent three times; the place's and its release, once each
     assert call_api("GET", "/targets/mailer")[1]["inFlight"] == 0
 
+
+
+@pytest.mark.parametrize(("flow_control", "room"), [
+    ({"rate": 4}, {"target": "mailer"}),
+    ({"rate": 4, "perGroup": {"rate": 1}}, {"target": "mailer", "group": "acme"}),
+    (None, None),
+], ids=["limited", "per-group", "unlimited"])
+def test_a_creates_message_names_its_limited_target_so_its_delivery_makes_one_start_write(
+        aws, monkeypatch, flow_control, room):
+    if flow_control is not None:
+        limit(aws, monkeypatch, "mailer", flow_control)
+    starts: list[bool] = []
+    real_begin = ScheduleStore.begin_delivery
+
+    def counted(self, *args, **kwargs):
+        start = real_begin(self, *args, **kwargs)
+        starts.append(start.record is not None)
+        return start
+
+    monkeypatch.setattr(ScheduleStore, "begin_delivery", counted)
+    due_ms = now_ms() + 5000
+    create("named", due_ms, "mailer" if flow_control is not None else "default", group="acme")
+    virtual().move_to(due_ms)
+    [message] = aws.receive(aws.delayer_url)
+    assert json.loads(message["body"]).get("room") == room
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    [delivered] = [json.loads(m["body"]) for m in aws.take(aws.target_url)]
+    assert (delivered["id"], delivered["firedAt"]) == ("named", iso(due_ms))
+    assert starts == [True]  # the start write, made: none refused to learn the target

@@ -8,37 +8,15 @@ import json
 
 import pytest
 
-from cdk_delayed_scheduler.webhook import verify_signature
 from scheduler_runtime.aws import https_target
 
-from .conftest import aws_client, call_api
-from .flow_controlling import create, dispatch_one_at_a_time, limit, slots
-from .https_receiver import Answer, Receiver
+from .conftest import call_api
+from .flow_controlling import create, dispatch_one_at_a_time, slots
+from .https_receiver import Answer
+from .limited_hook import hook, starts  # noqa: F401 - the receiver fixture
 from .virtual_time import iso, now_ms, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
-SECRET = "whsec-flow"
-
-
-@pytest.fixture
-def hook(aws, monkeypatch):
-    """A plain-HTTP receiver on 127.0.0.1 as the target ``hook``, limited to 10 starts a second."""
-    https_target.POOL.clear()
-    https_target.SECRETS.clear()
-    arn = aws_client("secretsmanager").create_secret(Name="timers/flow", SecretString=SECRET)["ARN"]
-    with Receiver() as receiver:
-        limit(aws, monkeypatch, "hook", {"rate": 10}, description={
-            "type": "https", "url": receiver.url("/hook"), "secretArn": arn, "timeoutSeconds": 2})
-        yield receiver
-    https_target.POOL.clear()
-
-
-def starts(receiver: Receiver) -> list[tuple[str, str]]:
-    """``(id, firedAt)`` of every request the receiver got, in order."""
-    return [(envelope.id, envelope.raw["firedAt"]) for envelope in
-            (verify_signature(seen.body, seen.headers, SECRET) for seen in receiver.requests_to("/hook"))]
-
-
 def test_a_429_with_retry_after_holds_the_target_that_long_and_its_attempt_is_not_spent(aws, hook):
     due_ms = now_ms() + 5000
     for n in range(3):

@@ -85,7 +85,7 @@ def test_the_simulated_groups_each_keep_their_own_rate_and_the_targets(simulatio
 
 def test_a_simulated_grouped_delivery_keeps_its_group_slot_unless_its_pace_is_refused_twice(simulation) -> None:
     grouped = simulation["grouped"]
-    assert grouped["paced"] and grouped["looked_again"]  # refused by its group's pace, back after no room in 3 tries
+    assert grouped["paced"]  # some deliveries were refused by their group's pace
     assert 0 < grouped["paced_kept"] < grouped["paced"]  # the first refusal keeps the group slot, a second does not
     assert grouped["group_slots"] == grouped["timers"] + grouped["paced"] - grouped["paced_kept"]
     assert grouped["timers"] == 300

@@ -6,7 +6,8 @@ a message whose token the record holds, so a crash between the writes, a replay 
 conflicting create leaves at most a stray message or timer, which is never delivered.
 
 - **Due within the window:** ``SendMessage`` to the delayer queue (delayed by the whole
-  seconds left), then ``PutItem`` of the record as ``QUEUED``. Two requests, one write.
+  seconds left), then ``PutItem`` of the record as ``QUEUED``. Two requests, one write. The message
+  to a limited target names it, so its dispatcher takes room first and learns nothing by a refused write.
 - **Due later:** ``PutItem`` of a timer item in its shard, then ``PutItem`` of the record as
   ``SCHEDULED``. A replay with the same ``dueAt`` meets the timer it wrote before (same key)
   and adopts its token; a replay or a conflict that wrote a fresh timer removes it again.
@@ -18,11 +19,12 @@ A create is accepted (2xx) only once its record is written: an error before that
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ..core import keys, states
 from ..core.envelope import TimerRef
+from ..core.flow import Ticket
 from ..core.validation import CreateRequest
 from ..core.window import is_within_window
 from .config import Config
@@ -58,7 +60,7 @@ class Creator:
         """One create. Raises :class:`CreateConflict` for the same id with another body."""
         if not self.is_short(request, now_ms):
             return self._create_long(request, now_ms)
-        ref = TimerRef(request.schedule_id, request.due_ms, keys.new_token(), now_ms)
+        ref = self._with_room(TimerRef(request.schedule_id, request.due_ms, keys.new_token(), now_ms), request)
         self._queue.send_one(ref, self._config.delay_rule.delay_seconds(request.due_ms, now_ms))
         return self._record(request, ref.token, now_ms, states.QUEUED)
 
@@ -69,7 +71,8 @@ class Creator:
         (:class:`CreateConflict`, :class:`NotQueued`, or a service error).
         """
         short = {str(i): r for i, r in enumerate(requests) if self.is_short(r, now_ms)}
-        refs = {i: TimerRef(r.schedule_id, r.due_ms, keys.new_token(), now_ms) for i, r in short.items()}
+        refs = {i: self._with_room(TimerRef(r.schedule_id, r.due_ms, keys.new_token(), now_ms), r)
+                for i, r in short.items()}
         unsent = self._queue.send(
             [(i, ref, self._config.delay_rule.delay_seconds(ref.due_ms, now_ms)) for i, ref in refs.items()], attempts=SEND_ATTEMPTS
         ) if refs else set()
@@ -91,6 +94,16 @@ class Creator:
     def store(self) -> ScheduleStore:
         """The store the records are written to (a replay's answer reads its current status there)."""
         return self._store
+
+    def _with_room(self, ref: TimerRef, request: CreateRequest) -> TimerRef:
+        """The create's message, telling a limited target's dispatcher the target (a ticket without a slot), so that
+        its first receive takes a slot at once instead of first making the start write that refuses to learn it
+        (a write unit on the table for each delivery). A target without limits gets nothing more."""
+        limits = self._config.flow_limits.get(request.target)
+        if limits is None:
+            return ref
+        group = request.group if limits.for_group(request.group) is not None else None
+        return replace(ref, ticket=Ticket(request.target, None, group=group))
 
     def is_short(self, request: CreateRequest, now_ms: int) -> bool:
         """Due within the window: sent straight to the delayer queue."""
