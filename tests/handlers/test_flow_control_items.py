@@ -11,7 +11,7 @@ from scheduler_runtime.core import flow
 from scheduler_runtime.core.flow import FlowLimits
 from scheduler_runtime.core.timeparse import parse_rfc3339
 
-from .conftest import call_api
+from .conftest import call_api, call_direct
 from .flow_controlling import create, dispatch_one_at_a_time, limit, slots
 from .https_receiver import Answer
 from .limited_hook import hook, starts  # noqa: F401 - the receiver fixture
@@ -124,3 +124,17 @@ def test_a_429_on_one_item_holds_every_item_of_the_target(aws, monkeypatch, hook
     later = starts(hook)[1:]
     assert sorted(i for i, _ in later) == sorted([first, *others])
     assert min(_ms(at) for _, at in later) >= due_ms + 5000  # none before the hold ended, on either item
+
+
+def test_a_groups_counts_are_read_from_its_one_item_whatever_its_rate(aws, monkeypatch, small_items):
+    group_limits = {"rate": 4, "periodSeconds": 10}  # past one item's share here: the target's would be spread
+    limit(aws, monkeypatch, "fast", {**FAST, "perGroup": group_limits})
+    assert FlowLimits.of({"flowControl": group_limits}).items == 2
+    due_ms = now_ms() + 5000
+    for n in range(3):
+        create(f"acme-{n}", due_ms, "fast", group="acme")
+    virtual().move_to(due_ms)
+    assert len(dispatch_one_at_a_time(aws, due_ms)) == 1  # the first starts; two hold group slots ahead
+    status, read = call_direct("GET", "/targets/fast?group=acme")
+    assert (status, read["group"], read["waiting"]) == (200, "acme", 2)
+    assert _items_of(aws, "fast#acme") == ["fast#acme"]

@@ -261,15 +261,20 @@ class FlowStore:
 
     def state(self, target: str, limits: FlowLimits, now_ms: int) -> flow.TargetState:
         """The target's state as ``GET /targets/{name}`` shows it (one consistent read of each of its items)."""
-        states = []
-        for name, share in limits.each_item(target):
-            item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(name).as_item_key(),
-                                      ConsistentRead=True).get("Item", {})
-            leases = [_number(item, flow.lease_name(i)) for i in range(share.max_in_flight or 0)]
-            states.append(flow.TargetState.of(share, now_ms, paused=flow.PAUSED in item,
-                                              tat_us=_number(item, flow.TAT),
-                                              held_until_ms=_number(item, flow.HELD_UNTIL), leases=leases))
-        return flow.TargetState.total(states)
+        return flow.TargetState.total([self._item_state(name, share, now_ms)
+                                       for name, share in limits.each_item(target)])
+
+    def group_state(self, target: str, group: str, limits: FlowLimits, now_ms: int) -> flow.TargetState:
+        """A group's counts on ``target`` (``limits``: its ``perGroup``), from its one item: a group's is never
+        spread, whatever its rate."""
+        return self._item_state(flow.group_place(target, group), limits, now_ms)
+
+    def _item_state(self, name: str, limits: FlowLimits, now_ms: int) -> flow.TargetState:
+        item = self._ddb.get_item(TableName=self._table, Key=flow.flow_key(name).as_item_key(),
+                                  ConsistentRead=True).get("Item", {})
+        leases = [_number(item, flow.lease_name(i)) for i in range(limits.max_in_flight or 0)]
+        return flow.TargetState.of(limits, now_ms, paused=flow.PAUSED in item, tat_us=_number(item, flow.TAT),
+                                   held_until_ms=_number(item, flow.HELD_UNTIL), leases=leases)
 
     def _send(self, target: str, operation: str, **request: Any) -> Any:
         """One request to the item of ``target``: raises :class:`Crowded` at once when DynamoDB refused it for

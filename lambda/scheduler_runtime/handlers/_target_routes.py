@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from ..aws.flow import FlowStore
-from ..core.flow import PAUSE_SETTLE_MS, FlowLimits, group_place
+from ..core.flow import PAUSE_SETTLE_MS, FlowLimits
 from ..core.targets_api import (NAME_FIELD, TargetStateName, describe_target, not_pausable, target_group,
                                 unknown_target, validate_target_state)
 from ..observability import log_event
@@ -36,7 +36,7 @@ def _answer(call: Call, name: str, description: Mapping[str, Any], group: str | 
     store, now_ms = FlowStore(call.ctx.dynamodb, call.ctx.config.table_name), call.ctx.clock.now_ms()
     state = store.state(name, limits, now_ms)
     if group is not None and limits.per_group is not None:  # the group's counts, the target's pause and hold
-        counts = store.state(group_place(name, group), limits.per_group, now_ms)
+        counts = store.group_state(name, group, limits.per_group, now_ms)
         state = replace(counts, paused=state.paused, held_until_ms=state.held_until_ms)
     return 200, describe_target(name, description, state, group)
 
