@@ -283,19 +283,7 @@ def _received_by(r: dict) -> dict:
     return {"part": "sim_received", "s": num(r["all_received_s"])}
 
 
-def _first_receives_phase(b: dict, table_wru: float) -> dict | None:
-    """How the starts went while the creates' messages had their first receives (each makes the start write that
-    refuses, on the table) and after: None for a run whose every first receive came before its starts mattered."""
-    at, timeline = b.get("all_received_s"), b.get("timeline") or []
-    row = next((r for r in timeline if at is not None and r[0] >= at), None)
-    if row is None or not b.get("record_throttled"):
-        return None
-    return {"part": "sim_first_receives", "s": num(row[0]), "started": num(row[1]),
-            "per_s": num(row[1] / max(1e-9, row[0])), "table_wru": num(table_wru),
-            "record_throttled": num(b["record_throttled"]), "after_per_s": num(b.get("recent_starts_per_s"))}
-
-
-def _sim_verdict(b: dict, table_wru: float) -> dict:
+def _sim_verdict(b: dict) -> dict:
     """The million's verdicts: its last start (projected when the run stopped first), its rate, none dead-lettered."""
     complete = b["delivered"] + b["dead_lettered"] >= b["timers"]
     last = b["last_start_s"] if complete else b.get("projected_last_s")
@@ -307,7 +295,7 @@ def _sim_verdict(b: dict, table_wru: float) -> dict:
         "part": "sim_why", "items": "item" if b.get("target_items", 1) == 1 else f"{b['target_items']} items",
         "writes": num(b["item_writes"]), "refused": num(b["item_refused"]),
         "throttled": num(b["item_throttled"]), "mean": num(b["mean_per_s"]), "rate": num(b["rate"]),
-        "received": _received_by(b), "phase": _first_receives_phase(b, table_wru)}
+        "received": _received_by(b)}
     return {"n": num(b["timers"]), "rate": num(b["rate"]), "last": _sim_last(b), "allowed": num(b["allowed_slots_s"]),
             "margin": f"{LAST_MARGIN:.0%}", "within": met(within), "busiest": num(b["busiest"]),
             "early": b["early"], "held": met(b["busiest"] <= b["rate"] and b["early"] == 0),
@@ -334,7 +322,7 @@ def _sim_groups(g: dict) -> dict:
 def simulation_figures(s: dict) -> dict:
     """The simulated part of the flow section: the model's constants and parameters, its rows, the verdicts."""
     b, g = s["burst"], s["grouped"]
-    verdict, groups = _sim_verdict(b, s["table_wru"]), _sim_groups(g)
+    verdict, groups = _sim_verdict(b), _sim_groups(g)
     return {"part": "simulation", **verdict, **groups, "interval_ms": f"{b['interval_ms']:.2f}",
             "table_wru": num(s["table_wru"]), "tolerance_ms": num(rules.START_TOLERANCE_MS),
             "wait_in_place_ms": num(rules.WAIT_IN_PLACE_MS), "tries": simulated.WRITE_TRIES,

@@ -5,11 +5,11 @@ Every call here is one conditional ``UpdateItem`` on the target's one item (a fa
 read is ever needed): a slot costs one write, idle or with deliveries queued for it (a sandbox tries first the
 write that fits what it saw last, :data:`_SEEN_QUEUED`; two when the target went from one to the other since), a
 lease one write to take and one to give back. A request DynamoDB refuses for capacity raises :class:`Crowded` at
-once, without the SDK's retries: the delivery waits for room, unspent, rather than fail or hold its dispatcher. One item is one partition: about 1,000 write units a second,
-shared by the slots, the leases and the refused writes of every delivery to the target, so a target faster than
-:data:`~..core.flow.STARTS_PER_ITEM` a second spreads its limits over several items (``FlowLimits.items``): each
-call here is made on one of them, except a pause, a hold and a read of the target's state, which take them all
-(docs/design.md gives the rates one target can reach).
+once, without the SDK's retries: the delivery waits for room, unspent, rather than fail or hold its dispatcher. One
+item is one partition: about 1,000 write units a second, shared by the slots, the leases and the refused writes of
+every delivery to the target, so a target faster than :data:`~..core.flow.STARTS_PER_ITEM` a second spreads its
+limits over several items (``FlowLimits.items``): each call here is made on one of them, except a pause, a hold and
+a read of the target's state, which take them all (docs/design.md gives the rates one target can reach).
 """
 
 from __future__ import annotations

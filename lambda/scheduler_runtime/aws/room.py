@@ -194,7 +194,8 @@ class _Waiter:
         self.crowded = 0 if ticket is None else ticket.crowded
         """How many times in a row its item's writes were refused for capacity (:class:`~..core.flow.Ticket`)."""
 
-    def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS, crowded: bool = False) -> None:
+    def __call__(self, slot: int | None, look_again_seconds: int = flow.HELD_POLL_SECONDS,
+                 crowded: bool = False) -> None:
         """Send it back (``crowded``: because its item's writes were refused for capacity; the count starts again
         when it goes back for anything else)."""
         ticket = Ticket(self.target, slot, self._tags, self._receive_count, self.group, self.group_slot, self.paced,

@@ -67,8 +67,8 @@ ROOM_TRIES = 3
 held) before it waits for its next one in the delayer queue."""
 LOOK_AGAIN_SECONDS = 1
 """How long a delivery waits in the delayer queue, unspent, before it takes a slot again when it found no room in
-the dispatcher: every place held through its tries, or a write to the target's item that DynamoDB refused for
-capacity (after the SDK's own tries)."""
+the dispatcher: every place held through its tries; and the first time DynamoDB refused its item's request for
+capacity (after that, :func:`crowded_delay_seconds`)."""
 CROWDED_BACKOFF_MAX_SECONDS = 64
 """The longest a delivery waits before it looks again after its item's writes were refused for capacity many times
 in a row (:func:`crowded_delay_seconds`)."""

@@ -2,7 +2,8 @@
 
 The router (:mod:`.api`) imports this module on the first call to a route under ``/targets``. Each call is thin over
 the limited target's item (:class:`~..aws.flow.FlowStore`): one consistent read, and for a ``PATCH`` one write before
-it (of each item, for a target whose limits are spread over several). A target without ``flowControl`` is answered from the deployment's description alone, with no request.
+it (of each item, for a target whose limits are spread over several). A target without ``flowControl`` is answered
+from the deployment's description alone, with no request.
 """
 
 from __future__ import annotations
