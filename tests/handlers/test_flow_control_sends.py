@@ -1,7 +1,7 @@
 """How the dispatcher's requests to a limited target's items are sent, on virtual time: one DynamoDB refuses for
 capacity comes back at once, with no retry of the SDK's, and sends its delivery back to wait, unspent (an SDK
 backoff would hold the dispatcher and the rest of its batch for seconds); one that met a server error or lost its
-connection is sent again and the delivery starts; and a create's message names its limited target, so its first
+connection is sent again and the delivery starts; and a delivery message names its limited target, so its first
 receive takes room at once, with no start write refused to learn the target."""
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from scheduler_runtime.aws import context
 from scheduler_runtime.aws.store import ScheduleStore
 from scheduler_runtime.core import flow
 
-from .conftest import call_api
+from .conftest import call_api, promote
 from .dispatching import dispatch, receive
 from .flow_controlling import create, limit
-from .virtual_time import iso, now_ms, virtual
+from .rescheduling import patch
+from .sweeping import sweep_at
+from .virtual_time import START_MS, iso, now_ms, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 CAPACITY = "ProvisionedThroughputExceededException"
@@ -95,13 +97,56 @@ def test_a_limited_items_write_that_met_a_server_error_or_no_connection_is_sent_
 
 
 
+MINUTE_MS = 60_000
+SWEEP_OFFSET_MS = 30_400
+"""The sweeper's rule runs once a minute, here 30.4 s past each minute."""
+
+
+def _created(aws, schedule_id: str, target: str) -> int:
+    due_ms = now_ms() + 5000
+    create(schedule_id, due_ms, target, group="acme")
+    return due_ms
+
+
+def _created_beyond_the_window(aws, schedule_id: str, target: str) -> int:
+    """A timer 15 minutes ahead: it waits in the timers table until the sweep and the enqueuer send its message."""
+    due_ms = START_MS + 15 * MINUTE_MS
+    create(schedule_id, due_ms, target, group="acme")
+    return _swept(aws, due_ms)
+
+
+def _rescheduled(aws, schedule_id: str, target: str) -> int:
+    create(schedule_id, START_MS + 30 * MINUTE_MS, target, group="acme")
+    due_ms = now_ms() + 20_000
+    assert patch(schedule_id, {"dueAt": due_ms / 1000})[0] == 200
+    return due_ms
+
+
+def _rescheduled_beyond_the_window(aws, schedule_id: str, target: str) -> int:
+    create(schedule_id, START_MS + 30 * MINUTE_MS, target, group="acme")
+    due_ms = START_MS + 10 * MINUTE_MS
+    assert patch(schedule_id, {"dueAt": due_ms / 1000})[0] == 200
+    return _swept(aws, due_ms)
+
+
+def _swept(aws, due_ms: int) -> int:
+    """The sweep in the minute before ``due_ms`` claims the timer, and the enqueuer sends its message."""
+    assert sweep_at(due_ms - MINUTE_MS + SWEEP_OFFSET_MS) == 1
+    assert promote(aws) == []  # sent with a delay: not receivable yet
+    return due_ms
+
+
+@pytest.mark.parametrize("made", [_created, _created_beyond_the_window, _rescheduled, _rescheduled_beyond_the_window],
+                         ids=["create", "long-create", "reschedule", "long-reschedule"])
 @pytest.mark.parametrize(("flow_control", "room"), [
     ({"rate": 4}, {"target": "mailer"}),
     ({"rate": 4, "perGroup": {"rate": 1}}, {"target": "mailer", "group": "acme"}),
     (None, None),
 ], ids=["limited", "per-group", "unlimited"])
-def test_a_creates_message_names_its_limited_target_so_its_delivery_makes_one_start_write(
-        aws, monkeypatch, flow_control, room):
+def test_a_delivery_message_names_its_limited_target_so_its_delivery_makes_one_start_write(
+        aws, monkeypatch, made, flow_control, room):
+    """However its message was made (a create within the window or beyond it, a reschedule to either), it names a
+    limited target, and the first receive takes a slot at once: no start write refused to learn the target."""
     if flow_control is not None:
         limit(aws, monkeypatch, "mailer", flow_control)
     starts: list[bool] = []
@@ -113,8 +158,7 @@ def test_a_creates_message_names_its_limited_target_so_its_delivery_makes_one_st
         return start
 
     monkeypatch.setattr(ScheduleStore, "begin_delivery", counted)
-    due_ms = now_ms() + 5000
-    create("named", due_ms, "mailer" if flow_control is not None else "default", group="acme")
+    due_ms = made(aws, "named", "mailer" if flow_control is not None else "default")
     virtual().move_to(due_ms)
     [message] = aws.receive(aws.delayer_url)
     assert json.loads(message["body"]).get("room") == room

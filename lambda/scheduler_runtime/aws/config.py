@@ -35,7 +35,7 @@ from functools import cached_property
 from typing import Any, Mapping
 
 from ..core import contract
-from ..core.flow import FlowLimits
+from ..core.flow import FlowLimits, Ticket
 from ..core.outcomes import Settings as OutcomeSettings
 from ..core.window import DelayRule
 
@@ -74,6 +74,16 @@ class Config:
         """The limits of each target that has them (``flowControl``); empty when none has (then nothing new is paid)."""
         limits = {name: FlowLimits.of(description) for name, description in self.targets.items()}
         return {name: value for name, value in limits.items() if value is not None}
+
+    def room_ticket(self, target: str, group: str | None) -> Ticket | None:
+        """What a message of a delivery to ``target`` (of ``group``) carries so that its first receive takes a slot at
+        once, instead of first making the start write that refuses to learn the target (a write unit on the table for
+        each delivery): a ticket without a slot, naming the target, and the group when its limits are per group.
+        None for a target without limits, whose messages carry nothing more."""
+        limits = self.flow_limits.get(target)
+        if limits is None:
+            return None
+        return Ticket(target, None, group=group if limits.for_group(group) is not None else None)
 
     @property
     def visibility_timeout_seconds(self) -> int:

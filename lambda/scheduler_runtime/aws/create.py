@@ -96,14 +96,9 @@ class Creator:
         return self._store
 
     def _with_room(self, ref: TimerRef, request: CreateRequest) -> TimerRef:
-        """The create's message, telling a limited target's dispatcher the target (a ticket without a slot), so that
-        its first receive takes a slot at once instead of first making the start write that refuses to learn it
-        (a write unit on the table for each delivery). A target without limits gets nothing more."""
-        limits = self._config.flow_limits.get(request.target)
-        if limits is None:
-            return ref
-        group = request.group if limits.for_group(request.group) is not None else None
-        return replace(ref, ticket=Ticket(request.target, None, group=group))
+        """The create's message, naming a limited target (:meth:`~.config.Config.room_ticket`)."""
+        ticket = self._config.room_ticket(request.target, request.group)
+        return ref if ticket is None else replace(ref, ticket=ticket)
 
     def is_short(self, request: CreateRequest, now_ms: int) -> bool:
         """Due within the window: sent straight to the delayer queue."""
@@ -111,7 +106,8 @@ class Creator:
 
     def _create_long(self, request: CreateRequest, now_ms: int) -> Created:
         shard = keys.shard_for(request.schedule_id, self._config.shard_count)
-        timer = TimerItem(shard, request.due_ms, request.schedule_id, keys.new_token(), now_ms)
+        timer = TimerItem(shard, request.due_ms, request.schedule_id, keys.new_token(), now_ms,
+                          ticket=self._config.room_ticket(request.target, request.group))
         live = self._store.put_timer(timer)
         token = live.token if live is not None else timer.token
         try:

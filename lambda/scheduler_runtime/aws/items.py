@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 from ..core import groups, keys, payload
 from ..core.contract import DEFAULT_TARGET_NAME
 from ..core.envelope import TimerRef
+from ..core.flow import Ticket
 from ..core.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_LATENESS, RetryPolicy
 
 
@@ -109,6 +110,11 @@ def retry_of(item: dict[str, Any]) -> RetryPolicy | None:
     return RetryPolicy(n_attr(item, MAX_ATTEMPTS, None), n_attr(item, MAX_AGE_SECONDS, None))
 
 
+ROOM = "room"
+"""A timer item's attribute for its ticket (:attr:`TimerItem.ticket`): a map of the target's name, and the group's
+when its limits are per group, as the message's ``room`` has them."""
+
+
 @dataclass(frozen=True)
 class TimerItem:
     """A schedule waiting beyond the window, in its shard partition sorted by due time.
@@ -125,6 +131,9 @@ class TimerItem:
     cancelled: bool = False
     version: int | None = None
     """Set for a periodic timer's occurrence: its definition's version (see :class:`TimerRef`)."""
+    ticket: Ticket | None = None
+    """Set for a schedule to a limited target (:meth:`~.config.Config.room_ticket`): the target, and its group when
+    its limits are per group, which its message carries; kept as the item's :data:`ROOM`."""
 
     @property
     def key(self) -> keys.Key:
@@ -132,12 +141,14 @@ class TimerItem:
 
     @property
     def ref(self) -> TimerRef:
-        return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms, self.version)
+        return TimerRef(self.schedule_id, self.due_ms, self.token, self.created_ms, self.version, ticket=self.ticket)
 
     def to_item(self) -> dict[str, Any]:
         item = {**self.key.as_item_key(), "token": {"S": self.token}, "createdMs": {"N": str(self.created_ms)}}
         if self.version is not None:
             item["v"] = {"N": str(self.version)}
+        if self.ticket is not None:
+            item[ROOM] = {"M": {name: {"S": value} for name, value in self.ticket.to_json().items()}}
         return item
 
     @classmethod
@@ -151,6 +162,8 @@ class TimerItem:
             created_ms=n_attr(item, "createdMs"),
             cancelled=item.get("cancelled", {}).get("BOOL", False),
             version=n_attr(item, "v", None) if keys.is_periodic_sort_key(item["sk"]["S"]) else None,
+            ticket=(Ticket.from_json({name: value["S"] for name, value in item[ROOM]["M"].items()})
+                    if ROOM in item else None),
         )
 
 

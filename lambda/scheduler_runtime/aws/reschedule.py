@@ -192,8 +192,9 @@ class Rescheduler:
         store, due_ms = self._store, request.due_ms
         if due_ms == record.due_ms:
             return store.take(record, request, record.token, record.status, record.shard)
+        ticket = self._config.room_ticket(record.target, record.group)  # its message names a limited target
         if is_within_window(due_ms, now_ms, self._config.delay_window_seconds):
-            ref = TimerRef(record.schedule_id, due_ms, keys.new_token(), now_ms)
+            ref = TimerRef(record.schedule_id, due_ms, keys.new_token(), now_ms, ticket=ticket)
             delay = self._config.delay_rule.delay_seconds(due_ms, now_ms)  # the deployment's lead, as a create's
             # A message sent with more delay surfaces only after this call has written or can no longer write.
             if delay * 1000 <= STRAY_AFTER_MS and not store.announce(record, ref.token):
@@ -201,7 +202,7 @@ class Rescheduler:
             self._queue.send_one(ref, delay)
             return store.take(record, request, ref.token, states.QUEUED, None)
         shard = keys.shard_for(record.schedule_id, self._config.shard_count)
-        timer = TimerItem(shard, due_ms, record.schedule_id, keys.new_token(), now_ms)
+        timer = TimerItem(shard, due_ms, record.schedule_id, keys.new_token(), now_ms, ticket=ticket)
         # The key is the id and the due time: another call of this body (a client's retry while the first still
         # runs) or a crashed one wrote there. Its timer is adopted, never replaced: replaced, then removed as this
         # attempt's own once its update lost to that call's, the record would name a timer that is gone.
