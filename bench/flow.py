@@ -316,7 +316,16 @@ def _sim_groups(g: dict) -> dict:
             "small_own": num(small["allowed_slots_s"], 1), "small_share": num(share), "small_met": met(small_ok),
             "small_busiest": small["busiest"], "big_busiest": big["busiest"], "big_started": num(big["delivered"]),
             "big_mean": num(big["mean_per_s"], 1), "target_busiest": num(g["busiest"]), "rates_met": met(rates),
-            "g_received": _received_by(g)}
+            "g_received": _received_by(g), "g_together": _together(g)}
+
+
+def _together(g: dict) -> str:
+    """How the group slots of a batch's first asks of one group were taken: together, in how many writes."""
+    together, writes = g.get("group_slots_together"), g.get("group_slot_writes_together")
+    if not together or not writes:
+        return "not in the model of this run"
+    return (f"{num(together)} of its {num(g['group_slots'])} group slots in {num(writes)} writes, "
+            f"{together / writes:.1f} a write")
 
 
 def simulation_figures(s: dict) -> dict:

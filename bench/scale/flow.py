@@ -163,9 +163,43 @@ class Model:
                     self.all_received_at = self.sim.now
 
         def dispatch() -> None:
-            for i in batch:
+            for i in self._take_group_slots(batch, sb, dispatch_one):
                 self._dispatch(i, sb, run)
+
+        def dispatch_one(i: int) -> None:
+            self._dispatch(i, sb, run)
         self.sim.at(start + self.p["cpu_per_delivery_s"], dispatch)
+
+    def _take_group_slots(self, batch: list[int], sb: Sandbox, then) -> list[int]:
+        """``RoomTaker.take_group_slots``: a batch's first asks of one group take their group slots in one write, in
+        due order (each then goes on with ``then(i)``); the rest of the batch, returned, goes on at once."""
+        asking: dict[int, list[int]] = {}
+        rest = []
+        for i in batch:
+            ticket, g = self.ticket[i], self.group[i]
+            if (g is None or (ticket is not None and ticket != (None, None))
+                    or RULE.timing(_ms(self.due[i]), _ms(self.sim.now)).put_back):
+                rest.append(i)
+            else:
+                asking.setdefault(g, []).append(i)
+        for g, members in asking.items():
+            if len(members) < 2:
+                rest += members
+                continue
+            members.sort(key=lambda i: self.due[i])
+            item = self.items[g]
+
+            def slotted(first, members=members, item=item) -> None:
+                if first is not CROWDED:
+                    self.c["group_slots"] += len(members)
+                    self.c["group_slots_together"] += len(members)
+                    self.c["group_slot_writes"] += 1
+                    for k, i in enumerate(members):
+                        self.ticket[i] = (None, first + k * item.interval)
+                for i in members:
+                    then(i)
+            self._reserve(item, sb, self.due[members[0]], slotted, len(members))
+        return rest
 
     def _done(self, run: dict) -> None:
         run["left"] -= 1
@@ -193,14 +227,15 @@ class Model:
         """A call to a limited item (``FlowStore._send``): refused for capacity, it answers :data:`CROWDED` at once."""
         self._call(bucket, sb, apply, answer, attempts=ITEM_ATTEMPTS)
 
-    def _reserve(self, item: Item, sb: Sandbox, not_before: float, then) -> None:
-        """``FlowStore.reserve``: the slot ``then`` gets, or :data:`CROWDED`."""
-        n, key = max(self.sim.now, not_before), id(item)
+    def _reserve(self, item: Item, sb: Sandbox, not_before: float, then, count: int = 1) -> None:
+        """``FlowStore.reserve_many``: the first of ``count`` slots (one interval apart) ``then`` gets, or
+        :data:`CROWDED`."""
+        n, key, step = max(self.sim.now, not_before), id(item), item.interval * count
 
         def idle_write(tries: int) -> None:
             def apply() -> float | None:
                 if item.tat <= n:
-                    item.tat = n + item.interval
+                    item.tat = n + step
                     return n
                 item.refused += 1
                 return None
@@ -209,15 +244,15 @@ class Model:
                 if slot is None:
                     return queued_write(tries)
                 if slot is not CROWDED:
-                    sb.seen[key] = n + item.interval
+                    sb.seen[key] = n + step
                 then(slot)
             self._item_call(item.writes, sb, apply, answer)
 
         def queued_write(tries: int) -> None:
             def apply() -> float | None:
                 if item.tat > n:
-                    item.tat += item.interval
-                    return item.tat - item.interval
+                    item.tat += step
+                    return item.tat - step
                 item.refused += 1
                 return None
 
@@ -227,7 +262,7 @@ class Model:
                         return then(CROWDED)
                     return idle_write(tries + 1)
                 if slot is not CROWDED:
-                    sb.seen[key] = slot + item.interval
+                    sb.seen[key] = slot + step
                 then(slot)
             self._item_call(item.writes, sb, apply, answer)
 

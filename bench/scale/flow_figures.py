@@ -87,6 +87,7 @@ def group_figures(m: Model, members: list[int], small_groups: int) -> dict:
     small = [starts_figures(by_group.get(g, []), sizes[g], gi) for g in range(1, small_groups + 1)]
     return {"group_interval_ms": gi * 1000, "groups": 1 + small_groups, "paced": m.c["paced"],
             "paced_kept": m.c["paced_kept"], "group_slots": m.c["group_slots"],
+            "group_slots_together": m.c["group_slots_together"], "group_slot_writes_together": m.c["group_slot_writes"],
             "big": dict(starts_figures(by_group.get(0, []), sizes[0], gi), left=sizes[0] - len(by_group.get(0, []))),
             "small": {"groups": small_groups, "timers": sum(g["timers"] for g in small),
                       "delivered": sum(g["delivered"] for g in small),

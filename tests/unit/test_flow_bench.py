@@ -91,6 +91,12 @@ def test_a_simulated_grouped_delivery_keeps_its_group_slot_unless_its_pace_is_re
     assert grouped["timers"] == 300
 
 
+def test_a_simulated_batchs_first_asks_of_one_group_take_their_group_slots_in_one_write(simulation) -> None:
+    grouped = simulation["grouped"]
+    together, writes = grouped["group_slots_together"], grouped["group_slot_writes_together"]
+    assert 0 < writes and 2 * writes <= together <= grouped["group_slots"]  # two or more slots a write
+
+
 def test_a_limited_delivery_added_cost_is_the_flow_items_writes_priced_on_demand() -> None:
     row = _cost()["rows"][0]
     assert row["added"]["wru"] == {"UpdateItem the target's FLOW item (dispatcher)": 3.0}

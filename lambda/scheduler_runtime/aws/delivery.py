@@ -144,6 +144,17 @@ class Delivery:
         self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url,
                                    clock=ctx.clock)
 
+    def take_group_slots(self, works: list[Any]) -> list[Any]:
+        """A batch's works (its messages', in order), each delivery of a group that has a rate of its own on a limited
+        target holding its group slot (:meth:`~.room.RoomTaker.take_group_slots`: one write for those of one group);
+        the same list in a deployment without per-group rates (nothing is paid)."""
+        if not any(limits.per_group is not None and limits.per_group.rate is not None
+                   for limits in self._config.flow_limits.values()):
+            return works
+        taker = RoomTaker(FlowStore(self._ctx.flow_dynamodb, self._config.table_name), self._config, self._clock,
+                          self._queue, self.target_figures)
+        return taker.take_group_slots(works)
+
     def dispatch(self, ref: TimerRef, receipt: Receipt) -> int | None:
         """Deliver one schedule. Returns its lateness in ms when delivered, else None. Raises to have
         SQS hand the message out again (a failed delivery with receives left)."""

@@ -129,29 +129,35 @@ class FlowStore:
 
     def reserve(self, target: str, limits: FlowLimits, now_ms: int) -> int | None:
         """The start slot (epoch ms, never before ``now_ms``) this delivery takes; None while the target is paused."""
+        slots = self.reserve_many(target, limits, now_ms, 1)
+        return None if slots is None else slots[0]
+
+    def reserve_many(self, target: str, limits: FlowLimits, now_ms: int, count: int) -> list[int] | None:
+        """``count`` consecutive start slots (epoch ms, one interval apart, the first never before ``now_ms``) in one
+        write, for as many deliveries; None while the target is paused."""
         interval = limits.interval_us
         if interval is None:
-            return now_ms
-        now_us = now_ms * 1000
+            return [now_ms] * count
+        now_us, step = now_ms * 1000, interval * count
         queued = _SEEN_QUEUED.get(target, 0) > now_us
         for _ in range(WRITE_TRIES):
-            if not queued:  # idle: the slot is now
+            if not queued:  # idle: the first slot is now
                 old = self._update(target, f"SET {flow.TAT} = :next",
                                    f"(attribute_not_exists({flow.TAT}) OR {flow.TAT} <= :now) AND "
                                    f"attribute_not_exists({flow.PAUSED})",
-                                   {":next": now_us + interval, ":now": now_us})
+                                   {":next": now_us + step, ":now": now_us})
                 if old is None:
-                    _SEEN_QUEUED[target] = now_us + interval
-                    return now_ms
+                    _SEEN_QUEUED[target] = now_us + step
+                    return [flow.slot_ms(now_us + k * interval) for k in range(count)]
                 if flow.PAUSED in old:
                     return None
-            # queued: the slot is tat, which moves one interval on
+            # queued: the first slot is tat, which moves ``count`` intervals on
             new = self._update(target, f"SET {flow.TAT} = {flow.TAT} + :step",
                                f"{flow.TAT} > :now AND attribute_not_exists({flow.PAUSED})",
-                               {":step": interval, ":now": now_us}, returns="UPDATED_NEW")
+                               {":step": step, ":now": now_us}, returns="UPDATED_NEW")
             if isinstance(new, int):
                 _SEEN_QUEUED[target] = new
-                return flow.slot_ms(new - interval)
+                return [flow.slot_ms(new - step + k * interval) for k in range(count)]
             if new is not None and flow.PAUSED in new:
                 return None
             queued = False

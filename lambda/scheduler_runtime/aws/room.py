@@ -10,14 +10,15 @@ group allows (so a member that woke a little late, behind the next member's targ
 group its rate); refused again, it takes a new group slot (at the back of its group's queue: the instant the group
 allows is the next group slot, which another delivery holds) and a target slot again once that comes. Then it
 takes its places, the group's and the target's (whose write reads the target's pause and holds), waits for the
-slot, and starts within its tolerance, or gives them back and takes a new slot.
+slot, and starts within its tolerance, or gives them back and takes a new slot. The first asks of one group in a
+dispatcher batch take their group slots together, in one write (:meth:`RoomTaker.take_group_slots`).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
 from ..clock import Clock, wait_until
 from ..core import flow
@@ -61,6 +62,41 @@ class RoomTaker:
             wait(None, look_again_seconds=flow.crowded_delay_seconds(wait.crowded, ref.schedule_id), crowded=True)
             log_event("crowded", level=logging.WARNING, id=ref.schedule_id, target=target, reason=str(exc)[:200])
             return None
+
+    def take_group_slots(self, works: list[Any]) -> list[Any]:
+        """``works`` (a batch's, in order), its deliveries of one group (with a rate of its own on a limited target)
+        holding their group slots, taken in one write for them all, in due order; one alone, or whose group's write
+        was refused, takes its own when it takes room. A group with a million deliveries then asks its item for a
+        slot once a batch instead of once a delivery: its one partition, not the target's, bounds how fast they
+        enter its queue. Only first asks are taken together: a message that holds its group slot, holds a target
+        slot, or will be put back for surfacing early, is left as it is."""
+        now, rule = self._clock.now_ms(), self._config.delay_rule
+        asking: dict[tuple[str, str], list[int]] = {}
+        for index, work in enumerate(works):
+            ticket = work.ticket if isinstance(work, TimerRef) and not work.periodic else None
+            if (ticket is None or ticket.group is None or ticket.group_slot_ms is not None or ticket.slot_ms is not None
+                    or rule.timing(work.due_ms, now).put_back):
+                continue
+            limits = self._config.flow_limits.get(ticket.target)
+            group_limits = None if limits is None else limits.for_group(ticket.group)
+            if group_limits is not None and group_limits.rate is not None:
+                asking.setdefault((ticket.target, ticket.group), []).append(index)
+        taken = list(works)
+        for (target, group), indexes in asking.items():
+            if len(indexes) < 2:
+                continue
+            indexes.sort(key=lambda i: works[i].due_ms)
+            limits = self._config.flow_limits[target].for_group(group)
+            assert limits is not None
+            try:
+                slots = self._room.reserve_many(flow.group_place(target, group), limits,
+                                                max(now, works[indexes[0]].due_ms), len(indexes))
+            except Crowded:
+                continue  # each asks on its own, and waits longer if it is refused too
+            for index, slot in zip(indexes, slots or []):
+                ref = works[index]
+                taken[index] = replace(ref, ticket=replace(ref.ticket, group_slot_ms=slot))
+        return taken
 
     def _take(self, wait: "_Waiter", limits: FlowLimits, slot: int | None) -> Release | None:
         """Room on ``wait``'s item of the target, whose share of the target's limits ``limits`` is."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Union
 
 from ..aws.context import Context, current
 from ..aws.delivery import Delivery, Receipt
@@ -51,6 +51,8 @@ with a batching window): its messages then take turns, the earliest due first, s
 waits for a later message while an earlier one queues. Lambda runs one invocation per sandbox at a
 time and a pool starts threads only on demand; where one process runs many invocations at once (the
 local engine), they share the pool."""
+Work = Union[TimerRef, GroupSweep, dict[str, Any]]
+"""What a delayer message asks for: a delivery, a group sweep, or an outcome event's delivery (its event)."""
 # Reused across invocations of a warm function; threads start on first use.
 _deliveries = ThreadPoolExecutor(max_workers=MAX_PARALLEL_DELIVERIES, thread_name_prefix="delivery")
 
@@ -62,14 +64,9 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     sink = OutcomeSink.of(ctx)
     delivery = Delivery(ctx, sink)
 
-    def process(message: SqsRecord) -> tuple[int | None, bool]:
+    def process(message: SqsRecord, work: Work | None) -> tuple[int | None, bool]:
         """``(lateness if delivered, failed)`` for one message."""
-        try:
-            data = json.loads(message["body"])
-            work: TimerRef | GroupSweep | dict[str, Any] = (
-                data[OUTCOME_MARKER] if is_outcome_message(data)
-                else GroupSweep.from_json(data) if SWEEP_MARKER in data else TimerRef.from_json(data))
-        except (ValueError, KeyError, TypeError, ApiError):
+        if work is None:
             # Not ours to interpret: leave it to the redrive policy, which parks it in the DLQ.
             logger.error("malformed delayer message %s", message.get("messageId"))
             return None, True
@@ -89,8 +86,9 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     # Each message waits for its own due time in parallel, so one slow target
     # or a burst due in the same second does not make the rest of the batch late.
     records = event.get("Records", [])
-    order = sorted(range(len(records)), key=lambda i: _due_ms(records[i]))
-    by_due = list(_deliveries.map(process, [records[i] for i in order]))
+    works = delivery.take_group_slots([_work(message) for message in records])
+    order = sorted(range(len(records)), key=lambda i: _due_ms(works[i]))
+    by_due = list(_deliveries.map(process, [records[i] for i in order], [works[i] for i in order]))
     outcomes: list[tuple[int | None, bool]] = [(None, False)] * len(records)
     for i, outcome in zip(order, by_due):
         outcomes[i] = outcome
@@ -105,18 +103,24 @@ def _receive_count(message: SqsRecord) -> int:
     return int(message["attributes"]["ApproximateReceiveCount"])
 
 
+def _work(message: SqsRecord) -> Work | None:
+    """What a message asks for: an outcome event (its dict), a group sweep, or a delivery; None when it is malformed."""
+    try:
+        data = json.loads(message["body"])
+        return (data[OUTCOME_MARKER] if is_outcome_message(data)
+                else GroupSweep.from_json(data) if SWEEP_MARKER in data else TimerRef.from_json(data))
+    except (ValueError, KeyError, TypeError, AttributeError, ApiError):
+        return None
+
+
 _LAST = 2**63
 """The sort key of an outcome's message: after every delivery of its batch."""
 
 
-def _due_ms(message: SqsRecord) -> int:
-    """A message's due time, to order its batch; 0 (first) for one that does not say (a sweep, a malformed one),
-    and after every delivery for an outcome's."""
-    try:
-        data = json.loads(message["body"])
-        return _LAST if is_outcome_message(data) else int(data.get("dueMs", 0))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return 0
+def _due_ms(work: Work | None) -> int:
+    """A message's due time, to order its batch: a delivery's own; 0 (first) for a sweep or a malformed message, and
+    after every delivery for an outcome's."""
+    return work.due_ms if isinstance(work, TimerRef) else _LAST if isinstance(work, dict) else 0
 
 
 def _emit_target_figures(ctx: Context, delivery: Delivery) -> None:
