@@ -316,7 +316,8 @@ def _sim_groups(g: dict) -> dict:
             "small_own": num(small["allowed_slots_s"], 1), "small_share": num(share), "small_met": met(small_ok),
             "small_busiest": small["busiest"], "big_busiest": big["busiest"], "big_started": num(big["delivered"]),
             "big_mean": num(big["mean_per_s"], 1), "target_busiest": num(g["busiest"]), "rates_met": met(rates),
-            "g_received": _received_by(g), "g_together": _together(g)}
+            "g_received": _received_by(g), "g_together": _together(g),
+            "small_received": num(small.get("last_first_receive_s"))}
 
 
 def _together(g: dict) -> str:

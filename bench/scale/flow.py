@@ -106,6 +106,7 @@ class Model:
         self.step, self.backlogged, self.billed_s = p["esm_step_per_min"] / 60, False, 0.0
         self.timeline: list[list[float]] = []
         self.first_receives = 0  # the creates' messages received once
+        self.first_received: list[float | None] = [None] * n  # when each was
         self.all_received_at: float | None = None  # when every one of them was
         for i in range(n):
             self.sim.at(due[i] - self.rng.random(), lambda i=i: self._surface(i))
@@ -158,6 +159,7 @@ class Model:
         for i in batch:
             self.rc[i] += 1
             if self.ticket[i] is None and self.rc[i] == 1:
+                self.first_received[i] = self.sim.now
                 self.first_receives += 1
                 if self.first_receives == len(self.due):
                     self.all_received_at = self.sim.now

@@ -93,4 +93,6 @@ def group_figures(m: Model, members: list[int], small_groups: int) -> dict:
                       "delivered": sum(g["delivered"] for g in small),
                       "last_start_s": max((g["last_start_s"] for g in small if g["last_start_s"] is not None), default=None),
                       "allowed_slots_s": max(g["allowed_slots_s"] for g in small),
-                      "busiest": max(g["busiest"] for g in small)}}
+                      "busiest": max(g["busiest"] for g in small),
+                      "last_first_receive_s": max((at - DUE0 for at, g in zip(m.first_received, members)
+                                                   if g and at is not None), default=None)}}
