@@ -223,8 +223,9 @@ def test_failed_delivery_retries_then_parks_the_envelope_with_its_reason(aws):
     assert call_api("DELETE", "/schedules/b")[0] == 409
 
 
-def test_malformed_delayer_message_is_left_to_the_redrive_policy(aws):
-    record = {"messageId": "bad", "body": "not json", "attributes": {"ApproximateReceiveCount": "1"}}
+@pytest.mark.parametrize("body", ["not json", "[1, 2]", "7", '{"id": "x"}'], ids=["text", "array", "number", "partial"])
+def test_malformed_delayer_message_is_left_to_the_redrive_policy(aws, body):
+    record = {"messageId": "bad", "body": body, "attributes": {"ApproximateReceiveCount": "1"}}
     assert dispatcher.handler({"Records": [record]}) == {"batchItemFailures": [{"itemIdentifier": "bad"}]}
 
 
