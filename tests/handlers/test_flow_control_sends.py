@@ -20,6 +20,7 @@ from scheduler_runtime.core import flow
 from .conftest import call_api, promote
 from .dispatching import dispatch, receive
 from .flow_controlling import create, limit
+from .redriving import run as redrive_run
 from .rescheduling import patch
 from .sweeping import sweep_at
 from .virtual_time import START_MS, iso, now_ms, virtual
@@ -102,6 +103,20 @@ SWEEP_OFFSET_MS = 30_400
 """The sweeper's rule runs once a minute, here 30.4 s past each minute."""
 
 
+def _counted_starts(monkeypatch) -> list[bool]:
+    """Each start write from now on: whether it was made (True) or refused."""
+    starts: list[bool] = []
+    real_begin = ScheduleStore.begin_delivery
+
+    def counted(self, *args, **kwargs):
+        start = real_begin(self, *args, **kwargs)
+        starts.append(start.record is not None)
+        return start
+
+    monkeypatch.setattr(ScheduleStore, "begin_delivery", counted)
+    return starts
+
+
 def _created(aws, schedule_id: str, target: str) -> int:
     due_ms = now_ms() + 5000
     create(schedule_id, due_ms, target, group="acme")
@@ -149,15 +164,7 @@ def test_a_delivery_message_names_its_limited_target_so_its_delivery_makes_one_s
     limited target, and the first receive takes a slot at once: no start write refused to learn the target."""
     if flow_control is not None:
         limit(aws, monkeypatch, "mailer", flow_control)
-    starts: list[bool] = []
-    real_begin = ScheduleStore.begin_delivery
-
-    def counted(self, *args, **kwargs):
-        start = real_begin(self, *args, **kwargs)
-        starts.append(start.record is not None)
-        return start
-
-    monkeypatch.setattr(ScheduleStore, "begin_delivery", counted)
+    starts = _counted_starts(monkeypatch)
     due_ms = made(aws, "named", "mailer" if flow_control is not None else "default")
     virtual().move_to(due_ms)
     [message] = aws.receive(aws.delayer_url)
@@ -165,4 +172,24 @@ def test_a_delivery_message_names_its_limited_target_so_its_delivery_makes_one_s
     assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
     [delivered] = [json.loads(m["body"]) for m in aws.take(aws.target_url)]
     assert (delivered["id"], delivered["firedAt"]) == ("named", iso(due_ms))
+    assert starts == [True]  # the start write, made: none refused to learn the target
+
+
+@pytest.mark.parametrize("flow_control", [{"rate": 4}, {"rate": 4, "perGroup": {"rate": 1}}],
+                         ids=["limited", "per-group"])
+def test_a_redriven_delivery_names_its_limited_target_so_it_makes_one_start_write(aws, monkeypatch, flow_control):
+    limit(aws, monkeypatch, "mailer", flow_control, queue_url=f"{aws.target_url}-gone")  # the target fails
+    due_ms = now_ms() + 5000
+    create("again", due_ms, "mailer", group="acme", retry={"maxAttempts": 1})
+    virtual().move_to(due_ms)
+    assert _one_receive(aws) == {"batchItemFailures": []}
+    assert call_api("GET", "/schedules/again")[1]["status"] == "FAILED"
+    limit(aws, monkeypatch, "mailer", flow_control)  # mended
+    starts = _counted_starts(monkeypatch)
+    assert [entry["id"] for entry in redrive_run(aws).moved] == ["again"]
+    [message] = aws.receive(aws.delayer_url)
+    assert json.loads(message["body"])["room"] == {"target": "mailer", "group": "acme"}
+    assert dispatch(receive(message, 1)) == {"batchItemFailures": []}
+    [delivered] = [json.loads(m["body"]) for m in aws.take(aws.target_url)]
+    assert (delivered["id"], delivered["attempt"]) == ("again", 2)
     assert starts == [True]  # the start write, made: none refused to learn the target

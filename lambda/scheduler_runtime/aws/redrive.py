@@ -9,7 +9,7 @@ short anywhere and run again delivers each schedule at most once more:
    ``redriveMsg`` = this message's tag. The new token turns every older message for the schedule
    into a stray (the dispatcher delivers one message per token);
 2. a send to the delayer queue of a reference with the new token and the schedule's own due time (so
-   the same ``dedupeKey``), ``DelaySeconds`` 0: due at once;
+   the same ``dedupeKey``), naming its target and group (:func:`_named_target`), ``DelaySeconds`` 0: due at once;
 3. the delete from the dead-letter queue, only once the send is confirmed.
 
 A received batch (ten messages at most) is read and re-armed side by side, then sent and deleted with
@@ -40,9 +40,10 @@ from botocore.exceptions import ClientError
 
 from ..clock import PROCESS, Clock
 from ..core import keys
-from ..core.contract import LISTING
+from ..core.contract import DEFAULT_TARGET_NAME, LISTING
 from ..core.groups import PARTITION_KEY as GROUP
 from ..core.envelope import TimerRef, message_tag
+from ..core.flow import Ticket
 from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, SentBack, decide, read_message, \
     rearm_condition, requeued_listing_key
 from .delayer import DelayerQueue
@@ -61,6 +62,15 @@ _workers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="redrive")
 """A received batch's schedules are read and re-armed side by side (ten at most)."""
 RecoverStream = Callable[[str], Any]
 """Re-enqueue the stream range an on-failure message (its body) names; raises when it could not."""
+
+
+def _named_target(record: dict[str, Any]) -> Ticket:
+    """What a redriven message carries so that a limited target's delivery takes its slot at once, instead of first
+    making the start write that refuses to learn the target: a ticket without a slot, naming the record's target and
+    group. A run does not know the deployment's limits, so every redriven message names them; for a target without
+    limits (or a group without limits of its own) the dispatcher reads nothing more from it."""
+    target = record.get("target", {}).get("S", DEFAULT_TARGET_NAME)
+    return Ticket(target, None, group=record.get(GROUP, {}).get("S"))
 
 
 class Redrive:
@@ -190,7 +200,8 @@ class Redrive:
         token = keys.new_token()
         if not self._rearm(letter, record or {}, token, tag):
             return _Step(letter, skip="the record changed while redriving; run again")
-        return _Step(letter, ref=TimerRef(letter.schedule_id, letter.due_ms, token, self._clock.now_ms()),
+        return _Step(letter, ref=TimerRef(letter.schedule_id, letter.due_ms, token, self._clock.now_ms(),
+                                          ticket=_named_target(record or {})),
                      rearmed=True, note=f"{state}, sent for delivery after {attempts} attempts")
 
     def _rearm(self, letter: DeadLetter, record: dict[str, Any], token: str, tag: bytes) -> bool:
