@@ -1,8 +1,9 @@
 """How the dispatcher's requests to a limited target's items are sent, on virtual time: one DynamoDB refuses for
 capacity comes back at once, with no retry of the SDK's, and sends its delivery back to wait, unspent (an SDK
 backoff would hold the dispatcher and the rest of its batch for seconds); one that met a server error or lost its
-connection is sent again and the delivery starts; and a delivery message names its limited target, so its first
-receive takes room at once, with no start write refused to learn the target."""
+connection is sent again and the delivery starts; a batch's group slots whose write keeps failing fail no message
+(each asks on its own); and a delivery message names its limited target, so its first receive takes room at once,
+with no start write refused to learn the target."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from scheduler_runtime.core import flow
 
 from .conftest import call_api, promote
 from .dispatching import dispatch, receive
-from .flow_controlling import create, limit
+from .flow_controlling import create, dispatch_one_at_a_time, limit
 from .redriving import run as redrive_run
 from .rescheduling import patch
 from .sweeping import sweep_at
@@ -193,3 +194,23 @@ def test_a_redriven_delivery_names_its_limited_target_so_it_makes_one_start_writ
     [delivered] = [json.loads(m["body"]) for m in aws.take(aws.target_url)]
     assert (delivered["id"], delivered["attempt"]) == ("again", 2)
     assert starts == [True]  # the start write, made: none refused to learn the target
+
+
+def test_a_groups_slots_taken_together_whose_write_keeps_failing_fail_no_message_and_each_asks_on_its_own(
+        aws, monkeypatch):
+    limit(aws, monkeypatch, "mailer", {"perGroup": {"rate": 1}})
+    group_item = flow.flow_key(flow.group_place("mailer", "acme")).pk
+    refusing = Refusing(context.current().flow_dynamodb, left=3, status=500, code="InternalServerError",
+                        prefix=group_item)
+    due_ms = now_ms() + 5000
+    for n in range(3):
+        create(f"member-{n}", due_ms, "mailer", group="acme")
+    virtual().move_to(due_ms)
+    messages = aws.receive(aws.delayer_url)
+    assert dispatch(*(receive(message, 1) for message in messages)) == {"batchItemFailures": []}
+    assert refusing.left == 0  # the write of the three slots, sent three times; then each asked alone
+    for message in messages:
+        aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    delivered = [json.loads(m["body"])["id"] for m in aws.take(aws.target_url)]
+    delivered += [envelope["id"] for envelope in dispatch_one_at_a_time(aws, due_ms + 60_000)]
+    assert sorted(delivered) == ["member-0", "member-1", "member-2"]

@@ -30,6 +30,7 @@ from .config import Config
 from .delayer import DelayerQueue
 from .flow import Crowded, FlowStore, Lead, Lease, TargetFigures
 
+logger = logging.getLogger("scheduler_runtime")
 Release = Callable[[], None]
 
 
@@ -93,6 +94,9 @@ class RoomTaker:
                                                 max(now, works[indexes[0]].due_ms), len(indexes))
             except Crowded:
                 continue  # each asks on its own, and waits longer if it is refused too
+            except Exception:  # noqa: BLE001 - a failed write fails no message of the batch: each asks on its own
+                logger.warning("taking %d group slots of %s together failed", len(indexes), group, exc_info=True)
+                continue
             for index, slot in zip(indexes, slots or []):
                 ref = works[index]
                 taken[index] = replace(ref, ticket=replace(ref.ticket, group_slot_ms=slot))
