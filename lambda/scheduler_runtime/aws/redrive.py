@@ -47,7 +47,7 @@ from ..core.flow import Ticket
 from ..core.redrive import DeadLetter, Done, Kind, Rearm, Report, Selection, SentBack, decide, read_message, \
     rearm_condition, requeued_listing_key
 from .delayer import DelayerQueue
-from .items import is_condition_failure
+from .items import is_condition_failure, s_attr
 from .store import _attribute  # noqa: PLC2701 - the store's attribute-value form, one definition
 
 RECEIVE_WAIT_SECONDS = 1
@@ -69,8 +69,7 @@ def _named_target(record: dict[str, Any]) -> Ticket:
     making the start write that refuses to learn the target: a ticket without a slot, naming the record's target and
     group. A run does not know the deployment's limits, so every redriven message names them; for a target without
     limits (or a group without limits of its own) the dispatcher reads nothing more from it."""
-    target = record.get("target", {}).get("S", DEFAULT_TARGET_NAME)
-    return Ticket(target, None, group=record.get(GROUP, {}).get("S"))
+    return Ticket(s_attr(record, "target", DEFAULT_TARGET_NAME), None, group=s_attr(record, GROUP, None))
 
 
 class Redrive:

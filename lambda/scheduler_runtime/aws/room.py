@@ -72,7 +72,7 @@ class RoomTaker:
         enter its queue. Only first asks are taken together: a message that holds its group slot, holds a target
         slot, or will be put back for surfacing early, is left as it is."""
         now, rule = self._clock.now_ms(), self._config.delay_rule
-        asking: dict[tuple[str, str], list[int]] = {}
+        asking: dict[tuple[str, str, FlowLimits], list[int]] = {}
         for index, work in enumerate(works):
             ticket = work.ticket if isinstance(work, TimerRef) and not work.periodic else None
             if (ticket is None or ticket.group is None or ticket.group_slot_ms is not None or ticket.slot_ms is not None
@@ -81,16 +81,14 @@ class RoomTaker:
             limits = self._config.flow_limits.get(ticket.target)
             group_limits = None if limits is None else limits.for_group(ticket.group)
             if group_limits is not None and group_limits.rate is not None:
-                asking.setdefault((ticket.target, ticket.group), []).append(index)
+                asking.setdefault((ticket.target, ticket.group, group_limits), []).append(index)
         taken = list(works)
-        for (target, group), indexes in asking.items():
+        for (target, group, group_limits), indexes in asking.items():
             if len(indexes) < 2:
                 continue
             indexes.sort(key=lambda i: works[i].due_ms)
-            limits = self._config.flow_limits[target].for_group(group)
-            assert limits is not None
             try:
-                slots = self._room.reserve_many(flow.group_place(target, group), limits,
+                slots = self._room.reserve_many(flow.group_place(target, group), group_limits,
                                                 max(now, works[indexes[0]].due_ms), len(indexes))
             except Crowded:
                 continue  # each asks on its own, and waits longer if it is refused too
