@@ -47,7 +47,8 @@ FULL = {
              "free_every_s": 0.4,
              "cost": {"idle_n": 100, "idle_every_s": 0.2, "backlog_n": 200, "rate": 20, "max_in_flight": 4, "groups": 4},
              "simulation": {"n": 1_000_000, "rate": 1000, "grouped_n": 1_000_000, "big": 900_000, "small_groups": 99,
-                            "group_rate": 50, "horizon_s": 1200.0, "events": 25_000_000}},
+                            "group_rate": 50, "horizon_s": 1200.0, "events": 25_000_000,
+                            "beside": {"n": 200_000, "free_every_s": 0.4, "free_for_s": 120.0}}},
     "deployed": {},  # measures nothing: its reports come from --check-report
 }
 QUICK = {
@@ -71,7 +72,8 @@ QUICK = {
     "flow": {"repeats": 1, "workloads": [{"limited": 100, "limits": {"rate": 20, "maxInFlight": 4}}], "free_every_s": 0.4,
              "cost": {"idle_n": 20, "idle_every_s": 0.2, "backlog_n": 40, "rate": 20, "max_in_flight": 4, "groups": 4},
              "simulation": {"n": 20_000, "rate": 1000, "grouped_n": 20_000, "big": 18_000, "small_groups": 99,
-                            "group_rate": 50, "horizon_s": 120.0}},
+                            "group_rate": 50, "horizon_s": 120.0,
+                            "beside": {"n": 20_000, "free_every_s": 0.4, "free_for_s": 30.0}}},
     "deployed": {},
 }
 

@@ -154,10 +154,12 @@ def _profile() -> tuple[dict, float]:
 
 
 def simulate(n: int, rate: int, grouped_n: int, big: int, small_groups: int, group_rate: int, horizon_s: float,
-             events: float = math.inf) -> dict:
+             events: float = math.inf, beside: dict | None = None) -> dict:
     """``n`` timers due in one second to a target limited to ``rate`` a second; then ``grouped_n`` with ``big`` in
     one group and the rest over ``small_groups``, each group limited to ``group_rate``, for ``horizon_s``. Each stops
-    early once it simulated ``events`` (its figures then say so, with the pace it had)."""
+    early once it simulated ``events`` (its figures then say so, with the pace it had). Then, with ``beside``
+    (``n``, ``free_every_s``, ``free_for_s``), a target without limits beside such a burst: alone, with the burst's
+    messages in the delayer queue beside its own, and with them in the flow queue."""
     profile, table = _profile()
     keys = {p.key for p in (*params.PARAMETERS, *params.FLOW_PARAMETERS)}
     out: dict = {"parameters": [dict(p.__dict__) for p in params.FLOW_PARAMETERS], "table_wru": table,
@@ -173,6 +175,14 @@ def simulate(n: int, rate: int, grouped_n: int, big: int, small_groups: int, gro
                                            events)
     log(f"  small groups: {g['small']['delivered']:,} of {g['small']['timers']:,} started, the last at "
         f"{g['small']['last_start_s']} s; big group {g['big']['delivered']:,} started; {g['seconds']:.0f} s to simulate")
+    if beside:
+        out["beside"] = {}
+        for name, limited, flow_queue in (("alone", 0, True), ("shared", beside["n"], False),
+                                          ("flow_queue", beside["n"], True)):
+            r = out["beside"][name] = simulated.beside(profile, limited, rate, table, beside["free_every_s"],
+                                                       beside["free_for_s"], flow_queue, events)
+            log(f"flow simulated beside {limited:,} limited ({name}): free p50 {r['free_p50_ms']:,.0f} ms, p99 "
+                f"{r['free_p99_ms']:,.0f} ms, max {r['free_max_ms']:,.0f} ms; {r['seconds']:.0f} s to simulate")
     return out
 
 
@@ -329,6 +339,22 @@ def _together(g: dict) -> str:
             f"{together / writes:.1f} a write")
 
 
+def _sim_beside(s: dict | None) -> dict | None:
+    """A target without limits beside a limited burst: its lateness alone, beside the burst's messages in the delayer
+    queue, and beside them in the flow queue (the verdict: the engine's ratio bound on the p50 and p99)."""
+    if not s:
+        return None
+    alone, shared, fq = s["alone"], s["shared"], s["flow_queue"]
+
+    def lateness(r: dict) -> str:
+        return f"p50 {num(r['free_p50_ms'])} ms, p99 {num(r['free_p99_ms'])} ms, most {num(r['free_max_ms'])} ms"
+    kept = all(fq[k] <= alone[k] * LATENESS_RATIO for k in ("free_p50_ms", "free_p99_ms"))
+    return {"part": "sim_beside", "b_n": num(fq["limited"]), "b_rate": num(fq["rate"]), "b_free": num(fq["free"]),
+            "b_every": fq["free_every_s"], "b_alone": lateness(alone), "b_shared": lateness(shared),
+            "b_fq": lateness(fq), "b_ratio": f"{LATENESS_RATIO:.2f}", "b_met": met(kept),
+            "b_started": f"{num(fq['free_started'])} of {num(fq['free'])}"}
+
+
 def simulation_figures(s: dict) -> dict:
     """The simulated part of the flow section: the model's constants and parameters, its rows, the verdicts."""
     b, g = s["burst"], s["grouped"]
@@ -338,7 +364,7 @@ def simulation_figures(s: dict) -> dict:
             "wait_in_place_ms": num(rules.WAIT_IN_PLACE_MS), "tries": simulated.WRITE_TRIES,
             "sdk_attempts": SDK_ATTEMPTS, "look_again_s": rules.LOOK_AGAIN_SECONDS, "room_tries": rules.ROOM_TRIES,
             "crowded_max_s": rules.CROWDED_BACKOFF_MAX_SECONDS, "starts_per_item": num(rules.STARTS_PER_ITEM),
-            "items": num(b.get("target_items", 1)),
+            "items": num(b.get("target_items", 1)), "beside": _sim_beside(s.get("beside")),
             "lead_min": rules.LEAD_MIN_MS,
             "lead_max": rules.LEAD_MAX_MS, "pollers": num(b["pollers"]), "seconds": num(b["seconds"] + g["seconds"]),
             "parameters": [[f"`{p['key']}`", num(s["profile"].get(p["key"], p["value"]), 3 if p["value"] < 1 else 0),

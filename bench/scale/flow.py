@@ -18,7 +18,7 @@ from scheduler_runtime.core.flow import FlowLimits  # noqa: E402
 from scheduler_runtime.core.window import DelayRule  # noqa: E402
 
 from .des import Bucket, Sim
-from .flow_figures import DUE0, busiest, group_figures, outcome  # busiest: bench.flow's too
+from .flow_figures import DUE0, busiest, free_figures, group_figures, outcome  # busiest: bench.flow's too
 from .pipeline import SDK_ATTEMPTS
 
 ITEM_ATTEMPTS = 1
@@ -75,7 +75,8 @@ class Model:
     group limited to ``group_limits``."""
 
     def __init__(self, p: dict, due: list[float], limits: FlowLimits, table_wru: float,
-                 groups: list[int | None] | None = None, group_limits: FlowLimits | None = None, seed: int = 1) -> None:
+                 groups: list[int | None] | None = None, group_limits: FlowLimits | None = None, seed: int = 1,
+                 free: list[float] | None = None, flow_queue: bool = True) -> None:
         self.p, self.sim, self.rng = p, Sim(), random.Random(seed)
         n = len(due)
         self.due, self.group = due, groups or [None] * n
@@ -108,8 +109,14 @@ class Model:
         self.first_receives = 0  # the creates' messages received once
         self.first_received: list[float | None] = [None] * n  # when each was
         self.all_received_at: float | None = None  # when every one of them was
+        self.free_due, self.flow_queue = free or [], flow_queue
+        """Timers due meanwhile to a target without limits: in the limited messages' queue, taken in the same
+        receives, unless they wait apart (``flow_queue``: the limited messages wait in the flow queue)."""
+        self.free_starts: list[float | None] = [None] * len(self.free_due)
         for i in range(n):
             self.sim.at(due[i] - self.rng.random(), lambda i=i: self._surface(i))
+        for j, free_due in enumerate(self.free_due):
+            self.sim.at(free_due - self.rng.random(), lambda j=j: self._surface_free(j))
         self._grow(p["esm_start"])
 
     # --- the mapping's pollers --------------------------------------------------------------------------------
@@ -156,6 +163,10 @@ class Model:
         sb.cold = False
         self.c["invocations"] += 1
         run = {"left": len(batch), "start": start, "poller": poller}
+        free = [-1 - i for i in batch if i < 0]
+        batch = [i for i in batch if i >= 0]
+        for j in free:
+            self.sim.at(start + self.p["cpu_per_delivery_s"], lambda j=j: self._start_free(j, run))
         for i in batch:
             self.rc[i] += 1
             if self.ticket[i] is None and self.rc[i] == 1:
@@ -171,6 +182,23 @@ class Model:
         def dispatch_one(i: int) -> None:
             self._dispatch(i, sb, run)
         self.sim.at(start + self.p["cpu_per_delivery_s"], dispatch)
+
+    # --- a target without limits beside it ------------------------------------------------------------------------
+    def _surface_free(self, j: int) -> None:
+        """A free timer's message surfaces: among the limited ones (``-1 - j`` in the same receives), or, those waiting
+        in the flow queue, in the delayer queue alone, where a waiting long poll of its mapping answers it at once."""
+        if not self.flow_queue:
+            return self._surface(-1 - j)
+        start = self.sim.now + self._lat("lat_sqs_s") + self._lat("lat_invoke_s") + self.p["cpu_per_delivery_s"]
+        self.sim.at(start, lambda: self._start_free(j, None))
+
+    def _start_free(self, j: int, run: dict | None) -> None:
+        """At its due instant, its start write; then its target (and its share of ``run``, when it had one)."""
+        def started() -> None:
+            self.free_starts[j] = self.sim.now
+            if run is not None:
+                self.sim.after(self._lat("lat_target_s"), lambda: self._done(run))
+        self.sim.at(max(self.sim.now, self.free_due[j]) + self._lat("lat_ddb_write_s"), started)
 
     def _take_group_slots(self, batch: list[int], sb: Sandbox, then) -> list[int]:
         """``RoomTaker.take_group_slots``: a batch's first asks of one group take their group slots in one write, in
@@ -432,7 +460,7 @@ class Model:
         every :data:`SLICE_S`, the seconds after the due second and the counts so far."""
         self.sim.after(1.0, self._tick)
         end = DUE0
-        while self.live and self.sim.events < events and end < until:
+        while (self.live or None in self.free_starts) and self.sim.events < events and end < until:
             end = min(until, end + SLICE_S)
             self.sim.run(end)
             self.timeline.append([end - DUE0, len(self.due) - self.live - self.c["dead_lettered"], self.c["crowded"],
@@ -449,6 +477,22 @@ def burst(p: dict, n: int, rate: int, table_wru: float, events: float = math.inf
     m = Model(p, [DUE0 + k / n for k in range(n)], limits, table_wru)
     m.run(events=events)
     return outcome(m, limits, time.monotonic() - started)
+
+
+def beside(p: dict, n: int, rate: int, table_wru: float, free_every_s: float, free_for_s: float, flow_queue: bool,
+           events: float = math.inf) -> dict:
+    """``n`` timers due in one second to a target limited to ``rate`` a second (none: the free ones alone), and beside
+    them a timer due every ``free_every_s`` for ``free_for_s`` to a target without limits; the limited ones wait in
+    the flow queue (or, not ``flow_queue``, in the delayer queue with the free ones). Run until every free one
+    started, at most until the last is due and 60 s more."""
+    limits = FlowLimits(rate=rate)
+    free = [DUE0 + k * free_every_s for k in range(int(free_for_s / free_every_s))]
+    started = time.monotonic()
+    m = Model(p, [DUE0 + k / n for k in range(n)], limits, table_wru, free=free, flow_queue=flow_queue)
+    m.run(free[-1] + 60.0, events)
+    return dict(free_figures(m.free_due, m.free_starts), flow_queue=flow_queue, limited=n, rate=rate,
+                free_every_s=free_every_s, limited_started=sum(1 for s in m.starts if s is not None),
+                events=m.sim.events, seconds=time.monotonic() - started)
 
 
 def grouped(p: dict, n: int, big: int, small_groups: int, rate: int, group_rate: int, table_wru: float,

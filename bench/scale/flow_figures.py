@@ -96,3 +96,12 @@ def group_figures(m: Model, members: list[int], small_groups: int) -> dict:
                       "busiest": max(g["busiest"] for g in small),
                       "last_first_receive_s": max((at - DUE0 for at, g in zip(m.first_received, members)
                                                    if g and at is not None), default=None)}}
+
+
+def free_figures(due: list[float], starts: list[float | None]) -> dict:
+    """The lateness of a target's timers without limits (their starts minus their due instants, in ms): its median,
+    99th percentile and most, and how many started."""
+    late = sorted((s - d) * 1000 for s, d in zip(starts, due) if s is not None)
+    at = (lambda q: late[min(len(late) - 1, int(q * len(late)))]) if late else (lambda q: None)
+    return {"free": len(due), "free_started": len(late), "free_p50_ms": at(0.5), "free_p99_ms": at(0.99),
+            "free_max_ms": late[-1] if late else None}

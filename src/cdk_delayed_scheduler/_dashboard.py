@@ -36,8 +36,7 @@ def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration, limited_t
                                   s.metric_dispatcher_throttles(label="throttles", period=period)]),
         ],
         [
-            _graph("Queues (messages)", [s.metric_delayer_queue_depth(label="delayer queue", period=period),
-                                         s.metric_dead_letter_queue_depth(label="dead-letter queue", period=period)]),
+            _queues_graph(s, period),
             _graph("Delayer queue's oldest message (s)",
                    [s.metric_delayer_oldest_message_age(label="age", period=period)]),
             _graph("Enqueuer iterator age (ms)", [s.metric_enqueuer_iterator_age(label="max", period=period)]),
@@ -52,6 +51,23 @@ def dashboard_widgets(scheduler: "SchedulerMetrics", period: Duration, limited_t
     rows.append(last)
     rows += [_target_row(s, target, period) for target in limited_targets]
     return rows
+
+
+def _queues_graph(scheduler: "SchedulerMetrics", period: Duration) -> cloudwatch.GraphWidget:
+    """The queues' depth: the delayer queue's, the dead-letter queue's and the flow queue's. A flow queue made after
+    this graph (the first target with ``flow_control`` registered after ``add_dashboard``) joins it then."""
+    s = scheduler
+    graph = _graph("Queues (messages)", [s.metric_delayer_queue_depth(label="delayer queue", period=period),
+                                         s.metric_dead_letter_queue_depth(label="dead-letter queue", period=period)])
+
+    def add_flow_queue() -> None:
+        graph.add_left_metric(s.metric_flow_queue_depth(label="flow queue", period=period))
+
+    if s.flow_queue is None:
+        s._on_flow_queue = add_flow_queue
+    else:
+        add_flow_queue()
+    return graph
 
 
 def _target_row(scheduler: "SchedulerMetrics", target: str, period: Duration) -> list[cloudwatch.IWidget]:

@@ -22,11 +22,13 @@ class FlowControl:
 
     Starts under a rate are evenly spaced, one ``period / rate`` apart, with no burst: 100 a second start
     10 ms apart, even when a thousand schedules are due at the same instant. A delivery over a limit starts
-    later, never early and never lost: it waits in its delayer message, its schedule stays ``QUEUED``, and a
-    cancel (or a reschedule, or a group cancel) still wins while it waits. A place among ``max_in_flight`` held
-    by a dispatcher that died is freed when the delayer queue hands its message out again (its visibility
-    timeout, 6 times ``dispatcher_timeout``). The limits hold for one-shot schedules and periodic occurrences
-    alike, retries included. When the target says slow down (an HTTPS 429 or 503, a throttling error of its
+    later, never early and never lost: it waits in its message in the scheduler's flow queue (``flow_queue``,
+    where every message of a delivery to a limited target goes instead of the delayer queue, so that a limited
+    target's backlog waits apart from the other targets' timers), its schedule stays ``QUEUED``, and a cancel
+    (or a reschedule, or a group cancel) still wins while it waits. A place among ``max_in_flight`` held by a
+    dispatcher that died is freed when the flow queue hands its message out again (its visibility timeout, 6
+    times ``dispatcher_timeout``, as the delayer queue's). The limits hold for one-shot schedules and periodic
+    occurrences alike, retries included. When the target says slow down (an HTTPS 429 or 503, a throttling error of its
     service), the whole target is held back for its ``Retry-After`` (else a backoff from 1 second, doubling while
     it keeps saying so, up to a minute), and the attempt it answered is sent again without being spent; it still
     counts against the schedule's ``retry.maxAgeSeconds``. The ``outcomes`` target takes no limits.
@@ -44,8 +46,11 @@ class FlowControl:
     held from a lead before its start (20 ms on DynamoDB's latencies) until the target answers. With
     ``per_group``, a grouped delivery writes its group's item too, up to four writes more per start (its group's
     slot and the check of its group's rate at the target slot; its group's place taken and given back); a group's
-    item is one partition of its own. The dispatcher writes that table already: no new
-    permission. Targets without limits pay nothing. Example::
+    item is one partition of its own. The dispatcher writes that table already. The first limited target adds
+    the flow queue (``FlowQueue``, made like the delayer queue) and the dispatcher's event source mapping on it,
+    whose pollers' receives are SQS requests as the delayer queue's are, and lets the functions that send to the
+    delayer queue send to it. Targets without limits pay nothing, and a scheduler without a limited target has
+    no flow queue. Example::
 
         timers.add_target("email", targets.HttpsEndpoint(url, signing_secret=secret,
             flow_control=targets.FlowControl(rate=100, period=Duration.seconds(1), max_in_flight=20)))

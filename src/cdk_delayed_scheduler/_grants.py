@@ -118,7 +118,7 @@ class SchedulerGrants:
         names); ``dynamodb:GetItem`` and ``dynamodb:UpdateItem`` on ``table`` (a schedule's record read and
         re-armed); ``lambda:InvokeFunction`` on exactly ``enqueuer_function`` (stream recovery); and, with
         ``encryption_key``, ``kms:Decrypt``, ``kms:Encrypt`` and ``kms:GenerateDataKey`` on that key, which
-        encrypts the table and both queues. Every resource is named exactly: no wildcard, so nothing for
+        encrypts the table and the queues. Every resource is named exactly: no wildcard, so nothing for
         cdk-nag to acknowledge.
 
         :param grantee: e.g. an operator's role.
@@ -168,10 +168,16 @@ class SchedulerGrants:
         self._grant_table(self.dispatcher_function, "dynamodb:UpdateItem", "dynamodb:GetItem", "dynamodb:PutItem",
                           "dynamodb:DeleteItem")
         self._grant_index_query(self.dispatcher_function, self.group_index_name)  # a cancelled group's sweep
-        self._grant_send(self.api_function, self.delayer_queue)  # short timers go straight to the queue
-        self._grant_send(self.enqueuer_function, self.delayer_queue)
-        self._grant_send(self.dispatcher_function, self.delayer_queue)  # put back an early message
+        self._grant_delayer_sends(self.delayer_queue)
         self._grant_send(self.dispatcher_function, self.dead_letter_queue)  # park an exhausted delivery
+
+    def _grant_delayer_sends(self, queue: sqs.Queue) -> None:
+        """``sqs:SendMessage`` on a queue the dispatcher reads (the delayer queue; the flow queue, where the same
+        messages of a limited target's deliveries go) to each function that sends to it: the api function (short
+        timers go straight to the queue), the enqueuer (claimed timers) and the dispatcher (a message put back:
+        early, or waiting for room). The dispatcher's consumer actions come with its event source mapping."""
+        for function in (self.api_function, self.enqueuer_function, self.dispatcher_function):
+            self._grant_send(function, queue)
 
     def _grant_table(self, function: lambda_.Function, *actions: str) -> None:
         iam.Grant.add_to_principal(grantee=function, actions=list(actions), resource_arns=[self.table.table_arn])

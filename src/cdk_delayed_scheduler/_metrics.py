@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypedDict, Union
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
@@ -53,12 +53,15 @@ class SchedulerMetrics:
 
     dead_letter_queue: sqs.Queue
     delayer_queue: sqs.Queue
+    flow_queue: Optional[sqs.Queue]
     dispatcher_function: lambda_.Function
     enqueuer_function: lambda_.Function
     sweeper_function: lambda_.Function
     api_stage: Optional[Union[apigwv2.HttpStage, apigw.Stage]]
     metrics_namespace: str
     _target_json: dict[str, Any]
+    _on_flow_queue: Optional[Callable[[], None]] = None
+    """Called when the flow queue is made, if it is made after the dashboard: its depth joins the queues' graph."""
 
     def metric_dead_letter_queue_depth(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """Messages waiting in the dead-letter queue (``ApproximateNumberOfMessagesVisible``);
@@ -80,17 +83,24 @@ class SchedulerMetrics:
             ``statistic``, ...); ``period``, ``label`` and ``color`` also apply to the expression.
             Default: maximum over 5 minutes, labelled ``"Delayer queue depth"``.
         """
-        options.setdefault("statistic", "Maximum")
-        queue = self.delayer_queue
-        return cloudwatch.MathExpression(
-            expression="visible + delayed",
-            using_metrics={
-                "visible": queue.metric_approximate_number_of_messages_visible(**options),
-                "delayed": queue.metric("ApproximateNumberOfMessagesDelayed", **options),
-            },
-            period=options.get("period"), label=options.get("label", "Delayer queue depth"),
-            color=options.get("color"),
-        )
+        return _queue_depth(self.delayer_queue, "", "Delayer queue depth", options)
+
+    def metric_flow_queue_depth(self, **options: Unpack[MetricOptions]) -> cloudwatch.MathExpression:
+        """Deliveries to limited targets (``flow_control``) waiting in the flow queue: ``flowVisible + flowDelayed``,
+        a math expression over its ``ApproximateNumberOfMessagesVisible`` and ``ApproximateNumberOfMessagesDelayed``
+        (its own ids, so that it may share a graph or an alarm with ``metric_delayer_queue_depth``). A limited
+        target's backlog (more due than its limits let start) shows here, apart from the delayer queue.
+
+        :param options: the ``cloudwatch.MetricOptions`` fields of both metrics (``period``,
+            ``statistic``, ...); ``period``, ``label`` and ``color`` also apply to the expression.
+            Default: maximum over 5 minutes, labelled ``"Flow queue depth"``.
+        :raises ValueError: when no target has ``flow_control``: there is no flow queue (``flow_queue`` is
+            ``None``) until the first one is registered.
+        """
+        if self.flow_queue is None:
+            raise ValueError("metric_flow_queue_depth: this scheduler has no flow queue (flow_queue is None): it is "
+                             "made with the first target with flow_control")
+        return _queue_depth(self.flow_queue, "flow", "Flow queue depth", options)
 
     def metric(self, metric_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """One of the runtime's own metrics (``metric_name``, e.g. ``"LatenessMs"``), as the runtime
@@ -159,7 +169,7 @@ class SchedulerMetrics:
         return self._target_metric(target_name, LATENESS_METRIC, options)
 
     def metric_target_waiting(self, target_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """Deliveries to one limited target sent back to wait for room in the delayer queue (``WaitingForRoom``,
+        """Deliveries to one limited target sent back to wait for room in the flow queue (``WaitingForRoom``,
         with the dimension ``Target=<target_name>``): its next start more than a second ahead, every one of its
         ``max_in_flight`` places held, or the target held back (``metric_target_held_back``). Each wait is
         counted, so a delivery that waits twice counts twice; a steady count is the target's limits doing their
@@ -208,7 +218,8 @@ class SchedulerMetrics:
         return self.metric(LATENESS_METRIC, **options)
 
     def metric_failed_attempts(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """Delivery attempts that failed and went back to the delayer queue for a retry (``FailedAttempts``,
+        """Delivery attempts that failed and went back to their queue (the delayer queue, the flow queue for a limited
+        target) for a retry (``FailedAttempts``,
         which the dispatcher emits as EMF in the same record as ``LatenessMs``, only for a batch that has
         one): a target failing, a write or a send of the dispatcher failing (throttled, say), or a
         malformed message.
@@ -281,3 +292,19 @@ class SchedulerMetrics:
                              "the api function's errors are api_function.metric_errors()")
         options.setdefault("statistic", "Sum")
         return self.api_stage.metric_server_error(**options)
+
+
+def _queue_depth(queue: sqs.IQueue, prefix: str, label: str, options: MetricOptions) -> cloudwatch.MathExpression:
+    """``queue``'s messages visible plus delayed, as a math expression whose metric ids start with ``prefix``
+    (``visible``/``delayed``, or ``<prefix>Visible``/``<prefix>Delayed``), by default their maximum and labelled
+    ``label``."""
+    options.setdefault("statistic", "Maximum")
+    visible, delayed = (f"{prefix}Visible", f"{prefix}Delayed") if prefix else ("visible", "delayed")
+    return cloudwatch.MathExpression(
+        expression=f"{visible} + {delayed}",
+        using_metrics={
+            visible: queue.metric_approximate_number_of_messages_visible(**options),
+            delayed: queue.metric("ApproximateNumberOfMessagesDelayed", **options),
+        },
+        period=options.get("period"), label=options.get("label", label), color=options.get("color"),
+    )

@@ -1,12 +1,14 @@
-"""What ``DelayedScheduler`` builds around its functions: the table, the queues, and the three
-triggers (stream -> enqueuer, every minute -> sweeper, delayer queue -> dispatcher)."""
+"""What ``DelayedScheduler`` builds around its functions: the table, the queues, and the triggers (stream ->
+enqueuer, every minute -> sweeper, delayer queue -> dispatcher, and flow queue -> dispatcher once a target has
+``flow_control``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import jsii
-from aws_cdk import Annotations, Duration, RemovalPolicy
+from aws_cdk import Annotations, Duration, RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
@@ -22,6 +24,7 @@ from . import _nag
 from ._contract import contract
 from ._runtime_asset import event_filters
 from ._table_capacity import CAPACITY_DEFAULTED_WARNING, defaulted_capacity_warning
+from ._validation import seconds
 
 if TYPE_CHECKING:
     from ._table_capacity import TableCapacity
@@ -107,7 +110,7 @@ def scale_capacity(table: dynamodb.Table, capacity: TableCapacity, index_names: 
 
 
 def queue_encryption(encryption_key: Optional[kms.IKey]) -> dict[str, Any]:
-    """Both queues: the customer managed key when given, else SQS-managed SSE."""
+    """Every queue's encryption: the customer managed key when given, else SQS-managed SSE."""
     if encryption_key:
         return dict(encryption=sqs.QueueEncryption.KMS, encryption_master_key=encryption_key)
     return dict(encryption=sqs.QueueEncryption.SQS_MANAGED)
@@ -176,17 +179,78 @@ def keep_warm(scope: Construct, dispatcher: lambda_.Function) -> events.Rule:
     )
 
 
-def delayer_to_dispatcher(dispatcher: lambda_.Function, delayer_queue: sqs.IQueue, *, batch_size: int,
-                          max_batching_window: Optional[Duration], max_concurrency: Optional[int]) -> None:
-    dispatcher.add_event_source(
-        sources.SqsEventSource(
-            delayer_queue,
-            batch_size=batch_size,
-            max_batching_window=max_batching_window,
-            report_batch_item_failures=True,
-            max_concurrency=max_concurrency,
+@dataclass(frozen=True)
+class DispatcherQueues:
+    """How each queue the dispatcher reads is made and read: the delayer queue, and the flow queue made like it
+    (:func:`flow_queue`). Both have the same visibility timeout (``VISIBILITY_TIMEOUT_FACTOR`` x the dispatcher's
+    timeout), retention, TLS-only policy, encryption and redrive to the dead-letter queue after
+    ``max_receive_count`` receives, and each has an event source mapping to the dispatcher with the same batch
+    size, batching window and maximum concurrency."""
+
+    queue_props: Mapping[str, Any]
+    """The ``sqs.Queue`` props both queues are made with."""
+    batch_size: int
+    max_batching_window: Optional[Duration]
+    max_concurrency: Optional[int]
+    reserved_concurrency: Optional[int]
+    """The dispatcher's reserved concurrency, which the pollers of both queues share."""
+
+    @classmethod
+    def of(cls, *, dispatcher_timeout: Duration, max_receive_count: int, dead_letter_queue: sqs.IQueue,
+           encryption: Mapping[str, Any], batch_size: int, max_batching_window: Optional[Duration],
+           max_concurrency: Optional[int], reserved_concurrency: Optional[int]) -> "DispatcherQueues":
+        """The settings from the scheduler's props; ``encryption`` is :func:`queue_encryption`'s."""
+        visibility_timeout = contract.VISIBILITY_TIMEOUT_FACTOR * int(seconds(dispatcher_timeout))
+        queue_props = dict(
+            visibility_timeout=Duration.seconds(visibility_timeout),
+            retention_period=Duration.seconds(contract.DELAYER_RETENTION_SECONDS),
+            enforce_ssl=True,
+            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter_queue, max_receive_count=max_receive_count),
+            **encryption,
         )
-    )
+        return cls(queue_props, batch_size, max_batching_window, max_concurrency, reserved_concurrency)
+
+    def queue(self, scope: Construct, id: str) -> sqs.Queue:
+        """A standard queue (per-message delays) with these settings."""
+        return sqs.Queue(scope, id, **self.queue_props)
+
+    def to_dispatcher(self, dispatcher: lambda_.Function, queue: sqs.IQueue) -> None:
+        """``queue``'s event source mapping to ``dispatcher``, which grants it the consumer's actions on ``queue``
+        (and ``kms:Decrypt`` on its key)."""
+        dispatcher.add_event_source(
+            sources.SqsEventSource(
+                queue,
+                batch_size=self.batch_size,
+                max_batching_window=self.max_batching_window,
+                report_batch_item_failures=True,
+                max_concurrency=self.max_concurrency,
+            )
+        )
+
+    def check_room_for_a_second_poller(self, target_name: str) -> None:
+        """Refuse a reserved concurrency below what the pollers of both queues may start, each up to
+        ``dispatcher_max_concurrency``: a throttled batch counts as a receive of its messages."""
+        reserved, pollers = self.reserved_concurrency, self.max_concurrency
+        if reserved is None or pollers is None or Token.is_unresolved(reserved) or Token.is_unresolved(pollers):
+            return
+        if reserved < 2 * pollers:
+            raise ValueError(
+                f"dispatcher_reserved_concurrency: must be >= 2 x dispatcher_max_concurrency ({2 * pollers}) with a "
+                f"target with flow_control (target {target_name!r}), got {reserved}: the flow queue's pollers start "
+                "up to dispatcher_max_concurrency invocations besides the delayer queue's, and a throttled batch "
+                "counts as a receive of its messages")
+
+
+def flow_queue(scope: Construct, queues: DispatcherQueues, dispatcher: lambda_.Function,
+               functions: Sequence[lambda_.Function]) -> sqs.Queue:
+    """``FlowQueue``: made like the delayer queue, read by the dispatcher like it, and named to each of
+    ``functions`` (``FLOW_QUEUE_URL``), whose runtime then sends there every message of a delivery to a limited
+    target."""
+    queue = queues.queue(scope, "FlowQueue")
+    queues.to_dispatcher(dispatcher, queue)
+    for function in functions:
+        function.add_environment(contract.ENV.flow_queue_url, queue.queue_url)
+    return queue
 
 
 def grant_key(key: Optional[kms.IKey], grantee: iam.IGrantable, *actions: str) -> None:

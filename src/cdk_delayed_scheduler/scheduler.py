@@ -68,9 +68,10 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
     ``Api/ApiKey`` and ``Api/UsagePlan``); with its first periodic timer (``add_periodic``), the
     provider that hands them to the api function at deploy (``PeriodicTimersProvider``, its role
     ``PeriodicTimersProviderRole`` and log group ``PeriodicTimersProviderLogs``), each timer being
-    ``Periodic-<timer id>``; with ``add_alarms``, its alarms under ``Alarms`` (``SchedulerAlarms`` names
-    each one's ID), and with ``add_dashboard``, ``Dashboard``. These construct IDs are part of the public contract:
-    renaming one replaces the resource.
+    ``Periodic-<timer id>``; with its first target with ``flow_control``, the flow queue (``FlowQueue``), where
+    the messages of deliveries to limited targets wait; with ``add_alarms``, its alarms under ``Alarms``
+    (``SchedulerAlarms`` names each one's ID), and with ``add_dashboard``, ``Dashboard``. These construct IDs are
+    part of the public contract: renaming one replaces the resource.
 
     Direct invoke: whatever the ``api`` prop, a producer allowed by ``grant_invoke`` (or
     ``grant_schedule``) may invoke ``api_function`` with ``{"method": "POST", "path": "/schedules",
@@ -148,7 +149,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         cannot be lowered. The table's on-demand throughput quota (40,000 write units a second by default)
         still caps it. Allowed: each given rate a positive whole number, at least one given. Default: none
         (DynamoDB's own warm throughput: 12,000 reads and 4,000 writes a second for a new on-demand table).
-    :param encryption_key: a customer managed KMS key for the table and both queues.
+    :param encryption_key: a customer managed KMS key for the table and the queues.
         Default: the table uses an AWS owned key, the queues SQS-managed SSE.
     :param point_in_time_recovery: continuous backups of the table. Default: true.
     :param deletion_protection: the table's deletion protection: DynamoDB refuses to delete it (from
@@ -188,8 +189,8 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         of each synchronous ``targets.LambdaInvoke`` function (when known: a function defined in this app, or one
         stated with ``LambdaInvoke(fn, timeout=...)``; an imported function without it gets a synth
         warning, ``targets.LAMBDA_TIMEOUT_UNKNOWN_WARNING``). The
-        delayer queue's visibility timeout is 6 times this, and a failed delivery is retried after
-        it. Allowed: 10-900 seconds. Default: 60 seconds (a retry 6 minutes later).
+        delayer queue's visibility timeout (and the flow queue's) is 6 times this, and a failed delivery is
+        retried after it. Allowed: 10-900 seconds. Default: 60 seconds (a retry 6 minutes later).
     :param dispatcher_batch_size: delayer messages per dispatcher invocation. Allowed: 1-10, or up
         to 10000 with a ``dispatcher_max_batching_window`` of at least 1 second. Default: 10.
     :param dispatcher_max_batching_window: how long Lambda gathers a dispatcher batch. With
@@ -199,12 +200,14 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         ``DeliveryPrecision.SECOND`` it only gathers: deliveries are up to this much later. Allowed:
         0-300 seconds. Default: none.
     :param dispatcher_max_concurrency: the most concurrent dispatcher invocations the queue
-        starts (protects a target from bursts). Allowed: 2-1000. Default: no limit.
+        starts (protects a target from bursts); the flow queue, when there is one, starts as many again.
+        Allowed: 2-1000. Default: no limit.
     :param dispatcher_reserved_concurrency: concurrency reserved for the dispatcher out of the
         account's, so other functions cannot starve deliveries (and deliveries cannot take more).
-        Allowed: >= 2, with ``dispatcher_max_concurrency`` set and at most this (else throttled
-        batches would count as receives and park messages in the dead-letter queue). Default: none
-        (the account's unreserved pool).
+        Allowed: >= 2, with ``dispatcher_max_concurrency`` set and at most this, or at most half of this once a
+        target has ``flow_control`` (the flow queue's pollers start as many again); else throttled batches would
+        count as receives and park messages in the dead-letter queue. Default: none (the account's unreserved
+        pool).
     :param dispatcher_keep_warm: an EventBridge rule invokes the dispatcher every 4 minutes with an event that only
         initialises it, so that Lambda keeps an execution environment ready: at sparse traffic (a timer every few
         minutes) a delivery then does not wait for a new environment's init (about 400 ms, which would make it
@@ -297,13 +300,13 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         self.metrics_namespace: str = props.metrics_namespace
         """The CloudWatch namespace of the runtime's metrics."""
         self.encryption_key: Optional[kms.IKey] = props.encryption_key
-        """The customer managed key of the table and both queues, or ``None``."""
+        """The customer managed key of the table and the queues, or ``None``."""
         self.scheduler_api: SchedulerApi = props.api
         """The ``SchedulerApi`` (the ``api`` prop) this scheduler was built with."""
         self.runtime: lambda_.Runtime = props.runtime
         """The functions' Lambda runtime."""
         self.dispatcher_timeout: Duration = props.dispatcher_timeout
-        """The dispatcher's timeout; the delayer queue's visibility timeout is 6 times it."""
+        """The dispatcher's timeout; the delayer queue's visibility timeout (and the flow queue's) is 6 times it."""
         self.delay_window: Duration = props.delay_window
         """Schedules due within it go straight to the delayer queue (the ``delay_window`` prop)."""
         self._log_options = dict(retention=props.log_retention, removal_policy=props.removal_policy)
@@ -333,17 +336,19 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         dispatcher with the reason, delayer messages past ``max_receive_count``, stream batches
         past their retries, sweep events EventBridge could not deliver and sweeps that failed.
         Kept 14 days."""
-        self.delayer_queue: sqs.Queue = sqs.Queue(
-            self, "DelayerQueue",
-            visibility_timeout=Duration.seconds(
-                contract.VISIBILITY_TIMEOUT_FACTOR * int(seconds(props.dispatcher_timeout))),
-            retention_period=Duration.seconds(contract.DELAYER_RETENTION_SECONDS),
-            enforce_ssl=True,
-            dead_letter_queue=sqs.DeadLetterQueue(queue=self.dead_letter_queue,
-                                                  max_receive_count=props.max_receive_count),
-            **encryption,
-        )
+        self._queues = _wiring.DispatcherQueues.of(
+            dispatcher_timeout=props.dispatcher_timeout, max_receive_count=props.max_receive_count,
+            dead_letter_queue=self.dead_letter_queue, encryption=encryption,
+            batch_size=props.dispatcher_batch_size, max_batching_window=props.dispatcher_max_batching_window,
+            max_concurrency=props.dispatcher_max_concurrency,
+            reserved_concurrency=props.dispatcher_reserved_concurrency)
+        self.delayer_queue: sqs.Queue = self._queues.queue(self, "DelayerQueue")
         """The SQS standard queue that holds each schedule due within the window with a message delay."""
+        self.flow_queue: Optional[sqs.Queue] = None
+        """The SQS standard queue where the messages of deliveries to limited targets (``flow_control``) wait,
+        apart from the delayer queue, so that a limited target's backlog does not hold up other targets' timers;
+        made like the delayer queue (and read by the dispatcher like it) when the first limited target is
+        registered. ``None`` when no target has limits."""
         # EventBridge sends failed sweep events to the dead-letter queue, which this key encrypts.
         _wiring.grant_key(props.encryption_key, iam.ServicePrincipal("events.amazonaws.com"), *_wiring.KEY_PRODUCER)
 
@@ -379,10 +384,7 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         self.sweep_rule: events.Rule = _wiring.every_minute_to_sweeper(self, self.sweeper_function,
                                                                        self.dead_letter_queue)
         """The EventBridge ``rate(1 minute)`` rule that invokes the sweeper."""
-        _wiring.delayer_to_dispatcher(self.dispatcher_function, self.delayer_queue,
-                                      batch_size=props.dispatcher_batch_size,
-                                      max_batching_window=props.dispatcher_max_batching_window,
-                                      max_concurrency=props.dispatcher_max_concurrency)
+        self._queues.to_dispatcher(self.dispatcher_function, self.delayer_queue)
         self.keep_warm_rule: Optional[events.Rule] = (
             _wiring.keep_warm(self, self.dispatcher_function) if props.dispatcher_keep_warm else None)
         """The EventBridge rule that keeps a dispatcher environment initialised (``dispatcher_keep_warm``), or
@@ -461,8 +463,20 @@ class DelayedScheduler(SchedulerGrants, SchedulerMonitoring, SchedulerPeriodic, 
         if name in self._targets:
             raise ValueError(f"target name: {name!r} is already registered")
         check_target(f"target {name!r}", target)
-        self._target_json[name] = self._bind(name, target)
+        description = self._bind(name, target)
+        if self.flow_queue is None and contract.FLOW_CONTROL_FIELD in description:
+            self._add_flow_queue(name)
+        self._target_json[name] = description
         self._targets[name] = target
+
+    def _add_flow_queue(self, target_name: str) -> None:
+        """The flow queue, with the first limited target (``target_name``): made, read and sent to as the delayer
+        queue is, and named to every function (``FLOW_QUEUE_URL``); its depth joins a dashboard made before it."""
+        self._queues.check_room_for_a_second_poller(target_name)
+        self.flow_queue = _wiring.flow_queue(self, self._queues, self.dispatcher_function, self.functions)
+        self._grant_delayer_sends(self.flow_queue)
+        if self._on_flow_queue is not None:
+            self._on_flow_queue()
 
     def _bind(self, name: str, target: IScheduleTarget) -> dict[str, Any]:
         """Bind ``target`` to the dispatcher (it grants what its delivery needs) and check, naming ``name``,

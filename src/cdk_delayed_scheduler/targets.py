@@ -104,12 +104,12 @@ class LambdaInvoke(_BuiltInTarget):
     The function receives the envelope (``id``, ``dueAt``, ``firedAt``,
     ``attempt``, ``dedupeKey``, ``payload``, ``target``) as its event. Invoked
     synchronously (the default), a function error counts as a failed delivery:
-    it is retried through the delayer queue, and parked in the dead-letter queue
-    with the error once the retries are exhausted. The dispatcher waits for the
+    it is retried through the delayer queue (the flow queue, with ``flow_control``), and parked in the
+    dead-letter queue with the error once the retries are exhausted. The dispatcher waits for the
     function, so its ``dispatcher_timeout`` must cover the function's run.
 
-    A failed delivery is retried when the delayer message becomes visible again: after the
-    delayer queue's visibility timeout, 6 times ``dispatcher_timeout`` (6 x 60 s by default), up
+    A failed delivery is retried when its message becomes visible again: after the queue's
+    visibility timeout, 6 times ``dispatcher_timeout`` (6 x 60 s by default), up
     to ``max_receive_count`` deliveries in all. Meanwhile ``GET`` answers ``FIRED`` with the
     number of ``attempts`` started. Example::
 

@@ -293,6 +293,20 @@ def nag_violations(outdir) -> list[tuple[str, str, str]]:
             for v in plugin.get("violations", []) for c in v.get("violatingConstructs", [])]
 
 
+def nag_findings(app, outdir) -> list[tuple[str, str, str]]:
+    """Synthesize ``app`` (its ``outdir``) with cdk-nag's AwsSolutions as a validation plugin: its findings, as
+    :func:`nag_violations` reads them (a validation failure is not raised: its findings are the answer)."""
+    import aws_cdk as cdk
+    from cdk_nag import AwsSolutionsChecks
+
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    try:
+        app.synth()
+    except Exception:  # noqa: BLE001 - a validation failure: its findings are read from the report below
+        pass
+    return nag_violations(outdir)
+
+
 def cfn_lint(paths) -> list[dict]:
     """cfn-lint's findings (JSON) over the templates at ``paths``, for two regions."""
     import json

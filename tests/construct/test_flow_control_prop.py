@@ -1,7 +1,7 @@
 """A target's ``flow_control`` (``targets.FlowControl``): rendered as the ``flowControl`` object of its description
 in ``TARGETS``, with only the limits given (each group's, ``per_group``, as its ``perGroup``), in the form the runtime
 accepts; taken by every kind of target; each bad value refused naming the prop; and no new permission for the
-dispatcher."""
+dispatcher but the flow queue's (test_flow_queue.py)."""
 
 from __future__ import annotations
 
@@ -109,11 +109,13 @@ def test_the_runtime_accepts_the_rendered_description(synthesized, name):
     assert contract.target_description_problem(_targets(*synthesized["Limited"])[name]) is None
 
 
-def test_the_dispatcher_needs_no_new_permission(synthesized):
-    """The limits live in the Schedules table, which the dispatcher writes already (conditional ``UpdateItem``)."""
+def test_the_dispatcher_needs_no_new_permission_but_on_the_flow_queue(synthesized):
+    """The limits live in the Schedules table, which the dispatcher writes already (conditional ``UpdateItem``); the
+    flow queue, where a limited target's messages wait, it may use as it may the delayer queue."""
     dispatcher = {name: grants(template, resource_names(stack, "Timers"))["DispatcherFunctionRole"]
                   for name, (stack, _, template) in synthesized.items()}
-    assert dispatcher["Limited"] == dispatcher["Unlimited"]
+    on_delayer = {action for action, resource in dispatcher["Unlimited"] if resource == "<DelayerQueue.Arn>"}
+    assert dispatcher["Limited"] == dispatcher["Unlimited"] | {(action, "<FlowQueue.Arn>") for action in on_delayer}
     assert ("dynamodb:UpdateItem", "<Table.Arn>") in dispatcher["Limited"]
 
 

@@ -43,9 +43,9 @@ def test_functions_defaults(stacks):
         assert props["MemorySize"] == contract.DEFAULT_MEMORY_SIZES_MIB[MODULES[fid]]
         handlers[fid] = props["Handler"]
         env = props["Environment"]["Variables"]
-        # one name per concept, the same set on every function; MAX_LATENESS_SECONDS and OUTCOMES only when
-        # max_lateness and outcomes are given
-        assert set(env) == set(NAMES.names()) - {NAMES.max_lateness_seconds, NAMES.outcomes}
+        # one name per concept, the same set on every function; MAX_LATENESS_SECONDS, OUTCOMES and FLOW_QUEUE_URL
+        # only when max_lateness and outcomes are given and a target has flow_control
+        assert set(env) == set(NAMES.names()) - {NAMES.max_lateness_seconds, NAMES.outcomes, NAMES.flow_queue_url}
         assert (env[NAMES.shard_count], env[NAMES.delay_window_seconds], env[NAMES.history_retention_seconds],
                 env[NAMES.max_receive_count], env[NAMES.dispatcher_timeout_seconds]) == tuple(
             str(bounds.default) for bounds in (contract.SHARD_COUNT, contract.DELAY_WINDOW_SECONDS,

@@ -45,11 +45,12 @@ def test_delayer_depth_is_visible_plus_delayed(stacks):
 
 def test_one_metric_method_per_runtime_emf_figure(stacks):
     """Every figure ``contract.json`` names for the runtime's EMF records has a ``metric_*`` method that
-    reads it, in the scheduler's namespace (a limited target's own figures: test_target_metrics.py)."""
+    reads it, in the scheduler's namespace (a limited target's own figures: test_target_metrics.py; the flow
+    queue's depth, an SQS figure of a queue this scheduler has only with a limited target: test_flow_queue.py)."""
     figures = {contract.LATENESS_METRIC, contract.FAILED_ATTEMPTS_METRIC, contract.SWEEPS_STOPPED_EARLY_METRIC}
     s = stacks["defaults"].scheduler
     readers = {m.metric_name: name for name in dir(s) if name.startswith("metric_")
-               and not name.startswith("metric_target_")
+               and not name.startswith(("metric_target_", "metric_flow_queue_"))
                for m in [getattr(s, name)()] if isinstance(m, cloudwatch.Metric) and m.namespace == s.metrics_namespace}
     assert figures and set(readers) == figures
 

@@ -18,13 +18,11 @@ from scheduler_runtime.aws import context
 from scheduler_runtime.aws.store import ScheduleStore
 from scheduler_runtime.core import flow
 
-from .conftest import call_api, promote
+from .conftest import call_api
 from .dispatching import dispatch, receive
-from .flow_controlling import create, dispatch_one_at_a_time, limit
+from .flow_controlling import MADE, MADE_IDS, create, dispatch_one_at_a_time, limit
 from .redriving import run as redrive_run
-from .rescheduling import patch
-from .sweeping import sweep_at
-from .virtual_time import START_MS, iso, now_ms, virtual
+from .virtual_time import iso, now_ms, virtual
 
 pytestmark = pytest.mark.usefixtures("virtual_clock")
 CAPACITY = "ProvisionedThroughputExceededException"
@@ -98,12 +96,6 @@ def test_a_limited_items_write_that_met_a_server_error_or_no_connection_is_sent_
     assert call_api("GET", "/targets/mailer")[1]["inFlight"] == 0
 
 
-
-MINUTE_MS = 60_000
-SWEEP_OFFSET_MS = 30_400
-"""The sweeper's rule runs once a minute, here 30.4 s past each minute."""
-
-
 def _counted_starts(monkeypatch) -> list[bool]:
     """Each start write from now on: whether it was made (True) or refused."""
     starts: list[bool] = []
@@ -118,42 +110,7 @@ def _counted_starts(monkeypatch) -> list[bool]:
     return starts
 
 
-def _created(aws, schedule_id: str, target: str) -> int:
-    due_ms = now_ms() + 5000
-    create(schedule_id, due_ms, target, group="acme")
-    return due_ms
-
-
-def _created_beyond_the_window(aws, schedule_id: str, target: str) -> int:
-    """A timer 15 minutes ahead: it waits in the timers table until the sweep and the enqueuer send its message."""
-    due_ms = START_MS + 15 * MINUTE_MS
-    create(schedule_id, due_ms, target, group="acme")
-    return _swept(aws, due_ms)
-
-
-def _rescheduled(aws, schedule_id: str, target: str) -> int:
-    create(schedule_id, START_MS + 30 * MINUTE_MS, target, group="acme")
-    due_ms = now_ms() + 20_000
-    assert patch(schedule_id, {"dueAt": due_ms / 1000})[0] == 200
-    return due_ms
-
-
-def _rescheduled_beyond_the_window(aws, schedule_id: str, target: str) -> int:
-    create(schedule_id, START_MS + 30 * MINUTE_MS, target, group="acme")
-    due_ms = START_MS + 10 * MINUTE_MS
-    assert patch(schedule_id, {"dueAt": due_ms / 1000})[0] == 200
-    return _swept(aws, due_ms)
-
-
-def _swept(aws, due_ms: int) -> int:
-    """The sweep in the minute before ``due_ms`` claims the timer, and the enqueuer sends its message."""
-    assert sweep_at(due_ms - MINUTE_MS + SWEEP_OFFSET_MS) == 1
-    assert promote(aws) == []  # sent with a delay: not receivable yet
-    return due_ms
-
-
-@pytest.mark.parametrize("made", [_created, _created_beyond_the_window, _rescheduled, _rescheduled_beyond_the_window],
-                         ids=["create", "long-create", "reschedule", "long-reschedule"])
+@pytest.mark.parametrize("made", MADE, ids=MADE_IDS)
 @pytest.mark.parametrize(("flow_control", "room"), [
     ({"rate": 4}, {"target": "mailer"}),
     ({"rate": 4, "perGroup": {"rate": 1}}, {"target": "mailer", "group": "acme"}),

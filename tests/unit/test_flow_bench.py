@@ -67,7 +67,10 @@ def simulation() -> dict:
     profile = params.flow(params.aws())
     return {"parameters": [dict(p.__dict__) for p in params.FLOW_PARAMETERS], "table_wru": 5000.0, "profile": profile,
             "burst": simulated.burst(profile, 300, 100, 5000.0),
-            "grouped": simulated.grouped(profile, 300, 200, 4, 100, 20, 5000.0, horizon_s=60.0)}
+            "grouped": simulated.grouped(profile, 300, 200, 4, 100, 20, 5000.0, horizon_s=60.0),
+            "beside": {name: simulated.beside(profile, limited, 100, 5000.0, 0.4, 10.0, flow_queue)
+                       for name, limited, flow_queue in (("alone", 0, True), ("shared", 2000, False),
+                                                         ("flow_queue", 2000, True))}}
 
 
 def test_the_simulated_burst_keeps_the_rate_and_starts_none_early(simulation) -> None:
@@ -126,6 +129,17 @@ def test_the_flow_section_renders_each_part_with_its_command(simulation) -> None
     assert "| `sdk_retry_quota` | 500 | tokens |" in text
     assert "rate + maxInFlight, backlog:" in text and "**$1.88**" in text
     assert "no grouped workload" in text
+
+
+def test_a_simulated_target_without_limits_keeps_its_lateness_beside_a_burst_only_when_the_burst_waits_apart(
+        simulation) -> None:
+    alone, shared, apart = (simulation["beside"][name] for name in ("alone", "shared", "flow_queue"))
+    assert alone["free_started"] == shared["free_started"] == apart["free_started"] == alone["free"] == 25
+    assert shared["free_p99_ms"] > 2000 > 100 > apart["free_max_ms"]  # received at random among 2,000 first receives
+    assert apart["free_p50_ms"] < alone["free_p99_ms"]
+    text = section_text("flow", {"flow": {"simulation": simulation}})
+    assert "**A target without limits keeps its lateness beside a limited burst (p50 and p99 at most 1.25 times " \
+           "alone's):** " in text
 
 
 def test_a_target_without_limits_slowed_beside_the_backlog_is_missed_with_its_cause(simulation) -> None:

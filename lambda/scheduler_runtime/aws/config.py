@@ -6,6 +6,7 @@ Every variable's name comes from ``contract.json`` (``environment``), through :d
 |---|---|---|---|
 | ``table_name`` | ``TABLE_NAME`` | the Schedules table | required |
 | ``delayer_queue_url`` | ``DELAYER_QUEUE_URL`` | the delayer queue | required by enqueuer, dispatcher |
+| ``flow_queue_url`` | ``FLOW_QUEUE_URL`` | the flow queue: the delayer queue of the deliveries to limited targets, so that their backlog waits apart from every other timer's | none: they use the delayer queue |
 | ``dead_letter_queue_url`` | ``DEAD_LETTER_QUEUE_URL`` | where exhausted deliveries go, with the reason | required by dispatcher |
 | ``targets`` | ``TARGETS`` | JSON ``{name: {"type": <kind>, ...}}``, each checked at load against ``contract.json``'s ``targetTypes`` | required by api, dispatcher |
 | ``shard_count`` | ``SHARD_COUNT`` | timer partitions | ``contract.json`` |
@@ -52,6 +53,8 @@ class ConfigError(RuntimeError):
 class Config:
     table_name: str
     delayer_queue_url: str = ""
+    flow_queue_url: str = ""
+    """Where the messages of deliveries to limited targets wait (:meth:`room_ticket`); empty: in the delayer queue."""
     dead_letter_queue_url: str = ""
     targets: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     default_target: str = contract.DEFAULT_TARGET_NAME
@@ -104,6 +107,7 @@ class Config:
         return cls(
             table_name=table_name,
             delayer_queue_url=env.get(ENV.delayer_queue_url, ""),
+            flow_queue_url=env.get(ENV.flow_queue_url, ""),
             dead_letter_queue_url=env.get(ENV.dead_letter_queue_url, ""),
             targets=_targets(env),
             shard_count=_positive_int(env, ENV.shard_count, contract.DEFAULT_SHARD_COUNT),

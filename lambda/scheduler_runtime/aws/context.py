@@ -25,6 +25,7 @@ from botocore.config import Config as BotoConfig
 
 from ..clock import PROCESS, Clock
 from .config import ENV_KEYS, Config
+from .delayer import DelayerQueue
 
 _ENDPOINT_KEYS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_LAMBDA", "AWS_REGION", "AWS_DEFAULT_REGION")
 MAX_POOL_CONNECTIONS = 200
@@ -94,6 +95,13 @@ class Context:
     @property
     def sqs(self) -> Any:
         return self.client("sqs")
+
+    def delayer_queue(self) -> DelayerQueue:
+        """The delayer queue on this context's clock, which sends a limited target's messages to the flow queue
+        when the deployment has one, and parks in the dead-letter queue."""
+        config = self.config
+        return DelayerQueue(self.sqs, config.delayer_queue_url, config.dead_letter_queue_url, clock=self.clock,
+                            flow_queue_url=config.flow_queue_url, limited=config.flow_limits)
 
 
 def current() -> Context:

@@ -1,12 +1,19 @@
-"""The delayer queue and its dead-letter queue."""
+"""The delayer queue, the flow queue beside it, and their dead-letter queue.
+
+A deployment with limited targets has a flow queue: the messages of deliveries to those targets wait there,
+so a limited target's backlog (a million due at once, let out at its rate) is never received among every other
+timer's messages, which the delayer queue's pollers then reach at once. The dispatcher takes both queues' messages
+the same way; a message names its limited target in its ticket (:meth:`~.config.Config.room_ticket`), which is
+what sends it to the flow queue.
+"""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, Sequence
+from typing import Any, Collection, Protocol, Sequence
 
 from ..clock import PROCESS, Clock
-from ..core.envelope import sqs_safe_json, sqs_safe_text
+from ..core.envelope import TimerRef, sqs_safe_json, sqs_safe_text
 
 SQS_BATCH_LIMIT = 10
 SEND_ATTEMPTS = 2
@@ -25,12 +32,25 @@ Message = tuple[str, Body, int]
 
 
 class DelayerQueue:
-    def __init__(self, sqs: Any, queue_url: str, dead_letter_queue_url: str = "", clock: Clock = PROCESS) -> None:
+    """Sends to the delayer queue, a limited target's messages to the flow queue when there is one (``flow_queue_url``
+    with the ``limited`` targets' names), and parks exhausted deliveries in the dead-letter queue."""
+
+    def __init__(self, sqs: Any, queue_url: str, dead_letter_queue_url: str = "", clock: Clock = PROCESS,
+                 flow_queue_url: str = "", limited: Collection[str] = ()) -> None:
         self._sqs = sqs
         self._url = queue_url
         self._dlq_url = dead_letter_queue_url
         self._clock = clock
         """Where a resend waits out its backoff."""
+        self._flow_url = flow_queue_url
+        self._limited = frozenset(limited) if flow_queue_url else frozenset()
+
+    def url_for(self, body: Body) -> str:
+        """The queue ``body`` waits in: the flow queue for a timer's message naming a limited target, else the
+        delayer queue."""
+        if isinstance(body, TimerRef) and body.ticket is not None and body.ticket.target in self._limited:
+            return self._flow_url
+        return self._url
 
     def send(self, messages: Sequence[Message], attempts: int = 1, backoff_seconds: float = 0.05) -> set[str]:
         """Send messages in batches of ten, the batches in parallel; resend what fails, up to ``attempts`` in all.
@@ -45,20 +65,30 @@ class DelayerQueue:
         for attempt in range(attempts):
             if attempt:
                 self._clock.sleep(backoff_seconds * 2 ** (attempt - 1))
-            chunks = [pending[start : start + SQS_BATCH_LIMIT] for start in range(0, len(pending), SQS_BATCH_LIMIT)]
+            chunks = [chunk for queued in self._by_queue(pending)
+                      for chunk in (queued[start : start + SQS_BATCH_LIMIT]
+                                    for start in range(0, len(queued), SQS_BATCH_LIMIT))]
             unsent = set().union(*_senders.map(self._send_batch, chunks)) if chunks else set()
             pending = [m for m in pending if m[0] in unsent]
             if not pending:
                 break
         return {entry_id for entry_id, _, _ in pending}
 
+    def _by_queue(self, messages: Sequence[Message]) -> list[list[Message]]:
+        """``messages`` split by the queue each waits in (one list when the deployment has no flow queue)."""
+        queued: dict[str, list[Message]] = {}
+        for message in messages:
+            queued.setdefault(self.url_for(message[1]), []).append(message)
+        return list(queued.values())
+
     def _send_batch(self, chunk: Sequence[Message]) -> set[str]:
+        """Send one batch of messages that wait in the same queue."""
         entries = [
             {"Id": entry_id, "MessageBody": ref.to_message_body(), "DelaySeconds": delay}
             for entry_id, ref, delay in chunk
         ]
         try:
-            response = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
+            response = self._sqs.send_message_batch(QueueUrl=self.url_for(chunk[0][1]), Entries=entries)
         except Exception:  # noqa: BLE001 - any failure leaves the whole batch unsent
             return {entry_id for entry_id, _, _ in chunk}
         accepted = {entry["Id"] for entry in response.get("Successful", [])}
@@ -67,7 +97,7 @@ class DelayerQueue:
 
     def send_one(self, ref: Body, delay_seconds: int) -> None:
         """Send one message (a single create, a message put back for the rest of its delay, a group's sweep)."""
-        self._sqs.send_message(QueueUrl=self._url, MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
+        self._sqs.send_message(QueueUrl=self.url_for(ref), MessageBody=ref.to_message_body(), DelaySeconds=delay_seconds)
 
     def dead_letter(self, envelope: dict[str, Any], reason: str, schedule_id: str | None = None) -> None:
         """Park an exhausted delivery with its full envelope and the reason (an outcome event, its message's body

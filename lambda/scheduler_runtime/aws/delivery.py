@@ -45,7 +45,6 @@ from ..observability import log_event
 from .config import Config
 from .context import Context
 from . import groups as groups_module
-from .delayer import DelayerQueue
 from .items import ScheduleRecord
 from .flow import FlowStore, TargetFigures
 from .room import RoomTaker, nothing_held
@@ -141,8 +140,7 @@ class Delivery:
         self._config = ctx.config
         self._clock = ctx.clock
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
-        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url,
-                                   clock=ctx.clock)
+        self._queue = ctx.delayer_queue()
 
     def take_group_slots(self, works: list[Any]) -> list[Any]:
         """A batch's works (its messages', in order), each delivery of a group that has a rate of its own on a limited

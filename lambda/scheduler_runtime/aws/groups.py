@@ -28,7 +28,6 @@ from ..core.groups import GroupSweep
 from ..core.outcomes import CancelReason, Kind
 from ..observability import log_event
 from .context import Context
-from .delayer import DelayerQueue
 from .items import is_condition_failure
 from .outcomes import OutcomeSink
 from .store import ScheduleStore, query_pages
@@ -189,7 +188,7 @@ class GroupSweeper:
         self._clock = ctx.clock
         self._groups = GroupStore(ctx.dynamodb, ctx.config.table_name)
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
-        self._queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock)
+        self._queue = ctx.delayer_queue()
 
     def start(self, group: str, after_ms: int, before_ms: int) -> None:
         """Send the first sweep message of each kind, a few seconds out (the index has caught up with the last

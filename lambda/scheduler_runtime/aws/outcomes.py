@@ -138,4 +138,4 @@ def deliver(ctx: Context, event: Mapping[str, Any], receive_count: int) -> None:
 
 
 def _queue(ctx: Context) -> DelayerQueue:
-    return DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, ctx.config.dead_letter_queue_url, clock=ctx.clock)
+    return ctx.delayer_queue()

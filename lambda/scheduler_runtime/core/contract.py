@@ -38,6 +38,7 @@ class Environment:
 
     table_name: str
     delayer_queue_url: str
+    flow_queue_url: str
     dead_letter_queue_url: str
     targets: str
     shard_count: str

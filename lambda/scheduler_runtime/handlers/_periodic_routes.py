@@ -10,7 +10,6 @@ from typing import Any
 from ..aws.context import Context
 from ..aws.definitions import DELETED, Definition, DefinitionStore
 from ..aws.groups import GroupStore
-from ..aws.delayer import DelayerQueue
 from ..aws.outcomes import OutcomeSink
 from ..aws.periodic import Periodic
 from ..aws.store import ScheduleStore
@@ -36,7 +35,7 @@ def _definitions(ctx: Context) -> DefinitionStore:
 
 def _service(ctx: Context) -> Periodic:
     return Periodic(_definitions(ctx), ScheduleStore.for_config(ctx.dynamodb, ctx.config),
-                    DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock), ctx.config, ctx.clock)
+                    ctx.delayer_queue(), ctx.config, ctx.clock)
 
 
 @OPERATIONS.answers("putPeriodic")

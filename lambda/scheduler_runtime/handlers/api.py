@@ -17,7 +17,6 @@ from typing import Any
 
 from ..aws.context import Context, current
 from ..aws.create import CreateConflict, Created, Creator, NotQueued
-from ..aws.delayer import DelayerQueue
 from ..aws.items import ScheduleRecord
 from ..aws.outcomes import OutcomeSink
 from ..aws.store import ScheduleStore
@@ -59,7 +58,7 @@ def _store(ctx: Context) -> ScheduleStore:
 
 
 def _creator(ctx: Context) -> Creator:
-    return Creator(_store(ctx), DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock), ctx.config)
+    return Creator(_store(ctx), ctx.delayer_queue(), ctx.config)
 
 
 @OPERATIONS.answers("getSchedule")
@@ -98,7 +97,7 @@ def reschedule_schedule(call: Call) -> Answer:
     now = ctx.clock.now_ms()
     request = validate_reschedule(call.request.json_body(), now)
     rescheduler = reschedule.Rescheduler(reschedule.RescheduleStore.for_config(ctx.dynamodb, ctx.config),
-                                         DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock),
+                                         ctx.delayer_queue(),
                                          ctx.config)
     try:
         outcome = rescheduler.reschedule(call.id, request, now)

@@ -25,7 +25,7 @@ import logging
 from typing import Any, TypedDict, cast
 
 from ..aws.context import current
-from ..aws.delayer import SEND_ATTEMPTS, DelayerQueue
+from ..aws.delayer import SEND_ATTEMPTS
 from ..aws.items import TimerItem
 from ..aws.recovery import claims_in_range
 from ..aws.store import ScheduleStore
@@ -67,7 +67,7 @@ def enqueue_claims(records: list[StreamRecord]) -> list[StreamRecord]:
     """Send each claim's timer to the delayer queue, or write it back; the records neither could take."""
     ctx = current()
     store = ScheduleStore(ctx.dynamodb, ctx.config.table_name)
-    queue = DelayerQueue(ctx.sqs, ctx.config.delayer_queue_url, clock=ctx.clock)
+    queue = ctx.delayer_queue()
 
     newest: dict[tuple[str, str], tuple[StreamRecord, TimerItem]] = {}
     for record in records:  # in stream order, so a later REMOVE of the same key replaces an earlier one

@@ -363,10 +363,12 @@ def _wait_for_outcomes(answered: Callable[..., Answer], engine: Engine, outcomes
         absent.update(i for i in waiting if answered("getSchedule", id=i).status == 404)
         return waiting - absent
 
+    def in_flight(queue_url: str) -> int:
+        return int(sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"])[
+            "Attributes"]["ApproximateNumberOfMessagesNotVisible"])
+
     def under_way() -> bool:
-        attributes = sqs.get_queue_attributes(QueueUrl=engine.queue_url,
-                                              AttributeNames=["ApproximateNumberOfMessagesNotVisible"])["Attributes"]
-        return bool(engine.under_way()) or int(attributes["ApproximateNumberOfMessagesNotVisible"]) > 0
+        return bool(engine.under_way()) or any(in_flight(url) for url in engine.waiting_queue_urls)
 
     started = time.monotonic()
     left = wait_for_outcomes(missing, lambda: len(outcomes.deliveries), under_way, engine.options.visibility_timeout, say)

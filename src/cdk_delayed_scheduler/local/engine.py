@@ -27,8 +27,8 @@ from .moto_process import MotoProcess
 from .named_targets import LOCAL_TARGET_FUNCTION, MadeTarget, default_target_description, make_named_targets
 from .outcome_target import make_outcome_target, outcomes_setting
 from .pollers import FunctionSpec, Handler, QueuePoller, ScheduleRule, StreamPoller, PollerThread
-from .quiet import QuietCheck, under_way
-from .resources import REGION, provision, stream_failure_message
+from .quiet import Mappings, QuietCheck, under_way
+from .resources import REGION, provision, provision_flow_queue, stream_failure_message
 from .servers import ApiServer, LambdaEndpoint
 
 API_FUNCTION = "delayed-scheduler-api"
@@ -135,6 +135,9 @@ class Engine:
         self.endpoint_url = ""
         self.table_name = f"{self.options.name_prefix}-schedules"
         self.queue_url = self.dead_letter_queue_url = self.stream_arn = ""
+        self.flow_queue_url: str | None = None
+        """The flow queue, where the deliveries to limited targets wait: made once a target has limits, as the
+        construct makes it; None without."""
         self.target_queue_urls: dict[str, str] = {}
         """Where each named target the engine created delivers, by target name: a :class:`QueueTarget`'s own
         queue, the queue subscribed to a :class:`TopicTarget`'s topic, the queue of a :class:`BusTarget`'s rule."""
@@ -146,7 +149,7 @@ class Engine:
         self.outcomes_state_machine_arn: str | None = None
         """The state machine of an ``outcomes`` :class:`StateMachineTarget` (each outcome event starts an execution)."""
         self._sweeper: FunctionSpec | None = None
-        self._dispatcher_poller: QueuePoller | None = None
+        self._dispatcher_pollers: list[QueuePoller] = []
         self._failure_clients: tuple[Any, Any] = (None, None)
         self._quiet: QuietCheck | None = None
         self.faults: FaultInjector | None = None
@@ -198,7 +201,13 @@ class Engine:
         outcomes = make_outcome_target(session, opts, functions, self._local_target)
         if outcomes is not None:
             self.outcomes_queue_url, self.outcomes_state_machine_arn = outcomes.queue_url, outcomes.state_machine_arn
-        self._set_function_environment(named.descriptions, outcomes)
+        every_target = self._every_target(named.descriptions)
+        flow_queue_arn = None
+        if any("flowControl" in description for description in every_target.values()):
+            self.flow_queue_url, flow_queue_arn = provision_flow_queue(
+                session, opts.name_prefix, resources, visibility_timeout=opts.visibility_timeout,
+                max_receive_count=opts.max_receive_count)
+        self._set_function_environment(every_target, outcomes)
         handlers = self._load_handlers()
         handlers["api"] = within_timeout(handlers["api"], contract.API_FUNCTION_TIMEOUT_SECONDS)
         if self._before_api_call is not None:
@@ -228,14 +237,17 @@ class Engine:
             max_retries=opts.stream_retry_attempts, on_failure=self._on_stream_failure, region=REGION)
         dispatcher = FunctionSpec("dispatcher", handlers["dispatcher"], opts.dispatcher_timeout, self._stop)
         self._sweeper = sweeper = FunctionSpec("sweeper", handlers["sweeper"], 60, self._stop)
-        self._dispatcher_poller = QueuePoller(
-            dispatcher, sqs, self.queue_url, resources.queue_arn, self._stop, concurrency=opts.dispatcher_max_concurrency,
+        queues = [(self.queue_url, resources.queue_arn)] + (
+            [(self.flow_queue_url, flow_queue_arn)] if self.flow_queue_url and flow_queue_arn else [])
+        self._dispatcher_pollers = [QueuePoller(
+            dispatcher, sqs, url, arn, self._stop, concurrency=opts.dispatcher_max_concurrency,
             batch_size=opts.dispatcher_batch_size, max_batching_window=opts.dispatcher_max_batching_window,
             visibility_timeout=opts.visibility_timeout, wait_seconds=1 if self._moto or self._long_polls else 0,
-            region=REGION)
-        self._threads += [self._stream, self._dispatcher_poller, ScheduleRule(sweeper, opts.sweep_interval, self._stop)]
-        self._quiet = QuietCheck(session, self.queue_url, self.table_name, opts.delay_window, opts.shard_count,
-                                 self.stats.claims_settled, self._stream)
+            region=REGION) for url, arn in queues]
+        self._threads += [self._stream, *self._dispatcher_pollers,
+                          ScheduleRule(sweeper, opts.sweep_interval, self._stop)]
+        self._quiet = QuietCheck(session, self.waiting_queue_urls, self.table_name, opts.delay_window,
+                                 opts.shard_count, self.stats.claims_settled, self._stream)
         self._api = ApiServer(handlers["api"], opts.port, require_signature=opts.require_signature)
         self._api.start()
         for thread in self._threads:
@@ -294,6 +306,12 @@ class Engine:
                        dead_letter_queue=self.dead_letter_queue_url, enqueuer_function=ENQUEUER_FUNCTION,
                        **selection)
 
+    @property
+    def waiting_queue_urls(self) -> list[str]:
+        """The queues where deliveries wait for their instant: the delayer queue, and the flow queue when there is
+        one; the dispatcher reads both."""
+        return [self.queue_url] + ([self.flow_queue_url] if self.flow_queue_url else [])
+
     def under_way(self, delayer_counts: Callable[[], tuple[int, int | None]] | None = None) -> list[str]:
         """What is under way now, if anything: a receivable message in the delayer queue, a dispatcher
         invocation running, a target function invoked as an event still running, a claim not yet enqueued
@@ -306,12 +324,12 @@ class Engine:
         messages handed out but not taken up by an invocation yet then count too. Default: the queue's count,
         from SQS."""
         quiet, functions = self._quiet, self._lambda
-        assert quiet is not None and self._dispatcher_poller is not None, "the engine is not started"
+        assert quiet is not None and self._dispatcher_pollers, "the engine is not started"
 
         def sqs_counts() -> tuple[int, int | None]:
             return quiet.receivable_messages(), None
 
-        return under_way(self._dispatcher_poller, self.stats.claims_settled,
+        return under_way(Mappings(self._dispatcher_pollers), self.stats.claims_settled,
                          lambda: functions.events_running if functions is not None else 0,
                          delayer_counts or sqs_counts, read_counts_when_busy=delayer_counts is None)
 
@@ -377,11 +395,15 @@ class Engine:
     def _local_target(self, target: LocalTarget) -> LocalTarget:
         return self.faults.target(target) if self.faults else target
 
-    def _set_function_environment(self, named_targets: dict[str, dict[str, Any]], outcomes: MadeTarget | None) -> None:
+    def _every_target(self, named_targets: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Every target's description by name, the default target's first."""
+        return {contract.DEFAULT_TARGET_NAME: default_target_description(self.options.flow_control), **named_targets}
+
+    def _set_function_environment(self, every_target: dict[str, dict[str, Any]], outcomes: MadeTarget | None) -> None:
         """Every variable the construct sets on the functions (``contract.ENV``), shared here by all of them; those
-        of a prop not given (``max_lateness``, ``outcomes``) are absent, as deployed."""
+        of a prop not given (``max_lateness``, ``outcomes``) are absent, as deployed, and so is the flow queue's
+        without a limited target."""
         opts, env = self.options, contract.ENV
-        every_target = {contract.DEFAULT_TARGET_NAME: default_target_description(opts.flow_control), **named_targets}
         described = [*every_target.items(), *([("outcomes", outcomes.description)] if outcomes else [])]
         for name, description in described:
             problem = contract.target_description_problem(description)
@@ -405,7 +427,8 @@ class Engine:
             env.log_level: opts.log_level.upper(),
         }
         optional = {env.max_lateness_seconds: None if opts.max_lateness is None else str(opts.max_lateness),
-                    env.outcomes: None if outcomes is None else outcomes_setting(opts, outcomes)}
+                    env.outcomes: None if outcomes is None else outcomes_setting(opts, outcomes),
+                    env.flow_queue_url: self.flow_queue_url}
         for name, value in optional.items():
             if value is not None:
                 values[name] = value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 DELAYER_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed",
                   "ApproximateNumberOfMessagesNotVisible"]
@@ -19,15 +19,15 @@ class StreamProgress(Protocol):
 
 
 class QuietCheck:
-    """Reads the delayer queue's counts, asks whether every claim was enqueued or written back, whether
-    the stream poller has caught up, and queries each timer shard (never a scan) for a timer due within
-    the window."""
+    """Reads the counts of the queues where deliveries wait (the delayer queue, and the flow queue when there is
+    one), asks whether every claim was enqueued or written back, whether the stream poller has caught up, and
+    queries each timer shard (never a scan) for a timer due within the window."""
 
-    def __init__(self, session: Any, queue_url: str, table_name: str, delay_window: int, shard_count: int,
+    def __init__(self, session: Any, queue_urls: Sequence[str], table_name: str, delay_window: int, shard_count: int,
                  claims_settled: Callable[[], bool], stream: StreamProgress) -> None:
         self._sqs = session.client("sqs")
         self._ddb = session.client("dynamodb")
-        self._queue_url = queue_url
+        self._queue_urls = tuple(queue_urls)
         self._table = table_name
         self._delay_window = delay_window
         self._shard_count = shard_count
@@ -35,10 +35,8 @@ class QuietCheck:
         self._stream = stream
 
     def receivable_messages(self) -> int:
-        """Messages of the delayer queue a receive would get now."""
-        attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url,
-                                                    AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"])
+        """Messages of the queues a receive would get now."""
+        return sum(self._counts(url, ["ApproximateNumberOfMessages"])[0] for url in self._queue_urls)
 
     def is_quiet(self) -> bool:
         if any(self._delayer_counts()):
@@ -59,8 +57,12 @@ class QuietCheck:
         return pending
 
     def _delayer_counts(self) -> list[int]:
-        attributes = self._sqs.get_queue_attributes(QueueUrl=self._queue_url, AttributeNames=DELAYER_COUNTS)["Attributes"]
-        return [int(attributes[name]) for name in DELAYER_COUNTS]
+        """The queues' messages receivable, delayed and in flight, each summed over the queues."""
+        return [sum(counts) for counts in zip(*(self._counts(url, DELAYER_COUNTS) for url in self._queue_urls))]
+
+    def _counts(self, queue_url: str, names: list[str]) -> list[int]:
+        attributes = self._sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
+        return [int(attributes[name]) for name in names]
 
     def _timer_due_within_window(self) -> bool:
         """Whether a shard holds a timer item due within the window: the sweeper's own query, one item a shard."""
@@ -95,6 +97,21 @@ class DispatcherProgress(Protocol):
     @property
     def messages_received(self) -> int:
         """Messages the receives handed to invocations so far."""
+
+
+class Mappings:
+    """The dispatcher's mappings (one for each queue it reads) as one :class:`DispatcherProgress`: their sums."""
+
+    def __init__(self, pollers: Sequence[DispatcherProgress]) -> None:
+        self._pollers = tuple(pollers)
+
+    @property
+    def in_flight(self) -> int:
+        return sum(poller.in_flight for poller in self._pollers)
+
+    @property
+    def messages_received(self) -> int:
+        return sum(poller.messages_received for poller in self._pollers)
 
 
 def under_way(poller: DispatcherProgress, claims_settled: Callable[[], bool], events_running: Callable[[], int],

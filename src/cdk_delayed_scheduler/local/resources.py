@@ -1,5 +1,5 @@
 """The engine's AWS resources, made as the construct makes them: the table (with its stream, and the
-listing index when asked), the delayer queue and its dead-letter queue."""
+listing index when asked), the delayer queue and its dead-letter queue, and the flow queue when a target has limits."""
 
 from __future__ import annotations
 
@@ -46,12 +46,29 @@ def provision(session: Any, name_prefix: str, *, listing: bool, visibility_timeo
         )["TableDescription"]
     sqs = session.client("sqs")
     dead_letter_queue_url = _ensure_queue(sqs, f"{name_prefix}-dlq", {})
-    redrive = json.dumps({"deadLetterTargetArn": _queue_arn(sqs, dead_letter_queue_url),
-                          "maxReceiveCount": max_receive_count})
     queue_url = _ensure_queue(sqs, f"{name_prefix}-delayer",
-                              {"VisibilityTimeout": str(visibility_timeout), "RedrivePolicy": redrive})
+                              _delayer_attributes(sqs, dead_letter_queue_url, visibility_timeout, max_receive_count))
     return Resources(table_name, table["LatestStreamArn"], queue_url, _queue_arn(sqs, queue_url),
                      dead_letter_queue_url, created)
+
+
+def provision_flow_queue(session: Any, name_prefix: str, resources: Resources, *, visibility_timeout: int,
+                         max_receive_count: int) -> tuple[str, str]:
+    """The flow queue (its URL and ARN), as the construct makes it once a target has limits: the delayer queue's
+    attributes and dead-letter queue."""
+    sqs = session.client("sqs")
+    url = _ensure_queue(sqs, f"{name_prefix}-flow", _delayer_attributes(
+        sqs, resources.dead_letter_queue_url, visibility_timeout, max_receive_count))
+    return url, _queue_arn(sqs, url)
+
+
+def _delayer_attributes(sqs: Any, dead_letter_queue_url: str, visibility_timeout: int,
+                        max_receive_count: int) -> dict[str, str]:
+    """The delayer queue's attributes, which the flow queue shares: its visibility timeout, and its dead-letter
+    queue after ``max_receive_count`` receives."""
+    redrive = json.dumps({"deadLetterTargetArn": _queue_arn(sqs, dead_letter_queue_url),
+                          "maxReceiveCount": max_receive_count})
+    return {"VisibilityTimeout": str(visibility_timeout), "RedrivePolicy": redrive}
 
 
 def provision_target_queue(session: Any, name: str, fifo: bool) -> str:

@@ -86,19 +86,21 @@ class KitClock:
         ``moto_clock``)."""
         return self._moto_clock(messages=True, timers=timer_prefix)
 
-    def queue_counts(self, queue_name: str) -> tuple[int, int]:
-        """``queue_name``'s messages that a receive would get now, and how many its receives answered since the
-        clock was installed, in moto (one request)."""
+    def queue_counts(self, *queue_names: str) -> tuple[int, int]:
+        """The messages of ``queue_names`` that a receive would get now, and how many their receives answered since
+        the clock was installed, in moto (one request): each summed over the queues."""
         answer = self._moto_clock()
-        return answer["receivable"].get(queue_name, 0), answer["handedOut"].get(queue_name, 0)
+        return (sum(answer["receivable"].get(name, 0) for name in queue_names),
+                sum(answer["handedOut"].get(name, 0) for name in queue_names))
 
-    def install(self, delayer_queue: str) -> None:
-        """Make this the clock every handler and context of this process reads, and SQS's in moto; the
-        ``delayer_queue``'s messages are receivable at their due time (see ``moto_clock``)."""
+    def install(self, *waiting_queues: str) -> None:
+        """Make this the clock every handler and context of this process reads, and SQS's in moto; the messages of
+        ``waiting_queues`` (the delayer queue, and the flow queue) are receivable at their due time (see
+        ``moto_clock``)."""
         from scheduler_runtime import clock  # noqa: PLC0415 - importable once the engine started
 
         self._moto_clock(real=True)  # the instant a scheduler before this one left there is no floor
-        self._moto_clock(self._at_ms, hold_until_due=(delayer_queue,))
+        self._moto_clock(self._at_ms, hold_until_due=waiting_queues)
         clock.use(self)
         self._installed = True
 

@@ -278,7 +278,9 @@ def _run(target: LambdaHandler | None, targets: dict[str, LambdaHandler | Resour
         saved = os.environ.get(url_env) if url_env else None
         try:
             engine.start()
-            clock.install(engine.queue_url.rstrip("/").rsplit("/", 1)[-1])
+            from ._stepping import waiting_queues  # noqa: PLC0415
+
+            clock.install(*waiting_queues(engine))
             if url_env:
                 os.environ[url_env] = engine.api_url
             yield LocalScheduler(engine, clock, log, url_env, webhooks, outcomes)

@@ -25,12 +25,12 @@ SETTLE_TIMEOUT_SECONDS = 30.0
 
 def settle(engine: Engine, clock: KitClock, timeout: float = SETTLE_TIMEOUT_SECONDS) -> None:
     """Wait until nothing is under way (``Engine.under_way``, with every message moto handed out from the delayer
-    queue taken up by an invocation) on two checks in a row."""
+    queue, and the flow queue, taken up by an invocation) on two checks in a row."""
     deadline = time.monotonic() + timeout
-    queue = _queue_name(engine.queue_url)
+    queues = waiting_queues(engine)
     streak = 0
     while True:
-        under_way = engine.under_way(lambda: clock.queue_counts(queue))
+        under_way = engine.under_way(lambda: clock.queue_counts(*queues))
         streak = 0 if under_way else streak + 1
         if streak == 2:
             return
@@ -83,8 +83,8 @@ def due_instants(engine: Engine, clock: KitClock) -> tuple[list[int], list[int]]
     from scheduler_runtime.core import keys  # noqa: PLC0415 - importable once the engine started
 
     waiting = clock.waiting(keys.TIMER_PREFIX)
-    queue = _queue_name(engine.queue_url)
-    messages = [_message_instant(m) for m in waiting["messages"] if m["queue"] == queue]
+    queues = waiting_queues(engine)
+    messages = [_message_instant(m) for m in waiting["messages"] if m["queue"] in queues]
     window_ms = engine.options.delay_window * 1000
     claims = [keys.parse_timer_sort_key(timer["sortKey"])[0] - window_ms + 1 for timer in waiting["timers"]
               if timer["table"] == engine.table_name]
@@ -94,8 +94,8 @@ def due_instants(engine: Engine, clock: KitClock) -> tuple[list[int], list[int]]
 def waiting_for_the_clock(engine: Engine, clock: KitClock, ddb: Any) -> list[tuple[str, int]]:
     """What waits for the clock to reach it, as ``(schedule id, instant due)`` in due order: each delayer message
     (a short timer's, or a retry's waiting out its backoff) and each timer due within the delay window."""
-    queue = _queue_name(engine.queue_url)
-    waiting = [(_message_id(m), _message_instant(m)) for m in clock.waiting()["messages"] if m["queue"] == queue]
+    queues = waiting_queues(engine)
+    waiting = [(_message_id(m), _message_instant(m)) for m in clock.waiting()["messages"] if m["queue"] in queues]
     store, shards = _timer_store(engine, ddb)
     cutoff_ms = clock.now_ms() + engine.options.delay_window * 1000
     waiting += [(timer.schedule_id, timer.due_ms) for shard in range(shards)
@@ -103,8 +103,9 @@ def waiting_for_the_clock(engine: Engine, clock: KitClock, ddb: Any) -> list[tup
     return sorted(waiting, key=lambda pair: pair[1])
 
 
-def _queue_name(queue_url: str) -> str:
-    return queue_url.rstrip("/").rsplit("/", 1)[-1]
+def waiting_queues(engine: Engine) -> tuple[str, ...]:
+    """The names of the queues where deliveries wait for their instant (``Engine.waiting_queue_urls``)."""
+    return tuple(url.rstrip("/").rsplit("/", 1)[-1] for url in engine.waiting_queue_urls)
 
 
 def _message_instant(message: dict[str, Any]) -> int:
