@@ -104,7 +104,8 @@ class Periodic:
             first = request.spec.first_due(anchor, now_ms)
             token, version = keys.new_token(), (stored.version + 1 if stored is not None else 1)
             paused = live is not None and live.status == PAUSED and first is not None  # stays paused: nothing armed
-            shard = (self.arm(TimerRef(request.periodic_id, first, token, now_ms, version), now_ms)
+            ticket = self._config.room_ticket(request.target, request.group)
+            shard = (self.arm(TimerRef(request.periodic_id, first, token, now_ms, version, ticket=ticket), now_ms)
                      if first is not None and not paused else None)
             # A replacement keeps the history (counts, last firing); a new id, or one deleted before, starts afresh.
             history = ({"created_ms": live.created_ms, "last_due_ms": live.last_due_ms, "last_fired_ms": live.last_fired_ms,
@@ -184,7 +185,8 @@ class Periodic:
             passed = (current.spec.count_between(current.paused_due_ms, now_ms if first is None else first)
                       if current.paused_due_ms is not None else 0)
             token = keys.new_token()
-            shard = (self.arm(TimerRef(periodic_id, first, token, now_ms, current.version), now_ms)
+            shard = (self.arm(TimerRef(periodic_id, first, token, now_ms, current.version,
+                                       ticket=self._ticket(current)), now_ms)
                      if first is not None else None)
             resumed = self._definitions.resume(current, token, first, shard, passed, now_ms, self._ended_expiry(now_ms))
             if resumed is not None:
@@ -260,7 +262,8 @@ class Periodic:
         step = Advance(ref.token, keys.new_token(), following, None, due, skipped, armed_at, message)
         if following is not None:
             step = replace(step, next_shard=self.arm(
-                TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version), armed_at))
+                TimerRef(ref.schedule_id, following, step.next_token, armed_at, definition.version,
+                         ticket=self._ticket(definition)), armed_at))
         wait_until(ref.due_ms)
         step = replace(step, now_ms=self._clock.now_ms())
         advanced = self._definitions.advance(ref.schedule_id, step, self._ended_expiry(step.now_ms))
@@ -320,12 +323,11 @@ class Periodic:
                                       now, definition.version, attempt, ticket), delay)
 
     def _ticket(self, definition: Definition, slot_ms: int | None = None) -> Ticket | None:
-        """What an attempt message to a limited target carries: its target, the slot it holds, if any, and its group
-        when the target has per-group limits."""
-        limits = self._config.flow_limits.get(definition.target)
-        if limits is None:
-            return None
-        return Ticket(definition.target, slot_ms, group=definition.group if limits.for_group(definition.group) else None)
+        """What an occurrence's message to a limited target carries (:meth:`~.config.Config.room_ticket`): its target,
+        the slot it holds, if any, and its group when the target has per-group limits; so it waits in the flow
+        queue."""
+        ticket = self._config.room_ticket(definition.target, definition.group)
+        return None if ticket is None else replace(ticket, slot_ms=slot_ms)
 
     def record_failure(self, definition: Definition, reason: str) -> None:
         self._definitions.record_failure(definition.periodic_id, definition.version, reason)
@@ -351,7 +353,7 @@ class Periodic:
             return None
         shard = keys.shard_for(ref.schedule_id, self._config.shard_count)
         self._store.put_periodic_timer(TimerItem(shard, ref.due_ms, ref.schedule_id, ref.token, now_ms,
-                                                 version=ref.version))
+                                                 version=ref.version, ticket=ref.ticket))
         return shard
 
     def _start_attempt(self, ref: TimerRef, attempt: int, message: bytes | None = None) -> Occurrence:
