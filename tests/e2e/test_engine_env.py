@@ -21,7 +21,9 @@ def test_every_function_variable_is_set_from_the_options_and_log_level_governs_t
     caplog.set_level(logging.DEBUG, logger="cdk_delayed_scheduler.local")
     with Engine(options) as engine:
         optional = {contract.ENV.max_lateness_seconds, contract.ENV.outcomes}  # set only when the option is given
-        seen = {name: os.environ.get(name) for name in contract.ENV.names() if name not in optional}
+        flow_queue = contract.ENV.flow_queue_url  # set only when a target is limited, as the construct does
+        assert os.environ.get(flow_queue) is None and engine.flow_queue_url is None
+        seen = {name: os.environ.get(name) for name in contract.ENV.names() if name not in optional | {flow_queue}}
         created = raw_client(engine.api_url).raw("createSchedule", {"id": "env-1", "delaySeconds": 0, "payload": 1})
         assert created.status == 201
         assert recorder.wait_for({"env-1"}, timeout_seconds=20)

@@ -72,6 +72,8 @@ class Run:
     final: dict[str, str]
     """The status GET answers at the end, of every slow id."""
     targets: dict
+    flow_queue: tuple[str | None, str | None]
+    """The engine's flow queue, and the functions' ``FLOW_QUEUE_URL``."""
 
 
 def _arrivals_ms(recorder: Recorder) -> list[int]:
@@ -87,6 +89,7 @@ def run() -> Run:
                                                                         flow_control={"rate": SLOW_RATE})})
     with Engine(options) as engine:
         targets = json.loads(os.environ[contract.ENV.targets])
+        flow_queue = (engine.flow_queue_url, os.environ.get(contract.ENV.flow_queue_url))
         api = raw_client(engine.api_url)
         due_s = math.ceil(time.time()) + CREATE_LEAD_SECONDS
         bodies = ([{"id": f"limited-{n}", "dueAt": due_s, "payload": {"n": n}} for n in range(LIMITED)]
@@ -120,13 +123,18 @@ def run() -> Run:
             recorder.wait_for(ids, 60)  # what did not arrive is for the tests to say
         engine.wait_until_quiet(30)  # a repeat, or a cancelled one wrongly delivered, has arrived by now
         final = {f"slow-{n:02d}": api.raw("getSchedule", id=f"slow-{n:02d}").body["status"] for n in range(SLOW)}
-    return Run(due_s * 1000, limited, gauge, free, slow, cancelled, started, final, targets)
+    return Run(due_s * 1000, limited, gauge, free, slow, cancelled, started, final, targets, flow_queue)
 
 
 def test_the_limits_are_rendered_in_the_targets_descriptions(run):
     assert run.targets["default"]["flowControl"] == LIMITS
     assert run.targets["slow"]["flowControl"] == {"rate": SLOW_RATE}
     assert "flowControl" not in run.targets["free"]
+
+
+def test_an_engine_with_a_limited_target_has_a_flow_queue_and_tells_every_function(run):
+    made, told = run.flow_queue
+    assert made is not None and made.endswith("-flow") and told == made
 
 
 def test_every_limited_timer_arrives_by_its_dedupe_key_none_early(run):
