@@ -330,13 +330,16 @@ def _sim_groups(g: dict) -> dict:
             "small_received": num(small.get("last_first_receive_s"))}
 
 
-def _together(g: dict) -> str:
-    """How the group slots of a batch's first asks of one group were taken: together, in how many writes."""
-    together, writes = g.get("group_slots_together"), g.get("group_slot_writes_together")
-    if not together or not writes:
+def _together(g: dict, kind: str = "group") -> str:
+    """How the slots (``kind``: ``group`` or ``target``) of a batch's first asks were taken together: how many, in how
+    many writes."""
+    together, writes = g.get(f"{kind}_slots_together"), g.get(f"{kind}_slot_writes_together")
+    if together is None or writes is None:
         return "not in the model of this run"
-    return (f"{num(together)} of its {num(g['group_slots'])} group slots in {num(writes)} writes, "
-            f"{together / writes:.1f} a write")
+    if not writes:
+        return "none here"
+    of = f" of its {num(g['group_slots'])} group slots" if kind == "group" else ""
+    return f"{num(together)}{of} in {num(writes)} writes, {together / writes:.1f} a write"
 
 
 def _sim_beside(s: dict | None) -> dict | None:
@@ -365,6 +368,7 @@ def simulation_figures(s: dict) -> dict:
             "sdk_attempts": SDK_ATTEMPTS, "look_again_s": rules.LOOK_AGAIN_SECONDS, "room_tries": rules.ROOM_TRIES,
             "crowded_max_s": rules.CROWDED_BACKOFF_MAX_SECONDS, "starts_per_item": num(rules.STARTS_PER_ITEM),
             "items": num(b.get("target_items", 1)), "beside": _sim_beside(s.get("beside")),
+            "together": _together(b, "target"),
             "lead_min": rules.LEAD_MIN_MS,
             "lead_max": rules.LEAD_MAX_MS, "pollers": num(b["pollers"]), "seconds": num(b["seconds"] + g["seconds"]),
             "parameters": [[f"`{p['key']}`", num(s["profile"].get(p["key"], p["value"]), 3 if p["value"] < 1 else 0),

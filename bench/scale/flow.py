@@ -176,7 +176,7 @@ class Model:
                     self.all_received_at = self.sim.now
 
         def dispatch() -> None:
-            for i in self._take_group_slots(batch, sb, dispatch_one):
+            for i in self._take_target_slots(self._take_group_slots(batch, sb, dispatch_one), sb, dispatch_one):
                 self._dispatch(i, sb, run)
 
         def dispatch_one(i: int) -> None:
@@ -229,6 +229,36 @@ class Model:
                 for i in members:
                     then(i)
             self._reserve(item, sb, self.due[members[0]], slotted, len(members))
+        return rest
+
+    def _take_target_slots(self, batch: list[int], sb: Sandbox, then) -> list[int]:
+        """``RoomTaker.take_target_slots``: a batch's first asks due already to one item of the target (without a group
+        rate: none here has a group) take their slots in one write, in due order (each then goes on with ``then(i)``);
+        the rest of the batch, returned, goes on at once."""
+        asking: dict[int, list[int]] = {}
+        rest = []
+        now = self.sim.now
+        for i in batch:
+            if self.ticket[i] is None and self.rc[i] == 1 and self.group[i] is None and self.due[i] <= now:
+                asking.setdefault(id(self.target_of[i]), []).append(i)
+            else:
+                rest.append(i)
+        for members in asking.values():
+            if len(members) < 2:
+                rest += members
+                continue
+            members.sort(key=lambda i: self.due[i])
+            item = self.target_of[members[0]]
+
+            def slotted(first, members=members, item=item) -> None:
+                if first is not CROWDED:
+                    self.c["target_slots_together"] += len(members)
+                    self.c["target_slot_writes_together"] += 1
+                    for k, i in enumerate(members):
+                        self.ticket[i] = (first + k * item.interval, None)
+                for i in members:
+                    then(i)
+            self._reserve(item, sb, self._ahead(sb), slotted, len(members))
         return rest
 
     def _done(self, run: dict) -> None:
@@ -305,8 +335,9 @@ class Model:
         self.group_slot[i] = None if ticket is None else ticket[1]
         start = self.due[i] if slot is None else max(self.due[i], slot)
         timing = RULE.timing(_ms(start), _ms(self.sim.now))
-        if timing.put_back:
-            return self._send(i, run, timing.put_back_seconds, "put_back_early")
+        if timing.put_back:  # for its start slot (``Delivery.dispatch``: waiting for room), or surfaced early
+            why = "sent_back" if slot is not None and slot > self.due[i] else "put_back_early"
+            return self._send(i, run, timing.put_back_seconds, why)
         # the create's message names its limited target (``Creator._with_room``): at its due time it takes room, as
         # one put back does; room waits for a lead before its slot
         self.sim.at(self.due[i], lambda: self._take(i, sb, run, slot))

@@ -57,6 +57,8 @@ def outcome(m: Model, limits: FlowLimits, wall_s: float) -> dict:
                pollers=len(m.sandboxes), billed_s_per_delivery=m.billed_s / max(1, len(done)),
                quota_spent=sum(1 for sb in m.sandboxes if not sb.retry_left()), events=m.sim.events, seconds=wall_s,
                complete=not m.live, timeline=m.timeline, first_receives=m.first_receives,
+               target_slots_together=m.c["target_slots_together"],
+               target_slot_writes_together=m.c["target_slot_writes_together"],
                all_received_s=None if m.all_received_at is None else m.all_received_at - DUE0, **_pace(m.timeline, n))
     return out
 

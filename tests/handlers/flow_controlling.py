@@ -8,6 +8,7 @@ import json
 import os
 
 from scheduler_runtime.aws import context
+from scheduler_runtime.core import flow
 from scheduler_runtime.core.flow import FlowLimits
 
 from .conftest import DELAYER_VISIBILITY_SECONDS, call_api, promote
@@ -26,6 +27,29 @@ def limit(aws, monkeypatch, name: str, flow_control: dict, queue_url: str | None
     targets[name] = {**base, "flowControl": flow_control}
     monkeypatch.setenv("TARGETS", json.dumps(targets))
     context._contexts.clear()
+
+
+class SlotWrites:
+    """Counts the writes that take slots (they move ``tat``) on each limited item, by its key."""
+
+    def __init__(self) -> None:
+        self.by_item: dict[str, int] = {}
+        context.current().flow_dynamodb.meta.events.register("before-send.dynamodb.UpdateItem", self)
+
+    def __call__(self, request, **_) -> None:
+        body = json.loads(request.body)
+        if f"{flow.TAT} = " in body["UpdateExpression"]:
+            key = body["Key"]["pk"]["S"]
+            self.by_item[key] = self.by_item.get(key, 0) + 1
+
+
+def dispatch_received_together(aws) -> list[dict]:
+    """Every delayer message receivable now, handed to the dispatcher in one batch; what reached the target."""
+    messages = aws.receive(aws.delayer_url)
+    assert dispatch(*(receive(message, 1) for message in messages)) == {"batchItemFailures": []}
+    for message in messages:
+        aws.sqs.delete_message(QueueUrl=aws.delayer_url, ReceiptHandle=message["receiptHandle"])
+    return [json.loads(m["body"]) for m in aws.take(aws.target_url)]
 
 
 def with_flow_queue(aws, monkeypatch) -> str:

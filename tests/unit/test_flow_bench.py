@@ -180,3 +180,10 @@ def test_a_simulated_message_whose_writes_the_table_refuses_comes_back_until_it_
     burst = simulated.burst(params.flow(params.aws()), 20, 100, 1e-9)
     assert (burst["delivered"], burst["dead_lettered"]) == (0, 20)
     assert burst["failed"] == 20 * DEFAULT_MAX_RECEIVE_COUNT  # each receive's start write refused, then parked
+
+
+def test_a_simulated_batchs_first_asks_due_to_the_target_take_their_slots_in_one_write(simulation) -> None:
+    burst = simulation["burst"]
+    together, writes = burst["target_slots_together"], burst["target_slot_writes_together"]
+    assert 0 < writes and 2 * writes <= together <= burst["delivered"]  # two or more slots a write
+    assert burst["item_writes"] < burst["delivered"]  # fewer slot writes than starts

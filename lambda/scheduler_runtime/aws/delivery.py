@@ -142,16 +142,19 @@ class Delivery:
         self._store = ScheduleStore.for_config(ctx.dynamodb, ctx.config)
         self._queue = ctx.delayer_queue()
 
-    def take_group_slots(self, works: list[Any]) -> list[Any]:
-        """A batch's works (its messages', in order), each delivery of a group that has a rate of its own on a limited
-        target holding its group slot (:meth:`~.room.RoomTaker.take_group_slots`: one write for those of one group);
-        the same list in a deployment without per-group rates (nothing is paid)."""
-        if not any(limits.per_group is not None and limits.per_group.rate is not None
-                   for limits in self._config.flow_limits.values()):
+    def take_slots_together(self, works: list[Any], receive_counts: list[int]) -> list[Any]:
+        """A batch's works (its messages', in order, with their receive counts), each delivery of a group that has a
+        rate of its own on a limited target holding its group slot (:meth:`~.room.RoomTaker.take_group_slots`: one
+        write for those of one group), and each first ask due already to a target with a rate holding its start slot
+        (:meth:`~.room.RoomTaker.take_target_slots`: one write for those of one item); the same list in a deployment
+        without rates (nothing is paid)."""
+        limits = self._config.flow_limits.values()
+        group_rates = any(each.per_group is not None and each.per_group.rate is not None for each in limits)
+        if not group_rates and not any(each.rate is not None for each in limits):
             return works
         taker = RoomTaker(FlowStore(self._ctx.flow_dynamodb, self._config.table_name), self._config, self._clock,
                           self._queue, self.target_figures)
-        return taker.take_group_slots(works)
+        return taker.take_target_slots(taker.take_group_slots(works) if group_rates else works, receive_counts)
 
     def dispatch(self, ref: TimerRef, receipt: Receipt) -> int | None:
         """Deliver one schedule. Returns its lateness in ms when delivered, else None. Raises to have
@@ -162,7 +165,12 @@ class Delivery:
         timing = self._config.delay_rule.timing(start_ms, clock.now_ms())
         if timing.put_back:
             self._queue.send_one(ref, timing.put_back_seconds)
-            log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
+            if slot is not None and slot > ref.due_ms and ref.ticket is not None:  # it waits for its start slot
+                self.target_figures.waited(ref.ticket.target)
+                log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds,
+                          reason=Refusal.WAITING_FOR_ROOM, slotMs=slot)
+            else:
+                log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
             started = self._start_occurrence(ref, receipt, slot)

@@ -11,7 +11,8 @@ group its rate); refused again, it takes a new group slot (at the back of its gr
 allows is the next group slot, which another delivery holds) and a target slot again once that comes. Then it
 takes its places, the group's and the target's (whose write reads the target's pause and holds), waits for the
 slot, and starts within its tolerance, or gives them back and takes a new slot. The first asks of one group in a
-dispatcher batch take their group slots together, in one write (:meth:`RoomTaker.take_group_slots`).
+dispatcher batch take their group slots together, in one write (:meth:`RoomTaker.take_group_slots`), and so do the
+first asks, due already, to one item of a target (:meth:`RoomTaker.take_target_slots`).
 """
 
 from __future__ import annotations
@@ -87,18 +88,56 @@ class RoomTaker:
             if len(indexes) < 2:
                 continue
             indexes.sort(key=lambda i: works[i].due_ms)
-            try:
-                slots = self._room.reserve_many(flow.group_place(target, group), group_limits,
-                                                max(now, works[indexes[0]].due_ms), len(indexes))
-            except Crowded:
-                continue  # each asks on its own, and waits longer if it is refused too
-            except Exception:  # noqa: BLE001 - a failed write fails no message of the batch: each asks on its own
-                logger.warning("taking %d group slots of %s together failed", len(indexes), group, exc_info=True)
-                continue
+            slots = self._slots_together(flow.group_place(target, group), group_limits,
+                                         max(now, works[indexes[0]].due_ms), len(indexes))
             for index, slot in zip(indexes, slots or []):
                 ref = works[index]
                 taken[index] = replace(ref, ticket=replace(ref.ticket, group_slot_ms=slot))
         return taken
+
+    def take_target_slots(self, works: list[Any], receive_counts: list[int]) -> list[Any]:
+        """``works`` (a batch's, in order, and each message's receive count), its deliveries due already to one item
+        of a limited target with a rate holding their start slots, taken in one write for them all, in due order;
+        one alone, or whose item's write was refused, takes its own when it takes room. A backlog then asks its
+        target's partition for slots once a batch instead of once a delivery. Only first asks are taken together: a
+        one-shot's message received for the first time, naming its target, holding no slot, and without a group rate
+        of its own (whose group slot comes first); a message not due yet (surfaced early), a periodic occurrence's
+        (which reads its definition first) and one received again are left as they are."""
+        now = self._clock.now_ms()
+        asking: dict[tuple[str, str], tuple[FlowLimits, list[int]]] = {}
+        for index, work in enumerate(works):
+            ticket = work.ticket if isinstance(work, TimerRef) and not work.periodic else None
+            if ticket is None or ticket.slot_ms is not None or receive_counts[index] != 1 or work.due_ms > now:
+                continue
+            limits = self._config.flow_limits.get(ticket.target)
+            if limits is None or limits.rate is None:
+                continue
+            group_limits = limits.for_group(ticket.group)
+            if group_limits is not None and group_limits.rate is not None:
+                continue
+            item, share = limits.item_for(ticket.target, work.schedule_id)
+            asking.setdefault((ticket.target, item), (share, []))[1].append(index)
+        taken = list(works)
+        for (target, item), (share, indexes) in asking.items():
+            if len(indexes) < 2:
+                continue
+            indexes.sort(key=lambda i: works[i].due_ms)
+            slots = self._slots_together(item, share, now + Lead.ahead_ms(), len(indexes))
+            for index, slot in zip(indexes, slots or []):
+                ref = works[index]
+                taken[index] = replace(ref, ticket=replace(ref.ticket, slot_ms=slot))
+        return taken
+
+    def _slots_together(self, item: str, limits: FlowLimits, not_before_ms: int, count: int) -> list[int] | None:
+        """``count`` slots of ``item`` in one write; None when the item's write was refused for capacity or failed (a
+        failed write fails no message of the batch: each asks on its own)."""
+        try:
+            return self._room.reserve_many(item, limits, not_before_ms, count)
+        except Crowded:
+            return None  # each asks on its own, and waits longer if it is refused too
+        except Exception:  # noqa: BLE001 - as a refusal: each asks on its own
+            logger.warning("taking %d slots of %s together failed", count, item, exc_info=True)
+            return None
 
     def _take(self, wait: "_Waiter", limits: FlowLimits, slot: int | None) -> Release | None:
         """Room on ``wait``'s item of the target, whose share of the target's limits ``limits`` is."""

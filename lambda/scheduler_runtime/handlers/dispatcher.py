@@ -86,7 +86,8 @@ def handler(event: BatchEvent, context: Any = None) -> dict[str, Any]:
     # Each message waits for its own due time in parallel, so one slow target
     # or a burst due in the same second does not make the rest of the batch late.
     records = event.get("Records", [])
-    works = delivery.take_group_slots([_work(message) for message in records])
+    works = delivery.take_slots_together([_work(message) for message in records],
+                                         [_receive_count(message) for message in records])
     order = sorted(range(len(records)), key=lambda i: _due_ms(works[i]))
     by_due = list(_deliveries.map(process, [records[i] for i in order], [works[i] for i in order]))
     outcomes: list[tuple[int | None, bool]] = [(None, False)] * len(records)
