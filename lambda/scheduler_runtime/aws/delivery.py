@@ -165,12 +165,11 @@ class Delivery:
         timing = self._config.delay_rule.timing(start_ms, clock.now_ms())
         if timing.put_back:
             self._queue.send_one(ref, timing.put_back_seconds)
+            waiting: dict[str, Any] = {}
             if slot is not None and slot > ref.due_ms and ref.ticket is not None:  # it waits for its start slot
                 self.target_figures.waited(ref.ticket.target)
-                log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds,
-                          reason=Refusal.WAITING_FOR_ROOM, slotMs=slot)
-            else:
-                log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds)
+                waiting = {"reason": Refusal.WAITING_FOR_ROOM, "slotMs": slot}
+            log_event("put_back", id=ref.schedule_id, delaySeconds=timing.put_back_seconds, **waiting)
             return None
         if ref.periodic:  # it arms the next occurrence while this one waits out its remainder
             started = self._start_occurrence(ref, receipt, slot)

@@ -118,7 +118,7 @@ class RoomTaker:
             item, share = limits.item_for(ticket.target, work.schedule_id)
             asking.setdefault((ticket.target, item), (share, []))[1].append(index)
         taken = list(works)
-        for (target, item), (share, indexes) in asking.items():
+        for (_, item), (share, indexes) in asking.items():
             if len(indexes) < 2:
                 continue
             indexes.sort(key=lambda i: works[i].due_ms)
